@@ -1,0 +1,397 @@
+"""The command line: wires a source to the decoder to a renderer.
+
+This is the only module that prints.  Data goes to stdout, diagnostics to
+stderr.  Exit codes: 0 clean, 1 the data has problems (an error or warning
+finding), 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+from .decode import CrcScan, Options, iter_batches
+from .decode.model import Batch, Gap
+from .findings import Severity
+from .render import dumplog, jsonl, table
+from .sources.segment import InputError, open_segment
+
+app = typer.Typer(
+    name="kafkadump",
+    help="Forensic inspector for Apache Kafka's binary data: segment files, record batches, "
+         "legacy message sets.  Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    dump_log = "dump-log"
+
+
+class Encoding(str, Enum):
+    base64 = "base64"
+    hex = "hex"
+    text = "text"
+
+
+class UsageError(Exception):
+    pass
+
+
+# --- shared options (defined once) ------------------------------------------------
+
+PathsArg = typer.Argument(..., help="Segment files (.log) or any file of record batches / message sets.",
+                          show_default=False)
+JsonOpt = typer.Option(False, "--json", help="JSON Lines on stdout (same as --format json).")
+FormatOpt = typer.Option(None, "--format", "-f",
+                         help="table (default on a terminal), json (JSON Lines), or dump-log "
+                              "(the line format of Kafka's kafka-dump-log.sh).")
+MaxDecompOpt = typer.Option(64 * 1024 * 1024, "--max-decompressed", min=1, metavar="BYTES",
+                            help="Cap on one batch's decompressed size; beyond it a "
+                                 "decompression-limit finding, not an out-of-memory kill.")
+MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64,
+                           help="Deepest legacy wrapper nesting that is expanded.")
+ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
+                                                         "unless NO_COLOR is set).")
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"kafkadump {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")):
+    """kafkadump: decode Kafka segments, batches and messages, byte-exact and damage-tolerant."""
+
+
+# --- helpers -------------------------------------------------------------------------
+
+def _fmt(json_flag: bool, fmt: Optional[Format]) -> Format:
+    if json_flag:
+        if fmt not in (None, Format.json):
+            raise UsageError("--json and --format " + fmt.value + " contradict each other")
+        return Format.json
+    return fmt or Format.table
+
+
+def _console(color: Optional[bool]):
+    """A rich console for styled tables on a terminal, else None (plain text)."""
+    if color is None:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    if not color:
+        return None
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True, force_terminal=True)
+
+
+def _parse_time(text: Optional[str], name: str) -> Optional[int]:
+    """ISO-8601 (naive = UTC) or epoch milliseconds -> epoch ms."""
+    if text is None:
+        return None
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    try:
+        dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{name}: {text!r} is neither epoch milliseconds nor an ISO-8601 time") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+def _parse_key(text: Optional[str]) -> Optional[bytes]:
+    """--key: UTF-8 text, or hex:..., base64:... for binary keys."""
+    if text is None:
+        return None
+    import base64
+    import binascii
+
+    try:
+        if text.startswith("hex:"):
+            return bytes.fromhex(text[4:])
+        if text.startswith("base64:"):
+            return base64.b64decode(text[7:], validate=True)
+    except (ValueError, binascii.Error):
+        raise UsageError(f"--key: {text!r} is not valid {text.split(':')[0]}") from None
+    return text.encode("utf-8")
+
+
+class _Status:
+    """Tracks whether any problem was seen, for the exit code."""
+
+    def __init__(self):
+        self.problems = 0
+
+    def see(self, item) -> None:
+        for f in item.findings:
+            if f.severity is not Severity.INFO:
+                self.problems += 1
+
+
+def _open_all(paths):
+    """Yield ``(path, segment)``; an unreadable path is an I/O error (exit 2)."""
+    for p in paths:
+        seg = open_segment(p)
+        try:
+            yield p, seg
+        finally:
+            seg.close()
+
+
+class _Out:
+    """Buffered stdout writer (one write per batch, not per line)."""
+
+    def __init__(self):
+        self.w = sys.stdout.write
+        self.flush = sys.stdout.flush
+
+
+def _run(fn):
+    """Run a command body, mapping our errors to exit codes and messages on stderr."""
+    try:
+        code = fn()
+    except InputError as e:
+        typer.echo(f"kafkadump: {e}", err=True)
+        raise typer.Exit(2)
+    except UsageError as e:
+        typer.echo(f"kafkadump: {e}", err=True)
+        raise typer.Exit(2)
+    raise typer.Exit(code)
+
+
+# --- batches -----------------------------------------------------------------------------
+
+@app.command()
+def batches(
+    paths: List[str] = PathsArg,
+    json_: bool = JsonOpt,
+    fmt: Optional[Format] = FormatOpt,
+    shallow: bool = typer.Option(False, "--shallow",
+                                 help="Header and CRC only: do not decompress or decode records "
+                                      "(faster; record-level damage is not seen)."),
+    max_decompressed: int = MaxDecompOpt,
+    max_depth: int = MaxDepthOpt,
+    color: Optional[bool] = ColorOpt,
+):
+    """One row per batch (per top-level message for magic 0/1), with findings."""
+
+    def body():
+        f = _fmt(json_, fmt)
+        opt = Options(records=not shallow, max_decompressed=max_decompressed, max_depth=max_depth)
+        status = _Status()
+        out = sys.stdout
+        console = _console(color) if f is Format.table else None
+        for path, seg in _open_all(paths):
+            if f is Format.json:
+                for item in iter_batches(seg.buf, path, options=opt):
+                    status.see(item)
+                    out.write(jsonl.render_batch_line(item) + "\n")
+            elif f is Format.dump_log:
+                out.write(dumplog.file_header(path, seg.buf))
+                for item in iter_batches(seg.buf, path, options=opt):
+                    status.see(item)
+                    out.write(dumplog.render(item, records=False))
+            else:
+                t = table.TableStream(out, table.BATCH_COLUMNS, console)
+                if len(paths) > 1:
+                    t.note(f"== {path}", "bold")
+                for item in iter_batches(seg.buf, path, options=opt):
+                    status.see(item)
+                    if isinstance(item, Gap):
+                        t.row(table.gap_cells(item), "red")
+                    else:
+                        t.row(table.batch_cells(item), table.batch_style(item))
+                    for line in table.findings_lines(item):
+                        t.note(line, "red" if item.findings and isinstance(item, Gap) else "yellow")
+        return 1 if status.problems else 0
+
+    _run(body)
+
+
+# --- records --------------------------------------------------------------------------------
+
+@app.command()
+def records(
+    paths: List[str] = PathsArg,
+    json_: bool = JsonOpt,
+    fmt: Optional[Format] = FormatOpt,
+    encoding: Encoding = typer.Option(Encoding.base64, "--encoding", "-e",
+                                      help="How key, value and header values appear in JSON: base64 and hex "
+                                           "are lossless; text replaces invalid UTF-8."),
+    from_offset: Optional[int] = typer.Option(None, "--from-offset", help="First offset to show."),
+    to_offset: Optional[int] = typer.Option(None, "--to-offset", help="Last offset to show (inclusive)."),
+    from_time: Optional[str] = typer.Option(None, "--from-time",
+                                            help="Earliest timestamp: ISO-8601 (UTC if no zone) or epoch ms."),
+    to_time: Optional[str] = typer.Option(None, "--to-time", help="Latest timestamp (inclusive)."),
+    key: Optional[str] = typer.Option(None, "--key",
+                                      help="Only records with this key (UTF-8 text, or hex:..., base64:...)."),
+    max_decompressed: int = MaxDecompOpt,
+    max_depth: int = MaxDepthOpt,
+    color: Optional[bool] = ColorOpt,
+):
+    """Every record (inner messages of legacy wrappers included), with filters."""
+
+    def body():
+        f = _fmt(json_, fmt)
+        t_from = _parse_time(from_time, "--from-time")
+        t_to = _parse_time(to_time, "--to-time")
+        want_key = _parse_key(key)
+        lo = from_offset
+        hi = to_offset
+
+        def select(b: Batch) -> bool:
+            # batch-level pruning before any record is decoded
+            if lo is not None and b.last_offset is not None and b.last_offset < lo:
+                return False
+            if hi is not None and b.base_offset is not None and b.base_offset > hi:
+                return False
+            if t_from is not None and b.magic >= 2 and not (b.attributes & 0x08) and b.max_timestamp < t_from:
+                return False
+            return True
+
+        filtered = any(v is not None for v in (lo, hi, t_from, t_to, want_key))
+
+        def keep(r) -> bool:
+            if lo is not None and r.offset < lo:
+                return False
+            if hi is not None and r.offset > hi:
+                return False
+            if t_from is not None and (r.timestamp is None or r.timestamp < t_from):
+                return False
+            if t_to is not None and (r.timestamp is None or r.timestamp > t_to):
+                return False
+            if want_key is not None and r.key != want_key:
+                return False
+            return True
+
+        opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth,
+                      select=select if (lo is not None or hi is not None or t_from is not None) else None)
+        status = _Status()
+        out = sys.stdout
+        console = _console(color) if f is Format.table else None
+        lines = jsonl.RecordLines(encoding.value)
+        for path, seg in _open_all(paths):
+            if f is Format.json:
+                write = out.write
+                for item in iter_batches(seg.buf, path, options=opt):
+                    status.see(item)
+                    if isinstance(item, Gap) or item.findings:
+                        # damage is part of the data stream: say where, in the same lines
+                        d = jsonl.gap_dict(item) if isinstance(item, Gap) else {
+                            "type": "findings", "file": item.file, "position": item.position,
+                            "findings": jsonl.findings_list(item.findings)}
+                        write(json.dumps(d) + "\n")
+                    recs = item.records if isinstance(item, Batch) else None
+                    if recs:
+                        line = lines.line
+                        if filtered:
+                            recs = [r for r in recs if keep(r)]
+                        if recs:
+                            write("\n".join([line(r, item) for r in recs]) + "\n")
+            elif f is Format.dump_log:
+                out.write(dumplog.file_header(path, seg.buf))
+                for item in iter_batches(seg.buf, path, options=opt):
+                    status.see(item)
+                    if isinstance(item, Batch) and filtered and item.records is not None:
+                        if not any(keep(r) for r in item.records):
+                            continue
+                    out.write(dumplog.render(item, records=True, keep=keep if filtered else None))
+            else:
+                t = table.TableStream(out, table.RECORD_COLUMNS, console)
+                if len(paths) > 1:
+                    t.note(f"== {path}", "bold")
+                for item in iter_batches(seg.buf, path, options=opt):
+                    status.see(item)
+                    for line in table.findings_lines(item):
+                        t.note(f"{item.position}:" + line, "red")
+                    for r in (item.records or []) if isinstance(item, Batch) else ():
+                        if not filtered or keep(r):
+                            t.row(table.record_cells(r), "cyan" if r.control is not None else None)
+        return 1 if status.problems else 0
+
+    _run(body)
+
+
+# --- verify-crc --------------------------------------------------------------------------------
+
+@app.command("verify-crc")
+def verify_crc(
+    paths: List[str] = PathsArg,
+    json_: bool = JsonOpt,
+    max_decompressed: int = MaxDecompOpt,
+    max_depth: int = MaxDepthOpt,
+):
+    """Check the CRC of every batch and message; list the bad ones; summarise.
+
+    Exit 0 when everything is valid, 1 when any problem was found.
+    """
+
+    def body():
+        opt = Options(records=False, max_decompressed=max_decompressed, max_depth=max_depth)
+        out = sys.stdout
+        totals = {"files": 0, "batches": 0, "bytes": 0, "bad": 0, "findings": 0}
+        status = _Status()
+        for path, seg in _open_all(paths):
+            scan = CrcScan(seg.buf, path, opt)
+            for item in scan:
+                status.see(item)
+                totals["findings"] += len(item.findings)
+                if json_:
+                    d = jsonl.gap_dict(item) if isinstance(item, Gap) else jsonl.batch_dict(item)
+                    out.write(json.dumps(d) + "\n")
+                else:
+                    out.write(table.verify_line(item) + "\n")
+            totals["files"] += 1
+            totals["batches"] += scan.batches
+            totals["bytes"] += seg.size
+            totals["bad"] += scan.bad
+        if json_:
+            out.write(json.dumps({"type": "summary", **totals, "valid": not status.problems}) + "\n")
+        else:
+            verdict = "all valid" if not status.problems else f"{totals['bad']} bad"
+            out.write(f"files: {totals['files']}  batches: {totals['batches']}  bytes: {totals['bytes']}  "
+                      f"bad: {totals['bad']}  ({verdict})\n")
+        return 1 if status.problems else 0
+
+    _run(body)
+
+
+def main() -> None:
+    """Console entry point: quiet on a closed pipe or Ctrl-C."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        _quiet_exit(130)
+    except BrokenPipeError:
+        _quiet_exit(0)
+
+
+def _quiet_exit(code: int) -> None:
+    # stdout is gone: point it at devnull so the interpreter's final flush is silent
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+    sys.exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

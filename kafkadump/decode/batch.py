@@ -1,0 +1,481 @@
+"""Record batch v2 (magic 2): header, CRC-32C, records, control records.
+
+    RecordBatch =>
+        baseOffset: INT64              offset 0
+        batchLength: INT32             offset 8   bytes from partitionLeaderEpoch to the end
+        partitionLeaderEpoch: INT32    offset 12
+        magic: INT8                    offset 16  (= 2)
+        crc: UINT32                    offset 17  CRC-32C of bytes 21 .. end
+        attributes: INT16              offset 21  bits 0-2 codec, 3 timestampType,
+                                                  4 isTransactional, 5 isControlBatch,
+                                                  6 hasDeleteHorizonMs, 7-15 unused
+        lastOffsetDelta: INT32         offset 23
+        baseTimestamp: INT64           offset 27
+        maxTimestamp: INT64            offset 35
+        producerId: INT64              offset 43
+        producerEpoch: INT16           offset 51
+        baseSequence: INT32            offset 53
+        recordCount: INT32             offset 57
+        records: [Record]              offset 61  (compressed as a whole when codec != 0)
+
+    Record =>
+        length: VARINT                 bytes from attributes to the end of headers
+        attributes: INT8               unused
+        timestampDelta: VARLONG
+        offsetDelta: VARINT
+        keyLength: VARINT              -1 = null key
+        key: BYTES
+        valueLength: VARINT            -1 = null value
+        value: BYTES
+        headersCount: VARINT
+        headers: [Header]
+
+    Header =>
+        headerKeyLength: VARINT
+        headerKey: STRING (UTF-8)
+        headerValueLength: VARINT      -1 = null value
+        value: BYTES
+
+    Control record (isControlBatch): key = version INT16, type INT16
+        (0 ABORT, 1 COMMIT, 2 LEADER_CHANGE, 3 SNAPSHOT_HEADER, 4 SNAPSHOT_FOOTER,
+         5 KRAFT_VERSION, 6 KRAFT_VOTERS);
+        ABORT/COMMIT value = version INT16, coordinatorEpoch INT32.
+
+Two speeds, one logic: the record loop keeps each field's start in a local
+variable (free) and only when a ``spans`` list is passed turns them into
+:class:`Span` objects, once per record.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from crc32c import crc32c
+
+from ..findings import Code, DecodeError, Finding, Truncated
+from .compression import DEFAULT_MAX_DECOMPRESSED, decompress
+from .model import CONTROL_TYPES, Batch, Record, Span
+from .primitives import decode_varint, decode_varlong
+
+HEADER_SIZE = 61
+MIN_BATCH_LENGTH = HEADER_SIZE - 12  # 49: a batch with no records
+CRC_START = 21
+
+# (spec name, struct code) in wire order: drives both the struct and the spans.
+HEADER_FIELDS = (
+    ("baseOffset", "q"), ("batchLength", "i"), ("partitionLeaderEpoch", "i"),
+    ("magic", "b"), ("crc", "I"), ("attributes", "h"), ("lastOffsetDelta", "i"),
+    ("baseTimestamp", "q"), ("maxTimestamp", "q"), ("producerId", "q"),
+    ("producerEpoch", "h"), ("baseSequence", "i"), ("recordCount", "i"),
+)
+HEADER = struct.Struct(">" + "".join(code for _, code in HEADER_FIELDS))
+assert HEADER.size == HEADER_SIZE
+
+_unpack_header = HEADER.unpack_from
+_CONTROL_KEY = struct.Struct(">hh")
+_END_TXN = struct.Struct(">hi")
+
+
+def header_spans(position: int, values) -> list[Span]:
+    """Spans of the 13 header fields of a batch at ``position``."""
+    spans = []
+    off = position
+    for (name, code), value in zip(HEADER_FIELDS, values):
+        size = struct.calcsize(">" + code)
+        spans.append(Span("batch." + name, off, size, value))
+        off += size
+    return spans
+
+
+def decode_batch_header(buf, pos: int, file: str, base: int = 0) -> Batch:
+    """Fill a :class:`Batch` from the 61 header bytes at ``buf[pos:]``.
+
+    ``base`` is added to ``pos`` to make the batch's absolute position.
+    Caller guarantees 61 bytes are present.
+    """
+    (base_offset, batch_length, leader_epoch, magic, crc, attributes, lod,
+     base_ts, max_ts, pid, pepoch, bseq, count) = _unpack_header(buf, pos)
+    b = Batch(file, base + pos, batch_length + 12, magic)
+    b.base_offset = base_offset
+    b.batch_length = batch_length
+    b.partition_leader_epoch = leader_epoch
+    b.crc = crc
+    b.attributes = attributes & 0xFFFF
+    b.last_offset_delta = lod
+    b.base_timestamp = base_ts
+    b.max_timestamp = max_ts
+    b.producer_id = pid
+    b.producer_epoch = pepoch
+    b.base_sequence = bseq
+    b.record_count = count
+    return b
+
+
+def check_header(b: Batch) -> None:
+    """Findings about header values that no writer produces."""
+    pos = b.position
+    if b.attributes & 0xFF80:
+        b.findings.append(Finding(Code.RESERVED_ATTRIBUTES, pos + 21,
+                                  f"attributes 0x{b.attributes:04x} set unused bits 7-15"))
+    if b.codec > 4:
+        b.findings.append(Finding(Code.UNKNOWN_CODEC, pos + 21, f"compression codec {b.codec} is unknown"))
+    if b.record_count < 0:
+        b.findings.append(Finding(Code.HEADER_INVALID, pos + 57, f"recordCount is {b.record_count}"))
+    elif b.record_count > 0 and b.last_offset_delta < 0:
+        b.findings.append(Finding(Code.HEADER_INVALID, pos + 23,
+                                  f"lastOffsetDelta is {b.last_offset_delta} with {b.record_count} records"))
+
+
+def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = True,
+                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, spans: list | None = None,
+                 select=None) -> Batch:
+    """Decode the whole v2 batch at ``buf[pos:]`` (the caller checked it fits).
+
+    ``buf`` is any buffer; absolute positions are ``base + pos``.  CRC is
+    always verified; records are decoded when ``records`` is true.
+    """
+    b = decode_batch_header(buf, pos, file, base)
+    end = pos + b.size
+    b.computed_crc = crc32c(memoryview(buf)[pos + CRC_START:end])
+    check_header(b)
+    if b.crc != b.computed_crc:
+        b.findings.append(Finding(Code.CRC_MISMATCH, b.position + 17,
+                                  f"stored crc {b.crc} != computed {b.computed_crc}"))
+    if spans is not None:
+        spans.extend(header_spans(b.position, _unpack_header(buf, pos)))
+        b.spans = spans
+    if records and (select is None or select(b)):
+        decode_batch_records(b, buf, pos + HEADER_SIZE, end, base, max_decompressed, spans)
+    return b
+
+
+def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
+                         max_decompressed: int, spans: list | None) -> None:
+    """Decode the records of ``b`` from ``buf[pos:end]`` into ``b.records``."""
+    codec = b.codec
+    if codec > 4 or b.record_count < 0:
+        b.records = []
+        return
+    if codec == 0:
+        data, start, stop, source, shift = buf, pos, end, "file", base
+    else:
+        notes: list = []
+        payload_pos = base + pos
+        try:
+            data = decompress(codec, memoryview(buf)[pos:end], max_decompressed, notes)
+        except DecodeError as e:
+            b.records = []
+            b.findings.append(Finding(e.code, payload_pos, e.message, length=end - pos))
+            if spans is not None:
+                spans.append(Span("batch.records", payload_pos, end - pos, f"<{b.compression}, undecodable>"))
+            return
+        for code, message in notes:
+            b.findings.append(Finding(code, payload_pos, message))
+        b.decompressed_size = len(data)
+        if spans is not None:
+            spans.append(Span("batch.records", payload_pos, end - pos,
+                              f"<{b.compression}, {len(data)} bytes decompressed>"))
+        start, stop, source, shift = 0, len(data), "decompressed", 0
+    recs, findings = decode_records(data, start, stop, b, source, shift, spans)
+    b.records = recs
+    if findings:
+        b.findings.extend(findings)
+    _check_records(b, recs)
+
+
+def _anchor(b: Batch, source: str, shift: int, rel: int) -> tuple[int, int | None]:
+    """Absolute offset for a finding at ``rel`` in the record data (and the decompressed offset)."""
+    if source == "file":
+        return shift + rel, None
+    return b.position + HEADER_SIZE, rel
+
+
+def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
+                   spans: list | None = None):
+    """The record loop.  Returns ``(records, findings)``.
+
+    ``shift`` turns a position in ``data`` into an absolute file offset when
+    ``source`` is ``file``.  A malformed record whose length is sane is
+    skipped by its length; otherwise decoding of this batch stops there.
+    """
+    out = []
+    findings = []
+    append = out.append
+    count = b.record_count
+    base_offset = b.base_offset
+    base_ts = b.base_timestamp
+    log_append = (b.attributes & 0x08) != 0
+    max_ts = b.max_timestamp
+    ts_type = "LogAppendTime" if log_append else "CreateTime"
+    control = (b.attributes & 0x20) != 0
+    n = 0
+    while pos < end:
+        if n >= count:
+            rel = pos
+            off, srel = _anchor(b, source, shift, rel)
+            findings.append(Finding(Code.TRAILING_BYTES, off,
+                                    f"{end - pos} bytes after the {count} records the header declares",
+                                    length=end - pos, source_offset=srel))
+            if spans is not None:
+                spans.append(Span("batch.trailing", shift + pos if source == "file" else pos,
+                                  end - pos, None, source))
+            break
+        start = pos
+        rend = length = -1
+        try:
+            # length: VARINT (fast path for one byte)
+            c = data[pos]
+            if c < 0x80:
+                length = (c >> 1) ^ -(c & 1)
+                pos += 1
+            else:
+                length, pos = decode_varint(data, pos, end)
+            rend = pos + length
+            if length < 6 or rend > end:
+                raise DecodeError(Code.RECORD_MALFORMED, start,
+                                  f"record length {length} does not fit the batch")
+            p_attr = pos
+            attributes = data[pos]
+            pos += 1
+            p_ts = pos
+            c = data[pos]
+            if c < 0x80:
+                ts_delta = (c >> 1) ^ -(c & 1)
+                pos += 1
+            else:
+                ts_delta, pos = decode_varlong(data, pos, rend)
+            p_od = pos
+            c = data[pos]
+            if c < 0x80:
+                off_delta = (c >> 1) ^ -(c & 1)
+                pos += 1
+            else:
+                off_delta, pos = decode_varint(data, pos, rend)
+            p_kl = pos
+            c = data[pos]
+            if c < 0x80:
+                klen = (c >> 1) ^ -(c & 1)
+                pos += 1
+            else:
+                klen, pos = decode_varint(data, pos, rend)
+            p_key = pos
+            if klen >= 0:
+                pos += klen
+                key = data[p_key:pos]
+            elif klen == -1:
+                key = None
+            else:
+                raise DecodeError(Code.RECORD_MALFORMED, p_kl, f"key length {klen}")
+            p_vl = pos
+            c = data[pos]
+            if c < 0x80:
+                vlen = (c >> 1) ^ -(c & 1)
+                pos += 1
+            else:
+                vlen, pos = decode_varint(data, pos, rend)
+            p_val = pos
+            if vlen >= 0:
+                pos += vlen
+                value = data[p_val:pos]
+            elif vlen == -1:
+                value = None
+            else:
+                raise DecodeError(Code.RECORD_MALFORMED, p_vl, f"value length {vlen}")
+            p_hc = pos
+            c = data[pos]
+            if c < 0x80:
+                hcount = (c >> 1) ^ -(c & 1)
+                pos += 1
+            else:
+                hcount, pos = decode_varint(data, pos, rend)
+            if hcount == 0:
+                headers = []
+                hspans = None
+            else:
+                if hcount < 0 or hcount > (rend - pos) // 2:
+                    raise DecodeError(Code.RECORD_MALFORMED, p_hc, f"header count {hcount}")
+                headers, pos, hspans = _decode_headers(data, pos, rend, hcount, spans is not None)
+            if pos != rend:
+                raise DecodeError(Code.RECORD_MALFORMED, start,
+                                  f"record fields end at {pos - start} of its {rend - start} bytes")
+        except (DecodeError, IndexError) as e:
+            # IndexError: a field ran off the end of the data (only possible
+            # when the record length lied); the position check names it.
+            rel = e.offset if isinstance(e, DecodeError) else start
+            msg = e.message if isinstance(e, DecodeError) else "record runs past the end of the batch"
+            code = Code.RECORD_MALFORMED
+            off, srel = _anchor(b, source, shift, rel)
+            findings.append(Finding(code, off, f"record {n}: {msg}", source_offset=srel))
+            sane = start < rend <= end and length >= 6
+            if spans is not None:
+                stop = rend if sane else end
+                spans.append(Span(f"batch.records[{n}]", shift + start if source == "file" else start,
+                                  stop - start, None, source, raw="unparsed"))
+            if sane:
+                pos = rend
+                n += 1
+                continue
+            break
+        rec = Record(base_offset + off_delta,
+                     max_ts if log_append else base_ts + ts_delta,
+                     ts_type, key, value, headers, off_delta, ts_delta, attributes,
+                     shift + start if source == "file" else start, rend - start, source)
+        if control:
+            rec.control = _decode_control(key, value, b, source, shift, p_key, p_val, findings)
+        append(rec)
+        if spans is not None:
+            _record_spans(spans, n, source, shift if source == "file" else 0, start, p_attr, p_ts, p_od,
+                          p_kl, p_key, p_vl, p_val, p_hc, rend, rec, length, klen, vlen, hcount, hspans, pos)
+        n += 1
+    return out, findings
+
+
+def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
+    headers = []
+    hspans = [] if want_spans else None
+    for _ in range(hcount):
+        p0 = pos
+        c = data[pos]
+        if c < 0x80:
+            hk = (c >> 1) ^ -(c & 1)
+            pos += 1
+        else:
+            hk, pos = decode_varint(data, pos, rend)
+        if hk < 0:
+            raise DecodeError(Code.RECORD_MALFORMED, p0, f"header key length {hk}")
+        p1 = pos
+        pos += hk
+        if pos > rend:
+            raise DecodeError(Code.RECORD_MALFORMED, p0, "header key runs past the record")
+        try:
+            hkey = bytes(data[p1:pos]).decode("utf-8")
+        except UnicodeDecodeError:
+            # Keep going: the spec says UTF-8, but a forensic tool shows what is there.
+            hkey = bytes(data[p1:pos]).decode("utf-8", "backslashreplace")
+        p2 = pos
+        c = data[pos]
+        if c < 0x80:
+            hv = (c >> 1) ^ -(c & 1)
+            pos += 1
+        else:
+            hv, pos = decode_varint(data, pos, rend)
+        p3 = pos
+        if hv >= 0:
+            pos += hv
+            if pos > rend:
+                raise DecodeError(Code.RECORD_MALFORMED, p2, "header value runs past the record")
+            hval = bytes(data[p3:pos])
+        elif hv == -1:
+            hval = None
+        else:
+            raise DecodeError(Code.RECORD_MALFORMED, p2, f"header value length {hv}")
+        headers.append((hkey, hval))
+        if hspans is not None:
+            hspans.append((p0, p1, p2, p3, pos, hk, hv))
+    return headers, pos, hspans
+
+
+def _decode_control(key, value, b: Batch, source, shift, p_key, p_val, findings) -> dict:
+    """Decode a control record's key (and ABORT/COMMIT value)."""
+    ctl: dict = {}
+    if key is None or len(key) < 4:
+        off, srel = _anchor(b, source, shift, p_key)
+        findings.append(Finding(Code.CONTROL_MALFORMED, off, "control record key shorter than 4 bytes",
+                                source_offset=srel))
+        ctl["type"] = None
+        return ctl
+    version, ctype = _CONTROL_KEY.unpack_from(key, 0)
+    name = CONTROL_TYPES.get(ctype)
+    ctl["type"] = name if name else f"UNKNOWN({ctype})"
+    ctl["version"] = version
+    if name is None:
+        off, srel = _anchor(b, source, shift, p_key)
+        findings.append(Finding(Code.CONTROL_UNKNOWN, off, f"control record type {ctype}", source_offset=srel))
+    if ctype in (0, 1):
+        if value is None or len(value) < 6:
+            off, srel = _anchor(b, source, shift, p_val)
+            findings.append(Finding(Code.CONTROL_MALFORMED, off,
+                                    f"{name} marker value is {'null' if value is None else f'{len(value)} bytes'}",
+                                    source_offset=srel))
+        else:
+            vv, epoch = _END_TXN.unpack_from(value, 0)
+            ctl["valueVersion"] = vv
+            ctl["coordinatorEpoch"] = epoch
+    return ctl
+
+
+def _record_spans(spans, n, source, shift, start, p_attr, p_ts, p_od, p_kl, p_key, p_vl, p_val,
+                  p_hc, rend, rec, length, klen, vlen, hcount, hspans, pos):
+    pre = f"batch.records[{n}]."
+
+    def add(name, a, z, value, raw=None):
+        spans.append(Span(pre + name, shift + a, z - a, value, source, raw))
+
+    add("length", start, p_attr, length)
+    add("attributes", p_attr, p_ts, rec.attributes)
+    add("timestampDelta", p_ts, p_od, rec.timestamp_delta)
+    add("offsetDelta", p_od, p_kl, rec.offset_delta)
+    add("keyLength", p_kl, p_key, klen)
+    if klen > 0:
+        add("key", p_key, p_vl, rec.key)
+    add("valueLength", p_vl, p_val, vlen)
+    if vlen > 0:
+        add("value", p_val, p_hc, rec.value)
+    hstart = p_hc
+    # headersCount ends where the first header starts (or at the record end)
+    first = hspans[0][0] if hspans else rend
+    add("headersCount", hstart, first, hcount)
+    for i, (p0, p1, p2, p3, p4, hk, hv) in enumerate(hspans or ()):
+        hk_name, hv_val = rec.headers[i]
+        add(f"headers[{i}].keyLength", p0, p1, hk)
+        if hk > 0:
+            add(f"headers[{i}].key", p1, p2, hk_name)
+        add(f"headers[{i}].valueLength", p2, p3, hv)
+        if hv > 0:
+            add(f"headers[{i}].value", p3, p4, hv_val)
+
+
+def _check_records(b: Batch, recs: list) -> None:
+    """Cross-check the decoded records against the header."""
+    pos = b.position
+    if len(recs) != b.record_count and not any(f.code in (Code.DECOMPRESSION_FAILED, Code.DECOMPRESSION_LIMIT)
+                                                for f in b.findings):
+        b.findings.append(Finding(Code.RECORD_COUNT_MISMATCH, pos + 57,
+                                  f"recordCount {b.record_count}, {len(recs)} records decoded"))
+    if not recs:
+        return
+    prev = -1
+    for r in recs:
+        if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
+            b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, r.position if r.source == "file" else pos + 23,
+                                      f"offsetDelta {r.offset_delta} after {prev} "
+                                      f"(lastOffsetDelta {b.last_offset_delta})"))
+            break
+        prev = r.offset_delta
+    if not (b.attributes & 0x08) and not b.has_delete_horizon:
+        top = max(r.timestamp for r in recs)
+        if top > b.max_timestamp:
+            b.findings.append(Finding(Code.TIMESTAMP_MISMATCH, pos + 35,
+                                      f"maxTimestamp {b.max_timestamp} < record timestamp {top}"))
+
+
+def plausible_v2_header(buf, pos: int, end: int) -> bool:
+    """Cheap checks that the bytes at ``pos`` could start a v2 batch (no CRC)."""
+    if pos + HEADER_SIZE > end:
+        return False
+    (_, blen, _, magic, _, attrs, lod, _, _, _, _, _, count) = _unpack_header(buf, pos)
+    if magic != 2 or blen < MIN_BATCH_LENGTH or pos + 12 + blen > end:
+        return False
+    if attrs & 0xFF80 or (attrs & 7) > 4 or count < 0 or count > blen or lod < -1:
+        return False
+    return True
+
+
+def crc_ok_v2(buf, pos: int) -> bool:
+    (blen,) = struct.unpack_from(">i", buf, pos + 8)
+    (crc,) = struct.unpack_from(">I", buf, pos + 17)
+    return crc32c(memoryview(buf)[pos + CRC_START:pos + 12 + blen]) == crc
+
+
+__all__ = ["decode_batch", "decode_batch_header", "decode_records", "plausible_v2_header",
+           "crc_ok_v2", "HEADER", "HEADER_SIZE", "MIN_BATCH_LENGTH", "Truncated"]

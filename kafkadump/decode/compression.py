@@ -1,0 +1,276 @@
+"""Decompression of record data, as real producers write it, with a size cap.
+
+Codecs (the low three attribute bits of a batch or legacy message):
+
+    0 none
+    1 gzip    RFC 1952; several concatenated members are one stream
+    2 snappy  raw snappy block (librdkafka), or xerial framing (Java, kafka-python):
+              magic 82 'SNAPPY' 00, int32 version, int32 compat, then
+              repeated (int32 blockLength, raw snappy block)
+    3 lz4     LZ4 frame format.  Kafka before 0.10 (magic 0 messages) computed the
+              frame-header checksum over the wrong bytes (including the magic
+              number); a strict reader rejects it, so we repair the checksum on a
+              copy of the header and say so with an info finding.
+    4 zstd    zstd frames, possibly without a content size (the Java client)
+
+Every codec is decoded through a streaming interface that stops one byte
+past the cap, so a compression bomb costs at most ``cap`` bytes of memory
+and becomes a ``decompression-limit`` finding.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ..findings import Code, DecodeError
+
+CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
+
+DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+LZ4_MAGIC = b"\x04\x22\x4d\x18"
+
+
+class DecompressionLimit(DecodeError):
+    def __init__(self, codec: str, cap: int):
+        super().__init__(Code.DECOMPRESSION_LIMIT, 0,
+                         f"{codec} output exceeds the {cap}-byte decompression cap")
+
+
+def _failed(codec: str, why: object) -> DecodeError:
+    return DecodeError(Code.DECOMPRESSION_FAILED, 0, f"{codec}: {why}")
+
+
+def decompress(codec: int, data, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: list | None = None) -> bytes:
+    """Decompress ``data`` written with ``codec``; at most ``cap`` bytes out.
+
+    Raises :class:`DecodeError` (offset relative to ``data``: always 0, the
+    payload start) on failure.  ``notes`` collects ``(Code, message)`` for
+    quirks that were tolerated (the legacy LZ4 checksum).
+    """
+    if codec == 1:
+        return _gunzip(data, cap)
+    if codec == 2:
+        return _unsnappy(data, cap)
+    if codec == 3:
+        return _unlz4(data, cap, notes)
+    if codec == 4:
+        return _unzstd(data, cap)
+    raise DecodeError(Code.UNKNOWN_CODEC, 0, f"unknown compression codec {codec}")
+
+
+# --- gzip ------------------------------------------------------------------------
+
+def _gunzip(data, cap: int) -> bytes:
+    out = []
+    total = 0
+    buf = bytes(data)
+    members = 0
+    while buf:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            chunk = d.decompress(buf, cap - total + 1)
+        except zlib.error as e:
+            if members and not buf.strip(b"\x00"):
+                break  # zero padding after the last member
+            raise _failed("gzip", e) from None
+        total += len(chunk)
+        if total > cap or d.unconsumed_tail:
+            raise DecompressionLimit("gzip", cap)
+        out.append(chunk)
+        if not d.eof:
+            raise _failed("gzip", "stream ends before the end of the gzip member")
+        members += 1
+        buf = d.unused_data
+    if not members:
+        raise _failed("gzip", "empty input")
+    return b"".join(out)
+
+
+# --- snappy -----------------------------------------------------------------------
+
+def _snappy_declared_len(block, what: str) -> int:
+    """A raw snappy block starts with its uncompressed length as a varint."""
+    value = shift = 0
+    for i in range(min(5, len(block))):
+        b = block[i]
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value
+        shift += 7
+    raise _failed("snappy", f"{what}: bad length preamble")
+
+
+def _raw_snappy(block, cap_left: int, what: str) -> bytes:
+    import snappy  # python-snappy
+
+    n = _snappy_declared_len(block, what)
+    if n > cap_left:
+        raise DecompressionLimit("snappy", cap_left)
+    try:
+        out = snappy.decompress(bytes(block))
+    except Exception as e:  # the binding raises its own error types
+        raise _failed("snappy", f"{what}: {e}") from None
+    return bytes(out)
+
+
+def _unsnappy(data, cap: int) -> bytes:
+    data = bytes(data)
+    if not data.startswith(XERIAL_MAGIC):
+        return _raw_snappy(data, cap, "raw block")
+    if len(data) < 16:
+        raise _failed("snappy", "xerial header truncated")
+    pos = 16  # magic(8) version(4) compat(4)
+    out = []
+    total = 0
+    n = len(data)
+    while pos < n:
+        if pos + 4 > n:
+            raise _failed("snappy", f"xerial block length truncated at {pos}")
+        (blen,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        if blen < 0 or pos + blen > n:
+            raise _failed("snappy", f"xerial block of {blen} bytes at {pos - 4} runs past the data")
+        chunk = _raw_snappy(data[pos:pos + blen], cap - total, f"xerial block at {pos - 4}")
+        total += len(chunk)
+        out.append(chunk)
+        pos += blen
+    return b"".join(out)
+
+
+# --- lz4 --------------------------------------------------------------------------
+
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """XXH32, used only for the few bytes of an LZ4 frame descriptor."""
+    n = len(data)
+    p = 0
+    if n >= 16:
+        v1 = (seed + _P1 + _P2) & _M32
+        v2 = (seed + _P2) & _M32
+        v3 = seed
+        v4 = (seed - _P1) & _M32
+        while p + 16 <= n:
+            a, b, c, d = struct.unpack_from("<IIII", data, p)
+            v1 = (_rotl((v1 + a * _P2) & _M32, 13) * _P1) & _M32
+            v2 = (_rotl((v2 + b * _P2) & _M32, 13) * _P1) & _M32
+            v3 = (_rotl((v3 + c * _P2) & _M32, 13) * _P1) & _M32
+            v4 = (_rotl((v4 + d * _P2) & _M32, 13) * _P1) & _M32
+            p += 16
+        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while p + 4 <= n:
+        (k,) = struct.unpack_from("<I", data, p)
+        h = (_rotl((h + k * _P3) & _M32, 17) * _P4) & _M32
+        p += 4
+    while p < n:
+        h = (_rotl((h + data[p] * _P5) & _M32, 11) * _P1) & _M32
+        p += 1
+    h ^= h >> 15
+    h = (h * _P2) & _M32
+    h ^= h >> 13
+    h = (h * _P3) & _M32
+    h ^= h >> 16
+    return h
+
+
+def _lz4_descriptor_end(data: bytes) -> int:
+    """Index of the header-checksum byte of the LZ4 frame at the start of ``data``."""
+    flg = data[4]
+    end = 6  # magic(4) FLG BD
+    if flg & 0x08:
+        end += 8  # content size
+    if flg & 0x01:
+        end += 4  # dictionary id
+    return end
+
+
+def lz4_fix_legacy_checksum(data: bytes) -> bytes | None:
+    """If the frame carries Kafka's old header checksum, return a repaired copy.
+
+    The correct checksum is byte 1 of XXH32 over the frame descriptor (FLG to
+    the end of the optional fields); old Kafka hashed from the magic number
+    on.  Returns None when the header is already right or is not that quirk.
+    """
+    if len(data) < 7 or data[:4] != LZ4_MAGIC:
+        return None
+    hc = _lz4_descriptor_end(data)
+    if hc >= len(data):
+        return None
+    good = (xxh32(data[4:hc]) >> 8) & 0xFF
+    if data[hc] == good:
+        return None
+    legacy = (xxh32(data[0:hc]) >> 8) & 0xFF
+    if data[hc] != legacy:
+        return None
+    return data[:hc] + bytes([good]) + data[hc + 1:]
+
+
+def _unlz4(data, cap: int, notes) -> bytes:
+    import lz4.frame
+
+    data = bytes(data)
+    fixed = lz4_fix_legacy_checksum(data)
+    if fixed is not None:
+        data = fixed
+        if notes is not None:
+            notes.append((Code.LZ4_LEGACY_CHECKSUM,
+                          "LZ4 frame header checksum computed the pre-0.10 Kafka way; repaired to decode"))
+    out = []
+    total = 0
+    buf = data
+    frames = 0
+    while buf:
+        d = lz4.frame.LZ4FrameDecompressor()
+        try:
+            chunk = d.decompress(buf, max_length=cap - total + 1)
+        except RuntimeError as e:
+            raise _failed("lz4", e) from None
+        total += len(chunk)
+        if total > cap:
+            raise DecompressionLimit("lz4", cap)
+        out.append(chunk)
+        if not d.eof:
+            if not d.needs_input:
+                raise DecompressionLimit("lz4", cap)
+            raise _failed("lz4", "frame ends before its end mark")
+        frames += 1
+        buf = d.unused_data
+        if buf and not buf.startswith(LZ4_MAGIC):
+            if not buf.strip(b"\x00"):
+                break
+            raise _failed("lz4", f"{len(buf)} bytes after the last frame")
+    return b"".join(out)
+
+
+# --- zstd -------------------------------------------------------------------------
+
+def _unzstd(data, cap: int) -> bytes:
+    import zstandard
+
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(bytes(data), read_across_frames=True)
+        out = reader.read(cap + 1)
+        # stream_reader.read() may return less than asked before the end
+        chunks = [out]
+        total = len(out)
+        while out and total <= cap:
+            out = reader.read(cap + 1 - total)
+            chunks.append(out)
+            total += len(out)
+    except zstandard.ZstdError as e:
+        raise _failed("zstd", e) from None
+    if total > cap:
+        raise DecompressionLimit("zstd", cap)
+    return b"".join(chunks)

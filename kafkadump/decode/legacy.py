@@ -1,0 +1,246 @@
+"""Legacy message sets: magic 0 (Kafka 0.8-0.9) and magic 1 (0.10).
+
+    MessageSet => [offset message_size message]      (no count prefix)
+        offset => INT64                              offset 0
+        message_size => INT32                        offset 8   bytes of message
+        message =>
+            crc => UINT32                            offset 12  CRC-32 (not C) of magic .. end of value
+            magic_byte => INT8                       offset 16
+            attributes => INT8                       offset 17  bits 0-2 codec (0 none, 1 gzip,
+                                                                2 snappy, 3 lz4), bit 3 timestampType (v1)
+            timestamp => INT64                       offset 18  (magic 1 only)
+            key => BYTES                             INT32 length, -1 = null
+            value => BYTES                           INT32 length, -1 = null
+
+A compressed message ("wrapper") carries in its value a whole message set
+compressed with its codec.  Its offset is the offset of its last inner
+message.  In magic 1 the inner offsets are relative (0..n-1) and
+absolute = wrapper offset - last inner offset + inner offset; in magic 0
+they are stored absolute.  A wrapper with LogAppendTime gives its timestamp
+to every inner message.  Wrappers inside wrappers are not written by Kafka;
+they are decoded to a bounded depth and reported.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ..findings import Code, DecodeError, Finding
+from .compression import DEFAULT_MAX_DECOMPRESSED, decompress
+from .model import Batch, Record, Span
+
+_PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+
+LOG_OVERHEAD = 12
+MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc magic attributes [timestamp] keylen valuelen
+DEFAULT_MAX_DEPTH = 4
+
+
+class _Msg:
+    __slots__ = ("pos", "size", "offset", "message_size", "crc", "computed_crc", "magic",
+                 "attributes", "timestamp", "key", "value", "p_key", "p_value", "p_ts")
+
+
+def parse_message(buf, pos: int, end: int) -> _Msg:
+    """Parse one legacy entry (offset, size, message) at ``pos``; raise on damage.
+
+    Offsets in raised errors are positions in ``buf``.
+    """
+    if pos + LOG_OVERHEAD > end:
+        raise DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
+    (offset,) = _I64.unpack_from(buf, pos)
+    (size,) = _I32.unpack_from(buf, pos + 8)
+    if pos + 17 > end:
+        raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
+    magic = buf[pos + 16]
+    if magic not in (0, 1):
+        raise DecodeError(Code.UNKNOWN_MAGIC, pos + 16, f"magic {magic} in a legacy message set")
+    if size < MIN_MESSAGE_SIZE[magic]:
+        raise DecodeError(Code.LENGTH_INVALID, pos + 8,
+                          f"message_size {size} below the {MIN_MESSAGE_SIZE[magic]}-byte minimum for magic {magic}")
+    mend = pos + LOG_OVERHEAD + size
+    if mend > end:
+        raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} runs {mend - end} bytes past the end")
+    m = _Msg()
+    m.pos = pos
+    m.size = LOG_OVERHEAD + size
+    m.offset = offset
+    m.message_size = size
+    _, _, m.crc, _, attributes = _PREFIX.unpack_from(buf, pos)
+    m.magic = magic
+    m.attributes = attributes & 0xFF
+    m.computed_crc = zlib.crc32(memoryview(buf)[pos + 16:mend])
+    p = pos + 18
+    if magic == 1:
+        m.p_ts = p
+        (m.timestamp,) = _I64.unpack_from(buf, p)
+        p += 8
+    else:
+        m.p_ts = None
+        m.timestamp = None
+    m.p_key = p
+    m.key, p = _bytes(buf, p, mend, "key")
+    m.p_value = p
+    m.value, p = _bytes(buf, p, mend, "value")
+    if p != mend:
+        raise DecodeError(Code.RECORD_MALFORMED, p, f"{mend - p} bytes after the value inside message_size")
+    return m
+
+
+def _bytes(buf, p: int, end: int, what: str):
+    if p + 4 > end:
+        raise DecodeError(Code.RECORD_MALFORMED, p, f"{what} length runs past the message")
+    (n,) = _I32.unpack_from(buf, p)
+    p += 4
+    if n == -1:
+        return None, p
+    if n < 0 or p + n > end:
+        raise DecodeError(Code.RECORD_MALFORMED, p - 4, f"{what} length {n} does not fit the message")
+    return bytes(buf[p:p + n]), p + n
+
+
+def _message_spans(spans: list, m: _Msg, prefix: str, source: str, shift: int) -> None:
+    def add(name, a, n, value):
+        spans.append(Span(prefix + name, shift + a, n, value, source))
+
+    p = m.pos
+    add("offset", p, 8, m.offset)
+    add("messageSize", p + 8, 4, m.message_size)
+    add("crc", p + 12, 4, m.crc)
+    add("magic", p + 16, 1, m.magic)
+    add("attributes", p + 17, 1, m.attributes)
+    if m.p_ts is not None:
+        add("timestamp", m.p_ts, 8, m.timestamp)
+    add("keyLength", m.p_key, 4, -1 if m.key is None else len(m.key))
+    if m.key:
+        add("key", m.p_key + 4, len(m.key), m.key)
+    add("valueLength", m.p_value, 4, -1 if m.value is None else len(m.value))
+    if m.value:
+        codec = m.attributes & 7
+        add("value", m.p_value + 4, len(m.value),
+            m.value if codec == 0 else f"<compressed message set, {len(m.value)} bytes>")
+
+
+def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records: bool = True,
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_depth: int = DEFAULT_MAX_DEPTH,
+                  spans: list | None = None) -> Batch:
+    """Decode the top-level legacy message at ``buf[pos:]`` as a :class:`Batch`.
+
+    Raises :class:`DecodeError` only when the message's own framing is
+    broken (the walker then resynchronises); everything inside becomes
+    findings on the returned batch.
+    """
+    m = parse_message(buf, pos, end)
+    b = Batch(file, base + pos, m.size, m.magic)
+    b.offset = m.offset
+    b.message_size = m.message_size
+    b.crc = m.crc
+    b.computed_crc = m.computed_crc
+    b.attributes = m.attributes
+    b.timestamp = m.timestamp
+    b.key = m.key
+    if m.crc != m.computed_crc:
+        b.findings.append(Finding(Code.CRC_MISMATCH, b.position + 12,
+                                  f"stored crc {m.crc} != computed crc32 {m.computed_crc}"))
+    if m.attributes & (0xF0 if m.magic == 1 else 0xF8):
+        b.findings.append(Finding(Code.RESERVED_ATTRIBUTES, b.position + 17,
+                                  f"attributes 0x{m.attributes:02x} set unused bits"))
+    if spans is not None:
+        _message_spans(spans, m, "message.", "file", base)
+        b.spans = spans
+    codec = m.attributes & 7
+    if codec == 0:
+        b.base_offset = m.offset
+        b.record_count = 1
+        if records:
+            b.records = [_record(m, m.offset, m.timestamp, b.timestamp_type, "file", base)]
+        return b
+    if codec > 4:
+        b.findings.append(Finding(Code.UNKNOWN_CODEC, b.position + 17, f"compression codec {codec} is unknown"))
+        b.records = [] if records else None
+        return b
+    # A wrapper: its records are its inner messages.  We decode them even for
+    # a shallow walk so that baseOffset and recordCount are known.
+    inner = _expand(m, b, 1, max_decompressed, max_depth, spans)
+    b.record_count = len(inner)
+    b.base_offset = inner[0].offset if inner else m.offset
+    b.records = inner if records else None
+    return b
+
+
+def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -> Record:
+    return Record(offset, timestamp, ts_type, m.key, m.value, [], None, None, m.attributes,
+                  shift + m.pos if source == "file" else m.pos, m.size, source, None, m.magic,
+                  m.crc, m.computed_crc, m.offset)
+
+
+def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans) -> list:
+    """Decompress a wrapper and decode its inner message set, flattening nested wrappers."""
+    payload_pos = b.position + (wrapper.p_value - wrapper.pos) + 4 if depth == 1 else b.position
+    if depth > max_depth:
+        b.findings.append(Finding(Code.NESTING_TOO_DEEP, payload_pos,
+                                  f"wrappers nested deeper than {max_depth} levels; not expanded"))
+        return []
+    if wrapper.value is None:
+        b.findings.append(Finding(Code.RECORD_MALFORMED, payload_pos, "compressed wrapper has a null value"))
+        return []
+    notes: list = []
+    try:
+        data = decompress(wrapper.attributes & 7, wrapper.value, cap, notes)
+    except DecodeError as e:
+        b.findings.append(Finding(e.code, payload_pos, e.message, length=len(wrapper.value)))
+        return []
+    for code, message in notes:
+        b.findings.append(Finding(code, payload_pos, message))
+    if depth == 1:
+        b.decompressed_size = len(data)
+    msgs = []
+    p = 0
+    end = len(data)
+    while p < end:
+        try:
+            im = parse_message(data, p, end)
+        except DecodeError as e:
+            b.findings.append(Finding(e.code, payload_pos, f"inner message: {e.message}", source_offset=e.offset))
+            if spans is not None and depth == 1:
+                spans.append(Span("message.inner.unparsed", p, end - p, None, "decompressed", "unparsed"))
+            break
+        if spans is not None and depth == 1:
+            _message_spans(spans, im, f"message.inner[{len(msgs)}].", "decompressed", 0)
+        if im.crc != im.computed_crc:
+            b.findings.append(Finding(Code.CRC_MISMATCH, payload_pos,
+                                      f"inner message at {p}: stored crc {im.crc} != computed {im.computed_crc}",
+                                      source_offset=p + 12))
+        msgs.append(im)
+        p += im.size
+    # offsets
+    out: list[Record] = []
+    wrapper_lat = wrapper.magic == 1 and (wrapper.attributes & 0x08)
+    ts_type = None if wrapper.magic == 0 else ("LogAppendTime" if wrapper_lat else "CreateTime")
+    if msgs:
+        last_rel = msgs[-1].offset
+        prev = None
+        for im in msgs:
+            if wrapper.magic >= 1:
+                absolute = wrapper.offset - last_rel + im.offset
+            else:
+                absolute = im.offset
+            if prev is not None and im.offset <= prev:
+                b.findings.append(Finding(Code.INNER_OFFSETS, payload_pos,
+                                          f"inner offset {im.offset} after {prev}", source_offset=im.pos))
+            prev = im.offset
+            ts = wrapper.timestamp if wrapper_lat else im.timestamp
+            if im.attributes & 7:
+                b.findings.append(Finding(Code.NESTED_COMPRESSION, payload_pos,
+                                          "compressed message inside a compressed wrapper",
+                                          source_offset=im.pos))
+                out.extend(_expand(im, b, depth + 1, cap, max_depth, None))
+                continue
+            out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
+        if wrapper.magic == 0 and msgs[-1].offset != wrapper.offset:
+            b.findings.append(Finding(Code.INNER_OFFSETS, payload_pos,
+                                      f"last inner offset {msgs[-1].offset} != wrapper offset {wrapper.offset}"))
+    return out

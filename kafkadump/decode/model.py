@@ -1,0 +1,198 @@
+"""The decoded objects the decoder hands to renderers.
+
+Plain slotted classes: cheap to build in the record loop, attribute access
+only, no behaviour beyond small derived properties.  Python names are
+snake_case; renderers map them to the spec's field names.
+"""
+
+from __future__ import annotations
+
+from .compression import CODEC_NAMES
+
+CONTROL_TYPES = {
+    0: "ABORT",
+    1: "COMMIT",
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
+}
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+
+
+class Span:
+    """One decoded field's place in the bytes (recorded only when asked for).
+
+    ``path`` names the field (``batch.records[3].headers[0].key``), ``offset``
+    and ``length`` locate it in ``source`` (``file``, or ``decompressed`` for
+    bytes produced by decompressing the batch's payload; decompressed
+    offsets count from the start of the decompressed data).
+    """
+
+    __slots__ = ("path", "offset", "length", "value", "source", "raw")
+
+    def __init__(self, path, offset, length, value, source="file", raw=None):
+        self.path = path
+        self.offset = offset
+        self.length = length
+        self.value = value
+        self.source = source
+        self.raw = raw  # for varints: the decoded unsigned/zig-zag form, shown beside the bytes
+
+    def __repr__(self):  # pragma: no cover
+        return f"Span({self.path}@{self.source}:{self.offset}+{self.length}={self.value!r})"
+
+
+class Record:
+    """A record of a v2 batch, or an (inner) message of a legacy message set.
+
+    ``position``/``size`` locate the record in ``source`` (``file`` or
+    ``decompressed``).  For legacy messages ``offset_delta`` and
+    ``timestamp_delta`` are None and ``headers`` is empty; ``crc`` and
+    ``crc_valid`` are set instead.
+    """
+
+    __slots__ = ("offset", "timestamp", "timestamp_type", "key", "value", "headers",
+                 "offset_delta", "timestamp_delta", "attributes", "position", "size",
+                 "source", "control", "magic", "crc", "computed_crc", "stored_offset")
+
+    def __init__(self, offset, timestamp, timestamp_type, key, value, headers,
+                 offset_delta, timestamp_delta, attributes, position, size, source,
+                 control=None, magic=2, crc=None, computed_crc=None, stored_offset=None):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.timestamp_type = timestamp_type
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.offset_delta = offset_delta
+        self.timestamp_delta = timestamp_delta
+        self.attributes = attributes
+        self.position = position
+        self.size = size
+        self.source = source
+        self.control = control
+        self.magic = magic
+        self.crc = crc
+        self.computed_crc = computed_crc
+        self.stored_offset = stored_offset
+
+    @property
+    def crc_valid(self):
+        return None if self.crc is None else self.crc == self.computed_crc
+
+    def __repr__(self):  # pragma: no cover
+        return f"Record(offset={self.offset}, key={self.key!r}, value={self.value!r})"
+
+
+class Batch:
+    """A v2 record batch, or one top-level legacy message (magic 0/1).
+
+    Header fields use the spec's meaning; for legacy messages the v2-only
+    fields are None and ``offset`` / ``message_size`` / ``timestamp`` are set.
+    ``records`` is None when records were not decoded, else the list
+    (possibly partial, with the reason in ``findings``).
+    """
+
+    __slots__ = ("file", "position", "size", "magic", "base_offset", "batch_length",
+                 "partition_leader_epoch", "crc", "computed_crc", "attributes",
+                 "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
+                 "producer_epoch", "base_sequence", "record_count", "findings", "records",
+                 "offset", "message_size", "timestamp", "key", "decompressed_size",
+                 "last_offset_override", "spans")
+
+    def __init__(self, file, position, size, magic):
+        self.file = file
+        self.position = position
+        self.size = size
+        self.magic = magic
+        self.base_offset = None
+        self.batch_length = None
+        self.partition_leader_epoch = None
+        self.crc = None
+        self.computed_crc = None
+        self.attributes = 0
+        self.last_offset_delta = None
+        self.base_timestamp = None
+        self.max_timestamp = None
+        self.producer_id = None
+        self.producer_epoch = None
+        self.base_sequence = None
+        self.record_count = None
+        self.findings = []
+        self.records = None
+        self.offset = None
+        self.message_size = None
+        self.timestamp = None
+        self.key = None
+        self.decompressed_size = None
+        self.last_offset_override = None
+        self.spans = None
+
+    # --- derived -------------------------------------------------------------
+    @property
+    def codec(self) -> int:
+        return self.attributes & 0x07
+
+    @property
+    def compression(self) -> str:
+        c = self.attributes & 0x07
+        return CODEC_NAMES[c] if c < len(CODEC_NAMES) else f"unknown({c})"
+
+    @property
+    def timestamp_type(self):
+        if self.magic == 0:
+            return None
+        return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & 0x10)
+
+    @property
+    def is_control(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & 0x20)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & 0x40)
+
+    @property
+    def crc_valid(self):
+        if self.crc is None or self.computed_crc is None:
+            return None
+        return self.crc == self.computed_crc
+
+    @property
+    def last_offset(self):
+        if self.magic >= 2:
+            if self.base_offset is None or self.last_offset_delta is None:
+                return None
+            return self.base_offset + self.last_offset_delta
+        return self.offset
+
+    @property
+    def last_sequence(self):
+        """baseSequence + lastOffsetDelta, wrapping past INT32_MAX as the broker does."""
+        if self.base_sequence is None or self.base_sequence < 0 or self.last_offset_delta is None:
+            return -1 if self.base_sequence == -1 else None
+        s = self.base_sequence + self.last_offset_delta
+        return s - (1 << 31) if s > 0x7FFFFFFF else s
+
+    @property
+    def next_position(self) -> int:
+        return self.position + self.size
+
+
+class Gap:
+    """Bytes between batches that belong to no batch: garbage, padding, a cut tail."""
+
+    __slots__ = ("file", "position", "size", "findings")
+
+    def __init__(self, file, position, size, findings):
+        self.file = file
+        self.position = position
+        self.size = size
+        self.findings = findings

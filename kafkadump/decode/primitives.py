@@ -1,0 +1,431 @@
+"""Kafka protocol primitive types: decoders and (for tests and tools) encoders.
+
+Grammar, from the protocol's primitive-type specification:
+
+    INT8 INT16 INT32 INT64      two's complement, big-endian
+    UINT16 UINT32               unsigned, big-endian
+    VARINT                      zig-zag, 7 bits per byte, little-endian groups, <= 5 bytes
+    VARLONG                     zig-zag, <= 10 bytes
+    UNSIGNED_VARINT             no zig-zag, <= 5 bytes
+    FLOAT64                     IEEE 754 binary64, big-endian (canonical NaN on write)
+    UUID                        16 bytes; all-zero is the null UUID
+    BOOLEAN                     1 byte, 0 false, any other value true
+    STRING                      INT16 length, UTF-8 bytes; -1 rejected
+    NULLABLE_STRING             INT16 length, -1 = null
+    COMPACT_STRING              UNSIGNED_VARINT length+1; 0 rejected
+    COMPACT_NULLABLE_STRING     UNSIGNED_VARINT length+1; 0 = null
+    BYTES / NULLABLE_BYTES      INT32 length (-1 = null for the nullable one)
+    COMPACT_(NULLABLE_)BYTES    UNSIGNED_VARINT length+1
+    ARRAY                       INT32 count, -1 = null (distinct from empty)
+    COMPACT_ARRAY               UNSIGNED_VARINT count+1, 0 = null
+    RECORDS / COMPACT_RECORDS   as NULLABLE_BYTES / COMPACT_NULLABLE_BYTES, holding record batches
+    TaggedFields                UNSIGNED_VARINT count, then (tag:UVARINT size:UVARINT data[size])*,
+                                tags strictly ascending, duplicates rejected, unknown skipped
+
+Every decoder has the shape ``decode_x(buf, pos, end) -> (value, next_pos)``:
+offset in, next offset out, never reading at or past ``end``.  Errors are
+raised as :class:`~kafkadump.findings.Truncated` (not enough bytes) or
+:class:`~kafkadump.findings.DecodeError` (bytes present but not valid), both
+carrying the offset where the value starts.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import uuid as _uuid
+
+from ..findings import Code, DecodeError, Truncated
+
+_I8 = struct.Struct(">b")
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_U16 = struct.Struct(">H")
+_U32 = struct.Struct(">I")
+_F64 = struct.Struct(">d")
+
+CANONICAL_NAN = bytes.fromhex("7ff8000000000000")
+
+
+def _need(pos: int, n: int, end: int, what: str) -> None:
+    if pos + n > end:
+        raise Truncated(pos, n, end - pos, what)
+
+
+# --- fixed width ------------------------------------------------------------
+
+def _fixed(st: struct.Struct, what: str):
+    size = st.size
+    unpack_from = st.unpack_from
+
+    def decode(buf, pos: int, end: int):
+        if pos + size > end:
+            raise Truncated(pos, size, end - pos, what)
+        return unpack_from(buf, pos)[0], pos + size
+
+    decode.__name__ = "decode_" + what.lower()
+    decode.__doc__ = f"Decode {what} ({size} bytes) at ``pos``."
+    return decode
+
+
+decode_int8 = _fixed(_I8, "INT8")
+decode_int16 = _fixed(_I16, "INT16")
+decode_int32 = _fixed(_I32, "INT32")
+decode_int64 = _fixed(_I64, "INT64")
+decode_uint16 = _fixed(_U16, "UINT16")
+decode_uint32 = _fixed(_U32, "UINT32")
+
+
+# FLOAT64: struct reads every exponent-all-ones, non-zero-mantissa pattern as NaN.
+decode_float64 = _fixed(_F64, "FLOAT64")
+
+
+def decode_boolean(buf, pos: int, end: int):
+    """BOOLEAN: 0 is false, any non-zero value is true."""
+    _need(pos, 1, end, "BOOLEAN")
+    return buf[pos] != 0, pos + 1
+
+
+def decode_uuid(buf, pos: int, end: int):
+    """UUID as a :class:`uuid.UUID` (the null UUID is all zeros, returned as such)."""
+    _need(pos, 16, end, "UUID")
+    return _uuid.UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
+
+
+# --- variable length ----------------------------------------------------------
+
+def decode_unsigned_varint(buf, pos: int, end: int, max_bytes: int = 5):
+    """UNSIGNED_VARINT (``max_bytes`` 5) or the raw part of a VARLONG (10).
+
+    Rejects encodings longer than ``max_bytes`` and, for the 32-bit form,
+    values that do not fit in 32 bits.
+    """
+    value = 0
+    shift = 0
+    p = pos
+    limit = min(end, pos + max_bytes)
+    while p < limit:
+        b = buf[p]
+        p += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            if max_bytes == 5 and value > 0xFFFFFFFF:
+                raise DecodeError(Code.RECORD_MALFORMED, pos,
+                                  f"varint at {pos} exceeds 32 bits")
+            if max_bytes == 10 and value > 0xFFFFFFFFFFFFFFFF:
+                raise DecodeError(Code.RECORD_MALFORMED, pos,
+                                  f"varlong at {pos} exceeds 64 bits")
+            return value, p
+        shift += 7
+    if p >= end and p - pos < max_bytes:
+        raise Truncated(pos, p - pos + 1, end - pos, "varint")
+    raise DecodeError(Code.RECORD_MALFORMED, pos,
+                      f"varint at {pos} longer than {max_bytes} bytes")
+
+
+def decode_varint(buf, pos: int, end: int):
+    """VARINT: zig-zag signed 32-bit, at most 5 bytes."""
+    b = buf[pos] if pos < end else -1
+    if 0 <= b < 0x80:  # fast path: one byte
+        return (b >> 1) ^ -(b & 1), pos + 1
+    u, p = decode_unsigned_varint(buf, pos, end, 5)
+    return (u >> 1) ^ -(u & 1), p
+
+
+def decode_varlong(buf, pos: int, end: int):
+    """VARLONG: zig-zag signed 64-bit, at most 10 bytes."""
+    b = buf[pos] if pos < end else -1
+    if 0 <= b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    u, p = decode_unsigned_varint(buf, pos, end, 10)
+    return (u >> 1) ^ -(u & 1), p
+
+
+# --- strings and bytes -----------------------------------------------------------
+
+def _utf8(raw, pos: int) -> str:
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DecodeError(Code.RECORD_MALFORMED, pos + e.start,
+                          f"invalid UTF-8 in string at {pos}") from None
+
+
+def _take(buf, pos: int, n: int, end: int, what: str):
+    if n < 0:
+        raise DecodeError(Code.LENGTH_INVALID, pos, f"negative {what} length {n}")
+    if pos + n > end:
+        raise Truncated(pos, n, end - pos, what)
+    return bytes(buf[pos:pos + n]), pos + n
+
+
+def decode_string(buf, pos: int, end: int):
+    n, p = decode_int16(buf, pos, end)
+    if n < 0:
+        raise DecodeError(Code.RECORD_MALFORMED, pos, f"STRING at {pos} has length {n} (null not allowed)")
+    raw, p = _take(buf, p, n, end, "STRING")
+    return _utf8(raw, pos + 2), p
+
+
+def decode_nullable_string(buf, pos: int, end: int):
+    n, p = decode_int16(buf, pos, end)
+    if n == -1:
+        return None, p
+    if n < -1:
+        raise DecodeError(Code.RECORD_MALFORMED, pos, f"NULLABLE_STRING at {pos} has length {n}")
+    raw, p = _take(buf, p, n, end, "NULLABLE_STRING")
+    return _utf8(raw, pos + 2), p
+
+
+def decode_compact_string(buf, pos: int, end: int):
+    n, p = decode_unsigned_varint(buf, pos, end)
+    if n == 0:
+        raise DecodeError(Code.RECORD_MALFORMED, pos, f"COMPACT_STRING at {pos} is null (not allowed)")
+    raw, p2 = _take(buf, p, n - 1, end, "COMPACT_STRING")
+    return _utf8(raw, p), p2
+
+
+def decode_compact_nullable_string(buf, pos: int, end: int):
+    n, p = decode_unsigned_varint(buf, pos, end)
+    if n == 0:
+        return None, p
+    raw, p2 = _take(buf, p, n - 1, end, "COMPACT_NULLABLE_STRING")
+    return _utf8(raw, p), p2
+
+
+def decode_bytes(buf, pos: int, end: int):
+    n, p = decode_int32(buf, pos, end)
+    if n < 0:
+        raise DecodeError(Code.RECORD_MALFORMED, pos, f"BYTES at {pos} has length {n} (null not allowed)")
+    return _take(buf, p, n, end, "BYTES")
+
+
+def decode_nullable_bytes(buf, pos: int, end: int):
+    n, p = decode_int32(buf, pos, end)
+    if n == -1:
+        return None, p
+    if n < -1:
+        raise DecodeError(Code.RECORD_MALFORMED, pos, f"NULLABLE_BYTES at {pos} has length {n}")
+    return _take(buf, p, n, end, "NULLABLE_BYTES")
+
+
+def decode_compact_bytes(buf, pos: int, end: int):
+    n, p = decode_unsigned_varint(buf, pos, end)
+    if n == 0:
+        raise DecodeError(Code.RECORD_MALFORMED, pos, f"COMPACT_BYTES at {pos} is null (not allowed)")
+    return _take(buf, p, n - 1, end, "COMPACT_BYTES")
+
+
+def decode_compact_nullable_bytes(buf, pos: int, end: int):
+    n, p = decode_unsigned_varint(buf, pos, end)
+    if n == 0:
+        return None, p
+    return _take(buf, p, n - 1, end, "COMPACT_NULLABLE_BYTES")
+
+
+# RECORDS are NULLABLE_BYTES whose content is record batches; the caller
+# hands the returned bytes to the batch walker.
+decode_records = decode_nullable_bytes
+decode_compact_records = decode_compact_nullable_bytes
+
+
+# --- arrays ------------------------------------------------------------------------
+
+def decode_array(buf, pos: int, end: int, element, min_element_size: int = 1):
+    """ARRAY<T>: INT32 count, -1 = null.  Returns None for null, [] for empty.
+
+    The count is checked against the bytes that remain (each element takes
+    at least ``min_element_size`` bytes) before anything is allocated.
+    """
+    n, p = decode_int32(buf, pos, end)
+    if n == -1:
+        return None, p
+    return _elements(buf, pos, p, end, n, element, min_element_size, "ARRAY")
+
+
+def decode_compact_array(buf, pos: int, end: int, element, min_element_size: int = 1):
+    """COMPACT_ARRAY<T>: UNSIGNED_VARINT count+1, 0 = null."""
+    n, p = decode_unsigned_varint(buf, pos, end)
+    if n == 0:
+        return None, p
+    return _elements(buf, pos, p, end, n - 1, element, min_element_size, "COMPACT_ARRAY")
+
+
+def _elements(buf, start, p, end, n, element, min_size, what):
+    if n < 0:
+        raise DecodeError(Code.RECORD_MALFORMED, start, f"{what} at {start} has count {n}")
+    if min_size > 0 and n * min_size > end - p:
+        raise Truncated(start, n * min_size, end - p, f"{what} of {n} elements")
+    out = []
+    for _ in range(n):
+        v, p = element(buf, p, end)
+        out.append(v)
+    return out, p
+
+
+# --- tagged fields -------------------------------------------------------------------
+
+def decode_tagged_fields(buf, pos: int, end: int, known=None):
+    """TaggedFields: returns ``({tag: value_or_raw_bytes}, next_pos)``.
+
+    ``known`` maps a tag to a decoder ``(buf, pos, end) -> (value, next)`` that
+    must consume exactly the field's declared size.  Unknown tags are kept as
+    raw bytes (skipped, as the spec requires, but not thrown away: this is a
+    forensic tool).  Tags out of ascending order or repeated are errors.
+    """
+    count, p = decode_unsigned_varint(buf, pos, end)
+    if count > end - p:  # each field takes at least two bytes
+        raise Truncated(pos, count, end - p, f"tagged fields ({count})")
+    fields: dict[int, object] = {}
+    last = -1
+    for _ in range(count):
+        tag_pos = p
+        tag, p = decode_unsigned_varint(buf, p, end)
+        size, p = decode_unsigned_varint(buf, p, end)
+        if tag in fields:
+            raise DecodeError(Code.RECORD_MALFORMED, tag_pos, f"duplicate tag {tag} at {tag_pos}")
+        if tag < last:
+            raise DecodeError(Code.RECORD_MALFORMED, tag_pos,
+                              f"tag {tag} at {tag_pos} after tag {last} (tags must ascend)")
+        last = tag
+        if p + size > end:
+            raise Truncated(p, size, end - p, f"tagged field {tag}")
+        if known and tag in known:
+            value, q = known[tag](buf, p, p + size)
+            if q != p + size:
+                raise DecodeError(Code.RECORD_MALFORMED, p,
+                                  f"tagged field {tag} at {p} used {q - p} of its {size} bytes")
+            fields[tag] = value
+        else:
+            fields[tag] = bytes(buf[p:p + size])
+        p += size
+    return fields, p
+
+
+# --- encoders (tests, tools, fixtures) ---------------------------------------------------
+
+def encode_int8(v: int) -> bytes:
+    return _I8.pack(v)
+
+
+def encode_int16(v: int) -> bytes:
+    return _I16.pack(v)
+
+
+def encode_int32(v: int) -> bytes:
+    return _I32.pack(v)
+
+
+def encode_int64(v: int) -> bytes:
+    return _I64.pack(v)
+
+
+def encode_uint16(v: int) -> bytes:
+    return _U16.pack(v)
+
+
+def encode_uint32(v: int) -> bytes:
+    return _U32.pack(v)
+
+
+def encode_float64(v: float) -> bytes:
+    """FLOAT64, writing every NaN as the canonical 7FF8000000000000."""
+    if math.isnan(v):
+        return CANONICAL_NAN
+    return _F64.pack(v)
+
+
+def encode_boolean(v: bool) -> bytes:
+    return b"\x01" if v else b"\x00"
+
+
+def encode_uuid(v) -> bytes:
+    return bytes(16) if v is None else v.bytes
+
+
+def encode_unsigned_varint(v: int) -> bytes:
+    if v < 0:
+        raise ValueError("unsigned varint must be >= 0")
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def zigzag32(v: int) -> int:
+    return ((v << 1) ^ (v >> 31)) & 0xFFFFFFFF
+
+
+def zigzag64(v: int) -> int:
+    return ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+def encode_varint(v: int) -> bytes:
+    if not -(1 << 31) <= v < (1 << 31):
+        raise ValueError("VARINT out of range")
+    return encode_unsigned_varint(zigzag32(v))
+
+
+def encode_varlong(v: int) -> bytes:
+    if not -(1 << 63) <= v < (1 << 63):
+        raise ValueError("VARLONG out of range")
+    return encode_unsigned_varint(zigzag64(v))
+
+
+def encode_string(s: str) -> bytes:
+    raw = s.encode("utf-8")
+    if len(raw) > 32767:
+        raise ValueError("STRING longer than 32767 bytes")
+    return encode_int16(len(raw)) + raw
+
+
+def encode_nullable_string(s: str | None) -> bytes:
+    return encode_int16(-1) if s is None else encode_string(s)
+
+
+def encode_compact_string(s: str) -> bytes:
+    raw = s.encode("utf-8")
+    return encode_unsigned_varint(len(raw) + 1) + raw
+
+
+def encode_compact_nullable_string(s: str | None) -> bytes:
+    return b"\x00" if s is None else encode_compact_string(s)
+
+
+def encode_bytes(b: bytes) -> bytes:
+    return encode_int32(len(b)) + bytes(b)
+
+
+def encode_nullable_bytes(b: bytes | None) -> bytes:
+    return encode_int32(-1) if b is None else encode_bytes(b)
+
+
+def encode_compact_bytes(b: bytes) -> bytes:
+    return encode_unsigned_varint(len(b) + 1) + bytes(b)
+
+
+def encode_compact_nullable_bytes(b: bytes | None) -> bytes:
+    return b"\x00" if b is None else encode_compact_bytes(b)
+
+
+def encode_array(items, element) -> bytes:
+    if items is None:
+        return encode_int32(-1)
+    return encode_int32(len(items)) + b"".join(element(i) for i in items)
+
+
+def encode_compact_array(items, element) -> bytes:
+    if items is None:
+        return b"\x00"
+    return encode_unsigned_varint(len(items) + 1) + b"".join(element(i) for i in items)
+
+
+def encode_tagged_fields(fields: dict[int, bytes]) -> bytes:
+    out = [encode_unsigned_varint(len(fields))]
+    for tag in sorted(fields):
+        data = fields[tag]
+        out.append(encode_unsigned_varint(tag) + encode_unsigned_varint(len(data)) + data)
+    return b"".join(out)

@@ -1,0 +1,163 @@
+"""Finding codes, severities and the Finding record.
+
+A finding is kafkadump's word for "something in these bytes is not as the
+format says".  Every finding has a stable code (scripts match on it), a
+severity, the absolute byte offset in the input where the problem is, and a
+human message.  Codes never change meaning; new ones are only ever added.
+
+When the offending bytes live inside decompressed data, ``offset`` is the
+file offset of the compressed payload that produced them and
+``source_offset`` is the offset inside the decompressed stream.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"      # the data is damaged or cannot be decoded
+    WARNING = "warning"  # decodable, but not what a well-behaved writer produces
+    INFO = "info"        # normal but noteworthy (padding, legacy quirks)
+
+
+class Code(str, Enum):
+    """Stable finding codes.  The value is what appears in output."""
+
+    # --- batch framing ---------------------------------------------------
+    TRUNCATED = "truncated"                    # input ends inside a batch or message
+    LENGTH_INVALID = "length-invalid"          # batchLength / message_size impossible
+    UNKNOWN_MAGIC = "unknown-magic"            # magic byte not 0, 1 or 2
+    GARBAGE = "garbage"                        # bytes skipped while looking for the next batch
+    ZERO_PADDING = "zero-padding"              # all-zero tail (preallocated segment)
+    # --- integrity -------------------------------------------------------
+    CRC_MISMATCH = "crc-mismatch"              # stored CRC differs from computed
+    # --- batch header consistency ---------------------------------------
+    UNKNOWN_CODEC = "unknown-codec"            # compression bits 5..7
+    RESERVED_ATTRIBUTES = "reserved-attributes"  # unused attribute bits set
+    RECORD_COUNT_MISMATCH = "record-count-mismatch"  # recordCount vs records present
+    OFFSET_DELTA_MISMATCH = "offset-delta-mismatch"  # record offsetDelta beyond lastOffsetDelta / not increasing
+    TIMESTAMP_MISMATCH = "timestamp-mismatch"  # maxTimestamp vs the records' timestamps
+    TRAILING_BYTES = "trailing-bytes"          # bytes left after the last record of a batch
+    HEADER_INVALID = "header-invalid"          # impossible header value (negative count, ...)
+    # --- records ---------------------------------------------------------
+    RECORD_MALFORMED = "record-malformed"      # a record's fields do not fit its length
+    CONTROL_MALFORMED = "control-malformed"    # control record key/value undecodable
+    CONTROL_UNKNOWN = "control-unknown"        # control type not known to kafkadump
+    # --- compression -----------------------------------------------------
+    DECOMPRESSION_FAILED = "decompression-failed"
+    DECOMPRESSION_LIMIT = "decompression-limit"  # output would exceed the cap
+    LZ4_LEGACY_CHECKSUM = "lz4-legacy-checksum"  # old Kafka LZ4 frame-header checksum
+    # --- legacy message sets --------------------------------------------
+    NESTING_TOO_DEEP = "nesting-too-deep"
+    NESTED_COMPRESSION = "nested-compression"  # compressed message inside a compressed wrapper
+    INNER_OFFSETS = "inner-offsets"            # inner offsets inconsistent with the wrapper
+    # --- whole-file ------------------------------------------------------
+    OFFSET_ORDER = "offset-order"              # batch offsets go backwards within a file
+
+
+SEVERITY: dict[Code, Severity] = {
+    Code.TRUNCATED: Severity.ERROR,
+    Code.LENGTH_INVALID: Severity.ERROR,
+    Code.UNKNOWN_MAGIC: Severity.ERROR,
+    Code.GARBAGE: Severity.ERROR,
+    Code.ZERO_PADDING: Severity.INFO,
+    Code.CRC_MISMATCH: Severity.ERROR,
+    Code.UNKNOWN_CODEC: Severity.ERROR,
+    Code.RESERVED_ATTRIBUTES: Severity.WARNING,
+    Code.RECORD_COUNT_MISMATCH: Severity.ERROR,
+    Code.OFFSET_DELTA_MISMATCH: Severity.WARNING,
+    Code.TIMESTAMP_MISMATCH: Severity.WARNING,
+    Code.TRAILING_BYTES: Severity.ERROR,
+    Code.HEADER_INVALID: Severity.ERROR,
+    Code.RECORD_MALFORMED: Severity.ERROR,
+    Code.CONTROL_MALFORMED: Severity.ERROR,
+    Code.CONTROL_UNKNOWN: Severity.WARNING,
+    Code.DECOMPRESSION_FAILED: Severity.ERROR,
+    Code.DECOMPRESSION_LIMIT: Severity.ERROR,
+    Code.LZ4_LEGACY_CHECKSUM: Severity.INFO,
+    Code.NESTING_TOO_DEEP: Severity.ERROR,
+    Code.NESTED_COMPRESSION: Severity.WARNING,
+    Code.INNER_OFFSETS: Severity.WARNING,
+    Code.OFFSET_ORDER: Severity.WARNING,
+}
+
+DESCRIPTION: dict[Code, str] = {
+    Code.TRUNCATED: "the input ends before the batch or message it declares",
+    Code.LENGTH_INVALID: "a batch or message length is impossible (too small, or past the end)",
+    Code.UNKNOWN_MAGIC: "the magic byte is not 0, 1 or 2",
+    Code.GARBAGE: "bytes that are not part of any batch were skipped",
+    Code.ZERO_PADDING: "the file ends with zero bytes (a preallocated segment's unused tail)",
+    Code.CRC_MISMATCH: "the stored CRC differs from the CRC computed over the bytes",
+    Code.UNKNOWN_CODEC: "the compression codec bits name no known codec",
+    Code.RESERVED_ATTRIBUTES: "attribute bits that the format leaves unused are set",
+    Code.RECORD_COUNT_MISMATCH: "the number of records differs from recordCount",
+    Code.OFFSET_DELTA_MISMATCH: "a record's offsetDelta is out of order or beyond lastOffsetDelta",
+    Code.TIMESTAMP_MISMATCH: "maxTimestamp differs from the largest record timestamp",
+    Code.TRAILING_BYTES: "bytes remain in a batch after its last record",
+    Code.HEADER_INVALID: "a batch header field holds an impossible value",
+    Code.RECORD_MALFORMED: "a record's fields do not fit in its declared length",
+    Code.CONTROL_MALFORMED: "a control record's key or value cannot be decoded",
+    Code.CONTROL_UNKNOWN: "a control record type unknown to kafkadump",
+    Code.DECOMPRESSION_FAILED: "the compressed records could not be decompressed",
+    Code.DECOMPRESSION_LIMIT: "decompressed output would exceed the configured cap",
+    Code.LZ4_LEGACY_CHECKSUM: "LZ4 frame written with Kafka's old (pre-0.10) header checksum",
+    Code.NESTING_TOO_DEEP: "legacy wrapper messages nested deeper than the limit",
+    Code.NESTED_COMPRESSION: "a compressed message inside a compressed wrapper",
+    Code.INNER_OFFSETS: "inner message offsets are inconsistent with their wrapper",
+    Code.OFFSET_ORDER: "a batch's offsets are not after the previous batch's",
+}
+
+
+class Finding:
+    """One problem in the bytes, anchored at an absolute offset."""
+
+    __slots__ = ("code", "offset", "message", "length", "source_offset")
+
+    def __init__(self, code: Code, offset: int, message: str,
+                 length: int | None = None, source_offset: int | None = None):
+        self.code = code
+        self.offset = offset
+        self.message = message
+        self.length = length
+        self.source_offset = source_offset
+
+    @property
+    def severity(self) -> Severity:
+        return SEVERITY[self.code]
+
+    def to_dict(self) -> dict:
+        d = {"code": self.code.value, "severity": self.severity.value,
+             "offset": self.offset, "message": self.message}
+        if self.length is not None:
+            d["length"] = self.length
+        if self.source_offset is not None:
+            d["decompressedOffset"] = self.source_offset
+        return d
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Finding({self.code.value}@{self.offset}: {self.message})"
+
+
+class DecodeError(Exception):
+    """Raised inside the decoder; the batch and record loops turn it into a Finding.
+
+    ``offset`` is relative to whatever buffer the raising code was reading;
+    the loop that catches it knows how to make it absolute.
+    """
+
+    def __init__(self, code: Code, offset: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.offset = offset
+        self.message = message
+
+
+class Truncated(DecodeError):
+    """Raised when a read needs more bytes than exist."""
+
+    def __init__(self, offset: int, needed: int, available: int, what: str = "field"):
+        super().__init__(Code.TRUNCATED, offset,
+                         f"{what} needs {needed} bytes at {offset}, {max(available, 0)} available")
+        self.needed = needed
+        self.available = available

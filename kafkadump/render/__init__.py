@@ -1,0 +1,1 @@
+"""Renderers: decoded objects in, text out.  They never decode and never print."""

@@ -1,0 +1,1 @@
+"""Byte sources: where the decoder's bytes come from."""

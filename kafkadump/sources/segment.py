@@ -1,0 +1,66 @@
+"""Segment files, mapped read-only.
+
+The file is opened with O_RDONLY and mapped with ACCESS_READ: kafkadump
+cannot modify evidence even by accident.  The mapping lets the walker copy
+one batch at a time out of the page cache, so memory stays bounded by the
+largest batch whatever the file size.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+
+
+class InputError(Exception):
+    """A problem with the input itself (missing, a directory, unreadable): exit 2."""
+
+
+class Segment:
+    """A read-only view of one file.  ``buf`` supports slicing and indexing."""
+
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise InputError(f"{path}: is a directory, expected a file") from None
+        except PermissionError:
+            raise InputError(f"{path}: permission denied") from None
+        except OSError as e:
+            raise InputError(f"{path}: {e.strerror}") from None
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise InputError(f"{path}: is a directory, expected a file")
+            self.size = st.st_size
+            if self.size == 0 or not stat.S_ISREG(st.st_mode):
+                # Empty files cannot be mapped; pipes and devices are read whole
+                # (they are not segments, but be useful rather than fail).
+                with os.fdopen(os.dup(fd), "rb") as f:
+                    self.buf = f.read()
+                self.size = len(self.buf)
+                self._map = None
+            else:
+                self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+                self.buf = self._map
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open_segment(path: str) -> Segment:
+    return Segment(path)
