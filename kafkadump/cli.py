@@ -173,6 +173,13 @@ def _run(fn):
     except UsageError as e:
         typer.echo(f"kafkadump: {e}", err=True)
         raise typer.Exit(2)
+    except BrokenPipeError:
+        # the reader went away (``| head``): what was printed is complete lines
+        _quiet_exit(0)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_exit(0)
     raise typer.Exit(code)
 
 
@@ -300,11 +307,9 @@ def records(
                         write(json.dumps(d) + "\n")
                     recs = item.records if isinstance(item, Batch) else None
                     if recs:
-                        line = lines.line
                         if filtered:
                             recs = [r for r in recs if keep(r)]
-                        if recs:
-                            write("\n".join([line(r, item) for r in recs]) + "\n")
+                        write(lines.batch_lines(item, recs))
             elif f is Format.dump_log:
                 out.write(dumplog.file_header(path, seg.buf))
                 for item in iter_batches(seg.buf, path, options=opt):

@@ -228,6 +228,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 length = (c >> 1) ^ -(c & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (data[pos + 1] << 7)
+                length = (c >> 1) ^ -(c & 1)
+                pos += 2
             else:
                 length, pos = decode_varint(data, pos, end)
             rend = pos + length
@@ -242,6 +246,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 ts_delta = (c >> 1) ^ -(c & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (data[pos + 1] << 7)
+                ts_delta = (c >> 1) ^ -(c & 1)
+                pos += 2
             else:
                 ts_delta, pos = decode_varlong(data, pos, rend)
             p_od = pos
@@ -249,6 +257,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 off_delta = (c >> 1) ^ -(c & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (data[pos + 1] << 7)
+                off_delta = (c >> 1) ^ -(c & 1)
+                pos += 2
             else:
                 off_delta, pos = decode_varint(data, pos, rend)
             p_kl = pos
@@ -256,6 +268,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 klen = (c >> 1) ^ -(c & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (data[pos + 1] << 7)
+                klen = (c >> 1) ^ -(c & 1)
+                pos += 2
             else:
                 klen, pos = decode_varint(data, pos, rend)
             p_key = pos
@@ -271,6 +287,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 vlen = (c >> 1) ^ -(c & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (data[pos + 1] << 7)
+                vlen = (c >> 1) ^ -(c & 1)
+                pos += 2
             else:
                 vlen, pos = decode_varint(data, pos, rend)
             p_val = pos
@@ -286,6 +306,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 hcount = (c >> 1) ^ -(c & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (data[pos + 1] << 7)
+                hcount = (c >> 1) ^ -(c & 1)
+                pos += 2
             else:
                 hcount, pos = decode_varint(data, pos, rend)
             if hcount == 0:
@@ -339,6 +363,10 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
         if c < 0x80:
             hk = (c >> 1) ^ -(c & 1)
             pos += 1
+        elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+            c = (c & 0x7F) | (data[pos + 1] << 7)
+            hk = (c >> 1) ^ -(c & 1)
+            pos += 2
         else:
             hk, pos = decode_varint(data, pos, rend)
         if hk < 0:
@@ -357,6 +385,10 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
         if c < 0x80:
             hv = (c >> 1) ^ -(c & 1)
             pos += 1
+        elif data[pos + 1] < 0x80:  # two-byte varint, also inline
+            c = (c & 0x7F) | (data[pos + 1] << 7)
+            hv = (c >> 1) ^ -(c & 1)
+            pos += 2
         else:
             hv, pos = decode_varint(data, pos, rend)
         p3 = pos

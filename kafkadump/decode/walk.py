@@ -240,35 +240,73 @@ def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
     return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} is not trusted")
 
 
+def _bad_crcs(mv, runs) -> list:
+    """CRC-32C of each ``(pos, nxt, stored)`` run; the positions that fail.
+
+    Runs in a worker thread: crc32c releases the GIL for large buffers, so
+    two of these use both cores.
+    """
+    crc = _crc32c
+    return [pos for pos, nxt, stored in runs if crc(mv[pos + 21:nxt]) != stored]
+
+
 class CrcScan:
     """The verify-crc fast path over one buffer.
 
     Intact v2 batches cost one ``struct`` unpack and one CRC-32C call over
-    a view of the mapping (no copy, no objects); anything else goes through
-    :func:`decode_at`, so legacy messages (including the inner messages of
-    compressed wrappers) and damage are judged by the one decoder.
+    a view of the mapping (no copy, no objects); anything else, and every
+    batch whose CRC fails, goes through :func:`decode_at`, so legacy
+    messages (including the inner messages of compressed wrappers) and
+    damage are judged by the one decoder, and the walk takes the same path
+    as :func:`iter_batches`.
+
+    On large inputs the CRCs are computed by ``threads`` worker threads,
+    a window of batches at a time, while this thread walks the lengths
+    ahead; results are consumed in file order.
+
     Iterating yields only the problem items; the counters say the rest.
     """
 
     _HEAD = struct.Struct(">qiibI")
+    WINDOW = 2048            # batches per unit of threaded work
+    THREAD_MIN_BYTES = 8 << 20
 
-    def __init__(self, buf, file: str = "-", options: Options | None = None):
+    def __init__(self, buf, file: str = "-", options: Options | None = None, threads: int = 2):
         self.buf = buf
         self.file = file
         self.opt = Options(**{**(options or Options()).__dict__, "records": False})
+        self.threads = threads
         self.batches = 0
         self.bytes = 0
         self.bad = 0
 
+    def _problem(self, pos: int, end: int):
+        """Decode at ``pos`` with the full decoder; count; return (problem items, next)."""
+        items, new = decode_at(self.buf, pos, end, self.file, self.opt)
+        out = []
+        for it in items:
+            if isinstance(it, Batch):
+                self.batches += 1
+                self.bytes += it.size
+            if it.findings:
+                if any(f.severity.value != "info" for f in it.findings):
+                    self.bad += 1
+                out.append(it)
+        return out, new
+
     def __iter__(self):
+        if self.threads > 1 and len(self.buf) >= self.THREAD_MIN_BYTES:
+            yield from self._threaded()
+        else:
+            yield from self._serial()
+
+    def _serial(self):
         buf = self.buf
         end = len(buf)
         mv = memoryview(buf)
         unpack = self._HEAD.unpack_from
         crc = _crc32c
         pos = 0
-        n = 0
-        nbytes = 0
         try:
             while pos < end:
                 if end - pos >= 61:
@@ -276,23 +314,92 @@ class CrcScan:
                     nxt = pos + 12 + length
                     if magic == 2 and length >= MIN_BATCH_LENGTH and nxt <= end:
                         if crc(mv[pos + 21:nxt]) == stored:
-                            n += 1
-                            nbytes += length + 12
+                            self.batches += 1
+                            self.bytes += length + 12
                             pos = nxt
                             continue
-                items, new = decode_at(buf, pos, end, self.file, self.opt)
-                for it in items:
-                    if isinstance(it, Batch):
-                        n += 1
-                        nbytes += it.size
-                    if it.findings:
-                        if any(f.severity.value != "info" for f in it.findings):
-                            self.bad += 1
-                        yield it
-                pos = new
+                items, pos = self._problem(pos, end)
+                yield from items
         finally:
-            self.batches = n
-            self.bytes = nbytes
+            mv.release()
+
+    def _collect(self, pos: int, end: int, limit: int):
+        """Walk plausible v2 batches by length from ``pos``: ``(runs, stop)``.
+
+        Stops after ``limit`` batches or at the first position that is not a
+        plausible v2 batch (the caller decodes that one in full).
+        """
+        buf = self.buf
+        unpack = self._HEAD.unpack_from
+        runs = []
+        append = runs.append
+        while pos < end and len(runs) < limit:
+            if end - pos < 61:
+                break
+            _, length, _, magic, stored = unpack(buf, pos)
+            nxt = pos + 12 + length
+            if magic != 2 or length < MIN_BATCH_LENGTH or nxt > end:
+                break
+            append((pos, nxt, stored))
+            pos = nxt
+        return runs, pos
+
+    def _threaded(self):
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        buf = self.buf
+        end = len(buf)
+        mv = memoryview(buf)
+        pool = ThreadPoolExecutor(self.threads, thread_name_prefix="kafkadump-crc")
+        pending: deque = deque()   # (runs, futures) in file order
+        pos = 0                    # where the walk-ahead has got to
+        try:
+            while True:
+                # keep the workers fed: a few windows ahead of the consumer
+                while pos < end and len(pending) < 2 * self.threads:
+                    runs, stop = self._collect(pos, end, self.WINDOW * self.threads)
+                    if not runs:
+                        break
+                    k = (len(runs) + self.threads - 1) // self.threads
+                    futs = [pool.submit(_bad_crcs, mv, runs[i:i + k]) for i in range(0, len(runs), k)]
+                    pending.append((runs, futs))
+                    pos = stop
+                if not pending:
+                    if pos >= end:
+                        break
+                    # the walk-ahead stopped at something that is not an intact-looking v2 batch
+                    items, pos = self._problem(pos, end)
+                    yield from items
+                    continue
+                runs, futs = pending.popleft()
+                bad = set()
+                for f in futs:
+                    bad.update(f.result())
+                if not bad:
+                    self.batches += len(runs)
+                    self.bytes += runs[-1][1] - runs[0][0]
+                    continue
+                # a CRC failed: hand those batches to the decoder, in order
+                resynced = None
+                for rpos, rnxt, _ in runs:
+                    if rpos not in bad:
+                        self.batches += 1
+                        self.bytes += rnxt - rpos
+                        continue
+                    items, new = self._problem(rpos, end)
+                    yield from items
+                    if new != rnxt:
+                        resynced = new  # the decoder distrusted the length: restart the walk there
+                        break
+                if resynced is not None:
+                    for _, fs in pending:
+                        for f in fs:
+                            f.cancel()
+                    pending.clear()
+                    pos = resynced
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
             mv.release()
 
 
