@@ -314,8 +314,9 @@ def records(
                 out.write(dumplog.file_header(path, seg.buf))
                 for item in iter_batches(seg.buf, path, options=opt):
                     status.see(item)
-                    if isinstance(item, Batch) and filtered and item.records is not None:
-                        if not any(keep(r) for r in item.records):
+                    if isinstance(item, Batch) and filtered and not item.findings:
+                        # a batch with no kept record is not shown; damage always is
+                        if item.records is None or not any(keep(r) for r in item.records):
                             continue
                     out.write(dumplog.render(item, records=True, keep=keep if filtered else None))
             else:
@@ -373,6 +374,68 @@ def verify_crc(
             verdict = "all valid" if not status.problems else f"{totals['bad']} bad"
             out.write(f"files: {totals['files']}  batches: {totals['batches']}  bytes: {totals['bytes']}  "
                       f"bad: {totals['bad']}  ({verdict})\n")
+        return 1 if status.problems else 0
+
+    _run(body)
+
+
+# --- hexdump ---------------------------------------------------------------------------------
+
+@app.command()
+def hexdump(
+    path: str = typer.Argument(..., help="Segment file or any file of record batches / message sets."),
+    position: Optional[int] = typer.Option(None, "--position", min=0, metavar="BYTES",
+                                           help="The batch or message containing this byte position."),
+    offset: Optional[int] = typer.Option(None, "--offset", help="The batch holding this Kafka offset."),
+    batch: Optional[int] = typer.Option(None, "--batch", min=0, metavar="N",
+                                        help="The N-th batch of the file, counting from 0."),
+    expand_records: bool = typer.Option(False, "--records", help="Name every field of every record too."),
+    context: int = typer.Option(0, "--context", min=0, metavar="BYTES",
+                                help="Also show this many raw bytes before and after (for damaged regions)."),
+    json_: bool = JsonOpt,
+    encoding: Encoding = typer.Option(Encoding.hex, "--encoding", "-e", help="Byte values in --json."),
+    max_decompressed: int = MaxDecompOpt,
+    max_depth: int = MaxDepthOpt,
+    color: Optional[bool] = ColorOpt,
+):
+    """Annotated hexdump of one batch: every byte named by its field.
+
+    Default: the first batch.  Compressed batches show the decompressed
+    records as a second, separately addressed pane.  Bytes the decoder
+    cannot explain are shown as unparsed, with the finding that says why.
+    """
+    from .decode.walk import decode_spanned, locate
+    from .render import hexdump as hd
+
+    def body():
+        if sum(x is not None for x in (position, offset, batch)) > 1:
+            raise UsageError("give at most one of --position, --offset, --batch")
+        opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth)
+        with open_segment(path) as seg:
+            item = locate(seg.buf, path, position=position, offset=offset, index=batch, options=opt)
+            if item is None:
+                what = ("position " + str(position) if position is not None else
+                        "offset " + str(offset) if offset is not None else
+                        "batch " + str(batch) if batch is not None else "any batch")
+                raise UsageError(f"{path}: no {what} in this file")
+            decoded, spans = decode_spanned(seg.buf, item, opt)
+            status = _Status()
+            status.see(decoded)
+            if json_:
+                out = sys.stdout
+                leaves = hd.leaf_spans(spans, expand_records=True)
+                for sp in leaves:
+                    out.write(hd.span_json(sp, encoding.value) + "\n")
+                for f in decoded.findings:
+                    out.write(json.dumps({"type": "finding", **f.to_dict()}) + "\n")
+            else:
+                start = item.position
+                end = start + item.size
+                before = seg.buf[max(0, start - context):start] if context else b""
+                after = seg.buf[end:end + context] if context else b""
+                hd.render_text(decoded, spans, seg.buf[start:end], start, expand_records=expand_records,
+                               context=(before, start - len(before), after), console=_console(color),
+                               out=sys.stdout)
         return 1 if status.problems else 0
 
     _run(body)

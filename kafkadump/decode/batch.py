@@ -173,6 +173,7 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
             b.findings.append(Finding(code, payload_pos, message))
         b.decompressed_size = len(data)
         if spans is not None:
+            b.decompressed = data
             spans.append(Span("batch.records", payload_pos, end - pos,
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0

@@ -197,6 +197,8 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
         b.findings.append(Finding(code, payload_pos, message))
     if depth == 1:
         b.decompressed_size = len(data)
+        if spans is not None:
+            b.decompressed = data
     msgs = []
     p = 0
     end = len(data)

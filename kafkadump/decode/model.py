@@ -101,7 +101,7 @@ class Batch:
                  "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
                  "producer_epoch", "base_sequence", "record_count", "findings", "records",
                  "offset", "message_size", "timestamp", "key", "decompressed_size",
-                 "last_offset_override", "spans")
+                 "last_offset_override", "spans", "decompressed")
 
     def __init__(self, file, position, size, magic):
         self.file = file
@@ -130,6 +130,7 @@ class Batch:
         self.decompressed_size = None
         self.last_offset_override = None
         self.spans = None
+        self.decompressed = None  # the decompressed payload, kept only when spans are recorded
 
     # --- derived -------------------------------------------------------------
     @property

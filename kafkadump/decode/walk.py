@@ -240,6 +240,59 @@ def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
     return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} is not trusted")
 
 
+def locate(buf, file: str, *, position: int | None = None, offset: int | None = None,
+           index: int | None = None, options: Options | None = None):
+    """Find one item of the walk: the one containing byte ``position``, the
+    batch holding Kafka ``offset``, or the ``index``-th batch (0-based; gaps
+    are not counted).  Default: the first item.  None when there is none.
+    """
+    opt = Options(**{**(options or Options()).__dict__, "records": False})
+    n = 0
+    for item in iter_batches(buf, file, options=opt):
+        if position is not None:
+            if item.position <= position < item.position + item.size:
+                return item
+            continue
+        if not isinstance(item, Batch):
+            if offset is None and index is None:
+                return item
+            continue
+        if offset is not None:
+            lo = item.base_offset if item.base_offset is not None else item.offset
+            hi = item.last_offset
+            if lo is not None and hi is not None and lo <= offset <= hi:
+                return item
+            continue
+        if index is None or n == index:
+            return item
+        n += 1
+    return None
+
+
+def decode_spanned(buf, item, options: Options | None = None):
+    """Decode one located item again, recording every field's span.
+
+    Returns ``(item, spans)``: for a batch, the fully decoded batch (records
+    included; its ``decompressed`` payload kept); for a gap, the gap and
+    one unparsed span covering it.
+    """
+    from .model import Span
+
+    opt = options or Options()
+    if isinstance(item, Gap):
+        return item, [Span("unparsed", item.position, item.size, None, "file", raw="unparsed")]
+    pos = item.position
+    chunk = buf[pos:pos + item.size]
+    spans: list = []
+    if item.magic == 2:
+        b = decode_batch(chunk, 0, item.file, base=pos, records=True,
+                         max_decompressed=opt.max_decompressed, spans=spans)
+    else:
+        b = decode_legacy(chunk, 0, item.size, item.file, base=pos, records=True,
+                          max_decompressed=opt.max_decompressed, max_depth=opt.max_depth, spans=spans)
+    return b, spans
+
+
 def _bad_crcs(mv, runs) -> list:
     """CRC-32C of each ``(pos, nxt, stored)`` run; the positions that fail.
 
@@ -403,4 +456,4 @@ class CrcScan:
             mv.release()
 
 
-__all__ = ["Options", "iter_batches", "decode_at", "CrcScan", "find_next_batch", "plausible_at", "Batch", "Gap"]
+__all__ = ["Options", "iter_batches", "decode_at", "CrcScan", "locate", "decode_spanned", "find_next_batch", "plausible_at", "Batch", "Gap"]

@@ -1,9 +1,267 @@
-"""kafka-dump-log.sh line format (stub; being written)."""
+"""The line format of Kafka's ``kafka-dump-log.sh`` (``DumpLogSegments``).
+
+Scripts written against Kafka's tool should keep working on
+``kafkadump batches|records --format dump-log``.  The reference is the
+modern tool (Kafka 3.x ``kafka.tools.DumpLogSegments`` and its 4.x Java
+port ``org.apache.kafka.tools.DumpLogSegments``); this module only formats
+the decoded objects, it never decodes or prints.
+
+Per file::
+
+    Dumping PATH
+    Log starting offset: N            (NNNNNNNNNNNNNNNNNNNN.log file names)
+
+Per v2 batch (one line; ``position`` is the batch's byte position)::
+
+    baseOffset: B lastOffset: L count: C baseSequence: S lastSequence: S
+    producerId: P producerEpoch: E partitionLeaderEpoch: LE isTransactional: false
+    isControl: false deleteHorizonMs: OptionalLong.empty position: POS
+    CreateTime: MAXTS size: SIZE magic: 2 compresscodec: none crc: CRC isvalid: true
+
+Per legacy (magic 0/1) top-level message, ``offset`` is the wrapper's
+(= last) offset, and magic 0 has ``NoTimestampType: -1``::
+
+    offset: O position: POS CreateTime: TS size: SIZE magic: 1 compresscodec: gzip crc: CRC isvalid: true
+
+Per record (``records`` mode: Kafka's ``--print-data-log``)::
+
+    | offset: O CreateTime: TS keySize: K valueSize: V sequence: S headerKeys: [a,b] key: k payload: v
+    | offset: O CreateTime: TS keySize: K valueSize: V isValid: true crc: CRC key: k payload: v   (magic 0/1)
+    | offset: O CreateTime: TS keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: COMMIT coordinatorEpoch: 7
+
+Timestamps are the batch's timestamp type name and the record's effective
+timestamp (the batch's maxTimestamp under LogAppendTime); sizes are -1 for
+null; ``key:`` is left out for a null key and ``payload:`` for a null value;
+control records carry no key/payload, as in Kafka.  Keys and payloads are
+UTF-8 text with invalid bytes replaced, printed as they are (Kafka does not
+escape newlines or control characters either).
+
+Lines Kafka never prints start with ``# kafkadump: `` so scripts can skip
+them; all their fields are ``name: value`` pairs, the free-text message last::
+
+    # kafkadump: not-a-batch position: POS size: N
+    # kafkadump: CODE severity: SEV position: P [decompressedPosition: D] [length: N] message: TEXT
+
+``position`` (like Kafka's own ``position:``) is a byte position in the
+file; the finding lines follow the batch (or gap) line they belong to,
+before its records.  A gap that is a cut-off tail (a ``truncated``
+finding) is also reported as Kafka reports one:
+``Found N invalid bytes at the end of FILENAME``.
+
+Where kafkadump departs from Kafka, deliberately:
+
+* Kafka 3.x (Scala) prints a stray ``}`` after a legacy record's crc
+  (``crc: 123}``); the 4.x Java port does not, and neither do we.
+* Kafka prints KRaft control records (LeaderChange, SnapshotHeader, ...)
+  as JSON of the decoded message.  kafkadump does not decode those
+  bodies: Kafka's label is followed by the raw value as ``0x...`` hex.
+* Where Kafka throws (a control key too short to name a type, a marker
+  value too short, zero padding, an unknown magic) the line is printed
+  with what is known and a ``# kafkadump:`` finding line says the rest.
+* ``Log starting offset`` is printed only for 20-digit segment names
+  (also ``.log.deleted`` and the like); KRaft snapshot names
+  (``<offset>-<epoch>.checkpoint``) give Kafka's ``Snapshot end offset`` line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..decode.model import Batch, Gap
+
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.[A-Za-z]+)*$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+
+# Kafka's labels for the KRaft control records whose body it prints as JSON.
+# kafkadump does not decode those bodies; the raw value is shown as hex instead.
+_CONTROL_LABELS = {
+    "LEADER_CHANGE": " LeaderChange: ",
+    "SNAPSHOT_HEADER": " SnapshotHeader ",
+    "SNAPSHOT_FOOTER": " SnapshotFooter ",
+    "KRAFT_VERSION": " KRaftVersion ",
+    "KRAFT_VOTERS": " KRaftVoters ",
+}
+
+_NOTE = "# kafkadump: "
 
 
 def file_header(path, buf) -> str:
-    return f"Dumping {path}\n"
+    """``Dumping PATH`` and, as Kafka does, the start offset from the file name."""
+    name = os.path.basename(str(path))
+    out = f"Dumping {path}\n"
+    m = _SEGMENT_NAME.match(name)
+    if m:
+        out += f"Log starting offset: {int(m.group(1))}\n"
+    elif name == "bootstrap.checkpoint":
+        out += "KRaft bootstrap snapshot\n"
+    else:
+        m = _SNAPSHOT_NAME.match(name)
+        if m:
+            out += f"Snapshot end offset: {int(m.group(1))}, epoch: {int(m.group(2))}\n"
+    return out
 
 
 def render(item, records=False, keep=None) -> str:
-    return ""
+    """One batch (or gap) as kafka-dump-log lines, with records when asked."""
+    if isinstance(item, Gap):
+        return _gap(item)
+    lines = [_batch_line(item)]
+    lines.extend(_finding_lines(item.findings))
+    if records and item.records:
+        if item.magic >= 2:
+            line = _v2_record_line
+        else:
+            line = _legacy_record_line
+        control = item.is_control
+        for r in item.records:
+            if keep is None or keep(r):
+                lines.append(line(r, item, control))
+    return "\n".join(lines) + "\n"
+
+
+# --- values ----------------------------------------------------------------------
+
+def _v(x) -> str:
+    """A value as Java string concatenation shows it (null for missing)."""
+    if x is None:
+        return "null"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    return str(x)
+
+
+def _text(b) -> str:
+    """Key/payload bytes as Kafka's StringDecoder shows them."""
+    return bytes(b).decode("utf-8", "replace")
+
+
+def _ts_type(b: Batch) -> str:
+    return b.timestamp_type or "NoTimestampType"
+
+
+def _one_line(s: str) -> str:
+    return s.replace("\r", "\\r").replace("\n", "\\n")
+
+
+# --- batches ---------------------------------------------------------------------
+
+def _batch_line(b: Batch) -> str:
+    if b.magic >= 2:
+        horizon = (f"OptionalLong[{b.base_timestamp}]" if b.has_delete_horizon
+                   else "OptionalLong.empty")
+        head = (f"baseOffset: {_v(b.base_offset)} lastOffset: {_v(b.last_offset)} count: {_v(b.record_count)}"
+                f" baseSequence: {_v(b.base_sequence)} lastSequence: {_v(_last_sequence(b))}"
+                f" producerId: {_v(b.producer_id)} producerEpoch: {_v(b.producer_epoch)}"
+                f" partitionLeaderEpoch: {_v(b.partition_leader_epoch)}"
+                f" isTransactional: {_v(b.is_transactional)} isControl: {_v(b.is_control)}"
+                f" deleteHorizonMs: {horizon}")
+        max_ts = b.max_timestamp
+    else:
+        head = f"offset: {_v(b.last_offset)}"
+        max_ts = b.timestamp if b.magic >= 1 else None
+    return (f"{head} position: {b.position} {_ts_type(b)}: {-1 if max_ts is None else max_ts}"
+            f" size: {b.size} magic: {b.magic} compresscodec: {b.compression}"
+            f" crc: {_v(b.crc)} isvalid: {_v(b.crc_valid)}")
+
+
+# --- records ---------------------------------------------------------------------
+
+def _i32(x: int) -> int:
+    return ((x + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+def _increment_sequence(seq: int, inc: int) -> int:
+    """Kafka's DefaultRecordBatch.incrementSequence, in Java int arithmetic (wraps past INT32_MAX to 0)."""
+    if seq > _i32(0x7FFFFFFF - inc):
+        return _i32(inc - _i32(0x7FFFFFFF - seq) - 1)
+    return _i32(seq + inc)
+
+
+def _last_sequence(b: Batch):
+    """DefaultRecordBatch.lastSequence: -1 only for baseSequence -1, else incremented (even if odd)."""
+    if b.base_sequence is None or b.last_offset_delta is None:
+        return None
+    if b.base_sequence == -1:
+        return -1
+    return _increment_sequence(b.base_sequence, b.last_offset_delta)
+
+
+def _sequence(b: Batch, r) -> int:
+    """DefaultRecord.sequence: -1 unless the batch's baseSequence is >= 0."""
+    base = b.base_sequence
+    if base is None or base < 0 or r.offset_delta is None:
+        return -1
+    return _increment_sequence(base, r.offset_delta)
+
+
+def _contents(r) -> str:
+    out = ""
+    if r.key is not None:
+        out += " key: " + _text(r.key)
+    if r.value is not None:
+        out += " payload: " + _text(r.value)
+    return out
+
+
+def _control(r) -> str:
+    ctl = r.control
+    if not ctl:
+        return ""
+    ctype = ctl.get("type")
+    if ctype in ("ABORT", "COMMIT"):
+        out = f" endTxnMarker: {ctype}"
+        if "coordinatorEpoch" in ctl:
+            out += f" coordinatorEpoch: {ctl['coordinatorEpoch']}"
+        return out
+    label = _CONTROL_LABELS.get(ctype)
+    if label is not None:
+        return label + ("null" if r.value is None else "0x" + bytes(r.value).hex())
+    if ctype is None:  # key too short to name a type; the finding says so
+        return ""
+    return f" controlType: {ctype}"  # UNKNOWN(n), as Kafka prints an unknown type
+
+
+def _record_head(r, b: Batch) -> str:
+    ts = -1 if r.timestamp is None else r.timestamp
+    return (f"| offset: {r.offset} {_ts_type(b)}: {ts}"
+            f" keySize: {-1 if r.key is None else len(r.key)}"
+            f" valueSize: {-1 if r.value is None else len(r.value)}")
+
+
+def _v2_record_line(r, b: Batch, control: bool) -> str:
+    keys = ",".join(k for k, _ in r.headers)
+    line = f"{_record_head(r, b)} sequence: {_sequence(b, r)} headerKeys: [{keys}]"
+    if control:
+        return line + _control(r)
+    return line + _contents(r)
+
+
+def _legacy_record_line(r, b: Batch, control: bool) -> str:
+    return (f"{_record_head(r, b)} isValid: {_v(r.crc_valid)} crc: {_v(r.crc)}"
+            + _contents(r))
+
+
+# --- damage ----------------------------------------------------------------------
+
+def _finding_lines(findings) -> list:
+    out = []
+    for f in findings:
+        line = f"{_NOTE}{f.code.value} severity: {f.severity.value} position: {f.offset}"
+        if f.source_offset is not None:
+            line += f" decompressedPosition: {f.source_offset}"
+        if f.length is not None:
+            line += f" length: {f.length}"
+        out.append(line + " message: " + _one_line(f.message))
+    return out
+
+
+def _gap(g: Gap) -> str:
+    lines = [f"{_NOTE}not-a-batch position: {g.position} size: {g.size}"]
+    lines.extend(_finding_lines(g.findings))
+    if any(f.code.value == "truncated" for f in g.findings):
+        # Kafka stops at a cut-off tail and says so in these words.
+        lines.append(f"Found {g.size} invalid bytes at the end of {os.path.basename(str(g.file))}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,298 @@
+"""Annotated hexdump: every byte of a batch named by the field it belongs to.
+
+Input is the decoder's spans for one batch (or gap); nothing is decoded
+here.  Output is a classic hexdump (offset, 16 bytes, ASCII) where each
+field's bytes share a colour, and beside each row the fields that start in
+it: name, decoded value, raw bytes of varints, meaning of attribute bits,
+CRC verdicts.  Bytes no field explains are shown as unparsed, in their own
+style, with the finding that explains them.  Compressed batches get a second
+pane for the decompressed bytes, addressed from 0, as Wireshark does.
+
+The plain form (no terminal, NO_COLOR) marks field starts in the hex with
+``|`` instead of colour so the annotations stay readable.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .. import describe as d
+from ..decode.model import Batch, Gap, Span
+
+PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
+UNPARSED_STYLE = "bold white on red"
+CONTEXT_STYLE = "dim"
+
+_ROW = 16
+
+
+def leaf_spans(spans: list, expand_records: bool) -> list:
+    """The spans to show: leaves only; without ``expand_records`` each record is one block."""
+    out = []
+    blocks: dict = {}
+    for s in spans:
+        prefix = None if expand_records or s.raw == "unparsed" else _record_prefix(s.path)
+        if prefix is None:
+            out.append(s)
+            continue
+        key = (prefix, s.source)
+        blk = blocks.get(key)
+        if blk is None:
+            blk = blocks[key] = Span(prefix, s.offset, s.length, None, s.source, raw="block")
+            out.append(blk)
+        else:
+            blk.length = max(blk.offset + blk.length, s.offset + s.length) - blk.offset
+    return out
+
+
+def _record_prefix(path: str):
+    for marker in (".records[", ".inner["):
+        i = path.find(marker)
+        if i >= 0:
+            j = path.find("]", i)
+            return path[: j + 1]
+    return None
+
+
+def describe_span(s: Span, batch) -> str:
+    """``name = value`` for the annotation column."""
+    name = s.path.split(".", 1)[1] if "." in s.path else s.path
+    v = s.value
+    if s.raw == "unparsed":
+        return f"{'' if name == 'unparsed' else name + ': '}unparsed ({s.length} bytes)"
+    if s.raw == "block":
+        return f"{name} ({s.length} bytes; --records to expand)"
+    if name == "attributes" and isinstance(v, int) and batch is not None:
+        width = 4 if s.length == 2 else 2
+        return f"attributes 0x{v:0{width}x} = {d.describe_attributes(v, batch.magic)}"
+    if name == "crc" and batch is not None and isinstance(batch, Batch) and batch.computed_crc is not None:
+        verdict = "ok" if batch.crc_valid else "MISMATCH"
+        kind = "crc32c" if batch.magic >= 2 else "crc32"
+        return f"crc {v} (computed {kind} {batch.computed_crc}: {verdict})"
+    if name.endswith("crc") and isinstance(v, int):
+        return f"{name} {v}"
+    if isinstance(v, (bytes, bytearray)):
+        return f"{name} = {d.preview(bytes(v), 48)}"
+    if name.endswith("Timestamp") or name.endswith("timestamp"):
+        if isinstance(v, int) and v >= 0:
+            return f"{name} = {v} ({d.iso_ms(v)})"
+    return f"{name} = {v}"
+
+
+_VARINT_FIELDS = ("length", "timestampDelta", "offsetDelta", "keyLength", "valueLength", "headersCount")
+
+
+def _varint_note(s: Span, pane) -> str:
+    """Raw bytes and zig-zag form of a record's varint fields (v2 records only)."""
+    leaf = s.path.rsplit(".", 1)[-1]
+    if leaf not in _VARINT_FIELDS or ".records[" not in s.path or not isinstance(s.value, int):
+        return ""
+    raw = pane.data[s.offset - pane.base: s.offset - pane.base + s.length]
+    zz = ((s.value << 1) ^ (s.value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    return f"  [varint {raw.hex(' ')} = zig-zag {zz}]"
+
+
+class Pane:
+    """One addressed byte source: the file region, or the decompressed payload."""
+
+    def __init__(self, title: str, data: bytes, base: int, spans: list, source: str):
+        self.title = title
+        self.data = data          # the bytes shown
+        self.base = base          # address of data[0]
+        self.spans = sorted((s for s in spans if s.source == source), key=lambda s: (s.offset, -s.length))
+        self.source = source
+
+
+def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> list[str]:
+    """Bytes in [start, end) covered by no span or by two: [] when the spans tile it."""
+    errs = []
+    pos = start
+    for s in sorted((s for s in spans if s.source == source), key=lambda s: s.offset):
+        if s.length == 0:
+            continue
+        if s.offset > pos:
+            errs.append(f"gap [{pos}, {s.offset})")
+        elif s.offset < pos:
+            errs.append(f"overlap at {s.offset} ({s.path})")
+        pos = max(pos, s.offset + s.length)
+    if pos < end:
+        errs.append(f"gap [{pos}, {end})")
+    if pos > end:
+        errs.append(f"spans run past the end to {pos}")
+    return errs
+
+
+def render_text(item, spans: list, file_bytes: bytes, file_base: int, *, expand_records: bool = False,
+                context: tuple[bytes, int, bytes] | None = None, console=None, out=None) -> None:
+    """Print the annotated dump of one item.
+
+    ``file_bytes`` are the item's bytes, starting at ``file_base``;
+    ``context`` is ``(before, before_base, after)`` raw bytes shown dimmed.
+    With a rich ``console`` bytes are coloured; else ``out.write`` gets plain text.
+    """
+    leaves = leaf_spans(spans, expand_records)
+    title = _title(item)
+    panes = [Pane(title, file_bytes, file_base, leaves, "file")]
+    dec = getattr(item, "decompressed", None)
+    if dec is not None:
+        size = f"{len(dec):,}".replace(",", " ")
+        panes.append(Pane(f"decompressed, {size} bytes", dec, 0, leaves, "decompressed"))
+    findings = list(item.findings)
+    emit = _Emitter(console, out)
+    if context and context[0]:
+        emit.plain_rows(context[0], context[1], "context before")
+    for pane in panes:
+        emit.header(pane.title)
+        _render_pane(emit, pane, item if isinstance(item, Batch) else None, findings)
+    if context and context[2]:
+        emit.plain_rows(context[2], file_base + len(file_bytes), "context after")
+    unplaced = [f for f in findings if f is not None]
+    for f in unplaced:
+        emit.line(f"  ! {f.code.value} @{f.offset}: {f.message}", "red")
+
+
+def _title(item) -> str:
+    if isinstance(item, Gap):
+        return f"unparsed bytes at position {item.position} ({item.size} bytes)"
+    kind = "record batch" if item.magic >= 2 else f"message (magic {item.magic})"
+    return (f"{kind} at position {item.position}: {item.size} bytes, {item.compression}"
+            + (f", offsets {item.base_offset}..{item.last_offset}" if item.base_offset is not None else ""))
+
+
+class _Emitter:
+    def __init__(self, console, out):
+        self.console = console
+        self.out = out
+
+    def line(self, text: str, style: str | None = None) -> None:
+        if self.console is not None:
+            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self.out.write(text + "\n")
+
+    def text(self, text_obj) -> None:
+        self.console.print(text_obj, highlight=False, soft_wrap=True)
+
+    def header(self, title: str) -> None:
+        self.line(f"── {title}", "bold")
+
+    def plain_rows(self, data: bytes, base: int, label: str) -> None:
+        self.line(f"   ({label}, {len(data)} bytes)", CONTEXT_STYLE)
+        for i in range(0, len(data), _ROW):
+            chunk = data[i:i + _ROW]
+            hexs = " ".join(f"{b:02x}" for b in chunk)
+            self.line(f"{base + i:08x}  {hexs:<47}  |{_ascii(chunk)}|", CONTEXT_STYLE)
+
+
+def _ascii(chunk: bytes) -> str:
+    return "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+
+
+def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
+    data = pane.data
+    base = pane.base
+    n = len(data)
+    # byte -> span index
+    owner = [-1] * n
+    for idx, s in enumerate(pane.spans):
+        a = max(0, s.offset - base)
+        z = min(n, s.offset - base + s.length)
+        for i in range(a, z):
+            owner[i] = idx
+    row_start = (base // _ROW) * _ROW
+    pos = row_start
+    end = base + n
+    while pos < end:
+        cells = []
+        for i in range(pos, pos + _ROW):
+            if i < base or i >= end:
+                cells.append(None)
+            else:
+                cells.append((i, data[i - base], owner[i - base]))
+        notes = []
+        for idx, s in enumerate(pane.spans):
+            if pos <= s.offset < pos + _ROW:
+                note = describe_span(s, batch)
+                note += _varint_note(s, pane)
+                notes.append((note, idx))
+        for f in findings:
+            if f is None:
+                continue
+            where = f.offset if pane.source == "file" else None
+            if pane.source == "decompressed" and f.source_offset is not None:
+                where = f.source_offset
+            if where is not None and pos <= where < pos + _ROW and (pane.source == "file") == (f.source_offset is None):
+                notes.append((f"! {f.code.value}: {f.message}", -2))
+                findings[findings.index(f)] = None
+        _emit_row(emit, pos, cells, notes, pane)
+        pos += _ROW
+
+
+def _emit_row(emit: _Emitter, pos: int, cells, notes, pane: Pane) -> None:
+    first_note = notes[0][0] if notes else ""
+    rest = notes[1:]
+    if emit.console is None:
+        # plain: "|" before the first byte of a field, "!" before unparsed bytes
+        parts = []
+        for c in cells:
+            if c is None:
+                parts.append("   ")
+                continue
+            i, byte, own = c
+            unparsed = own < 0 or pane.spans[own].raw == "unparsed"
+            sep = "!" if unparsed else ("|" if pane.spans[own].offset == i else " ")
+            parts.append(f"{sep}{byte:02x}")
+        hexs = "".join(parts)
+        asc = "".join(" " if c is None else (chr(c[1]) if 32 <= c[1] < 127 else ".") for c in cells)
+        emit.line(f"{pos:08x} {hexs}  |{asc}| {first_note}".rstrip())
+        for note, _ in rest:
+            emit.line(" " * 76 + note)
+        return
+    from rich.text import Text
+
+    t = Text(f"{pos:08x}  ")
+    asc = Text()
+    for k, c in enumerate(cells):
+        if c is None:
+            t.append("   ")
+            asc.append(" ")
+            continue
+        i, byte, own = c
+        style = _style(pane, own)
+        t.append(f"{byte:02x}", style=style)
+        t.append(" ")
+        asc.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
+    t.append(" |")
+    t.append_text(asc)
+    t.append("| ")
+    if notes:
+        t.append(first_note, style=_note_style(pane, notes[0][1]))
+    emit.text(t)
+    for note, idx in rest:
+        line = Text(" " * 77)
+        line.append(note, style=_note_style(pane, idx))
+        emit.text(line)
+
+
+def _style(pane: Pane, own: int) -> str:
+    if own < 0 or pane.spans[own].raw == "unparsed":
+        return UNPARSED_STYLE
+    return PALETTE[own % len(PALETTE)]
+
+
+def _note_style(pane: Pane, idx: int) -> str:
+    if idx == -2:
+        return "bold red"
+    return _style(pane, idx)
+
+
+def span_json(s: Span, encoding: str = "hex") -> str:
+    v = s.value
+    if isinstance(v, (bytes, bytearray)):
+        v = bytes(v).hex() if encoding == "hex" else __import__("base64").b64encode(bytes(v)).decode()
+    elif v is not None and not isinstance(v, (int, float, str, bool, dict, list)):
+        v = str(v)
+    d_ = {"path": s.path, "offset": s.offset, "length": s.length, "value": v, "source": s.source}
+    if s.raw == "unparsed":
+        d_["unparsed"] = True
+    return json.dumps(d_)
