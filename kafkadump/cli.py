@@ -441,6 +441,18 @@ def hexdump(
     _run(body)
 
 
+def _register_commands() -> None:
+    import importlib
+
+    from .commands import MODULES
+
+    for name in MODULES:
+        importlib.import_module(f".commands.{name}", __package__).register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Console entry point: quiet on a closed pipe or Ctrl-C."""
     try:

@@ -1,0 +1,5 @@
+"""kafkadump commands: spark (not yet implemented)."""
+
+
+def register(app) -> None:
+    """Add this module's commands to the typer app."""
