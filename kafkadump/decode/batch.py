@@ -278,6 +278,9 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             p_key = pos
             if klen >= 0:
                 pos += klen
+                if pos > rend:
+                    raise DecodeError(Code.RECORD_MALFORMED, p_kl,
+                                      f"key length {klen} runs past the record's end")
                 key = data[p_key:pos]
             elif klen == -1:
                 key = None
@@ -297,6 +300,9 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             p_val = pos
             if vlen >= 0:
                 pos += vlen
+                if pos > rend:
+                    raise DecodeError(Code.RECORD_MALFORMED, p_vl,
+                                      f"value length {vlen} runs past the record's end")
                 value = data[p_val:pos]
             elif vlen == -1:
                 value = None
@@ -480,16 +486,24 @@ def _check_records(b: Batch, recs: list) -> None:
     prev = -1
     for r in recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
-            b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, r.position if r.source == "file" else pos + 23,
+            if r.source == "file":
+                where, rel = r.position, None
+            else:
+                where, rel = pos + HEADER_SIZE, r.position
+            b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, where,
                                       f"offsetDelta {r.offset_delta} after {prev} "
-                                      f"(lastOffsetDelta {b.last_offset_delta})"))
+                                      f"(lastOffsetDelta {b.last_offset_delta})", source_offset=rel))
             break
         prev = r.offset_delta
+    complete = len(recs) == b.record_count and not any(
+        f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
     if not (b.attributes & 0x08) and not b.has_delete_horizon:
         top = max(r.timestamp for r in recs)
-        if top > b.max_timestamp:
+        # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
+        # the largest record, so a difference is only explainable when records are missing
+        if top > b.max_timestamp or (complete and top != b.max_timestamp):
             b.findings.append(Finding(Code.TIMESTAMP_MISMATCH, pos + 35,
-                                      f"maxTimestamp {b.max_timestamp} < record timestamp {top}"))
+                                      f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
 
 
 def plausible_v2_header(buf, pos: int, end: int) -> bool:

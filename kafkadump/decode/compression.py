@@ -256,9 +256,61 @@ def _unlz4(data, cap: int, notes) -> bytes:
 
 # --- zstd -------------------------------------------------------------------------
 
+ZSTD_MAGIC = 0xFD2FB528
+
+
+def zstd_frames_end(data) -> int | None:
+    """Walk the zstd frames in ``data`` by their block headers (no decoding).
+
+    Returns where the last complete frame ends, or None when a frame is cut
+    short: the streaming reader returns partial output for a truncated
+    frame without complaint, so completeness is checked here.
+    Skippable frames (magic 0x184D2A5?) are stepped over.
+    """
+    n = len(data)
+    pos = 0
+    while pos < n:
+        if pos + 4 > n:
+            return None
+        (magic,) = struct.unpack_from("<I", data, pos)
+        if magic & 0xFFFFFFF0 == 0x184D2A50:
+            if pos + 8 > n:
+                return None
+            (size,) = struct.unpack_from("<I", data, pos + 4)
+            pos += 8 + size
+            continue
+        if magic != ZSTD_MAGIC:
+            return pos if pos else None
+        if pos + 5 > n:
+            return None
+        fhd = data[pos + 4]
+        single = (fhd >> 5) & 1
+        fcs_size = (0 if not single else 1, 2, 4, 8)[fhd >> 6]
+        did_size = (0, 1, 2, 4)[fhd & 3]
+        checksum = (fhd >> 2) & 1
+        p = pos + 5 + (0 if single else 1) + did_size + fcs_size
+        while True:
+            if p + 3 > n:
+                return None
+            h = data[p] | (data[p + 1] << 8) | (data[p + 2] << 16)
+            last, btype, bsize = h & 1, (h >> 1) & 3, h >> 3
+            if btype == 3:
+                return None  # reserved block type: corrupt
+            p += 3 + (1 if btype == 1 else bsize)
+            if last:
+                break
+        p += 4 * checksum
+        if p > n:
+            return None
+        pos = p
+    return pos
+
+
 def _unzstd(data, cap: int) -> bytes:
     import zstandard
 
+    if zstd_frames_end(data) is None:
+        raise _failed("zstd", "a frame is cut short (its blocks run past the end of the data)")
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(bytes(data), read_across_frames=True)
         out = reader.read(cap + 1)

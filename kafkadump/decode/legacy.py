@@ -158,13 +158,15 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
         if records:
             b.records = [_record(m, m.offset, m.timestamp, b.timestamp_type, "file", base)]
         return b
-    if codec > 4:
-        b.findings.append(Finding(Code.UNKNOWN_CODEC, b.position + 17, f"compression codec {codec} is unknown"))
+    if codec > 3:  # zstd (4) exists only in record batches v2
+        b.findings.append(Finding(Code.UNKNOWN_CODEC, b.position + 17,
+                                  f"compression codec {codec} is not valid in a magic {m.magic} message"))
         b.records = [] if records else None
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    inner = _expand(m, b, 1, max_decompressed, max_depth, spans)
+    inner = _expand(m, b, 1, max_decompressed, max_depth, spans, m.offset,
+                    (b.position + (m.p_value - m.pos) + 4, None))
     b.record_count = len(inner)
     b.base_offset = inner[0].offset if inner else m.offset
     b.records = inner if records else None
@@ -177,24 +179,40 @@ def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -
                   m.crc, m.computed_crc, m.offset)
 
 
-def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans) -> list:
-    """Decompress a wrapper and decode its inner message set, flattening nested wrappers."""
-    payload_pos = b.position + (wrapper.p_value - wrapper.pos) + 4 if depth == 1 else b.position
+def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans,
+            wrapper_offset: int, anchor: tuple) -> list:
+    """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
+
+    ``wrapper_offset`` is the wrapper's absolute offset; ``anchor`` is
+    ``(file offset, decompressed offset or None)`` of the wrapper's value,
+    where findings about this wrapper are anchored.  Inner messages of the
+    top-level wrapper are addressed in its decompressed data; deeper ones
+    are anchored at the nested wrapper that holds them.
+    """
+    a_off, a_src = anchor
+
+    def at(p):
+        return (a_off, p) if depth == 1 else (a_off, a_src)
+
     if depth > max_depth:
-        b.findings.append(Finding(Code.NESTING_TOO_DEEP, payload_pos,
-                                  f"wrappers nested deeper than {max_depth} levels; not expanded"))
+        b.findings.append(Finding(Code.NESTING_TOO_DEEP, a_off,
+                                  f"wrappers nested deeper than {max_depth} levels; not expanded",
+                                  source_offset=a_src))
         return []
     if wrapper.value is None:
-        b.findings.append(Finding(Code.RECORD_MALFORMED, payload_pos, "compressed wrapper has a null value"))
+        # anchored at the value's length field (-1) when it is in the file
+        b.findings.append(Finding(Code.RECORD_MALFORMED, a_off - 4 if depth == 1 else a_off,
+                                  "compressed wrapper has a null value", source_offset=a_src))
         return []
     notes: list = []
     try:
         data = decompress(wrapper.attributes & 7, wrapper.value, cap, notes)
     except DecodeError as e:
-        b.findings.append(Finding(e.code, payload_pos, e.message, length=len(wrapper.value)))
+        b.findings.append(Finding(e.code, a_off, e.message, length=len(wrapper.value) if depth == 1 else None,
+                                  source_offset=a_src))
         return []
     for code, message in notes:
-        b.findings.append(Finding(code, payload_pos, message))
+        b.findings.append(Finding(code, a_off, message, source_offset=a_src))
     if depth == 1:
         b.decompressed_size = len(data)
         if spans is not None:
@@ -206,43 +224,51 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
         try:
             im = parse_message(data, p, end)
         except DecodeError as e:
-            b.findings.append(Finding(e.code, payload_pos, f"inner message: {e.message}", source_offset=e.offset))
+            o, so = at(e.offset)
+            b.findings.append(Finding(e.code, o, f"inner message: {e.message}", source_offset=so))
             if spans is not None and depth == 1:
                 spans.append(Span("message.inner.unparsed", p, end - p, None, "decompressed", "unparsed"))
             break
         if spans is not None and depth == 1:
             _message_spans(spans, im, f"message.inner[{len(msgs)}].", "decompressed", 0)
         if im.crc != im.computed_crc:
-            b.findings.append(Finding(Code.CRC_MISMATCH, payload_pos,
+            o, so = at(p + 12)
+            b.findings.append(Finding(Code.CRC_MISMATCH, o,
                                       f"inner message at {p}: stored crc {im.crc} != computed {im.computed_crc}",
-                                      source_offset=p + 12))
+                                      source_offset=so))
         msgs.append(im)
         p += im.size
-    # offsets
     out: list[Record] = []
     wrapper_lat = wrapper.magic == 1 and (wrapper.attributes & 0x08)
     ts_type = None if wrapper.magic == 0 else ("LogAppendTime" if wrapper_lat else "CreateTime")
-    if msgs:
-        last_rel = msgs[-1].offset
-        prev = None
-        for im in msgs:
-            if wrapper.magic >= 1:
-                absolute = wrapper.offset - last_rel + im.offset
-            else:
-                absolute = im.offset
-            if prev is not None and im.offset <= prev:
-                b.findings.append(Finding(Code.INNER_OFFSETS, payload_pos,
-                                          f"inner offset {im.offset} after {prev}", source_offset=im.pos))
-            prev = im.offset
-            ts = wrapper.timestamp if wrapper_lat else im.timestamp
-            if im.attributes & 7:
-                b.findings.append(Finding(Code.NESTED_COMPRESSION, payload_pos,
-                                          "compressed message inside a compressed wrapper",
-                                          source_offset=im.pos))
-                out.extend(_expand(im, b, depth + 1, cap, max_depth, None))
-                continue
-            out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
-        if wrapper.magic == 0 and msgs[-1].offset != wrapper.offset:
-            b.findings.append(Finding(Code.INNER_OFFSETS, payload_pos,
-                                      f"last inner offset {msgs[-1].offset} != wrapper offset {wrapper.offset}"))
+    if not msgs:
+        return out
+    last_rel = msgs[-1].offset
+    # magic 1: inner offsets are relative to the wrapper's, which is the last
+    # inner's absolute offset.  A producer's own request (wrapper offset 0)
+    # has no absolute offsets yet: then, as Kafka's reader does, keep the
+    # stored ones.
+    relative = wrapper.magic >= 1 and wrapper_offset - last_rel >= 0
+    prev = None
+    for im in msgs:
+        absolute = wrapper_offset - last_rel + im.offset if relative else im.offset
+        if prev is not None and im.offset <= prev:
+            o, so = at(im.pos)
+            b.findings.append(Finding(Code.INNER_OFFSETS, o, f"inner offset {im.offset} after {prev}",
+                                      source_offset=so))
+        prev = im.offset
+        if im.attributes & 7:
+            o, so = at(im.pos)
+            b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
+                                      source_offset=so))
+            out.extend(_expand(im, b, depth + 1, cap, max_depth, None, absolute, (o, so)))
+            continue
+        ts = wrapper.timestamp if wrapper_lat else im.timestamp
+        out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
+    producer_form = wrapper_offset == 0 and [m.offset for m in msgs] == list(range(len(msgs)))
+    if wrapper.magic == 0 and last_rel != wrapper_offset and not producer_form:
+        o, so = at(None) if depth > 1 else (a_off, None)
+        b.findings.append(Finding(Code.INNER_OFFSETS, o,
+                                  f"last inner offset {last_rel} != wrapper offset {wrapper_offset}",
+                                  source_offset=so))
     return out

@@ -159,6 +159,15 @@ def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0):
         # just after its start instead of trusting the length.
         found = find_next_batch(buf, pos + 1, end, opt.resync_window)
         stop = end if found is None else found
+        if stop < nxt:
+            # an intact batch starts inside the declared length: the length is
+            # wrong, and what lies before that batch is not a batch we can trust
+            a = base + pos
+            return [Gap(file, a, stop - pos, [
+                Finding(Code.LENGTH_INVALID, a + 8,
+                        f"length {size - 12} runs into the intact batch at {base + stop}"),
+                Finding(Code.GARBAGE, a, f"skipped {stop - pos} bytes to the next intact batch at {base + stop}",
+                        length=stop - pos)])], stop
         if stop > nxt:
             g = Gap(file, base + nxt, stop - nxt,
                     [Finding(Code.GARBAGE, base + nxt, f"{stop - nxt} bytes after a damaged batch are not a batch",
@@ -202,6 +211,11 @@ def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, first: 
     #    unless an intact batch can be found further on.
     findings = [first] if first is not None else []
     nxt = find_next_batch(buf, pos + 1, end, opt.resync_window)
+    if nxt is not None and nxt - pos < 17 and first is None:
+        # fewer than 17 junk bytes: there is no header here to describe
+        findings.append(Finding(Code.GARBAGE, absolute, f"skipped {nxt - pos} bytes to the next intact batch "
+                                                        f"at {base + nxt}", length=nxt - pos))
+        return Gap(file, absolute, nxt - pos, findings)
     if nxt is None:
         if first is None:
             findings.append(_describe_head(buf, pos, end, base, tail=True))
@@ -222,6 +236,10 @@ def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
             return Finding(Code.TRUNCATED, absolute, f"{remaining} bytes left, too few for a batch header",
                            length=remaining)
         _, length = _PREFIX.unpack_from(buf, pos)
+        if 0 <= length and 12 + length <= remaining:
+            # every declared byte is here: the length itself is too small to hold a message
+            return Finding(Code.LENGTH_INVALID, absolute + 8,
+                           f"length {length} is too small for any batch or message", length=remaining)
         return Finding(Code.TRUNCATED, absolute,
                        f"batch of {length + 12} bytes declared, {remaining} bytes left", length=remaining)
     _, length = _PREFIX.unpack_from(buf, pos)
