@@ -54,6 +54,28 @@ class Code(str, Enum):
     INNER_OFFSETS = "inner-offsets"            # inner offsets inconsistent with the wrapper
     # --- whole-file ------------------------------------------------------
     OFFSET_ORDER = "offset-order"              # batch offsets go backwards within a file
+    # --- log directories: indexes, snapshots, checkpoints, cross-checks (kafkadump.logdir) ---
+    INDEX_ENTRY_MISMATCH = "index-entry-mismatch"    # offset index entry not at a batch boundary with its offset
+    INDEX_NOT_MONOTONIC = "index-not-monotonic"      # offset index entries go backwards
+    INDEX_OUT_OF_STEP = "index-out-of-step"          # index entries point outside the log: another version of it
+    TIMEINDEX_NOT_MONOTONIC = "timeindex-not-monotonic"  # time index timestamps/offsets go backwards
+    TIMEINDEX_MISMATCH = "timeindex-mismatch"        # time index entry disagrees with the log
+    TXNINDEX_MISMATCH = "txnindex-mismatch"          # .txnindex disagrees with the ABORT markers in the log
+    ENTRY_INVALID = "entry-invalid"                  # an index/snapshot entry holds an impossible value
+    FILE_VERSION_UNKNOWN = "file-version-unknown"    # a log-dir file's format version is unknown
+    FILE_MALFORMED = "file-malformed"                # a checkpoint/properties/metadata file breaks its format
+    OFFSET_GAP = "offset-gap"                        # offsets absent between batches or segments
+    SEGMENT_NAME_MISMATCH = "segment-name-mismatch"  # a segment holds offsets below its file name's base offset
+    SEQUENCE_GAP = "sequence-gap"                    # producer sequence skips numbers with no offsets missing
+    SEQUENCE_ORDER = "sequence-order"                # producer sequence or epoch goes backwards
+    OPEN_TRANSACTION = "open-transaction"            # transactional data with no COMMIT/ABORT marker after it
+    ABORTED_TRANSACTION = "aborted-transaction"      # a transaction closed by an ABORT marker
+    LEADER_EPOCH_MISMATCH = "leader-epoch-mismatch"  # batch leader epochs disagree with leader-epoch-checkpoint
+    PRODUCER_SNAPSHOT_MISMATCH = "producer-snapshot-mismatch"  # producer snapshot disagrees with the log
+    SNAPSHOT_INCOMPLETE = "snapshot-incomplete"      # KRaft snapshot without SNAPSHOT_HEADER / SNAPSHOT_FOOTER
+    CHECKPOINT_MISMATCH = "checkpoint-mismatch"      # a broker checkpoint or partition.metadata disagrees with the logs
+    PENDING_FILE = "pending-file"                    # .deleted/.cleaned/.swap file or -delete/-future directory
+    ORPHAN_FILE = "orphan-file"                      # an index or snapshot whose segment .log is absent
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -80,6 +102,28 @@ SEVERITY: dict[Code, Severity] = {
     Code.NESTED_COMPRESSION: Severity.WARNING,
     Code.INNER_OFFSETS: Severity.WARNING,
     Code.OFFSET_ORDER: Severity.WARNING,
+    # log directories (kafkadump.logdir)
+    Code.INDEX_ENTRY_MISMATCH: Severity.ERROR,
+    Code.INDEX_NOT_MONOTONIC: Severity.ERROR,
+    Code.INDEX_OUT_OF_STEP: Severity.WARNING,
+    Code.TIMEINDEX_NOT_MONOTONIC: Severity.ERROR,
+    Code.TIMEINDEX_MISMATCH: Severity.WARNING,
+    Code.TXNINDEX_MISMATCH: Severity.WARNING,
+    Code.ENTRY_INVALID: Severity.ERROR,
+    Code.FILE_VERSION_UNKNOWN: Severity.ERROR,
+    Code.FILE_MALFORMED: Severity.ERROR,
+    Code.OFFSET_GAP: Severity.INFO,
+    Code.SEGMENT_NAME_MISMATCH: Severity.ERROR,
+    Code.SEQUENCE_GAP: Severity.WARNING,
+    Code.SEQUENCE_ORDER: Severity.WARNING,
+    Code.OPEN_TRANSACTION: Severity.WARNING,
+    Code.ABORTED_TRANSACTION: Severity.INFO,
+    Code.LEADER_EPOCH_MISMATCH: Severity.WARNING,
+    Code.PRODUCER_SNAPSHOT_MISMATCH: Severity.WARNING,
+    Code.SNAPSHOT_INCOMPLETE: Severity.ERROR,
+    Code.CHECKPOINT_MISMATCH: Severity.WARNING,
+    Code.PENDING_FILE: Severity.INFO,
+    Code.ORPHAN_FILE: Severity.INFO,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -106,6 +150,29 @@ DESCRIPTION: dict[Code, str] = {
     Code.NESTED_COMPRESSION: "a compressed message inside a compressed wrapper",
     Code.INNER_OFFSETS: "inner message offsets are inconsistent with their wrapper",
     Code.OFFSET_ORDER: "a batch's offsets are not after the previous batch's",
+    # log directories (kafkadump.logdir)
+    Code.INDEX_ENTRY_MISMATCH: "an offset index entry does not point at a batch boundary whose offsets match it",
+    Code.INDEX_NOT_MONOTONIC: "offset index entries do not increase (offset or position goes backwards)",
+    Code.INDEX_OUT_OF_STEP: "index entries point outside the log (beyond its end, before its first offset): the index "
+                            "describes another version of the log (truncated, rewritten, or copied out of step)",
+    Code.TIMEINDEX_NOT_MONOTONIC: "time index timestamps or offsets do not increase",
+    Code.TIMEINDEX_MISMATCH: "a time index entry disagrees with the batch holding its offset",
+    Code.TXNINDEX_MISMATCH: "the transaction index disagrees with the ABORT markers in the log",
+    Code.ENTRY_INVALID: "an index or snapshot entry holds an impossible value",
+    Code.FILE_VERSION_UNKNOWN: "a log-dir file's format version is one kafkadump does not know",
+    Code.FILE_MALFORMED: "a checkpoint, properties or metadata file does not follow its format",
+    Code.OFFSET_GAP: "offsets are absent between batches or segments (log compaction, or near damage: lost)",
+    Code.SEGMENT_NAME_MISMATCH: "a segment holds offsets below the base offset in its file name",
+    Code.SEQUENCE_GAP: "a producer's sequence numbers skip with no offsets missing in between",
+    Code.SEQUENCE_ORDER: "a producer's sequence number or epoch goes backwards (duplicate or zombie write)",
+    Code.OPEN_TRANSACTION: "transactional data with no COMMIT or ABORT marker after it",
+    Code.ABORTED_TRANSACTION: "a transaction was aborted (its data stays in the log, hidden from read_committed)",
+    Code.LEADER_EPOCH_MISMATCH: "batch leader epochs disagree with the leader-epoch-checkpoint",
+    Code.PRODUCER_SNAPSHOT_MISMATCH: "a producer-state snapshot disagrees with the batches in the log",
+    Code.SNAPSHOT_INCOMPLETE: "a KRaft snapshot lacks its SNAPSHOT_HEADER or SNAPSHOT_FOOTER control record",
+    Code.CHECKPOINT_MISMATCH: "a broker checkpoint or partition.metadata disagrees with the partitions on disk",
+    Code.PENDING_FILE: "a file or directory the broker was deleting, cleaning or moving (.deleted, .cleaned, .swap, -delete, -future)",
+    Code.ORPHAN_FILE: "an index or snapshot file whose segment .log is absent",
 }
 
 

@@ -35,6 +35,10 @@ from .legacy import DEFAULT_MAX_DEPTH, LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_le
 from .model import Batch, Gap
 
 _PREFIX = struct.Struct(">qi")
+# The walkers tell the source (Options.release) every this many bytes that the
+# bytes behind them are done with, so a mapped segment's resident pages stay
+# bounded (see sources/segment.py).
+RELEASE_STEP = 32 << 20
 _ZERO_CHUNK = 1 << 16
 
 
@@ -48,6 +52,7 @@ class Options:
     max_batch_bytes: int = 1 << 31             # larger declared lengths are not trusted
     resync_window: int | None = None           # bytes to scan for the next batch (None: to the end)
     select: object = None                      # batch -> bool: decode this batch's records?
+    release: object = None                     # position -> None: the bytes before it are done with
 
 
 def _zero_run_end(buf, pos: int, end: int) -> int:
@@ -115,7 +120,12 @@ def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None
         end = len(buf)
     pos = start
     prev_last = None
+    release = opt.release
+    released = start
     while pos < end:
+        if release is not None and pos - released >= RELEASE_STEP:
+            release(pos)
+            released = pos
         items, pos = decode_at(buf, pos, end, file, opt, base)
         for b in items:
             if isinstance(b, Batch) and b.crc_valid:
@@ -141,6 +151,8 @@ def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0):
     (_, length) = _PREFIX.unpack_from(buf, pos)
     size = length + LOG_OVERHEAD
     chunk = buf[pos:pos + size]
+    if type(chunk) is not bytes:  # bytearray / memoryview input: records must hold bytes
+        chunk = bytes(chunk)
     if magic == 2:
         b = decode_batch(chunk, 0, file, base=base + pos, records=opt.records,
                          max_decompressed=opt.max_decompressed, select=opt.select)
@@ -300,7 +312,7 @@ def decode_spanned(buf, item, options: Options | None = None):
     if isinstance(item, Gap):
         return item, [Span("unparsed", item.position, item.size, None, "file", raw="unparsed")]
     pos = item.position
-    chunk = buf[pos:pos + item.size]
+    chunk = bytes(buf[pos:pos + item.size])
     spans: list = []
     if item.magic == 2:
         b = decode_batch(chunk, 0, item.file, base=pos, records=True,
@@ -378,8 +390,13 @@ class CrcScan:
         unpack = self._HEAD.unpack_from
         crc = _crc32c
         pos = 0
+        release = self.opt.release
+        released = 0
         try:
             while pos < end:
+                if release is not None and pos - released >= RELEASE_STEP:
+                    release(pos)
+                    released = pos
                 if end - pos >= 61:
                     _, length, _, magic, stored = unpack(buf, pos)
                     nxt = pos + 12 + length
@@ -425,6 +442,7 @@ class CrcScan:
         pool = ThreadPoolExecutor(self.threads, thread_name_prefix="kafkadump-crc")
         pending: deque = deque()   # (runs, futures) in file order
         pos = 0                    # where the walk-ahead has got to
+        released = 0
         try:
             while True:
                 # keep the workers fed: a few windows ahead of the consumer
@@ -444,6 +462,9 @@ class CrcScan:
                     yield from items
                     continue
                 runs, futs = pending.popleft()
+                if self.opt.release is not None and runs[0][0] - released >= RELEASE_STEP:
+                    self.opt.release(runs[0][0])  # workers are past it: every earlier window is done
+                    released = runs[0][0]
                 bad = set()
                 for f in futs:
                     bad.update(f.result())

@@ -50,6 +50,22 @@ class Segment:
         finally:
             os.close(fd)
 
+    def release(self, upto: int) -> None:
+        """Drop the mapping's resident pages before ``upto`` (page-aligned down).
+
+        The file's pages stay in the page cache; only this process stops
+        counting them, so a scan of a 1 GiB segment keeps a small RSS.
+        Read-only mapping: nothing can be lost.  A no-op where unsupported.
+        """
+        if self._map is None or not hasattr(self._map, "madvise"):
+            return
+        upto -= upto % mmap.PAGESIZE
+        if upto > 0:
+            try:
+                self._map.madvise(mmap.MADV_DONTNEED, 0, upto)
+            except (OSError, ValueError, AttributeError):
+                pass
+
     def close(self) -> None:
         if self._map is not None:
             self._map.close()

@@ -1,0 +1,108 @@
+"""Decoding one log-dir file for ``kafkadump dump``: a stream of events, never printed here.
+
+Index entries are streamed from the mapped file with their findings
+attached (order findings from the reader; with ``verify`` and a sibling
+``.log``, the cross-check findings of :func:`~kafkadump.logdir.scan.scan_segment`,
+matched to the entry by byte position).  Findings that belong to no entry
+(a zero tail, a partial last entry, a summary) come last.
+
+Events, as tuples:
+
+    ("entry", kind, entry, findings)          .index / .timeindex / .txnindex entry
+    ("snapshot", ProducerSnapshot)            producer snapshot header, then
+    ("producer-entry", ProducerEntry)         one per producer
+    ("text", kind, content, findings)         a checkpoint / properties / metadata file
+    ("batches", kind)                         a segment or KRaft snapshot: the caller walks its batches
+    ("findings", [Finding])                   findings not attached to an entry
+    ("note", text)                            e.g. which log the index was checked against
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..decode import Options
+from ..findings import Code, Finding
+from ..sources.segment import open_segment
+from . import names
+from .indexes import OffsetIndex, TimeIndex, TxnIndex
+from .scan import scan_segment
+from .snapshot import ProducerSnapshot
+from .textfiles import DECODERS, MAX_TEXT_BYTES
+
+DUMP_MAX_FINDINGS = 10_000
+_READERS = {names.OFFSET_INDEX: OffsetIndex, names.TIME_INDEX: TimeIndex, names.TXN_INDEX: TxnIndex}
+_EXT = {names.OFFSET_INDEX: ".index", names.TIME_INDEX: ".timeindex", names.TXN_INDEX: ".txnindex"}
+
+
+def sibling_log(path: str) -> str | None:
+    """The ``.log`` beside an index file (same base offset, same pending suffix), if present."""
+    fn = names.classify(path)
+    if fn.stem is None:
+        return None
+    p = os.path.join(os.path.dirname(path), fn.stem + ".log" + (fn.suffix or ""))
+    return p if os.path.isfile(p) else None
+
+
+def iter_dump(path: str, kind: str | None = None, *, verify: bool = True, options: Options | None = None):
+    """Yield the events of ``path`` (kind from its name unless given)."""
+    fn = names.classify(path)
+    kind = kind or fn.kind
+    if kind in (names.SEGMENT, names.KRAFT_SNAPSHOT):
+        yield ("batches", kind)
+        return
+    if kind in _READERS:
+        yield from _index_events(path, kind, fn, verify, options)
+        return
+    with open_segment(path) as seg:
+        buf = seg.buf
+        if kind == names.PRODUCER_SNAPSHOT:
+            s = ProducerSnapshot(buf, path)
+            yield ("snapshot", s)
+            for e in s.entries:
+                yield ("producer-entry", e)
+            return
+        if kind in DECODERS:
+            if len(buf) > MAX_TEXT_BYTES:
+                yield ("findings", [Finding(Code.FILE_MALFORMED, 0, f"{len(buf)} bytes: far larger than a {kind} "
+                                                                     f"file can be; not decoded")])
+                return
+            content, findings = DECODERS[kind](bytes(buf))
+            yield ("text", kind, content, findings)
+            return
+    yield ("note", f"{path}: not a file kafkadump knows by its name; give --type")
+
+
+def _index_events(path, kind, fn, verify, options):
+    extra: dict[int, list] = {}
+    loose: list[Finding] = []
+    log = sibling_log(path) if verify and kind != names.TXN_INDEX else None
+    if log is not None:
+        scans = scan_segment(log, **{{names.OFFSET_INDEX: "index", names.TIME_INDEX: "timeindex"}[kind]: path},
+                             options=options or Options(records=False), max_findings=DUMP_MAX_FINDINGS,
+                             custody_of=False)
+        for f in scans[1].findings:
+            extra.setdefault(f.offset, []).append(f)
+        yield ("note", f"checked against {log}")
+    elif verify and kind != names.TXN_INDEX:
+        yield ("note", f"no {fn.stem}.log beside {os.path.basename(path)}: entries not checked against a log")
+    with open_segment(path) as seg:
+        reader = _READERS[kind](seg.buf, path, fn.offset)
+        file_level = {(f.code, f.offset) for f in reader.findings}
+        for e in reader:
+            fs = list(e.findings)
+            for f in extra.pop(e.position, ()):
+                if (f.code, f.offset) not in {(g.code, g.offset) for g in fs}:
+                    fs.append(f)
+            yield ("entry", kind, e, fs)
+        for off, fs in sorted(extra.items()):
+            for f in fs:
+                if (f.code, f.offset) in file_level or f.code in (Code.ZERO_PADDING, Code.TRUNCATED):
+                    continue
+                loose.append(f)
+        loose = list(reader.findings) + loose
+    if loose:
+        yield ("findings", loose)
+
+
+__all__ = ["iter_dump", "sibling_log"]

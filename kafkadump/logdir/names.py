@@ -1,0 +1,149 @@
+"""What a file or directory in a Kafka log dir is, from its name alone.
+
+    log dir (one of log.dirs)
+        meta.properties                       version, broker.id / node.id, cluster.id, directory.id
+        recovery-point-offset-checkpoint      \\
+        replication-offset-checkpoint          |  version 0, count, "topic partition offset" lines
+        log-start-offset-checkpoint            |
+        cleaner-offset-checkpoint             /
+        bootstrap.checkpoint                  KRaft bootstrap metadata: record batches
+        .lock, .kafka_cleanshutdown           markers
+        TOPIC-PARTITION/                      one partition (TOPIC-PARTITION.UUID-delete / -future / -stray:
+                                              being deleted / moved between log dirs / left behind)
+            00000000000000000000.log          segment: record batches, named by its base offset (20 digits)
+            00000000000000000000.index        offset index: (INT32 relativeOffset, INT32 position) entries
+            00000000000000000000.timeindex    time index: (INT64 timestamp, INT32 relativeOffset) entries
+            00000000000000000000.txnindex     aborted transactions: 34-byte entries
+            00000000000000000000.snapshot     producer state at that offset
+            *.deleted / *.cleaned / *.swap    the same files while being deleted / compacted / swapped in
+            leader-epoch-checkpoint           version 0, count, "epoch startOffset" lines
+            partition.metadata                "version: 0", "topic_id: BASE64"
+        __cluster_metadata-0/                 the KRaft metadata log, plus
+            quorum-state                      JSON: leader, epoch, voters
+            OFFSET-EPOCH.checkpoint           KRaft snapshot: record batches (20 and 10 digits)
+            OFFSET-EPOCH.checkpoint.part      a snapshot being written
+
+Nothing here reads a file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+# kinds, as they appear in output
+SEGMENT = "segment"
+OFFSET_INDEX = "offset-index"
+TIME_INDEX = "time-index"
+TXN_INDEX = "txn-index"
+PRODUCER_SNAPSHOT = "producer-snapshot"
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+PARTITION_METADATA = "partition-metadata"
+OFFSET_CHECKPOINT = "offset-checkpoint"
+META_PROPERTIES = "meta-properties"
+QUORUM_STATE = "quorum-state"
+KRAFT_SNAPSHOT = "kraft-snapshot"
+MARKER = "marker"
+UNKNOWN = "unknown"
+
+KINDS = (SEGMENT, OFFSET_INDEX, TIME_INDEX, TXN_INDEX, PRODUCER_SNAPSHOT, LEADER_EPOCH_CHECKPOINT,
+         PARTITION_METADATA, OFFSET_CHECKPOINT, META_PROPERTIES, QUORUM_STATE, KRAFT_SNAPSHOT)
+
+_BY_EXT = {".log": SEGMENT, ".index": OFFSET_INDEX, ".timeindex": TIME_INDEX, ".txnindex": TXN_INDEX,
+           ".snapshot": PRODUCER_SNAPSHOT}
+
+OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                      "log-start-offset-checkpoint", "cleaner-offset-checkpoint")
+
+# what each pending suffix means
+SUFFIXES = {
+    ".deleted": "scheduled for deletion (the broker deletes it after file.delete.delay.ms)",
+    ".cleaned": "written by the log cleaner and not yet swapped in (discarded on restart)",
+    ".swap": "a cleaned or split segment being swapped in (completed on restart)",
+    ".part": "a KRaft snapshot still being written (discarded on restart)",
+}
+
+_OFFSET_NAME = re.compile(r"^(-?\d+)$")
+_KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-fA-F]{32})-(?P<state>delete|future|stray))?$")
+
+
+@dataclass(frozen=True)
+class FileName:
+    """A file's kind and what its name says.
+
+    ``offset`` is the base offset (segments, indexes, producer snapshots) or
+    the end offset (KRaft snapshots); ``epoch`` the KRaft snapshot's epoch;
+    ``suffix`` a pending-operation suffix (``.deleted``, ``.cleaned``,
+    ``.swap``, ``.part``) or None; ``stem`` the name without that suffix
+    nor the extension (segment siblings share it).
+    """
+
+    kind: str
+    offset: int | None = None
+    epoch: int | None = None
+    suffix: str | None = None
+    stem: str | None = None
+    checkpoint: str | None = None  # which broker checkpoint (its file name)
+
+
+def classify(path: str) -> FileName:
+    """The :class:`FileName` of ``path`` (by its base name only)."""
+    name = os.path.basename(path)
+    suffix = None
+    for s in SUFFIXES:
+        if name.endswith(s) and len(name) > len(s):
+            suffix = s
+            name = name[: -len(s)]
+            break
+    m = _KRAFT_SNAPSHOT.match(name)
+    if m:
+        return FileName(KRAFT_SNAPSHOT, int(m.group(1)), int(m.group(2)), suffix, name[: -len(".checkpoint")])
+    if name == "bootstrap.checkpoint":
+        return FileName(KRAFT_SNAPSHOT, None, None, suffix, "bootstrap")
+    stem, ext = os.path.splitext(name)
+    if ext in _BY_EXT:
+        m = _OFFSET_NAME.match(stem)
+        return FileName(_BY_EXT[ext], int(m.group(1)) if m else None, None, suffix, stem)
+    if suffix is not None:
+        return FileName(UNKNOWN, suffix=suffix, stem=name)
+    if name == "leader-epoch-checkpoint":
+        return FileName(LEADER_EPOCH_CHECKPOINT)
+    if name == "partition.metadata":
+        return FileName(PARTITION_METADATA)
+    if name in OFFSET_CHECKPOINTS:
+        return FileName(OFFSET_CHECKPOINT, checkpoint=name)
+    if name == "meta.properties":
+        return FileName(META_PROPERTIES)
+    if name == "quorum-state":
+        return FileName(QUORUM_STATE)
+    if name in (".lock", ".kafka_cleanshutdown"):
+        return FileName(MARKER)
+    return FileName(UNKNOWN)
+
+
+@dataclass(frozen=True)
+class PartitionDir:
+    topic: str
+    partition: int
+    state: str | None  # None, "delete", "future" or "stray"
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+def parse_partition_dir(path: str) -> PartitionDir | None:
+    """``orders-3`` -> PartitionDir("orders", 3, None); None when the name is not a partition's."""
+    m = _PARTITION_DIR.match(os.path.basename(os.path.normpath(path)))
+    if not m:
+        return None
+    return PartitionDir(m.group("topic"), int(m.group("partition")), m.group("state"))
+
+
+def segment_name(offset: int, ext: str = ".log") -> str:
+    return f"{offset:020d}{ext}"
+
+
+__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "KINDS", "SUFFIXES"]

@@ -1,0 +1,812 @@
+"""One file of a log dir in, its summary and findings out: the unit of triage.
+
+:func:`scan_file` is a pure function of a path (it reads the file, never
+writes, never prints) and works on any file a Kafka log dir holds; Spark
+executors and other callers can use it on its own.  For a segment it can
+also take the segment's sibling index files and check them against the log
+in the same single pass (:func:`scan_segment`): the offset index entries
+are visited in position order as the batches go by, the time index entries
+in offset order, so nothing grows with the file.
+
+What crosses segments (offset continuity, producer sequences, open
+transactions, leader epochs) cannot be judged from one file: a segment's
+scan leaves a compact ``digest`` that :mod:`kafkadump.logdir.partition`
+folds, segment by segment, into the partition's verdict.  The digest holds
+per-producer first/last facts and leader-epoch transitions, not batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+
+from ..decode import Batch, Gap, Options, iter_batches
+from ..findings import SEVERITY, Code, Finding, Severity
+from ..sources.segment import InputError, open_segment
+from . import names
+from .indexes import OffsetIndex, TimeIndex, TxnIndex
+from .snapshot import ProducerSnapshot
+from .textfiles import DECODERS, MAX_TEXT_BYTES
+
+INT32_MAX = 0x7FFFFFFF
+DEFAULT_MAX_FINDINGS = 100   # kept per code per file; counts are always complete
+
+
+class FindingSink:
+    """Findings of one file, at most ``cap`` kept per code; counts stay exact."""
+
+    def __init__(self, cap: int | None = DEFAULT_MAX_FINDINGS):
+        self.cap = cap
+        self.kept: list[Finding] = []
+        self.counts: Counter = Counter()
+
+    def add(self, f: Finding) -> None:
+        self.counts[f.code] += 1
+        if self.cap is None or self.counts[f.code] <= self.cap:
+            self.kept.append(f)
+
+    def extend(self, fs) -> None:
+        for f in fs:
+            self.add(f)
+
+    @property
+    def dropped(self) -> int:
+        return sum(self.counts.values()) - len(self.kept)
+
+
+class FileScan:
+    """What a scan found in one file.  Picklable (crosses process boundaries).
+
+    ``summary`` is JSON-ready (camelCase); ``findings`` are
+    :class:`~kafkadump.findings.Finding` objects with offsets in this file;
+    ``finding_counts`` counts every finding by code (``findings`` may be
+    capped); ``digest`` is for the partition-level fold (segments only).
+    """
+
+    def __init__(self, path: str, kind: str):
+        self.path = path
+        self.kind = kind
+        self.size = None
+        self.mtime = None
+        self.sha256 = None
+        self.summary: dict = {}
+        self.findings: list[Finding] = []
+        self.finding_counts: Counter = Counter()
+        self.digest: dict | None = None
+        self.error: str | None = None   # the file could not be read at all
+        self.cap: int | None = DEFAULT_MAX_FINDINGS
+
+    def take(self, sink: FindingSink) -> None:
+        self.findings = sink.kept
+        self.finding_counts = sink.counts
+        self.cap = sink.cap
+
+    def add(self, f: Finding) -> None:
+        """A finding from a later stage (the partition fold); kept within the same cap per code."""
+        self.finding_counts[f.code] += 1
+        if self.cap is None or self.finding_counts[f.code] <= self.cap:
+            self.findings.append(f)
+
+    def worst(self) -> Severity | None:
+        """The most severe finding's severity (an unreadable file counts as an error)."""
+        if self.error:
+            return Severity.ERROR
+        return worst_of(self.finding_counts)
+
+    def to_dict(self) -> dict:
+        d = {"file": self.path, "kind": self.kind, "size": self.size, "mtime": self.mtime,
+             "sha256": self.sha256}
+        if self.error:
+            d["error"] = self.error
+        d.update(self.summary)
+        d["findingCounts"] = {c.value: n for c, n in sorted(self.finding_counts.items(), key=lambda x: x[0].value)}
+        d["findings"] = [f.to_dict() for f in sorted(self.findings, key=lambda f: f.offset)]
+        kept = len(self.findings)
+        total = sum(self.finding_counts.values())
+        if total > kept:
+            d["findingsOmitted"] = total - kept
+        return d
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def worst_of(codes) -> Severity | None:
+    """The most severe severity among finding ``codes`` (None for none)."""
+    best = None
+    for c in codes:
+        sev = SEVERITY[c]
+        if best is None or _RANK[sev] > _RANK[best]:
+            best = sev
+    return best
+
+
+def custody(path: str, scan: FileScan, buf=None) -> None:
+    """Chain of custody: size, modification time (UTC ISO-8601), SHA-256."""
+    from datetime import datetime, timezone
+
+    st = os.stat(path)
+    scan.size = st.st_size
+    scan.mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat().replace("+00:00", "Z")
+    h = hashlib.sha256()
+    if buf is not None:
+        mv = memoryview(buf)
+        try:
+            step = 1 << 20
+            for p in range(0, len(buf), step):
+                h.update(mv[p:p + step])
+        finally:
+            mv.release()
+    else:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    scan.sha256 = h.hexdigest()
+
+
+# --- segments --------------------------------------------------------------------------------
+
+class _Producer:
+    """Per-producer state inside one segment (for the digest and local checks)."""
+
+    __slots__ = ("first", "epoch", "last_seq", "last_offset", "last_pos", "missing_at",
+                 "open", "first_marker", "batches", "transactional")
+
+    def __init__(self):
+        self.first = None          # (epoch, baseSequence, baseOffset, position, missing before)
+        self.epoch = None          # epoch of the last data batch with a sequence
+        self.last_seq = None
+        self.last_offset = None
+        self.last_pos = None
+        self.missing_at = 0
+        self.open = None           # (firstOffset, position) of a transaction opened in this segment
+        self.first_marker = None   # (type, offset, position, open-before-it or None)
+        self.batches = 0
+        self.transactional = False
+
+
+def next_sequence(seq: int) -> int:
+    return 0 if seq == INT32_MAX else seq + 1
+
+
+def check_sequence(sink_add, pid, epoch, base_seq, position, last_epoch, last_seq, explained: bool,
+                   file: str | None = None) -> None:
+    """The producer-sequence rule shared by the segment scan and the partition fold."""
+    where = position + 53  # baseSequence field of the batch
+    if epoch < last_epoch:
+        sink_add(Finding(Code.SEQUENCE_ORDER, position + 51,
+                         f"producer {pid}: epoch {epoch} after epoch {last_epoch} (a fenced producer's write?)"))
+        return
+    if epoch > last_epoch:
+        if base_seq != 0 and not explained:
+            sink_add(Finding(Code.SEQUENCE_GAP, where,
+                             f"producer {pid}: new epoch {epoch} starts at sequence {base_seq}, not 0, "
+                             f"with no offsets missing since its previous batch"))
+        return
+    expected = next_sequence(last_seq)
+    if base_seq == expected:
+        return
+    if base_seq > expected:
+        if not explained:
+            sink_add(Finding(Code.SEQUENCE_GAP, where,
+                             f"producer {pid} epoch {epoch}: sequence {base_seq} after {last_seq} "
+                             f"({base_seq - expected} missing) with no offsets missing in between"))
+        return
+    sink_add(Finding(Code.SEQUENCE_ORDER, where,
+                     f"producer {pid} epoch {epoch}: sequence {base_seq} after {last_seq} "
+                     f"(repeated or out of order)"))
+
+
+def _batch_ts(b: Batch):
+    return b.max_timestamp if b.magic >= 2 else b.timestamp
+
+
+def scan_segment(path: str, *, index: str | None = None, timeindex: str | None = None,
+                 txnindex: str | None = None, options: Options | None = None,
+                 max_findings: int | None = DEFAULT_MAX_FINDINGS, custody_of: bool = True) -> list[FileScan]:
+    """Scan a segment and, when given, its index files against it.
+
+    Returns the scans ``[log, index?, timeindex?, txnindex?]`` (only those
+    given).  An unreadable sibling gets a scan with ``error`` set.
+    """
+    name = names.classify(path)
+    opt = options or Options()
+    log = FileScan(path, names.SEGMENT)
+    sink = FindingSink(max_findings)
+    try:
+        seg = open_segment(path)
+    except InputError as e:
+        log.error = str(e)
+        # the indexes can still be decoded on their own
+        return [log] + [scan_file(p, options=options, max_findings=max_findings, custody_of=custody_of)
+                        for p in (index, timeindex, txnindex) if p]
+    extra: list[FileScan] = []
+    try:
+        if custody_of:
+            custody(path, log, seg.buf)
+        else:
+            log.size = seg.size
+        base = name.offset
+        idx_ctx = _open_index(index, names.OFFSET_INDEX, OffsetIndex, base, max_findings, custody_of)
+        tix_ctx = _open_index(timeindex, names.TIME_INDEX, TimeIndex, base, max_findings, custody_of)
+        txn_ctx = _open_index(txnindex, names.TXN_INDEX, TxnIndex, base, max_findings, custody_of)
+        try:
+            _walk_segment(seg.buf, path, name, opt, log, sink, idx_ctx, tix_ctx)
+            if txn_ctx is not None:
+                _scan_txnindex(txn_ctx, log.digest)
+        finally:
+            for ctx in (idx_ctx, tix_ctx, txn_ctx):
+                if ctx is not None:
+                    extra.append(ctx.finish())
+    finally:
+        seg.close()
+    log.take(sink)
+    if name.suffix:
+        log.add(Finding(Code.PENDING_FILE, 0, f"{names.SUFFIXES[name.suffix]}"))
+    return [log] + extra
+
+
+class _IndexCtx:
+    """An index file being checked alongside its log."""
+
+    def __init__(self, path, kind, reader, seg, scan, sink):
+        self.path = path
+        self.kind = kind
+        self.reader = reader
+        self.seg = seg
+        self.scan = scan
+        self.sink = sink
+        self.entries = 0
+        self.verified = 0
+        self.unverified = 0
+        self.first = None
+        self.last = None
+
+    def finish(self) -> FileScan:
+        if self.seg is not None:
+            self.seg.close()
+        s = self.scan
+        s.take(self.sink)
+        if self.reader is not None:
+            s.summary.update({"entries": self.reader.count, "zeroEntries": self.reader.zero_tail,
+                              "firstEntry": self.first, "lastEntry": self.last, "checkedAgainstLog": True})
+            if self.kind != names.TXN_INDEX:
+                s.summary.update({"verifiedEntries": self.verified, "unverifiedEntries": self.unverified})
+        return s
+
+
+def _open_index(path, kind, cls, base, max_findings, custody_of):
+    if path is None:
+        return None
+    scan = FileScan(path, kind)
+    sink = FindingSink(max_findings)
+    try:
+        seg = open_segment(path)
+    except InputError as e:
+        scan.error = str(e)
+        return _IndexCtx(path, kind, None, None, scan, sink)
+    if custody_of:
+        custody(path, scan, seg.buf)
+    else:
+        scan.size = seg.size
+    reader = cls(seg.buf, path, base)
+    sink.extend(reader.findings)
+    if names.classify(path).suffix:
+        sink.add(Finding(Code.PENDING_FILE, 0, names.SUFFIXES[names.classify(path).suffix]))
+    return _IndexCtx(path, kind, reader, seg, scan, sink)
+
+
+def _entries(ctx):
+    """Valid entries of an index (order-broken ones are reported and skipped)."""
+    if ctx is None or ctx.reader is None:
+        return
+    for e in ctx.reader:
+        ctx.entries += 1
+        if ctx.first is None:
+            ctx.first = _entry_json(e)
+        ctx.last = _entry_json(e)
+        if e.findings:
+            ctx.sink.extend(e.findings)
+            continue
+        yield e
+
+
+def _entry_json(e) -> dict:
+    if hasattr(e, "timestamp"):
+        return {"timestamp": e.timestamp, "offset": e.offset}
+    if hasattr(e, "producer_id"):
+        return {"producerId": e.producer_id, "firstOffset": e.first_offset, "lastOffset": e.last_offset}
+    return {"offset": e.offset, "position": e.log_position}
+
+
+class _IndexCheck:
+    """Shared by the two index checks: mismatches are held back until the end.
+
+    If some entries point outside the log (beyond its end, or before its
+    first offset), the index describes another version of the log -- the
+    log was truncated or rewritten, or the files were copied out of step --
+    and its other disagreements follow from that: one ``index-out-of-step``
+    warning says so.  Otherwise every mismatching entry is reported.
+    """
+
+    code = Code.INDEX_ENTRY_MISMATCH
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.it = _entries(ctx)
+        self.pending = next(self.it, None)
+        self.bad: list[Finding] = []
+        self.nbad = 0
+        self.outside = []     # (entry, why) of the first few outside entries
+        self.noutside = 0
+
+    def _bad(self, e, msg):
+        self.nbad += 1
+        if len(self.bad) < (self.ctx.sink.cap or 1 << 30):
+            self.bad.append(Finding(self.code, e.position, f"entry {e.index} ({self._describe(e)}): {msg}"))
+
+    def _outside(self, e, why):
+        self.noutside += 1
+        if not self.outside:
+            self.outside.append((e, why))
+
+    def _next(self):
+        self.pending = next(self.it, None)
+
+    def _flush(self, log_size, first_offset, last_offset):
+        while self.pending is not None:
+            self._outside(self.pending, "beyond the end of the log")
+            self._next()
+        if self.noutside:
+            e, why = self.outside[0]
+            more = (f"; {self.nbad} of the entries inside it do not match it either" if self.nbad else "")
+            self.ctx.sink.add(Finding(
+                Code.INDEX_OUT_OF_STEP, e.position,
+                f"{self.noutside} of {self.ctx.entries} entries point outside the log (first: entry {e.index}, "
+                f"{self._describe(e)}, {why}; the log has {log_size} bytes, offsets {first_offset}..{last_offset})"
+                f"{more}: the index describes another version of the log (truncated, rewritten, or copied "
+                f"out of step with it)"))
+        else:
+            self.ctx.sink.extend(self.bad)
+            if self.nbad > len(self.bad):
+                self.ctx.sink.counts[self.code] += self.nbad - len(self.bad)
+
+
+class _OffsetIndexCheck(_IndexCheck):
+    """Walks offset index entries (in position order) along the batches.
+
+    An entry (offset o, position p) says: a batch starts at byte p, and o is
+    the last offset of the append that started there -- the last offset of
+    the batch at p, or (brokers before 3.7, and the log cleaner, index whole
+    multi-batch appends) of a later batch before the next entry.
+    """
+
+    def __init__(self, ctx, log_size):
+        super().__init__(ctx)
+        self.claim = None
+        self.log_size = log_size
+        self.first = None   # the log's first offset, once a good batch was seen
+
+    @staticmethod
+    def _describe(e):
+        return f"offset {e.offset}, position {e.log_position}"
+
+    def item(self, it, valid: bool):
+        start = it.position
+        end = start + it.size
+        if valid and self.first is None:
+            self.first = it.base_offset
+        c = self.claim
+        if c is not None:
+            if valid:
+                if it.last_offset == c.offset:
+                    self.ctx.verified += 1
+                    self.claim = None
+                elif it.last_offset > c.offset:
+                    self._bad(c, f"no batch from position {c.log_position} on ends at offset {c.offset} "
+                                 f"(the batch at {start} holds {it.base_offset}..{it.last_offset})")
+                    self.claim = None
+            else:
+                self.ctx.unverified += 1   # damage in the way: cannot tell
+                self.claim = None
+        while self.pending is not None and self.pending.log_position < end:
+            e = self.pending
+            self._next()
+            if e.log_position < start:
+                self._bad(e, f"position {e.log_position} is not a batch boundary")
+                continue
+            if not valid:
+                self.ctx.unverified += 1
+                continue
+            if e.offset < self.first:
+                self._outside(e, f"offset {e.offset} is before the log's first offset {self.first}")
+                continue
+            if e.log_position > start:
+                self._bad(e, f"position {e.log_position} is inside the batch at {start} "
+                             f"(offsets {it.base_offset}..{it.last_offset}), not at a batch boundary")
+                continue
+            if it.base_offset > e.offset:
+                self._bad(e, f"the batch at {start} holds offsets {it.base_offset}..{it.last_offset}, "
+                             f"all after {e.offset}")
+            elif it.last_offset == e.offset:
+                self.ctx.verified += 1
+            elif it.last_offset > e.offset:
+                self._bad(e, f"offset {e.offset} is inside the batch at {start} "
+                             f"({it.base_offset}..{it.last_offset}), not its last offset")
+            else:
+                if self.claim is not None:
+                    self.ctx.unverified += 1
+                self.claim = e  # a multi-batch append: a later batch must end at e.offset
+
+    def finish(self, first_offset, last_offset):
+        if self.claim is not None:
+            c = self.claim
+            if last_offset is None or c.offset > last_offset:
+                self._outside(c, f"offset {c.offset} is after the log's last offset")
+            else:
+                self._bad(c, f"no batch from position {c.log_position} on ends at offset {c.offset}")
+        self._flush(self.log_size, first_offset, last_offset)
+
+
+class _TimeIndexCheck(_IndexCheck):
+    """Walks time index entries (in offset order) along the batches.
+
+    An entry (t, o) says: t is the largest timestamp of the segment up to
+    offset o, and o holds it -- so the batch holding o has maxTimestamp t.
+    """
+
+    code = Code.TIMEINDEX_MISMATCH
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.seen_batch = False
+
+    @staticmethod
+    def _describe(e):
+        return f"timestamp {e.timestamp}, offset {e.offset}"
+
+    def batch(self, b: Batch, damaged_before: bool):
+        while self.pending is not None and self.pending.offset <= b.last_offset:
+            e = self.pending
+            self._next()
+            if e.offset < b.base_offset:
+                if not self.seen_batch:
+                    self._outside(e, f"before the log's first offset {b.base_offset}")
+                elif damaged_before:
+                    self.ctx.unverified += 1
+                else:
+                    self._bad(e, f"no batch holds offset {e.offset} (the next batch starts at {b.base_offset})")
+                continue
+            ts = _batch_ts(b)
+            if ts != e.timestamp:
+                self._bad(e, f"the batch at {b.position} holding it has max timestamp {ts}")
+            else:
+                self.ctx.verified += 1
+        self.seen_batch = True
+
+    def finish(self, first_offset, last_offset, log_size):
+        self._flush(log_size, first_offset, last_offset)
+
+
+def _control_type(b: Batch):
+    if b.records:
+        ctl = b.records[0].control
+        if ctl:
+            return ctl.get("type")
+    return None
+
+
+def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ctx, tix_ctx) -> None:
+    # control batches always get their records decoded (marker types), even when shallow
+    if not opt.records:
+        opt = Options(**{**opt.__dict__, "records": True, "select": lambda b: b.is_control})
+    icheck = _OffsetIndexCheck(idx_ctx, len(buf)) if idx_ctx is not None and idx_ctx.reader else None
+    tcheck = _TimeIndexCheck(tix_ctx) if tix_ctx is not None and tix_ctx.reader else None
+    base = name.offset
+    n_batches = n_records = n_gaps = damaged_bytes = 0
+    codecs: Counter = Counter()
+    magics: Counter = Counter()
+    controls: Counter = Counter()
+    first_offset = last_offset = None
+    first_pos = None
+    min_ts = max_ts = None
+    prev_last = None
+    damage_since = None      # position of the first damaged item since the last good batch
+    missing = 0              # offsets absent between good batches so far (compaction evidence)
+    gaps = 0
+    compacted = 0
+    below_base = None
+    producers: dict[int, _Producer] = {}
+    epochs: list = []        # (epoch, first offset, position) at each change
+    cur_epoch = None
+    aborted: list = []       # (pid, firstOffset, markerOffset, markerPosition) closed in this segment
+    transactional_batches = 0
+    name_gap = None
+    for it in iter_batches(buf, path, options=opt):
+        sink.extend(it.findings)
+        if isinstance(it, Gap):
+            only_padding = all(f.code is Code.ZERO_PADDING for f in it.findings)
+            if not only_padding:
+                n_gaps += 1
+                damaged_bytes += it.size
+                if damage_since is None:
+                    damage_since = it.position
+            if icheck:
+                icheck.item(it, False)
+            continue
+        b = it
+        if b.crc_valid is not True:
+            n_gaps += 1
+            damaged_bytes += b.size
+            if damage_since is None:
+                damage_since = b.position
+            if icheck:
+                icheck.item(b, False)
+            continue
+        n_batches += 1
+        n_records += b.record_count or 0
+        codecs[b.compression] += 1
+        magics[b.magic] += 1
+        lo, hi = b.base_offset, b.last_offset
+        if icheck:
+            icheck.item(b, True)
+        if tcheck and hi is not None:
+            tcheck.batch(b, damage_since is not None)
+        if first_offset is None:
+            first_offset, first_pos = lo, b.position
+            if base is not None and lo > base and name.suffix is None:
+                name_gap = (base, lo)
+        if base is not None and lo < base and below_base is None:
+            below_base = b
+        # offset continuity
+        if prev_last is not None and lo > prev_last + 1:
+            n = lo - prev_last - 1
+            gaps += 1
+            if damage_since is not None:
+                sink.add(Finding(Code.OFFSET_GAP, b.position,
+                                 f"offsets {prev_last + 1}..{lo - 1} ({n}) are absent after the damaged bytes at "
+                                 f"{damage_since}: probably lost with them", length=None))
+            else:
+                missing += n
+                sink.add(Finding(Code.OFFSET_GAP, b.position,
+                                 f"offsets {prev_last + 1}..{lo - 1} ({n}) are absent between batches "
+                                 f"(log compaction removes whole batches)"))
+        if hi is not None and (prev_last is None or hi > prev_last):
+            prev_last = hi
+            last_offset = hi
+        damage_since = None
+        ts = _batch_ts(b)
+        if ts is not None and ts >= 0:
+            first_ts = b.base_timestamp if b.magic >= 2 and b.timestamp_type == "CreateTime" else ts
+            if first_ts is not None and first_ts >= 0:
+                min_ts = first_ts if min_ts is None else min(min_ts, first_ts)
+            max_ts = ts if max_ts is None else max(max_ts, ts)
+        if b.magic < 2:
+            continue
+        if b.record_count is not None and b.last_offset_delta is not None and b.record_count < b.last_offset_delta + 1:
+            compacted += 1
+        # leader epochs
+        e = b.partition_leader_epoch
+        if e is not None and e >= 0 and e != cur_epoch:
+            if cur_epoch is not None and e < cur_epoch:
+                sink.add(Finding(Code.LEADER_EPOCH_MISMATCH, b.position + 12,
+                                 f"partitionLeaderEpoch {e} after {cur_epoch} (epochs never decrease in a log)"))
+            else:
+                epochs.append((e, lo, b.position))
+                cur_epoch = e
+        # producers
+        pid = b.producer_id
+        if pid is None or pid < 0:
+            if b.is_control:
+                controls[_control_type(b) or "UNKNOWN"] += 1
+            continue
+        p = producers.get(pid)
+        if p is None:
+            p = producers[pid] = _Producer()
+        p.batches += 1
+        if b.is_transactional:
+            transactional_batches += 1
+            p.transactional = True
+        if b.is_control:
+            ctype = _control_type(b)
+            controls[ctype or "UNKNOWN"] += 1
+            if ctype in ("COMMIT", "ABORT"):
+                if p.first_marker is None:
+                    p.first_marker = (ctype, lo, b.position, p.open, b.producer_epoch)
+                elif p.open is not None and ctype == "ABORT":
+                    aborted.append((pid, p.open[0], lo, b.position, p.open[1]))
+                p.open = None
+            continue
+        if b.is_transactional and p.open is None:
+            p.open = (lo, b.position)
+        seq = b.base_sequence
+        if seq is None or seq < 0:
+            continue
+        if p.first is None:
+            p.first = (b.producer_epoch, seq, lo, b.position, missing)
+        else:
+            check_sequence(sink.add, pid, b.producer_epoch, seq, b.position, p.epoch, p.last_seq,
+                           missing > p.missing_at)
+        p.epoch = b.producer_epoch
+        p.last_seq = b.last_sequence
+        p.last_offset = hi
+        p.last_pos = b.position
+        p.missing_at = missing
+    if icheck:
+        icheck.finish(first_offset, last_offset)
+    if tcheck:
+        tcheck.finish(first_offset, last_offset, len(buf))
+    if below_base is not None:
+        sink.add(Finding(Code.SEGMENT_NAME_MISMATCH, below_base.position,
+                         f"batch at {below_base.position} holds offset {below_base.base_offset}, below the base "
+                         f"offset {base} of the file name"))
+    if name_gap is not None:
+        sink.add(Finding(Code.OFFSET_GAP, first_pos,
+                         f"segment {base} starts at offset {name_gap[1]}: offsets {name_gap[0]}..{name_gap[1] - 1} "
+                         f"are absent (removed by log compaction or retention)"))
+    log.summary.update({
+        "baseOffset": base, "batches": n_batches, "records": n_records,
+        "firstOffset": first_offset, "lastOffset": last_offset,
+        "firstTimestamp": min_ts, "maxTimestamp": max_ts,
+        "codecs": dict(sorted(codecs.items())), "magic": {str(k): v for k, v in sorted(magics.items())},
+        "controlBatches": dict(sorted(controls.items())),
+        "transactionalBatches": transactional_batches,
+        "producers": len(producers),
+        "producerIds": sorted(producers)[:50],
+        "openTransactionsAtEnd": sum(1 for p in producers.values() if p.open is not None),
+        "offsetGaps": gaps, "missingOffsets": missing, "compactedBatches": compacted,
+        "damagedRanges": n_gaps, "damagedBytes": damaged_bytes,
+        "leaderEpochs": sorted({e for e, _, _ in epochs}),
+    })
+    log.digest = {
+        "base": base, "first": first_offset, "firstPosition": first_pos, "last": last_offset,
+        "missing": missing, "epochs": epochs, "aborted": aborted,
+        "endsDamaged": damage_since is not None,
+        "producers": {pid: (p.first, p.epoch, p.last_seq, p.last_offset, p.last_pos, p.missing_at,
+                            p.open, p.first_marker)
+                      for pid, p in producers.items()},
+    }
+
+
+def _scan_txnindex(ctx, digest) -> None:
+    """Decode a .txnindex; its entries go into the log's digest for the partition fold."""
+    entries = []
+    for e in _entries(ctx):
+        entries.append((e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.position))
+    if digest is not None:
+        digest["txnindex"] = entries
+        digest["txnindexPath"] = ctx.path
+
+
+# --- other files -----------------------------------------------------------------------------
+
+def scan_file(path: str, *, options: Options | None = None, max_findings: int | None = DEFAULT_MAX_FINDINGS,
+              custody_of: bool = True) -> FileScan:
+    """Scan any one file of a log dir on its own: ``FileScan`` with summary and findings.
+
+    A segment is scanned without its indexes (use :func:`scan_segment` for
+    those); an index is decoded and checked for order and tail only.
+    """
+    fn = names.classify(path)
+    if fn.kind == names.SEGMENT:
+        return scan_segment(path, options=options, max_findings=max_findings, custody_of=custody_of)[0]
+    scan = FileScan(path, fn.kind)
+    sink = FindingSink(max_findings)
+    try:
+        seg = open_segment(path)
+    except InputError as e:
+        scan.error = str(e)
+        return scan
+    try:
+        if custody_of:
+            custody(path, scan, seg.buf)
+        else:
+            scan.size = seg.size
+        _scan_other(seg.buf, path, fn, scan, sink, options)
+    finally:
+        seg.close()
+    if fn.suffix:
+        sink.add(Finding(Code.PENDING_FILE, 0, names.SUFFIXES[fn.suffix]))
+    scan.take(sink)
+    return scan
+
+
+def _scan_other(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
+    kind = fn.kind
+    if kind in (names.OFFSET_INDEX, names.TIME_INDEX, names.TXN_INDEX):
+        cls = {names.OFFSET_INDEX: OffsetIndex, names.TIME_INDEX: TimeIndex, names.TXN_INDEX: TxnIndex}[kind]
+        r = cls(buf, path, fn.offset)
+        sink.extend(r.findings)
+        n = 0
+        first = last = None
+        entries = []
+        for e in r:
+            sink.extend(e.findings)
+            n += 1
+            j = _entry_json(e)
+            first = first or j
+            last = j
+            if kind == names.TXN_INDEX and not e.findings:
+                entries.append((e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.position))
+        scan.summary.update({"baseOffset": fn.offset, "entries": n, "zeroEntries": r.zero_tail,
+                             "firstEntry": first, "lastEntry": last, "checkedAgainstLog": False})
+        if kind == names.TXN_INDEX:
+            scan.digest = {"txnindex": entries}
+        return
+    if kind == names.PRODUCER_SNAPSHOT:
+        s = ProducerSnapshot(buf, path)
+        sink.extend(s.findings)
+        scan.summary.update({"offset": fn.offset, "version": s.version, "crcValid": s.crc_valid,
+                             "producers": len(s.entries),
+                             "openTransactions": sum(1 for e in s.entries if e.current_txn_first_offset >= 0)})
+        if s.crc_valid and not s.findings:
+            scan.digest = {"snapshot": [(e.producer_id, e.epoch, e.last_sequence, e.last_offset, e.position)
+                                        for e in s.entries]}
+        return
+    if kind == names.KRAFT_SNAPSHOT:
+        _scan_kraft_snapshot(buf, path, fn, scan, sink, options)
+        return
+    if kind in DECODERS:
+        if len(buf) > MAX_TEXT_BYTES:
+            sink.add(Finding(Code.FILE_MALFORMED, 0, f"{len(buf)} bytes: far larger than a {kind} file can be"))
+            return
+        content, findings = DECODERS[kind](bytes(buf))
+        sink.extend(findings)
+        scan.summary.update(_text_summary(kind, content, fn))
+        scan.digest = {"content": content}
+        return
+    scan.summary["note"] = "not a file kafkadump knows; listed for the chain of custody only"
+
+
+def _text_summary(kind, content, fn) -> dict:
+    if kind == names.OFFSET_CHECKPOINT:
+        return {"checkpoint": fn.checkpoint, "version": content.get("version"), "entries": len(content["entries"])}
+    if kind == names.LEADER_EPOCH_CHECKPOINT:
+        es = content["entries"]
+        return {"version": content.get("version"), "entries": len(es),
+                "epochs": [[e["epoch"], e["startOffset"]] for e in es[:1000]]}
+    if kind == names.PARTITION_METADATA:
+        return {"version": content.get("version"), "topicId": content.get("topicId")}
+    if kind == names.META_PROPERTIES:
+        return {"version": content.get("version"), "nodeId": content.get("nodeId"),
+                "clusterId": content.get("clusterId"), "directoryId": content.get("directoryId")}
+    if kind == names.QUORUM_STATE:
+        return {"dataVersion": content.get("dataVersion"), "leaderId": content.get("leaderId"),
+                "leaderEpoch": content.get("leaderEpoch")}
+    return {}
+
+
+def _scan_kraft_snapshot(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
+    """A KRaft snapshot: record batches opening with SNAPSHOT_HEADER and closing with SNAPSHOT_FOOTER."""
+    opt = options or Options()
+    n_batches = n_records = 0
+    first_ctl = last_ctl = None
+    first_item = True
+    last_pos = 0
+    for it in iter_batches(buf, path, options=opt):
+        sink.extend(it.findings)
+        if isinstance(it, Gap):
+            first_item = False
+            last_ctl = None
+            continue
+        n_batches += 1
+        n_records += it.record_count or 0
+        ctl = _control_type(it) if it.is_control else None
+        if first_item:
+            first_ctl = ctl
+            first_item = False
+        last_ctl = ctl if it.is_control else None
+        last_pos = it.position
+    if (n_batches or len(buf)) and fn.suffix != ".part":   # a .part snapshot is still being written
+        if first_ctl != "SNAPSHOT_HEADER":
+            sink.add(Finding(Code.SNAPSHOT_INCOMPLETE, 0, "the snapshot does not open with a SNAPSHOT_HEADER "
+                                                          "control record"))
+        if last_ctl != "SNAPSHOT_FOOTER":
+            sink.add(Finding(Code.SNAPSHOT_INCOMPLETE, last_pos, "the snapshot does not end with a SNAPSHOT_FOOTER "
+                                                                 "control record"))
+    scan.summary.update({"endOffset": fn.offset, "epoch": fn.epoch, "batches": n_batches, "records": n_records})
+
+
+__all__ = ["FileScan", "FindingSink", "scan_file", "scan_segment", "custody", "check_sequence",
+           "DEFAULT_MAX_FINDINGS"]

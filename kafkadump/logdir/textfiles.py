@@ -1,0 +1,244 @@
+"""The small text files of a log dir: checkpoints, properties, partition metadata, quorum state.
+
+    offset checkpoints (recovery-point-offset-checkpoint, replication-offset-checkpoint,
+    log-start-offset-checkpoint, cleaner-offset-checkpoint), one per log dir
+        0                          version
+        N                          number of entries
+        TOPIC PARTITION OFFSET     N lines
+
+    leader-epoch-checkpoint, one per partition
+        0
+        N
+        EPOCH START_OFFSET         N lines; both strictly increase
+
+    partition.metadata
+        version: 0
+        topic_id: BASE64           a 16-byte topic UUID, URL-safe base64 without padding
+
+    meta.properties                Java properties
+        version=0                  broker.id=N [cluster.id=...]       (ZooKeeper mode)
+        version=1                  node.id=N cluster.id=... [directory.id=...]   (KRaft)
+
+    quorum-state                   JSON (QuorumStateData): leaderId, leaderEpoch, votedId,
+                                   appliedOffset, currentVoters, data_version 0 or 1
+
+Every decoder returns ``(content, findings)``: ``content`` is a JSON-ready
+dict in camelCase, findings carry the byte offset of the line at fault.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+from ..findings import Code, Finding
+from . import names
+
+
+def _lines(data: bytes):
+    """``(byte offset, text)`` of each line; invalid UTF-8 is replaced."""
+    pos = 0
+    for raw in data.split(b"\n"):
+        yield pos, raw.rstrip(b"\r").decode("utf-8", "replace")
+        pos += len(raw) + 1
+
+
+def _checkpoint(data: bytes, fields: int, parse):
+    """The frame shared by checkpoint files: version, count, entry lines."""
+    findings: list[Finding] = []
+    content: dict = {"version": None, "count": None, "entries": []}
+    lines = [(p, t) for p, t in _lines(data)]
+    # a final newline leaves one empty "line" at the end: not an entry
+    if lines and lines[-1][1] == "" and lines[-1][0] == len(data):
+        lines.pop()
+    if not lines:
+        findings.append(Finding(Code.FILE_MALFORMED, 0, "empty file: no version line"))
+        return content, findings
+    p, t = lines[0]
+    try:
+        content["version"] = int(t.strip())
+    except ValueError:
+        findings.append(Finding(Code.FILE_MALFORMED, p, f"version line {t!r} is not a number"))
+        return content, findings
+    if content["version"] != 0:
+        findings.append(Finding(Code.FILE_VERSION_UNKNOWN, p, f"checkpoint version {content['version']} "
+                                                              f"(only 0 is defined)"))
+        return content, findings
+    if len(lines) < 2:
+        findings.append(Finding(Code.FILE_MALFORMED, len(data), "no entry-count line"))
+        return content, findings
+    p, t = lines[1]
+    try:
+        content["count"] = int(t.strip())
+    except ValueError:
+        findings.append(Finding(Code.FILE_MALFORMED, p, f"entry-count line {t!r} is not a number"))
+        return content, findings
+    for p, t in lines[2:]:
+        parts = t.split()
+        if len(parts) != fields:
+            findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} does not have {fields} fields"))
+            continue
+        try:
+            entry = parse(parts)
+        except ValueError:
+            findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} holds a non-numeric field"))
+            continue
+        entry["position"] = p
+        content["entries"].append(entry)
+    if content["count"] != len(lines) - 2:
+        findings.append(Finding(Code.FILE_MALFORMED, lines[1][0],
+                                f"{content['count']} entries declared, {len(lines) - 2} lines follow"))
+    return content, findings
+
+
+def decode_offset_checkpoint(data: bytes):
+    content, findings = _checkpoint(data, 3, lambda f: {"topic": f[0], "partition": int(f[1]), "offset": int(f[2])})
+    for e in content["entries"]:
+        if e["partition"] < 0 or e["offset"] < -1:
+            findings.append(Finding(Code.ENTRY_INVALID, e["position"],
+                                    f"{e['topic']}-{e['partition']}: offset {e['offset']}"))
+    return content, findings
+
+
+def decode_leader_epoch_checkpoint(data: bytes):
+    content, findings = _checkpoint(data, 2, lambda f: {"epoch": int(f[0]), "startOffset": int(f[1])})
+    prev = None
+    for e in content["entries"]:
+        if e["epoch"] < 0 or e["startOffset"] < 0:
+            findings.append(Finding(Code.ENTRY_INVALID, e["position"],
+                                    f"epoch {e['epoch']} start offset {e['startOffset']}"))
+            continue
+        if prev is not None and (e["epoch"] <= prev["epoch"] or e["startOffset"] < prev["startOffset"]):
+            findings.append(Finding(Code.LEADER_EPOCH_MISMATCH, e["position"],
+                                    f"epoch {e['epoch']} at {e['startOffset']} does not follow epoch "
+                                    f"{prev['epoch']} at {prev['startOffset']} (both must increase)"))
+            continue
+        prev = e
+    return content, findings
+
+
+def _topic_id(text: str):
+    """URL-safe base64 UUID (22 chars) -> canonical UUID string, or None."""
+    import uuid
+
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return str(uuid.UUID(bytes=raw)) if len(raw) == 16 else None
+
+
+def decode_partition_metadata(data: bytes):
+    findings: list[Finding] = []
+    content: dict = {"version": None, "topicId": None}
+    seen = {}
+    for p, t in _lines(data):
+        if not t.strip():
+            continue
+        key, sep, value = t.partition(":")
+        if not sep:
+            findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} is not 'key: value'"))
+            continue
+        seen[key.strip()] = (p, value.strip())
+    if "version" not in seen:
+        findings.append(Finding(Code.FILE_MALFORMED, 0, "no 'version:' line"))
+    else:
+        p, v = seen["version"]
+        try:
+            content["version"] = int(v)
+        except ValueError:
+            findings.append(Finding(Code.FILE_MALFORMED, p, f"version {v!r} is not a number"))
+        else:
+            if content["version"] != 0:
+                findings.append(Finding(Code.FILE_VERSION_UNKNOWN, p, f"version {v} (only 0 is defined)"))
+    if "topic_id" not in seen:
+        findings.append(Finding(Code.FILE_MALFORMED, 0, "no 'topic_id:' line"))
+    else:
+        p, v = seen["topic_id"]
+        content["topicId"] = v
+        uid = _topic_id(v)
+        if uid is None:
+            findings.append(Finding(Code.FILE_MALFORMED, p, f"topic_id {v!r} is not a base64 UUID"))
+        else:
+            content["topicUuid"] = uid
+    return content, findings
+
+
+def decode_meta_properties(data: bytes):
+    findings: list[Finding] = []
+    props: dict = {}
+    for p, t in _lines(data):
+        s = t.strip()
+        if not s or s[0] in "#!":
+            continue
+        for i, ch in enumerate(s):
+            if ch in "=:":
+                k, v = s[:i].strip(), s[i + 1:].strip()
+                break
+        else:
+            findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} is not key=value"))
+            continue
+        props[k] = v
+    content: dict = {"properties": props, "version": None}
+    v = props.get("version")
+    if v is None:
+        findings.append(Finding(Code.FILE_MALFORMED, 0, "no version property"))
+        return content, findings
+    try:
+        content["version"] = int(v)
+    except ValueError:
+        findings.append(Finding(Code.FILE_MALFORMED, 0, f"version {v!r} is not a number"))
+        return content, findings
+    required = {0: ("broker.id",), 1: ("node.id", "cluster.id")}.get(content["version"])
+    if required is None:
+        findings.append(Finding(Code.FILE_VERSION_UNKNOWN, 0, f"meta.properties version {v} (0 and 1 are defined)"))
+        return content, findings
+    for k in required:
+        if k not in props:
+            findings.append(Finding(Code.FILE_MALFORMED, 0, f"version {v} requires {k}"))
+    for k in ("broker.id", "node.id"):
+        if k in props and not props[k].lstrip("-").isdigit():
+            findings.append(Finding(Code.FILE_MALFORMED, 0, f"{k}={props[k]!r} is not a number"))
+    content["nodeId"] = props.get("node.id", props.get("broker.id"))
+    content["clusterId"] = props.get("cluster.id")
+    content["directoryId"] = props.get("directory.id")
+    return content, findings
+
+
+def decode_quorum_state(data: bytes):
+    findings: list[Finding] = []
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        at = getattr(e, "pos", getattr(e, "start", 0)) or 0
+        why = (str(e).splitlines() or ["nested too deeply"])[0]
+        findings.append(Finding(Code.FILE_MALFORMED, at, f"not JSON: {why}"))
+        return {"state": None}, findings
+    if not isinstance(obj, dict):
+        findings.append(Finding(Code.FILE_MALFORMED, 0, "not a JSON object"))
+        return {"state": obj}, findings
+    dv = obj.get("data_version")
+    if dv not in (0, 1):
+        findings.append(Finding(Code.FILE_VERSION_UNKNOWN, 0, f"data_version {dv!r} (0 and 1 are defined)"))
+    for k in ("leaderId", "leaderEpoch", "votedId"):
+        if k in obj and not isinstance(obj[k], int):
+            findings.append(Finding(Code.FILE_MALFORMED, 0, f"{k} is {obj[k]!r}, not an integer"))
+    return {"state": obj, "dataVersion": dv, "leaderId": obj.get("leaderId"),
+            "leaderEpoch": obj.get("leaderEpoch")}, findings
+
+
+DECODERS = {
+    names.OFFSET_CHECKPOINT: decode_offset_checkpoint,
+    names.LEADER_EPOCH_CHECKPOINT: decode_leader_epoch_checkpoint,
+    names.PARTITION_METADATA: decode_partition_metadata,
+    names.META_PROPERTIES: decode_meta_properties,
+    names.QUORUM_STATE: decode_quorum_state,
+}
+
+# text files are small; a larger one is not what its name says
+MAX_TEXT_BYTES = 64 << 20
+
+
+__all__ = ["DECODERS", "decode_offset_checkpoint", "decode_leader_epoch_checkpoint",
+           "decode_partition_metadata", "decode_meta_properties", "decode_quorum_state", "MAX_TEXT_BYTES"]
