@@ -158,7 +158,7 @@ def test_table_is_plain_when_piped():
 
 
 def test_man_page_documents_every_code_and_field():
-    man = (ROOT / "man/kafkadump.1").read_text()
+    man = (ROOT / "man/kafkadump.1").read_text().replace("\\-", "-")
     for c in Code:
         assert f".B {c.value}" in man, c
     for field in ("baseOffset", "batchLength", "lastSequence", "crcValid", "computedCrc", "batchPosition",
