@@ -76,6 +76,21 @@ class Code(str, Enum):
     CHECKPOINT_MISMATCH = "checkpoint-mismatch"      # a broker checkpoint or partition.metadata disagrees with the logs
     PENDING_FILE = "pending-file"                    # .deleted/.cleaned/.swap file or -delete/-future directory
     ORPHAN_FILE = "orphan-file"                      # an index or snapshot whose segment .log is absent
+    # --- wire protocol (capture) -------------------------------------------
+    FRAME_SIZE_INVALID = "frame-size-invalid"  # a frame's size prefix is impossible or wrong
+    FRAME_TRAILING = "frame-trailing-bytes"    # bytes left in a frame after its decoded body
+    FIELD_MALFORMED = "field-malformed"        # a protocol field does not decode (length, count, UTF-8)
+    TAGGED_FIELD_ORDER = "tagged-field-order"  # tagged fields out of ascending order or repeated
+    TAGGED_FIELD_UNKNOWN = "tagged-field-unknown"  # a tag the schema tables do not know (kept raw)
+    VERSION_UNKNOWN = "version-unknown"        # version newer than the schema tables
+    API_KEY_UNKNOWN = "api-key-unknown"        # API key not in the schema tables
+    RESPONSE_UNPAIRED = "response-unpaired"    # response with no captured request
+    RESPONSE_GUESSED = "response-guessed"      # lone response: API found by trial decoding
+    PARTIAL_BATCH = "partial-batch"            # last batch of a response cut by the size limit
+    TCP_GAP = "tcp-gap"                        # bytes of a TCP stream missing from the capture
+    TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
+    TCP_CONFLICT = "tcp-overlap-conflict"      # retransmitted TCP data differs from the first copy
+    CAPTURE_MALFORMED = "capture-malformed"    # pcap/pcapng structure or packet headers broken
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -102,6 +117,20 @@ SEVERITY: dict[Code, Severity] = {
     Code.NESTED_COMPRESSION: Severity.WARNING,
     Code.INNER_OFFSETS: Severity.WARNING,
     Code.OFFSET_ORDER: Severity.WARNING,
+    Code.FRAME_SIZE_INVALID: Severity.ERROR,
+    Code.FRAME_TRAILING: Severity.WARNING,
+    Code.FIELD_MALFORMED: Severity.ERROR,
+    Code.TAGGED_FIELD_ORDER: Severity.ERROR,
+    Code.TAGGED_FIELD_UNKNOWN: Severity.INFO,
+    Code.VERSION_UNKNOWN: Severity.WARNING,
+    Code.API_KEY_UNKNOWN: Severity.WARNING,
+    Code.RESPONSE_UNPAIRED: Severity.WARNING,
+    Code.RESPONSE_GUESSED: Severity.INFO,
+    Code.PARTIAL_BATCH: Severity.INFO,
+    Code.TCP_GAP: Severity.ERROR,
+    Code.TCP_RETRANSMISSION: Severity.INFO,
+    Code.TCP_CONFLICT: Severity.WARNING,
+    Code.CAPTURE_MALFORMED: Severity.ERROR,
     # log directories (kafkadump.logdir)
     Code.INDEX_ENTRY_MISMATCH: Severity.ERROR,
     Code.INDEX_NOT_MONOTONIC: Severity.ERROR,
@@ -150,6 +179,20 @@ DESCRIPTION: dict[Code, str] = {
     Code.NESTED_COMPRESSION: "a compressed message inside a compressed wrapper",
     Code.INNER_OFFSETS: "inner message offsets are inconsistent with their wrapper",
     Code.OFFSET_ORDER: "a batch's offsets are not after the previous batch's",
+    Code.FRAME_SIZE_INVALID: "a protocol frame's size prefix is impossible or disagrees with its body",
+    Code.FRAME_TRAILING: "bytes remain in a protocol frame after its decoded body",
+    Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",
+    Code.TAGGED_FIELD_ORDER: "tagged fields are not in strictly ascending tag order",
+    Code.TAGGED_FIELD_UNKNOWN: "a tagged field unknown to kafkadump's schema tables (kept as raw bytes)",
+    Code.VERSION_UNKNOWN: "an API version newer than kafkadump's schema tables (decoded as far as possible)",
+    Code.API_KEY_UNKNOWN: "an API key unknown to kafkadump's schema tables (body kept as raw bytes)",
+    Code.RESPONSE_UNPAIRED: "a response whose request is not in the capture",
+    Code.RESPONSE_GUESSED: "a response without its request, decoded as the only API that fits",
+    Code.PARTIAL_BATCH: "a response's last batch is cut short by the fetch size limit (normal)",
+    Code.TCP_GAP: "bytes of a TCP stream are missing from the capture",
+    Code.TCP_RETRANSMISSION: "TCP data retransmitted (identical copy ignored)",
+    Code.TCP_CONFLICT: "retransmitted TCP data differs from the first copy (first copy kept)",
+    Code.CAPTURE_MALFORMED: "the pcap/pcapng file or a packet header in it is malformed",
     # log directories (kafkadump.logdir)
     Code.INDEX_ENTRY_MISMATCH: "an offset index entry does not point at a batch boundary whose offsets match it",
     Code.INDEX_NOT_MONOTONIC: "offset index entries do not increase (offset or position goes backwards)",

@@ -160,7 +160,8 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
         data, start, stop, source, shift = buf, pos, end, "file", base
     else:
         notes: list = []
-        payload_pos = base + pos
+        # the payload's first byte; an empty payload is blamed on the codec bits
+        payload_pos = base + pos if end > pos else b.position + 21
         try:
             data = decompress(codec, memoryview(buf)[pos:end], max_decompressed, notes)
         except DecodeError as e:

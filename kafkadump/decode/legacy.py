@@ -208,7 +208,10 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
     try:
         data = decompress(wrapper.attributes & 7, wrapper.value, cap, notes)
     except DecodeError as e:
-        b.findings.append(Finding(e.code, a_off, e.message, length=len(wrapper.value) if depth == 1 else None,
+        empty = not wrapper.value
+        # an empty value has no first byte: anchor at its length field
+        b.findings.append(Finding(e.code, a_off - 4 if empty and depth == 1 else a_off, e.message,
+                                  length=(len(wrapper.value) or None) if depth == 1 else None,
                                   source_offset=a_src))
         return []
     for code, message in notes:

@@ -251,7 +251,7 @@ def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
         if 0 <= length and 12 + length <= remaining:
             # every declared byte is here: the length itself is too small to hold a message
             return Finding(Code.LENGTH_INVALID, absolute + 8,
-                           f"length {length} is too small for any batch or message", length=remaining)
+                           f"length {length} is too small for any batch or message", length=4)
         return Finding(Code.TRUNCATED, absolute,
                        f"batch of {length + 12} bytes declared, {remaining} bytes left", length=remaining)
     _, length = _PREFIX.unpack_from(buf, pos)

@@ -1,0 +1,658 @@
+"""The generic schema-driven decoder: any message or record schema, any version.
+
+    value, next_pos = decode_message(name, version, buf, pos, end, spans=None,
+                                     findings=None, base=0, path="body")
+
+``name`` is a schema name from the generated tables (``"FetchResponse"``,
+``"RequestHeader"``, ``"OffsetCommitValue"``, ``"PartitionRecord"`` ...);
+``buf[pos:end]`` holds the encoded structure.  ``value`` is a dict keyed by
+the schema's field names in camelCase (``partitionIndex``), in wire order:
+
+    int8..int64, uint16, uint32   int
+    float64                       float
+    bool                          bool
+    string                        str (None when null)
+    bytes                         bytes (None when null)
+    uuid                          str, Kafka's form (base64url, 22 characters)
+    records                       :class:`RecordsValue` (batches decoded by the shared decoder)
+    struct / array                dict / list (None when null)
+
+Tagged fields the tables know appear under their names; tags they do not
+know (or whose content does not decode) are kept as raw bytes in
+``value["_rawTaggedFields"] = [{"tag": n, "data": bytes}, ...]``.  Absent
+tagged fields are absent (``fill_defaults=True`` fills in the schema's
+defaults, as Kafka's own reader does).
+
+Problems become :class:`~kafkadump.findings.Finding` objects with absolute
+offsets (``base`` + position in ``buf``).  With a ``findings`` list they are
+appended to it and decoding continues where it can (a non-nullable field
+holding null, invalid UTF-8, tagged-field order, unknown tags); a problem
+after which no later byte can be placed (a length or count that does not
+fit) stops the decode: ``value`` holds everything decoded so far and
+``next_pos`` is where decoding stopped.  With ``findings=None`` the first
+problem raises :class:`~kafkadump.findings.DecodeError` instead (so does a
+version newer than the tables, which is otherwise a ``version-unknown``
+warning: the decode then uses the newest layout the tables know, and says
+so).
+
+``spans`` (a list) receives one :class:`~kafkadump.decode.model.Span` per
+encoded field with its dotted ``path`` (``body.topics[0].name``), absolute
+offset and length: together the spans tile the decoded bytes (length and
+count prefixes are spans of their own: ``path#count``, ``path#size``,
+``path#tags``, ``path#tag3``, ``path#present``), as the hexdump renderer
+needs.  Record batches inside RECORDS fields get the shared decoder's
+spans under ``path.batch[i]``; bytes decompressed from batch ``i`` are in
+source ``decompressed@<batch position>``.
+
+Bounded: every length and count is checked against the bytes that remain
+before anything is allocated or looped over, and nesting is bounded by the
+schema (never by the input).  Plans (the per-version field lists) are
+compiled once per schema and version and cached.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+from ..decode.model import Batch, Gap, Span
+from ..findings import Code, DecodeError, Finding
+from . import schema as S
+
+MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
+
+
+class Overrun(DecodeError):
+    """A field needs bytes beyond ``end`` (the frame layer decides: truncated or malformed).
+
+    ``partial`` holds what could be decoded of the field (RECORDS: the
+    batches in the bytes that are there), or None.
+    """
+
+    def __init__(self, offset: int, message: str, partial=None):
+        super().__init__(Code.FIELD_MALFORMED, offset, message)
+        self.partial = partial
+
+
+class RecordsValue:
+    """A RECORDS field: the batches (and gaps) in it, decoded by the shared decoder."""
+
+    __slots__ = ("position", "size", "items")
+
+    def __init__(self, position: int, size: int, items: list):
+        self.position = position
+        self.size = size
+        self.items = items
+
+    @property
+    def batches(self) -> list:
+        return [b for b in self.items if isinstance(b, Batch)]
+
+    def records(self):
+        for b in self.items:
+            if isinstance(b, Batch) and b.records:
+                yield from ((r, b) for r in b.records)
+
+    @property
+    def record_count(self) -> int:
+        return sum(len(b.records or ()) for b in self.items if isinstance(b, Batch))
+
+    def findings(self) -> list:
+        return [f for b in self.items for f in b.findings]
+
+    def __repr__(self):  # pragma: no cover
+        return f"RecordsValue({self.position}+{self.size}, {len(self.items)} items)"
+
+
+class State:
+    """Per-decode context handed down the readers."""
+
+    __slots__ = ("findings", "spans", "base", "options", "file", "response", "fill_defaults", "strict")
+
+    def __init__(self, findings, spans, base, options, file, response, fill_defaults):
+        self.strict = findings is None
+        self.findings = [] if findings is None else findings
+        self.spans = spans
+        self.base = base
+        self.options = options
+        self.file = file
+        self.response = response
+        self.fill_defaults = fill_defaults
+
+    def note(self, code: Code, pos: int, message: str, length=None) -> None:
+        """A problem that does not stop the decode."""
+        if self.strict:
+            raise DecodeError(code, self.base + pos, message)
+        self.findings.append(Finding(code, self.base + pos, message, length=length))
+
+    def span(self, path, pos, n, value, raw=None):
+        self.spans.append(Span(path, self.base + pos, n, value, "file", raw))
+
+
+def camel(name: str) -> str:
+    return name[:1].lower() + name[1:]
+
+
+def kafka_uuid(raw: bytes) -> str:
+    """Kafka's text form of a UUID: URL-safe base64 without padding."""
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+# --- primitive readers: (buf, pos, end, st, path) -> (value, next) ---------------------
+
+def _fixed(fmt: str, what: str):
+    st_ = struct.Struct(fmt)
+    size = st_.size
+    unpack = st_.unpack_from
+
+    def read(buf, pos, end, st, path):
+        if pos + size > end:
+            raise Overrun(st.base + pos, f"{path}: {what} needs {size} bytes at {st.base + pos}, "
+                                         f"{max(end - pos, 0)} left")
+        v = unpack(buf, pos)[0]
+        if st.spans is not None:
+            st.span(path, pos, size, v)
+        return v, pos + size
+
+    read.min_size = size
+    return read
+
+
+_FIXED = {
+    "int8": _fixed(">b", "int8"), "int16": _fixed(">h", "int16"), "uint16": _fixed(">H", "uint16"),
+    "int32": _fixed(">i", "int32"), "uint32": _fixed(">I", "uint32"), "int64": _fixed(">q", "int64"),
+    "float64": _fixed(">d", "float64"),
+}
+_I16 = struct.Struct(">h").unpack_from
+_I32 = struct.Struct(">i").unpack_from
+
+
+def _read_bool(buf, pos, end, st, path):
+    if pos >= end:
+        raise Overrun(st.base + pos, f"{path}: bool needs 1 byte at {st.base + pos}, 0 left")
+    v = buf[pos] != 0
+    if st.spans is not None:
+        st.span(path, pos, 1, v)
+    return v, pos + 1
+
+
+_read_bool.min_size = 1
+
+
+def _read_uuid(buf, pos, end, st, path):
+    if pos + 16 > end:
+        raise Overrun(st.base + pos, f"{path}: uuid needs 16 bytes at {st.base + pos}, {max(end - pos, 0)} left")
+    v = kafka_uuid(bytes(buf[pos:pos + 16]))
+    if st.spans is not None:
+        st.span(path, pos, 16, v)
+    return v, pos + 16
+
+
+_read_uuid.min_size = 16
+
+
+def uvarint(buf, pos, end, st, path, what="length"):
+    """UNSIGNED_VARINT (at most 5 bytes, 32 bits)."""
+    value = 0
+    shift = 0
+    p = pos
+    while True:
+        if p >= end:
+            raise Overrun(st.base + pos, f"{path}: {what} varint at {st.base + pos} runs past the end")
+        b = buf[p]
+        p += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift >= 35:
+            raise DecodeError(Code.FIELD_MALFORMED, st.base + pos,
+                              f"{path}: {what} varint at {st.base + pos} is longer than 5 bytes")
+    if value > 0xFFFFFFFF:
+        raise DecodeError(Code.FIELD_MALFORMED, st.base + pos,
+                          f"{path}: {what} varint at {st.base + pos} exceeds 32 bits")
+    return value, p
+
+
+def _length(buf, pos, end, st, path, compact, wide, what):
+    """Read a length prefix: ``(n, next)`` with n = -1 for null."""
+    if compact:
+        n, p = uvarint(buf, pos, end, st, path, what)
+        return n - 1, p
+    size = 4 if wide else 2
+    if pos + size > end:
+        raise Overrun(st.base + pos, f"{path}: {what} length needs {size} bytes at {st.base + pos}, "
+                                     f"{max(end - pos, 0)} left")
+    n = (_I32 if wide else _I16)(buf, pos)[0]
+    return n, pos + size
+
+
+def _string_reader(compact: bool, nullable: bool):
+    def read(buf, pos, end, st, path):
+        n, p = _length(buf, pos, end, st, path, compact, False, "string")
+        if n < 0:
+            if n < -1:
+                raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: string length {n} at {st.base + pos}")
+            if not nullable:
+                st.note(Code.FIELD_MALFORMED, pos, f"{path}: null string in a non-nullable field")
+            if st.spans is not None:
+                st.span(path, pos, p - pos, None)
+            return None, p
+        if p + n > end:
+            raise Overrun(st.base + pos, f"{path}: string of {n} bytes at {st.base + pos} runs past the end "
+                                         f"({end - p} bytes left)")
+        raw = bytes(buf[p:p + n])
+        try:
+            v = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            st.note(Code.FIELD_MALFORMED, p + e.start, f"{path}: invalid UTF-8 in string at {st.base + pos}")
+            v = raw.decode("utf-8", "replace")
+        if st.spans is not None:
+            st.span(path, pos, p + n - pos, v)
+        return v, p + n
+
+    read.min_size = 1 if compact else 2
+    return read
+
+
+def _bytes_reader(compact: bool, nullable: bool):
+    def read(buf, pos, end, st, path):
+        n, p = _length(buf, pos, end, st, path, compact, True, "bytes")
+        if n < 0:
+            if n < -1:
+                raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: bytes length {n} at {st.base + pos}")
+            if not nullable:
+                st.note(Code.FIELD_MALFORMED, pos, f"{path}: null bytes in a non-nullable field")
+            if st.spans is not None:
+                st.span(path, pos, p - pos, None)
+            return None, p
+        if p + n > end:
+            raise Overrun(st.base + pos, f"{path}: {n} bytes at {st.base + pos} run past the end "
+                                         f"({end - p} bytes left)")
+        v = bytes(buf[p:p + n])
+        if st.spans is not None:
+            st.span(path, pos, p + n - pos, v)
+        return v, p + n
+
+    read.min_size = 1 if compact else 4
+    return read
+
+
+def _records_reader(compact: bool, nullable: bool):
+    def read(buf, pos, end, st, path):
+        n, p = _length(buf, pos, end, st, path, compact, True, "records")
+        if n < 0:
+            if n < -1:
+                raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: records length {n} at {st.base + pos}")
+            if not nullable:
+                st.note(Code.FIELD_MALFORMED, pos, f"{path}: null records in a non-nullable field")
+            if st.spans is not None:
+                st.span(path, pos, p - pos, None)
+            return None, p
+        if st.spans is not None:
+            st.span(path + "#size", pos, p - pos, n)
+        if p + n > end:
+            # decode the batches that are there (a cut capture), then report the overrun
+            partial = decode_records(buf, p, end, st, path, complete=False) if end > p else None
+            raise Overrun(st.base + pos, f"{path}: records of {n} bytes at {st.base + pos} run past the end "
+                                         f"({end - p} bytes left)", partial)
+        return decode_records(buf, p, p + n, st, path), p + n
+
+    read.min_size = 1 if compact else 4
+    return read
+
+
+def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool = True) -> RecordsValue:
+    """The record batches in ``buf[pos:end]``, through the one shared decoder.
+
+    ``complete``: the field's declared bytes are all there (only then can a
+    cut last batch be the fetch size limit's doing).
+    """
+    from ..decode import Options
+    from ..decode.walk import iter_batches
+
+    opt = st.options or Options()
+    items = list(iter_batches(buf, st.file, start=pos, end=end, options=opt, base=st.base))
+    if st.response and complete and items and isinstance(items[-1], Gap):
+        g = items[-1]
+        if g.findings and all(f.code is Code.TRUNCATED for f in g.findings) \
+                and g.position + g.size == st.base + end:
+            # a fetch response stops at the size limit, mid-batch: normal, not damage
+            g.findings = [Finding(Code.PARTIAL_BATCH, g.position,
+                                  f"last {g.size} bytes are the start of a batch cut by the fetch size limit",
+                                  length=g.size)]
+    if st.spans is not None:
+        _batch_spans(buf, pos, items, st, path, opt)
+    return RecordsValue(st.base + pos, end - pos, items)
+
+
+def _batch_spans(buf, pos, items, st, path, opt) -> None:
+    from ..decode.batch import decode_batch
+    from ..decode.legacy import decode_legacy
+
+    for i, item in enumerate(items):
+        rel = item.position - st.base
+        if isinstance(item, Gap):
+            st.spans.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
+            continue
+        chunk = buf[rel:rel + item.size]
+        spans: list = []
+        try:
+            if item.magic == 2:
+                b = decode_batch(chunk, 0, item.file, base=item.position, records=True,
+                                 max_decompressed=opt.max_decompressed, spans=spans)
+            else:
+                b = decode_legacy(chunk, 0, item.size, item.file, base=item.position, records=True,
+                                  max_decompressed=opt.max_decompressed, max_depth=opt.max_depth, spans=spans)
+        except DecodeError:  # pragma: no cover - the walk already decoded it once
+            spans = [Span("batch", item.position, item.size, None, "file", "unparsed")]
+            b = item
+        if b.decompressed is not None:
+            item.decompressed = b.decompressed
+        src = f"decompressed@{item.position}"
+        for s in spans:
+            head, _, rest = s.path.partition(".")
+            s.path = f"{path}.{'batch' if item.magic == 2 else 'message'}[{i}]" + (("." + rest) if rest else "")
+            if s.source == "decompressed":
+                s.source = src
+            st.spans.append(s)
+
+
+# --- plans ----------------------------------------------------------------------------------
+
+PRIM, STRUCT, STRUCT_ARRAY, PRIM_ARRAY = 0, 1, 2, 3
+
+
+class Plan:
+    """The fields of one struct at one version: what to read, in order."""
+
+    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults")
+
+    def __init__(self):
+        self.steps = []       # (key, kind, reader_or_plan, nullable, elem_min)
+        self.tagged = {}      # tag -> (key, kind, reader_or_plan, nullable, elem_min)
+        self.flexible = False
+        self.min_size = 0
+        self.defaults = {}    # key -> default, for absent tagged fields
+
+
+_PLANS: dict = {}
+
+
+def _field_flexible(f, version: int, flexible: bool) -> bool:
+    override = f[8]
+    if override is False:
+        return flexible
+    return S.in_range(override, version)
+
+
+def _prim_reader(t: str, compact: bool, nullable: bool):
+    if t in _FIXED:
+        return _FIXED[t]
+    if t == "bool":
+        return _read_bool
+    if t == "uuid":
+        return _read_uuid
+    if t == "string":
+        return _string_reader(compact, nullable)
+    if t == "bytes":
+        return _bytes_reader(compact, nullable)
+    if t == "records":
+        return _records_reader(compact, nullable)
+    raise ValueError(f"unknown primitive type {t}")  # pragma: no cover - tables are generated
+
+
+def _step(f, version: int, flexible: bool):
+    name, t, _versions, nullable_r, _tag, _tagged, _default, fields, _flex = f
+    key = camel(name)
+    nullable = S.in_range(nullable_r, version)
+    compact = _field_flexible(f, version, flexible)
+    if t.startswith("[]"):
+        et = t[2:]
+        if fields is not None:
+            sub = plan_for(fields, version, compact)
+            return (key, STRUCT_ARRAY, sub, (nullable, compact), max(sub.min_size, 0)), 1 if compact else 4
+        r = _prim_reader(et, compact, False)
+        return (key, PRIM_ARRAY, r, (nullable, compact), r.min_size), 1 if compact else 4
+    if fields is not None:
+        sub = plan_for(fields, version, compact)
+        return (key, STRUCT, sub, nullable, 0), (1 if nullable else sub.min_size)
+    r = _prim_reader(t, compact, nullable)
+    return (key, PRIM, r, nullable, 0), r.min_size
+
+
+def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
+    """The compiled plan of a field tuple at ``version`` (cached)."""
+    k = (id(fields), version, flexible)
+    p = _PLANS.get(k)
+    if p is not None:
+        return p
+    p = Plan()
+    p.flexible = flexible
+    size = 0
+    for f in fields:
+        versions, tag, tagged = f[2], f[4], f[5]
+        if not S.in_range(versions, version):
+            continue
+        if tag is not None and S.in_range(tagged, version):
+            if flexible:
+                step, _ = _step(f, version, flexible)
+                p.tagged[tag] = step
+                if f[6]:
+                    p.defaults[step[0]] = f[6][0]
+            continue
+        step, n = _step(f, version, flexible)
+        p.steps.append(step)
+        size += n
+    if flexible:
+        size += 1
+    p.min_size = size
+    _PLANS[k] = p
+    return p
+
+
+# --- reading -------------------------------------------------------------------------------
+
+def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: dict) -> int:
+    spans = st.spans
+    for key, kind, r, nullable, emin in plan.steps:
+        fpath = f"{path}.{key}"
+        if kind == PRIM:
+            try:
+                out[key], pos = r(buf, pos, end, st, fpath)
+            except Overrun as e:
+                if e.partial is not None:
+                    out[key] = e.partial
+                raise
+        elif kind == STRUCT:
+            if nullable:
+                if pos >= end:
+                    raise Overrun(st.base + pos, f"{fpath}: presence byte runs past the end")
+                marker = buf[pos]
+                if spans is not None:
+                    st.span(fpath + "#present", pos, 1, marker < 128)
+                pos += 1
+                if marker >= 128:  # int8 -1: null
+                    out[key] = None
+                    continue
+            d = {}
+            out[key] = d
+            pos = read_struct(r, buf, pos, end, st, fpath, d)
+        else:
+            pos = _read_array(kind, r, nullable, emin, buf, pos, end, st, fpath, out, key)
+    if plan.flexible:
+        pos = read_tagged(plan, buf, pos, end, st, path, out)
+    return pos
+
+
+def _read_array(kind, r, flags, emin, buf, pos, end, st, path, out, key) -> int:
+    nullable, compact = flags
+    n, p = _length(buf, pos, end, st, path, compact, True, "array")
+    if st.spans is not None:
+        st.span(path + "#count", pos, p - pos, n)
+    if n < 0:
+        if n < -1:
+            raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: array count {n} at {st.base + pos}")
+        if not nullable:
+            st.note(Code.FIELD_MALFORMED, pos, f"{path}: null array in a non-nullable field")
+        out[key] = None
+        return p
+    if emin > 0:
+        if n * emin > end - p:
+            raise Overrun(st.base + pos, f"{path}: array of {n} elements at {st.base + pos} needs at least "
+                                         f"{n * emin} bytes, {end - p} left")
+    elif n > MAX_EMPTY_ELEMENTS:
+        raise DecodeError(Code.FIELD_MALFORMED, st.base + pos,
+                          f"{path}: array of {n} elements at {st.base + pos} whose elements take no bytes")
+    lst: list = []
+    out[key] = lst
+    if kind == PRIM_ARRAY:
+        for i in range(n):
+            v, p = r(buf, p, end, st, f"{path}[{i}]")
+            lst.append(v)
+    else:
+        for i in range(n):
+            d = {}
+            lst.append(d)
+            p = read_struct(r, buf, p, end, st, f"{path}[{i}]", d)
+    return p
+
+
+def read_tagged(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: dict) -> int:
+    """The tagged-field section of a flexible struct."""
+    count, p = uvarint(buf, pos, end, st, path, "tagged field count")
+    if st.spans is not None:
+        st.span(path + "#tags", pos, p - pos, count)
+    if count > (end - p) // 2:  # each tagged field takes at least two bytes
+        raise Overrun(st.base + pos, f"{path}: {count} tagged fields at {st.base + pos} cannot fit in "
+                                     f"{end - p} bytes")
+    last = -1
+    seen = set()
+    for _ in range(count):
+        tpos = p
+        tag, p = uvarint(buf, p, end, st, path, "tag")
+        size, p = uvarint(buf, p, end, st, path, "tagged field size")
+        if st.spans is not None:
+            st.span(f"{path}#tag{tag}", tpos, p - tpos, size)
+        if p + size > end:
+            raise Overrun(st.base + tpos, f"{path}: tagged field {tag} of {size} bytes at {st.base + tpos} "
+                                          f"runs past the end ({end - p} bytes left)")
+        fend = p + size
+        dup = tag in seen
+        if dup or tag < last:
+            st.note(Code.TAGGED_FIELD_ORDER, tpos,
+                    f"{path}: tag {tag} {'repeated' if dup else f'after tag {last}'} (tags must ascend)")
+        seen.add(tag)
+        last = max(last, tag)
+        step = None if dup else plan.tagged.get(tag)
+        if step is None:
+            if not dup:
+                st.note(Code.TAGGED_FIELD_UNKNOWN, tpos, f"{path}: unknown tag {tag} ({size} bytes kept raw)")
+            _raw_tag(buf, p, fend, st, path, out, tag, None)
+        else:
+            key = step[0]
+            nfind = len(st.findings)
+            nspan = None if st.spans is None else len(st.spans)
+            try:
+                tmp: dict = {}
+                q = _read_one(step, buf, p, fend, st, f"{path}.{key}", tmp)
+                if q != fend:
+                    raise DecodeError(Code.FIELD_MALFORMED, st.base + q,
+                                      f"{path}.{key}: tagged field {tag} used {q - p} of its {size} bytes")
+                out[key] = tmp[key]
+            except DecodeError as e:
+                if st.strict:
+                    raise
+                del st.findings[nfind:]
+                if nspan is not None:
+                    del st.spans[nspan:]
+                st.note(Code.FIELD_MALFORMED, e.offset - st.base, f"tagged field {tag}: {e.message}")
+                _raw_tag(buf, p, fend, st, path, out, tag, key)
+        p = fend
+    return p
+
+
+def _read_one(step, buf, pos, end, st, fpath, out) -> int:
+    """One field of a plan (used for tagged fields) into ``out``."""
+    key, kind, r, nullable, emin = step
+    plan = Plan()
+    plan.steps = [step]
+    plan.flexible = False
+    return read_struct(plan, buf, pos, end, st, fpath.rsplit(".", 1)[0], out)
+
+
+def _raw_tag(buf, p, fend, st, path, out, tag, key) -> None:
+    data = bytes(buf[p:fend])
+    entry = {"tag": tag, "data": data}
+    if key is not None:
+        entry["name"] = key
+    out.setdefault("_rawTaggedFields", []).append(entry)
+    if st.spans is not None and fend > p:
+        st.spans.append(Span(f"{path}._rawTaggedFields[{tag}]", st.base + p, fend - p, data, "file"))
+
+
+def _fill_defaults(plan: Plan, out: dict) -> None:
+    for key, v in plan.defaults.items():
+        out.setdefault(key, v)
+    for key, kind, r, nullable, emin in plan.steps:
+        v = out.get(key)
+        if kind == STRUCT and isinstance(v, dict):
+            _fill_defaults(r, v)
+        elif kind == STRUCT_ARRAY and isinstance(v, list):
+            for d in v:
+                if isinstance(d, dict):
+                    _fill_defaults(r, d)
+
+
+# --- public API ------------------------------------------------------------------------------
+
+def decode_message(name: str, version: int, buf, pos: int = 0, end: int | None = None, spans: list | None = None,
+                   *, findings: list | None = None, base: int = 0, path: str = "body", options=None,
+                   file: str = "-", response: bool | None = None, fill_defaults: bool = False,
+                   flexible: bool | None = None):
+    """Decode schema ``name`` at ``version`` from ``buf[pos:end]``: ``(value, next_pos)``.
+
+    See the module docstring for the value's shape, findings and spans.
+    ``options`` (a :class:`kafkadump.decode.Options`) is used for record
+    batches in RECORDS fields; ``response`` (default: the schema is a
+    response) makes a last batch cut short a ``partial-batch`` (info)
+    instead of ``truncated``; ``flexible`` overrides the schema's
+    flexibleVersions (for callers that know better).
+    """
+    m = S.message(name)
+    if end is None:
+        end = len(buf)
+    st = State(findings, spans, base, options, file,
+               (m["type"] == "response") if response is None else response, fill_defaults)
+    lo, hi = m["valid"]
+    if version > hi or version < 0:
+        st.note(Code.VERSION_UNKNOWN, pos,
+                f"{name} version {version} is {'newer than' if version > hi else 'outside'} the schema tables "
+                f"(versions {lo}-{hi}); decoded with the newest layout known")
+    out, p, _err = decode_struct(m["fields"], version, buf, pos, end, st, path,
+                                 S.in_range(m["flexible"], version) if flexible is None else flexible)
+    return out, p
+
+
+def decode_struct(fields: tuple, version: int, buf, pos: int, end: int, st: State, path: str, flexible: bool):
+    """Decode a field tuple with a prepared :class:`State`: ``(value, next_pos, error)``.
+
+    ``error`` is the :class:`DecodeError` that stopped the decode (also
+    appended to ``st.findings`` as a finding), or None; ``next_pos`` is then
+    the position of the problem.
+    """
+    plan = plan_for(fields, version, flexible)
+    out: dict = {}
+    try:
+        p = read_struct(plan, buf, pos, end, st, path, out)
+    except DecodeError as e:
+        if st.strict:
+            raise
+        st.findings.append(Finding(e.code, e.offset, e.message))
+        return out, e.offset - st.base, e
+    if st.fill_defaults:
+        _fill_defaults(plan, out)
+    return out, p, None
+
+
+__all__ = ["decode_message", "decode_struct", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]

@@ -1,0 +1,432 @@
+"""Kafka protocol frames: size prefix, request/response header, body.
+
+    Request  => Size:int32 RequestHeader body
+    Response => Size:int32 ResponseHeader body
+
+Header versions (from the schemas' rules, kept in :mod:`.schema`):
+
+* request header v0: apiKey, apiVersion, correlationId (ControlledShutdown v0 only);
+  v1 adds clientId (nullable STRING, int16 length); v2 (flexible request
+  versions) adds a tagged-field section, and clientId stays a non-compact
+  nullable STRING.
+* response header v0: correlationId; v1 (flexible response versions) adds a
+  tagged-field section, except ApiVersions responses, which always use v0
+  (a client must be able to read the answer whatever version it asked for).
+
+A response carries no API key or version: it is decoded with those of its
+request (paired by correlation id), with ``--api-key/--api-version`` hints,
+or, for a lone response, by trying every API and version and keeping the
+only API whose body decodes exactly (``response-guessed``).
+
+Every function here decodes one frame at ``buf[pos:end]`` (``end`` = the
+end of the bytes available, which may be before the declared end: a
+truncated frame) and returns a :class:`Frame`; bad bytes become findings,
+never exceptions.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..decode.model import Span
+from ..findings import Code, DecodeError, Finding
+from . import schema as S
+from .decoder import Overrun, RecordsValue, State, decode_struct
+
+MAX_FRAME = 1 << 30        # larger size prefixes are not trusted (Kafka's own limit is far lower)
+MAX_RESYNC_WAIT = 64 << 20  # while resynchronising, wait at most this long for a candidate frame
+MIN_REQUEST = 8            # apiKey + apiVersion + correlationId
+MIN_RESPONSE = 4           # correlationId
+_I16 = struct.Struct(">h").unpack_from
+_I32 = struct.Struct(">i").unpack_from
+
+
+class Frame:
+    """One request or response (or bare record data) and what was found in it.
+
+    ``position`` is the absolute offset of the size prefix in its source
+    (the input bytes for hex text; the stream offset of its direction for a
+    TCP connection), ``size`` the bytes it occupies there (prefix included).
+    """
+
+    __slots__ = ("index", "kind", "position", "size", "declared", "time", "connection", "direction",
+                 "api_key", "api_version", "correlation_id", "client_id", "header", "body", "findings",
+                 "spans", "data", "packets", "file", "source", "request_index", "guessed", "items",
+                 "body_version", "topic_names")
+
+    def __init__(self, kind: str, position: int, size: int):
+        self.index = None
+        self.kind = kind              # request | response | records
+        self.position = position
+        self.size = size
+        self.declared = None          # the size prefix (bytes after it)
+        self.time = None              # capture time (epoch seconds) of the packet that completed it
+        self.connection = None        # a Connection (pcap / packet text) or None
+        self.direction = None         # "request" | "response" (which way the bytes went)
+        self.api_key = None
+        self.api_version = None
+        self.correlation_id = None
+        self.client_id = None
+        self.header = None            # decoded header dict
+        self.body = None              # decoded body dict (None: not decoded)
+        self.findings: list = []
+        self.spans = None             # list of Span when recorded
+        self.data = None              # the frame's bytes, kept when spans are recorded
+        self.packets = None           # packet numbers that carried it (pcap)
+        self.file = None
+        self.source = None            # "stream 3 client->server" or similar, for messages
+        self.request_index = None     # the paired request's frame index
+        self.guessed = None           # candidate (api_key, versions) when guessed
+        self.items = None             # bare record data: the batches/gaps
+        self.body_version = None      # set when the body was read in another version (ApiVersions v0 fallback)
+        self.topic_names = None       # topic id -> name, learnt from Metadata responses earlier in the input
+
+    @property
+    def api_name(self):
+        return None if self.api_key is None else (S.api_name(self.api_key) or f"ApiKey{self.api_key}")
+
+    @property
+    def schema_name(self):
+        n = None if self.api_key is None else S.api_names(self.api_key)
+        if not n:
+            return None
+        return n.get("request" if self.kind == "request" else "response")
+
+    def records_fields(self):
+        """``(path, context, RecordsValue)`` for every RECORDS field, in order.
+
+        ``context`` holds the nearest enclosing topic name/id and partition.
+        """
+        if self.kind == "records":
+            if self.items is not None:
+                yield "records", {}, RecordsValue(self.position, self.size, self.items)
+            return
+        if self.body is not None:
+            names = self.topic_names
+            for path, ctx, rv in _walk_records(self.body, "body", {}):
+                if names and "topic" not in ctx and ctx.get("topicId") in names:
+                    ctx = {**ctx, "topic": names[ctx["topicId"]]}
+                yield path, ctx, rv
+
+    def record_count(self) -> int:
+        return sum(rv.record_count for _, _, rv in self.records_fields())
+
+    def all_findings(self) -> list:
+        out = list(self.findings)
+        for _, _, rv in self.records_fields():
+            out.extend(rv.findings())
+        return out
+
+
+_TOPIC_KEYS = ("topic", "name", "topicName")
+_PART_KEYS = ("partition", "partitionIndex", "index")
+
+
+def _walk_records(v, path, ctx):
+    if isinstance(v, dict):
+        c = ctx
+        for k in _TOPIC_KEYS:
+            if isinstance(v.get(k), str) and ("partitions" in v or "partitionData" in v or "partitionResponses" in v
+                                               or "partitionIndexes" in v or any(isinstance(x, list) for x in v.values())):
+                c = {**c, "topic": v[k]}
+                break
+        if "topicId" in v and isinstance(v["topicId"], str):
+            c = {**c, "topicId": v["topicId"]}
+        for k in _PART_KEYS:
+            if isinstance(v.get(k), int) and not isinstance(v.get(k), bool):
+                c = {**c, "partition": v[k]}
+                break
+        for k, x in v.items():
+            if isinstance(x, RecordsValue):
+                yield f"{path}.{k}", c, x
+            elif isinstance(x, (dict, list)):
+                yield from _walk_records(x, f"{path}.{k}", c)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            if isinstance(x, (dict, list)):
+                yield from _walk_records(x, f"{path}[{i}]", ctx)
+
+
+class Ctx:
+    """Where frames come from and how to decode: shared by a run.
+
+    ``spans``: record spans (for the hexdump) -- True, False, or a callable
+    asked before each frame (so only the frame wanted pays for them).
+    """
+
+    def __init__(self, file: str = "-", options=None, spans=False):
+        self.file = file
+        self.options = options
+        self.spans = spans
+
+    def want_spans(self) -> bool:
+        return bool(self.spans() if callable(self.spans) else self.spans)
+
+
+def _state(ctx: Ctx, frame: Frame, base: int, response: bool) -> State:
+    return State(frame.findings, frame.spans, base, ctx.options, ctx.file, response, False)
+
+
+def _start(kind: str, buf, pos: int, end: int, base: int, ctx: Ctx):
+    """Common start: the size prefix.  ``(frame, declared_end, avail_end)`` or a frame with findings."""
+    avail = end - pos
+    f = Frame(kind, base + pos, min(avail, 4))
+    f.file = ctx.file
+    if ctx.want_spans():
+        f.spans = []
+    if avail < 4:
+        f.findings.append(Finding(Code.TRUNCATED, base + pos, f"{avail} bytes left, too few for a size prefix",
+                                  length=avail))
+        if f.spans is not None:
+            f.spans.append(Span("size", base + pos, avail, None, "file", "unparsed"))
+        return f, None, None
+    size = _I32(buf, pos)[0]
+    f.declared = size
+    if f.spans is not None:
+        f.spans.append(Span("size", base + pos, 4, size))
+    minimum = MIN_REQUEST if kind == "request" else MIN_RESPONSE
+    if size < minimum or size > MAX_FRAME:
+        f.findings.append(Finding(Code.FRAME_SIZE_INVALID, base + pos,
+                                  f"size prefix {size} is impossible for a {kind} "
+                                  f"({'below the minimum ' + str(minimum) if size < minimum else 'too large'})"))
+        return f, None, None
+    declared_end = pos + 4 + size
+    avail_end = min(declared_end, end)
+    f.size = avail_end - pos
+    return f, declared_end, avail_end
+
+
+def _finish(f: Frame, buf, pos: int, body_start: int, p, err, declared_end: int, avail_end: int,
+            base: int, ctx: Ctx) -> Frame:
+    """Close a frame: truncation, trailing bytes, unparsed spans, kept bytes."""
+    truncated = avail_end < declared_end
+    if err is not None and truncated and isinstance(err, Overrun):
+        # the field ran into the end of what was captured: the frame is cut, not malformed
+        f.findings = [x for x in f.findings if not (x.code is err.code and x.offset == err.offset
+                                                    and x.message == err.message)]
+        f.findings.append(Finding(Code.TRUNCATED, base + pos,
+                                  f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
+                                  length=avail_end - pos))
+    elif truncated and err is None and p == avail_end:
+        f.findings.append(Finding(Code.FRAME_SIZE_INVALID, base + pos,
+                                  f"size prefix {declared_end - pos - 4} but the body is complete after "
+                                  f"{avail_end - pos - 4} bytes"))
+    elif truncated:
+        f.findings.append(Finding(Code.TRUNCATED, base + pos,
+                                  f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
+                                  length=avail_end - pos))
+    if err is None and p is not None and p < avail_end:
+        newer = [x for x in f.findings if x.code is Code.VERSION_UNKNOWN]
+        if newer and f.body is not None:
+            # fields the tables do not know yet: flagged by version-unknown, kept raw
+            f.body["_undecodedTail"] = bytes(buf[p:avail_end])
+            newer[0].message += f"; the last {avail_end - p} bytes are not described by the tables (kept raw)"
+            if f.spans is not None:
+                f.spans.append(Span("body._undecodedTail", base + p, avail_end - p, None, "file", "unparsed"))
+        else:
+            f.findings.append(Finding(Code.FRAME_TRAILING, base + p,
+                                      f"{avail_end - p} bytes after the body inside the frame", length=avail_end - p))
+    if f.spans is not None:
+        covered = max((s.offset + s.length for s in f.spans if s.source == "file"), default=base + pos)
+        if covered < base + avail_end:
+            f.spans.append(Span("unparsed", covered, base + avail_end - covered, None, "file", "unparsed"))
+        f.data = bytes(buf[pos:avail_end])
+    return f
+
+
+def decode_request(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None) -> Frame:
+    """The request frame at ``buf[pos:]`` (``end``: end of the available bytes)."""
+    ctx = ctx or Ctx()
+    f, declared_end, avail_end = _start("request", buf, pos, end, base, ctx)
+    f.direction = "request"
+    if declared_end is None:
+        return f
+    p = pos + 4
+    if avail_end - p >= 4:
+        f.api_key = _I16(buf, p)[0]
+        f.api_version = _I16(buf, p + 2)[0]
+    hv = S.request_header_version(f.api_key, f.api_version) if f.api_key is not None else 1
+    st = _state(ctx, f, base, False)
+    hdr_schema = S.message("RequestHeader")
+    header, p2, err = decode_struct(hdr_schema["fields"], hv, buf, p, avail_end, st, "header", hv >= 2)
+    f.header = header
+    f.correlation_id = header.get("correlationId")
+    f.client_id = header.get("clientId")
+    if err is not None:
+        return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)
+    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", version_at=base + pos + 6)
+
+
+def decode_response(buf, pos: int, end: int, api_key: int | None, api_version: int | None, *, base: int = 0,
+                    ctx: Ctx | None = None) -> Frame:
+    """The response frame at ``buf[pos:]``, decoded as ``api_key``/``api_version``.
+
+    With ``api_key`` None only the header (correlationId) is decoded and the
+    body is kept as raw bytes.
+    """
+    ctx = ctx or Ctx()
+    f, declared_end, avail_end = _start("response", buf, pos, end, base, ctx)
+    f.direction = "response"
+    f.api_key = api_key
+    f.api_version = api_version
+    if declared_end is None:
+        return f
+    hv = S.response_header_version(api_key, api_version) if api_key is not None else 0
+    st = _state(ctx, f, base, True)
+    hdr = S.message("ResponseHeader")
+    header, p2, err = decode_struct(hdr["fields"], hv, buf, pos + 4, avail_end, st, "header", hv >= 1)
+    f.header = header
+    f.correlation_id = header.get("correlationId")
+    if err is not None:
+        return _finish(f, buf, pos, pos + 4, p2, err, declared_end, avail_end, base, ctx)
+    if api_key is None:
+        if f.spans is not None and p2 < avail_end:
+            f.spans.append(Span("body", base + p2, avail_end - p2, None, "file", "unparsed"))
+        if f.spans is not None:
+            f.data = bytes(buf[pos:avail_end])
+        if avail_end < declared_end:
+            f.findings.append(Finding(Code.TRUNCATED, base + pos,
+                                      f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
+                                      length=avail_end - pos))
+        return f
+    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", version_at=base + pos)
+
+
+def _body(f: Frame, buf, pos, p, declared_end, avail_end, base, ctx, kind, version_at) -> Frame:
+    names = S.api_names(f.api_key)
+    if not names or kind not in names:
+        f.findings.append(Finding(Code.API_KEY_UNKNOWN, version_at - 2 if kind == "request" else base + pos,
+                                  f"API key {f.api_key} is not in the schema tables; body kept as raw bytes"))
+        if f.spans is not None and p < avail_end:
+            f.spans.append(Span("body", base + p, avail_end - p, None, "file", "unparsed"))
+            f.data = bytes(buf[pos:avail_end])
+        if avail_end < declared_end:
+            f.findings.append(Finding(Code.TRUNCATED, base + pos,
+                                      f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
+                                      length=avail_end - pos))
+        return f
+    name = names[kind]
+    m = S.message(name)
+    lo, hi = m["valid"]
+    v = f.api_version
+    if v is None or v < 0 or v > hi:
+        f.findings.append(Finding(Code.VERSION_UNKNOWN, version_at,
+                                  f"{name} version {v} is newer than the schema tables (versions {lo}-{hi}); "
+                                  f"decoded with the newest layout known"))
+        if v is None or v < 0:
+            return _finish(f, buf, pos, p, p, None, declared_end, avail_end, base, ctx)
+    st = _state(ctx, f, base, kind == "response")
+    body, p2, err = decode_struct(m["fields"], v, buf, p, avail_end, st, "body", S.in_range(m["flexible"], v))
+    f.body = body
+    return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)
+
+
+def clean(f: Frame) -> bool:
+    """Decoded without a protocol-level error or warning (record data not considered)."""
+    return f.body is not None and not any(x.severity.value != "info" for x in f.findings)
+
+
+def request_plausible(buf, pos: int, end: int) -> bool:
+    """Do the bytes at ``pos`` start like a request frame?  (Header only: cheap.)"""
+    if end - pos < 14:
+        return False
+    size = _I32(buf, pos)[0]
+    if size < 10 or size > MAX_FRAME:
+        return False
+    key = _I16(buf, pos + 4)[0]
+    ver = _I16(buf, pos + 6)[0]
+    names = S.api_names(key)
+    if not names or "request" not in names:
+        return False
+    if ver < 0 or ver > S.max_version(names["request"]) + 2:
+        return False
+    if S.request_header_version(key, ver) == 0:
+        return True
+    n = _I16(buf, pos + 12)[0]
+    if n < -1 or 14 + max(n, 0) > 4 + size:
+        return False
+    if n > 0:
+        stop = min(end, pos + 14 + n)
+        chunk = bytes(buf[pos + 14:stop])
+        if any(b < 0x20 or b == 0x7F for b in chunk):
+            return False
+    return True
+
+
+def guess_response(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None, api_key=None):
+    """Try every API (or only ``api_key``) and version on a lone response.
+
+    Returns the frame of the single API whose body decodes exactly and
+    cleanly (its newest such version), with a ``response-guessed`` finding
+    naming the candidates; or None when no API or several fit.
+    """
+    ctx = ctx or Ctx()
+    if end - pos < 8:
+        return None
+    size = _I32(buf, pos)[0]
+    if size < 4 or pos + 4 + size > end:
+        return None
+    quiet = Ctx(ctx.file, ctx.options, False)
+    fits: dict = {}
+    keys = [api_key] if api_key is not None else S.api_keys()
+    for key in keys:
+        name = S.api_names(key).get("response")
+        if name is None:
+            continue
+        lo, hi = S.valid_versions(name)
+        for v in range(hi, lo - 1, -1):
+            try:
+                f = decode_response(buf, pos, end, key, v, base=base, ctx=quiet)
+            except DecodeError:  # pragma: no cover - decode_response does not raise
+                continue
+            if clean(f) and not any(x.code is Code.FRAME_TRAILING for x in f.findings) and _plausible_body(f):
+                fits.setdefault(key, []).append(v)
+    if len(fits) != 1:
+        return None
+    (key, versions), = fits.items()
+    v = max(versions)
+    f = decode_response(buf, pos, end, key, v, base=base, ctx=ctx)
+    vs = sorted(versions)
+    f.guessed = (key, vs)
+    f.findings.insert(0, Finding(Code.RESPONSE_GUESSED, base + pos,
+                                 f"no request for this response: decoded as {f.api_name} v{v}, the only API whose "
+                                 f"body fits exactly (versions {_ranges(vs)} fit)"))
+    return f
+
+
+def _plausible_body(f: Frame) -> bool:
+    """Reject decodes that only fit by accident: error codes must be known-small, strings printable."""
+    def ok(v) -> bool:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "errorCode" and isinstance(x, int) and not -1 <= x <= 200:
+                    return False
+                if k == "_rawTaggedFields":
+                    return False
+                if not ok(x):
+                    return False
+            return True
+        if isinstance(v, list):
+            return all(ok(x) for x in v)
+        if isinstance(v, str):
+            return "\ufffd" not in v and not any(ord(c) < 0x20 for c in v)
+        return True
+
+    return f.body is not None and ok(f.body)
+
+
+def _ranges(vs) -> str:
+    out = []
+    start = prev = vs[0]
+    for v in vs[1:] + [None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ",".join(out)
+
+
+__all__ = ["Frame", "Ctx", "decode_request", "decode_response", "guess_response", "request_plausible", "clean",
+           "MAX_FRAME"]

@@ -1,0 +1,688 @@
+"""From bytes to frames: splitting streams by size prefix, pairing responses with requests.
+
+:class:`CaptureDecoder` is the one entry point the ``capture`` command uses,
+for every kind of input:
+
+* ``packets(iterable of Packet)``: TCP segments from a pcap/pcapng file or
+  from tcpdump / tshark text.  Connections are tracked by their endpoints;
+  a connection is Kafka when one end is on a ``--port`` or when the first
+  bytes its client sends are a plausible request header (Kafka on other
+  ports).  Each direction is reassembled (:mod:`kafkadump.sources.pcap`)
+  and split into frames by their size prefixes.
+* ``block(data, ...)``: bytes pasted as hex (or a raw binary file): one or
+  more frames, or bare record batches / message sets.
+
+Requests are remembered per connection by correlation id, so each response
+is decoded with its request's API key and version.  A response whose
+request is not there is decoded with ``--api-key/--api-version`` when given,
+else by trial (:func:`~kafkadump.protocol.frames.guess_response`), else its
+body is kept raw.
+
+Yields :class:`~kafkadump.protocol.frames.Frame` and :class:`StreamNote`
+objects in the order they complete.  Memory: each direction holds at most
+one frame's bytes (plus the TCP layer's bounded buffers).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..findings import Code, Finding
+from ..sources.pcap import Connection, HalfStream, endpoint_str
+from . import frames as F
+
+_I32 = struct.Struct(">i").unpack_from
+MAX_PENDING_REQUESTS = 1 << 16   # unanswered requests remembered per connection
+
+
+class StreamNote:
+    """Findings about a stream rather than a frame: TCP gaps, retransmissions, skipped bytes."""
+
+    __slots__ = ("connection", "direction", "findings", "time", "file", "block")
+
+    def __init__(self, connection, direction, findings, time=None, file=None, block=None):
+        self.connection = connection
+        self.direction = direction
+        self.findings = findings
+        self.time = time
+        self.file = file
+        self.block = block
+
+
+class Hints:
+    """How to read what the bytes do not say: ``--as``, ``--api-key``, ``--api-version``."""
+
+    def __init__(self, as_=None, api_key=None, api_version=None):
+        self.as_ = as_
+        self.api_key = api_key
+        self.api_version = api_version
+
+
+class _Splitter:
+    """One direction of a conversation: bytes in, frames out."""
+
+    __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands")
+
+    def __init__(self, conv, role):
+        self.conv = conv
+        self.role = role            # "request" | "response"
+        self.buf = bytearray()
+        self.base = 0               # stream offset of buf[0]
+        self.synced = conv.syn_seen
+        self.marks: list = []       # (start, end, packet number, time)
+        self.skip_from = None       # stream offset where unexplained bytes began
+        self.scan = 0               # resync: buffer positions below this were examined
+        self.cands: list = []       # resync: plausible starts waiting for their frame's bytes
+
+    def add(self, offset, data, packet) -> None:
+        if not self.buf:
+            self.base = offset
+        self.buf += data
+        self.marks.append((offset, offset + len(data), getattr(packet, "number", None), getattr(packet, "time", None)))
+
+    def _plausible(self, i: int) -> bool:
+        buf = self.buf
+        n = len(buf)
+        if self.role == "request":
+            return F.request_plausible(buf, i, n)
+        if n - i < 8:
+            return False
+        size = _I32(buf, i)[0]
+        if size < 4 or size > F.MAX_FRAME:
+            return False
+        return _I32(buf, i + 4)[0] in self.conv.pending
+
+    def _verified(self, i: int, size: int) -> bool:
+        """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)"""
+        quiet = F.Ctx(self.conv.file, self.conv.dec.ctx.options, False)
+        end = i + 4 + size
+        if self.role == "request":
+            f = F.decode_request(self.buf, i, end, ctx=quiet)
+        else:
+            key, ver, _ = self.conv.pending[_I32(self.buf, i + 4)[0]]
+            f = F.decode_response(self.buf, i, end, key, ver, ctx=quiet)
+        return f.body is not None and not any(x.severity.value == "error" for x in f.findings)
+
+    def drain(self, final: bool = False):
+        """Frames (and notes) that the buffered bytes complete."""
+        out = []
+        buf = self.buf
+        while True:
+            n = len(buf)
+            if not self.synced:
+                start, drop = self._find_start(final)
+                if start is None:
+                    if drop:
+                        if self.skip_from is None:
+                            self.skip_from = self.base
+                        del buf[:drop]
+                        self.base += drop
+                    if final and self.skip_from is not None:
+                        out.append(self._garbage(self.base))
+                    break
+                if start:
+                    if self.skip_from is None:
+                        self.skip_from = self.base
+                    del buf[:start]
+                    self.base += start
+                if self.skip_from is not None:
+                    out.append(self._garbage(self.base))
+                self.synced = True
+                continue
+            if n < 4:
+                if final and n:
+                    out.append(self._frame(n, final=True))
+                break
+            size = _I32(buf, 0)[0]
+            minimum = F.MIN_REQUEST if self.role == "request" else F.MIN_RESPONSE
+            if size < minimum or size > F.MAX_FRAME:
+                out.append(StreamNote(self.conv.connection, self.role, [Finding(
+                    Code.FRAME_SIZE_INVALID, self.base,
+                    f"size prefix {size} is impossible for a {self.role}; looking for the next frame")],
+                    self._time(), self.conv.file))
+                self.synced = False
+                self.skip_from = self.base
+                self.scan = 0
+                self.cands = []
+                del buf[:1]
+                self.base += 1
+                continue
+            need = 4 + size
+            if n < need:
+                if final:
+                    out.append(self._frame(n, final=True))
+                break
+            out.append(self._frame(need))
+        return out
+
+    def _find_start(self, final: bool):
+        """``(start, drop)``: the first position where a whole, cleanly decoding frame starts
+        (None if none yet), and how many leading bytes can be dropped for sure while
+        waiting (up to the first plausible start whose frame is not complete yet).
+
+        Positions already examined are not examined again when more bytes arrive
+        (``scan``); plausible starts whose frames were incomplete are kept in
+        ``cands`` and verified once complete.
+        """
+        buf = self.buf
+        n = len(buf)
+        if self.role == "response" and not self.conv.pending and self.base == 0 and n >= 8:
+            size = _I32(buf, 0)[0]
+            if 4 <= size <= F.MAX_FRAME:
+                return 0, 0  # the stream's first bytes, no request known: trust the start
+        keep = []
+        found = None
+        for i in self.cands:
+            size = _I32(buf, i)[0]
+            if i + 4 + size <= n:
+                if found is None and self._verified(i, size):
+                    found = i
+            else:
+                keep.append(i)
+        if found is None:
+            i = self.scan
+            while i < n - 7:
+                if self._plausible(i):
+                    size = _I32(buf, i)[0]
+                    if i + 4 + size <= n:
+                        if self._verified(i, size):
+                            found = i
+                            break
+                    elif size <= F.MAX_RESYNC_WAIT:
+                        keep.append(i)
+                i += 1
+            self.scan = max(self.scan, i)
+        if found is not None:
+            self.cands = []
+            self.scan = 0
+            return found, found
+        self.cands = keep
+        if final:
+            self.cands = []
+            self.scan = 0
+            return None, n
+        drop = keep[0] if keep else max(0, min(self.scan, n - 13))
+        self.cands = [c - drop for c in keep]
+        self.scan = max(0, self.scan - drop)
+        return None, drop
+
+    def _garbage(self, upto: int) -> StreamNote:
+        k = upto - self.skip_from
+        f = Finding(Code.GARBAGE, self.skip_from, f"skipped {k} bytes that start no frame", length=k)
+        self.skip_from = None
+        return StreamNote(self.conv.connection, self.role, [f], self._time(), self.conv.file)
+
+    def _time(self):
+        return self.marks[-1][3] if self.marks else None
+
+    def _frame(self, need: int, final: bool = False):
+        buf = self.buf
+        start = self.base
+        end = start + need
+        conv = self.conv
+        ctx = conv.dec.ctx
+        if self.role == "request":
+            f = F.decode_request(buf, 0, need, base=start, ctx=ctx)
+        else:
+            f = conv.dec.response(buf, 0, need, start, conv)
+        f.connection = conv.connection
+        pk = [m[2] for m in self.marks if m[0] < end and m[1] > start and m[2] is not None]
+        f.packets = pk or None
+        times = [m[3] for m in self.marks if m[0] < end and m[1] > start and m[3] is not None]
+        f.time = times[-1] if times else None
+        self.marks = [m for m in self.marks if m[1] > end]
+        del buf[:need]
+        self.base = end
+        f = conv.dec.number(f)
+        if f.kind == "request":
+            conv.remember(f)
+        return f
+
+
+class Conversation:
+    """A Kafka connection: two splitters and the requests awaiting answers."""
+
+    def __init__(self, dec, connection, syn_seen: bool, file):
+        self.dec = dec
+        self.connection = connection
+        self.syn_seen = syn_seen
+        self.file = file
+        self.pending: dict = {}          # correlation id -> (api key, version, (request index, client id))
+        self.req = _Splitter(self, "request")
+        self.resp = _Splitter(self, "response")
+
+    def remember(self, f) -> None:
+        """A request awaiting its response (bounded: requests never answered, such as acks=0
+        produce requests, are forgotten oldest first)."""
+        if f.correlation_id is None or f.api_key is None:
+            return
+        self.pending.pop(f.correlation_id, None)
+        self.pending[f.correlation_id] = (f.api_key, f.api_version, (f.index, f.client_id))
+        if len(self.pending) > MAX_PENDING_REQUESTS:
+            del self.pending[next(iter(self.pending))]
+
+
+class CaptureDecoder:
+    """Turns packets or byte blocks into frames; see the module docstring."""
+
+    def __init__(self, file: str = "-", ports=(9092,), options=None, spans: bool = False, hints: Hints | None = None,
+                 detect: bool = True, lenient: bool = False):
+        self.ctx = F.Ctx(file, options, spans)
+        self.lenient = lenient
+        self.file = file
+        self.ports = set(ports or ())
+        self.hints = hints or Hints()
+        self.detect = detect
+        self.count = 0
+        self.conns: dict = {}        # key -> Connection
+        self.order: list = []        # connections in order of appearance
+        self.ignored = 0             # non-Kafka connections
+        self.lone = Conversation(self, None, False, file)  # for pasted blocks: pairing across blocks
+        self.topic_names: dict = {}  # topic id -> name, from Metadata responses seen so far
+        self._out: list = []
+
+    # --- numbering ---------------------------------------------------------------------------
+    def number(self, f):
+        f.index = self.count
+        self.count += 1
+        f.topic_names = self.topic_names
+        if f.api_key == 3 and f.kind == "response" and isinstance(f.body, dict):
+            for t in f.body.get("topics") or ():
+                if isinstance(t, dict) and isinstance(t.get("topicId"), str) and isinstance(t.get("name"), str):
+                    self.topic_names[t["topicId"]] = t["name"]
+        return f
+
+    # --- responses ---------------------------------------------------------------------------
+    def response(self, buf, pos, end, base, conv: Conversation):
+        ctx = self.ctx
+        size = _I32(buf, pos)[0] if end - pos >= 4 else None
+        if size is None or size < F.MIN_RESPONSE or size > F.MAX_FRAME:
+            return F.decode_response(buf, pos, end, None, None, base=base, ctx=ctx)  # says why
+        corr = _I32(buf, pos + 4)[0] if end - pos >= 8 else None
+        req = conv.pending.pop(corr, None) if corr is not None else None
+        if req is not None:
+            f = F.decode_response(buf, pos, end, req[0], req[1], base=base, ctx=ctx)
+            f = _apiversions_fallback(f, buf, pos, end, base, ctx)
+            if req[2] is not None:
+                f.request_index, f.client_id = req[2]
+            return f
+        h = self.hints
+        if h.api_key is not None and h.api_version is not None:
+            f = F.decode_response(buf, pos, end, h.api_key, h.api_version, base=base, ctx=ctx)
+            return _apiversions_fallback(f, buf, pos, end, base, ctx)
+        f = F.guess_response(buf, pos, end, base=base, ctx=ctx, api_key=h.api_key)
+        strict = conv.syn_seen and conv.connection is not None
+        if f is None:
+            f = F.decode_response(buf, pos, end, None, None, base=base, ctx=ctx)
+            f.findings.insert(0, Finding(Code.RESPONSE_UNPAIRED, base + pos,
+                                         f"no request with correlation id {corr} in the input: the body is kept "
+                                         f"raw (give --api-key and --api-version to decode it)"))
+        elif strict:
+            f.findings.insert(0, Finding(Code.RESPONSE_UNPAIRED, base + pos,
+                                         f"no request with correlation id {corr} on this connection"))
+        return f
+
+    # --- packets -----------------------------------------------------------------------------
+    def packets(self, packets):
+        """Frames and notes from TCP segments (generator)."""
+        for p in packets:
+            yield from self.packet(p)
+        yield from self.finish()
+
+    def _conn(self, p):
+        a = (p.src, p.sport)
+        b = (p.dst, p.dport)
+        key = (a, b) if a <= b else (b, a)
+        c = self.conns.get(key)
+        if c is None:
+            c = Connection(len(self.order), a, b)
+            c.first_time = p.time
+            self.conns[key] = c
+            self.order.append(c)
+            if p.dport in self.ports:
+                c.client, c.server = a, b
+            elif p.sport in self.ports:
+                c.client, c.server = b, a
+            if p.syn and not p.ack_flag:
+                c.syn_from = a
+        return c
+
+    def packet(self, p):
+        if not p.payload and not p.missing and not p.syn:
+            a, b = (p.src, p.sport), (p.dst, p.dport)
+            if ((a, b) if a <= b else (b, a)) not in self.conns:
+                return []  # the last ACK of a closed connection, or a stray: nothing to follow
+        c = self._conn(p)
+        src = (p.src, p.sport)
+        half = c.halves.get(src)
+        if half is None:
+            half = c.halves[src] = HalfStream(self, src)
+        self._out = []
+        self._current = c
+        if p.ack_flag:
+            other = c.halves.get((p.dst, p.dport))
+            if other is not None:
+                other.peer_ack(p.ack)
+        half.segment(p)
+        if half.notes:
+            conv = c.state
+            if isinstance(conv, Conversation):
+                role = "request" if src == c.client else "response"
+                self._out.append(StreamNote(c, role, half.notes, p.time, self.file))
+            half.notes = []
+        out = self._out
+        self._out = []
+        if p.rst or (len(c.halves) == 2 and all(h.fin and not h.pending for h in c.halves.values())):
+            out.extend(self._close(c))
+        return out
+
+    # HalfStream sink interface
+    def deliver(self, half: HalfStream, offset: int, data, packet) -> None:
+        c = self._current
+        if c.state is False:
+            return
+        if c.state is None:
+            c.state = _Probe(c)
+        if isinstance(c.state, _Probe):
+            c.state.add(half.direction, offset, data, packet)
+            conv = self._decide(c)
+            if conv is None:
+                return
+            for direction, items in c.probe:
+                sp = conv.req if direction == c.client else conv.resp
+                for off, d, pk in items:
+                    sp.add(off, d, pk)
+            c.probe = None
+            c.state = conv
+            self._out.extend(conv.req.drain())
+            self._out.extend(conv.resp.drain())
+            return
+        conv = c.state
+        sp = conv.req if half.direction == c.client else conv.resp
+        sp.add(offset, data, packet)
+        self._out.extend(sp.drain())
+        if sp is conv.req:
+            # a request may unblock a response waiting for resync
+            self._out.extend(conv.resp.drain())
+
+    def gap(self, half: HalfStream, offset: int, length: int, finding) -> None:
+        c = self._current
+        conv = c.state
+        if not isinstance(conv, Conversation):
+            return
+        sp = conv.req if half.direction == c.client else conv.resp
+        self._out.extend(sp.drain(final=True))
+        sp.buf.clear()
+        sp.marks.clear()
+        sp.base = offset + length
+        sp.synced = False
+        sp.skip_from = None
+        sp.scan = 0
+        sp.cands = []
+        self._out.append(StreamNote(c, sp.role, [finding], None, self.file))
+
+    def _decide(self, c: Connection):
+        """Is this connection Kafka, and which side is the client?  A Conversation, or None (not yet / not Kafka).
+
+        Without a port match, the first direction to carry a whole frame
+        decides: a frame that decodes cleanly as a request makes its sender
+        the client.  In ``lenient`` mode (packets pasted as text, where a
+        lone response is common) a frame that decodes as a response makes
+        its sender the server.  A first frame too large to wait for is judged
+        by its header alone.
+        """
+        probe: _Probe = c.state
+        if c.client is None:
+            first = probe.first_full(14)
+            if first is None:
+                if probe.total() > 1 << 16:
+                    self._not_kafka(c)
+                return None
+            direction, data = first
+            if not self.detect:
+                self._not_kafka(c)
+                return None
+            other = c.b if direction == c.a else c.a
+            size = _I32(data, 0)[0]
+            complete = 0 <= size <= len(data) - 4
+            quiet = F.Ctx(self.file, self.ctx.options, False)
+            role = None
+            if complete:
+                if F.request_plausible(data, 0, len(data)) and F.clean(
+                        F.decode_request(data, 0, size + 4, ctx=quiet)):
+                    role = "client"
+                elif self.lenient and (F.guess_response(data, 0, size + 4, ctx=quiet) is not None
+                                       or (self.hints.api_key is not None and size >= 4)):
+                    role = "server"
+            elif len(data) > 1 << 16 or probe.total() > 1 << 20:
+                if F.request_plausible(data, 0, len(data)):
+                    role = "client"
+            else:
+                return None  # wait for the whole first frame
+            if role is None:
+                if self.lenient and complete and size >= 4:
+                    role = "server"  # pasted bytes that are no request: take them as responses
+                else:
+                    self._not_kafka(c)
+                    return None
+            c.client, c.server = (direction, other) if role == "client" else (other, direction)
+            c.detected = True
+        c.probe = probe.items()
+        return Conversation(self, c, c.syn_from is not None, self.file)
+
+    def _last_chance(self, c: Connection) -> None:
+        """End of input with a connection still undecided (its first frame never completed).
+
+        Pasted packets (lenient): the side holding a whole request anywhere is the
+        client, else the bytes are taken as responses; the splitters resynchronise.
+        Captures: not Kafka.
+        """
+        probe: _Probe = c.state
+        if not self.lenient or not self.detect:
+            self._not_kafka(c)
+            return
+        if c.client is None:
+            client = None
+            for direction, data in probe.streams():
+                n = len(data)
+                for i in range(0, max(0, n - 13)):
+                    if F.request_plausible(data, i, n):
+                        size = _I32(data, i)[0]
+                        quiet = F.Ctx(self.file, self.ctx.options, False)
+                        if i + 4 + size <= n and F.clean(F.decode_request(data, i, i + 4 + size, ctx=quiet)):
+                            client = direction
+                            break
+                if client is not None:
+                    break
+            if client is None:
+                server = next(iter(probe.data))
+                client = c.b if server == c.a else c.a
+            c.client = client
+            c.server = c.b if client == c.a else c.a
+            c.detected = True
+        conv = Conversation(self, c, False, self.file)
+        for direction, items in probe.items():
+            sp = conv.req if direction == c.client else conv.resp
+            for off, d, pk in items:
+                sp.add(off, d, pk)
+        c.probe = None
+        c.state = conv
+
+    def _not_kafka(self, c: Connection) -> None:
+        c.state = False
+        c.probe = None
+        self.ignored += 1
+
+    def finish(self):
+        """Flush every connection at the end of the input: held segments, cut frames."""
+        out = []
+        for c in self.order:
+            if c.halves:
+                out.extend(self._close(c))
+        self._out = []
+        return out
+
+    def _close(self, c: Connection) -> list:
+        """A connection ends (both FINs, a RST, or the end of the input): flush it and free its buffers.
+
+        Its endpoints may be reused by a later connection, which starts afresh."""
+        saved = self._out
+        self._current = c
+        self._out = []
+        if isinstance(c.state, _Probe):
+            self._last_chance(c)
+        for half in c.halves.values():
+            half.finish()
+            if half.notes and isinstance(c.state, Conversation):
+                role = "request" if half.direction == c.client else "response"
+                self._out.append(StreamNote(c, role, half.notes, None, self.file))
+                half.notes = []
+        conv = c.state
+        if isinstance(conv, Conversation):
+            self._out.extend(conv.req.drain(final=True))
+            self._out.extend(conv.resp.drain(final=True))
+            conv.req.buf = bytearray()
+            conv.resp.buf = bytearray()
+            conv.pending.clear()
+        out = self._out
+        self._out = saved
+        c.halves = {}
+        c.probe = None
+        for key, known in list(self.conns.items()):
+            if known is c:
+                del self.conns[key]
+        return out
+
+    # --- pasted blocks -------------------------------------------------------------------------
+    def block(self, data, base: int = 0, label=None):
+        """Frames from one pasted dump (or a binary file's bytes): a list."""
+        from ..decode.walk import iter_batches, plausible_at
+
+        out = []
+        n = len(data)
+        pos = 0
+        conv = self.lone
+        as_ = self.hints.as_
+        self._base = base
+        while pos < n:
+            kind = as_
+            known = None
+            if kind is None:
+                kind, known = self._detect(data, pos, n, conv)
+            if kind == "records":
+                items = list(iter_batches(data, self.file, start=pos, end=n, options=self.ctx.options, base=base))
+                f = F.Frame("records", base + pos, n - pos)
+                f.items = items
+                f.file = self.file
+                if self.ctx.want_spans():
+                    from .decoder import State, decode_records
+                    f.spans = []
+                    st = State(f.findings, f.spans, base, self.ctx.options, self.file, False, False)
+                    rv = decode_records(data, pos, n, st, "records")
+                    f.items = rv.items
+                    f.data = bytes(data[pos:n])
+                out.append(self.number(f))
+                break
+            if n - pos >= 4:
+                size = _I32(data, pos)[0]
+                minimum = F.MIN_REQUEST if kind == "request" else F.MIN_RESPONSE
+                if (size < minimum or size > F.MAX_FRAME) and as_ is None:
+                    if plausible_at(data, pos, n, check_crc=False):
+                        as_ = "records"
+                        continue
+            if kind == "request":
+                f = known or F.decode_request(data, pos, n, base=base, ctx=self.ctx)
+            elif known is not None:
+                f = known
+            else:
+                f = self.response(data, pos, n, base, conv)
+            f.source = label
+            out.append(self.number(f))
+            if f.kind == "request":
+                conv.remember(f)
+            if f.declared is None or f.declared < 0 or any(x.code is Code.FRAME_SIZE_INVALID for x in f.findings) \
+                    and f.size <= 4:
+                # the size prefix cannot be trusted: the rest of the dump is not framed
+                rest = n - pos - max(f.size, 0)
+                if rest > 0:
+                    f.findings.append(Finding(Code.GARBAGE, base + pos + f.size,
+                                              f"{rest} bytes after an untrustworthy size prefix", length=rest))
+                break
+            pos += max(f.size, 1)
+        return out
+
+    def _detect(self, data, pos, n, conv):
+        """``(kind, frame)`` for the bytes at ``pos`` of a pasted dump: kind request | response | records;
+        ``frame`` is the decoded frame when detection had to decode it (else None)."""
+        from ..decode.walk import plausible_at
+
+        plausible_req = F.request_plausible(data, pos, n)
+        if plausible_req:
+            f = F.decode_request(data, pos, n, base=self._base, ctx=self.ctx)
+            if f.body is not None and not any(x.severity.value == "error" for x in f.findings):
+                return "request", f
+        if plausible_at(data, pos, n, check_crc=True):
+            return "records", None
+        if n - pos >= 8:
+            size = _I32(data, pos)[0]
+            if 4 <= size <= F.MAX_FRAME:
+                corr = _I32(data, pos + 4)[0]
+                if corr in conv.pending or self.hints.api_key is not None or not plausible_req:
+                    return "response", None
+                g = F.guess_response(data, pos, n, base=self._base, ctx=self.ctx)
+                if g is not None:
+                    return "response", g
+        if plausible_req:
+            return "request", None
+        if plausible_at(data, pos, n, check_crc=False):
+            return "records", None
+        return "response", None
+
+
+class _Probe:
+    """Bytes of a connection held until we know whether it is Kafka and who the client is."""
+
+    def __init__(self, c):
+        self.c = c
+        self.data: dict = {}   # direction -> list of (offset, bytes, packet)
+
+    def add(self, direction, offset, data, packet):
+        self.data.setdefault(direction, []).append((offset, bytes(data), packet))
+
+    def stream(self, direction) -> bytes:
+        return b"".join(d for _, d, _ in self.data.get(direction, ()))
+
+    def streams(self):
+        for direction in self.data:
+            yield direction, self.stream(direction)
+
+    def total(self) -> int:
+        return sum(len(d) for v in self.data.values() for _, d, _ in v)
+
+    def items(self):
+        return list(self.data.items())
+
+    def first_full(self, n: int):
+        """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, bytes)``."""
+        for direction in self.data:
+            d = self.stream(direction)
+            if len(d) >= n:
+                return direction, d
+        return None
+
+
+def _apiversions_fallback(f, buf, pos, end, base, ctx):
+    """A broker answers an ApiVersions version it does not support in the v0 layout
+    (KIP-511): when the requested version does not fit and v0 does, use v0."""
+    if f.api_key != 18 or not f.api_version or F.clean(f) and not any(
+            x.code is Code.FRAME_TRAILING for x in f.findings):
+        return f
+    g = F.decode_response(buf, pos, end, 18, 0, base=base, ctx=ctx)
+    if F.clean(g) and not any(x.code is Code.FRAME_TRAILING for x in g.findings):
+        g.api_version = f.api_version
+        g.body_version = 0
+        return g
+    return f
+
+
+__all__ = ["CaptureDecoder", "Conversation", "StreamNote", "Hints", "endpoint_str"]

@@ -1,0 +1,32 @@
+"""Compact schema tables generated from Kafka's JSON schemas (``tools/gen_schemas.py``).
+
+``messages.MESSAGES`` (from ``message/*.json``: requests, responses, the two
+headers and embedded data such as ``ConsumerProtocolSubscription``) and
+``records.RECORDS`` (from ``records/*/*.json``: ``__consumer_offsets``,
+``__transaction_state``, ``__cluster_metadata``, share coordinator, storage
+and raft records) map a schema name to a dict:
+
+    type        "request" | "response" | "header" | "data" | "metadata"
+    apiKey      API key (requests/responses) or metadata record type (optional)
+    valid       validVersions as a range
+    flexible    flexibleVersions as a range, or None ("none")
+    fields      list of fields, in wire order
+    unstable    True when the newest version is marked unstable (optional)
+    deprecated  deprecatedVersions range (optional)
+    group       the records/ sub-folder, e.g. "group-coordinator" (RECORDS only)
+
+The tables are stored as JSON text and parsed at import (fast), so ranges
+and fields are lists.  A range is ``[lo, hi]``; ``hi`` is 32767 for an
+open-ended range ("3+"); None means "none".  A field is a 9-element list:
+
+    (name, type, versions, nullableVersions, tag, taggedVersions, default, fields, flexibleVersions)
+
+``type`` is as in the schema ("int32", "string", "[]int32", "[]Topic",
+"EpochEndOffset"); ``fields`` is the struct's own field list for struct
+and struct-array types (common structs already expanded), else None;
+``default`` is ``[]`` when the schema gives none, else a 1-element list holding the
+value (None for "null"); ``flexibleVersions`` is False when the field
+inherits the message's flexibility, else a range or None ("none").
+Fields that are tagged in every version they exist in carry their
+taggedVersions as ``versions``.
+"""

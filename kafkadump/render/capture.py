@@ -1,0 +1,403 @@
+"""Renderers for protocol frames: table rows, JSON Lines, record listings, hexdump panes.
+
+Decoded :class:`~kafkadump.protocol.frames.Frame` and
+:class:`~kafkadump.protocol.stream.StreamNote` objects in, text out; nothing
+is decoded here.  JSON uses the schemas' field names in camelCase; byte
+values follow ``--encoding``; record batches inside RECORDS fields use the
+``batches --json`` shape and their records the ``records --json`` contract.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from .. import describe as d
+from ..decode.model import Batch, Gap, Span
+from . import jsonl
+from .table import Column
+
+ERROR_NAMES = {
+    -1: "UNKNOWN_SERVER_ERROR", 1: "OFFSET_OUT_OF_RANGE", 2: "CORRUPT_MESSAGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
+    4: "INVALID_FETCH_SIZE", 5: "LEADER_NOT_AVAILABLE", 6: "NOT_LEADER_OR_FOLLOWER", 7: "REQUEST_TIMED_OUT",
+    8: "BROKER_NOT_AVAILABLE", 9: "REPLICA_NOT_AVAILABLE", 10: "MESSAGE_TOO_LARGE", 14: "COORDINATOR_LOAD_IN_PROGRESS",
+    15: "COORDINATOR_NOT_AVAILABLE", 16: "NOT_COORDINATOR", 17: "INVALID_TOPIC_EXCEPTION", 22: "ILLEGAL_GENERATION",
+    25: "UNKNOWN_MEMBER_ID", 27: "REBALANCE_IN_PROGRESS", 29: "TOPIC_AUTHORIZATION_FAILED",
+    30: "GROUP_AUTHORIZATION_FAILED", 31: "CLUSTER_AUTHORIZATION_FAILED", 35: "UNSUPPORTED_VERSION",
+    36: "TOPIC_ALREADY_EXISTS", 42: "INVALID_REQUEST", 45: "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    46: "DUPLICATE_SEQUENCE_NUMBER", 47: "INVALID_PRODUCER_EPOCH", 48: "INVALID_TXN_STATE",
+    49: "INVALID_PRODUCER_ID_MAPPING", 51: "CONCURRENT_TRANSACTIONS", 53: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    58: "SASL_AUTHENTICATION_FAILED", 59: "UNKNOWN_PRODUCER_ID", 72: "LISTENER_NOT_FOUND", 74: "FENCED_LEADER_EPOCH",
+    75: "UNKNOWN_LEADER_EPOCH", 76: "UNSUPPORTED_COMPRESSION_TYPE", 79: "MEMBER_ID_REQUIRED",
+    82: "FENCED_INSTANCE_ID", 100: "UNKNOWN_TOPIC_ID", 110: "FENCED_MEMBER_EPOCH",
+}
+
+FRAME_COLUMNS = (
+    Column("#", 5, True), Column("time", 15), Column("conn", 4), Column("dir", 4), Column("api", 20),
+    Column("ver", 3, True), Column("corr", 7, True), Column("client", 14), Column("size", 8, True),
+    Column("summary", 60),
+)
+
+RECORD_COLUMNS = (
+    Column("frame", 5, True), Column("topic", 16), Column("part", 4, True), Column("offset", 9, True),
+    Column("timestamp", 24), Column("key", 20), Column("value", 40), Column("headers", 20),
+)
+
+
+# --- text helpers ----------------------------------------------------------------------------
+
+def time_text(t) -> str:
+    if t is None:
+        return "-"
+    if t < 86400 * 2:  # seconds of the day (tcpdump text)
+        h = int(t // 3600)
+        m = int(t % 3600 // 60)
+        s = t - h * 3600 - m * 60
+        return f"{h:02d}:{m:02d}:{s:09.6f}"
+    dt = datetime.fromtimestamp(t, tz=timezone.utc)
+    return dt.strftime("%H:%M:%S.%f")
+
+
+def time_iso(t):
+    if t is None:
+        return None
+    if t < 86400 * 2:
+        return time_text(t)
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def error_text(code: int) -> str:
+    name = ERROR_NAMES.get(code)
+    return f"{code} {name}" if name else str(code)
+
+
+def _errors(v, acc: list) -> None:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "errorCode" and isinstance(x, int) and x != 0:
+                acc.append(x)
+            elif isinstance(x, (dict, list)):
+                _errors(x, acc)
+    elif isinstance(v, list):
+        for x in v:
+            _errors(x, acc)
+
+
+def _names(v, acc: list, depth=0) -> None:
+    """Topic names and ids of a body (from arrays of topic-like structs)."""
+    if depth > 3:
+        return
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, list) and k.lower().startswith(("topic", "responses", "creatabletopic")):
+                for e in x:
+                    if isinstance(e, dict):
+                        n = e.get("name", e.get("topic", e.get("topicName")))
+                        if isinstance(n, str) and n not in acc:
+                            acc.append(n)
+            elif isinstance(x, (dict, list)):
+                _names(x, acc, depth + 1)
+    elif isinstance(v, list):
+        for x in v:
+            _names(x, acc, depth + 1)
+
+
+def summary(f) -> str:
+    """A short description: records carried, topics, groups, errors."""
+    if f.kind == "records":
+        items = f.items or []
+        n = sum(len(b.records or ()) for b in items if isinstance(b, Batch))
+        nb = sum(1 for b in items if isinstance(b, Batch))
+        return f"{nb} batches, {n} records"
+    parts = []
+    if f.body is None:
+        if f.api_key is None and f.kind == "response":
+            parts.append("body not decoded (no request; --api-key/--api-version)")
+        elif f.findings:
+            parts.append(f.findings[0].code.value)
+    else:
+        b = f.body
+        top = b.get("errorCode")
+        if isinstance(top, int) and top != 0:
+            parts.append("error " + error_text(top))
+        recs = list(f.records_fields())
+        if recs:
+            shown = []
+            for _, ctx, rv in recs:
+                batches = [x for x in rv.items if isinstance(x, Batch)]
+                if not batches and not rv.items:
+                    continue
+                codecs = sorted({x.compression for x in batches})
+                where = ctx.get("topic") or (ctx.get("topicId", "?")[:8] if ctx.get("topicId") else "?")
+                shown.append(f"{where}[{ctx.get('partition', '?')}] {rv.record_count} rec"
+                             + (f" {'/'.join(codecs)}" if codecs and codecs != ["none"] else ""))
+            if shown:
+                parts.append(", ".join(shown[:3]) + (f" +{len(shown) - 3}" if len(shown) > 3 else ""))
+        if not recs or not parts:
+            names: list = []
+            _names(b, names)
+            if names:
+                parts.append("topics " + ",".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else ""))
+        for k in ("groupId", "transactionalId", "key"):
+            v = b.get(k)
+            if isinstance(v, str) and v:
+                parts.append(f"{k} {v}")
+        if f.api_key == 18 and f.kind == "response" and isinstance(b.get("apiKeys"), list):
+            parts.append(f"{len(b['apiKeys'])} APIs")
+        errs: list = []
+        _errors({k: v for k, v in b.items() if k != "errorCode"}, errs)
+        if errs:
+            common = sorted(set(errs))
+            parts.append("errors " + ", ".join(error_text(e) for e in common[:3]))
+    bad = [x for x in f.all_findings() if x.severity.value != "info"]
+    if bad:
+        parts.append(f"! {len(bad)} finding{'s' if len(bad) > 1 else ''}")
+    return "; ".join(parts)
+
+
+def frame_cells(f) -> list:
+    conn = "-" if f.connection is None else f"c{f.connection.id}"
+    if f.kind == "records":
+        return [f.index, time_text(f.time), conn, "-", "records", "-", "-", "-", f.size, summary(f)]
+    ver = "-" if f.api_version is None else f.api_version
+    api = f.api_name or "?"
+    if f.guessed:
+        api += "?"
+    return [f.index, time_text(f.time), conn, "req" if f.kind == "request" else "resp", api, ver,
+            "-" if f.correlation_id is None else f.correlation_id, f.client_id or "-", f.size, summary(f)]
+
+
+def frame_style(f):
+    sev = {x.severity.value for x in f.all_findings()}
+    if "error" in sev:
+        return "red"
+    if "warning" in sev:
+        return "yellow"
+    return None if f.kind == "request" else "cyan"
+
+
+def connection_line(c) -> str:
+    how = "detected by content" if c.detected else "by port"
+    return f"== c{c.id}: {c.label()} (Kafka {how})"
+
+
+def findings_lines(findings) -> list:
+    return [f"   ! {x.code.value} @{x.offset}: {x.message}" for x in findings]
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+def connection_dict(c):
+    if c is None:
+        return None
+    from ..sources.pcap import endpoint_str
+
+    return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
+            "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
+
+
+class FrameJson:
+    """Formats frames and notes as JSON lines for one ``--encoding``."""
+
+    def __init__(self, encoding: str = "base64"):
+        self.enc = jsonl.ENCODERS[encoding]
+        self.records = jsonl.RecordLines(encoding)
+
+    def value(self, v):
+        from ..protocol.decoder import RecordsValue
+
+        if isinstance(v, dict):
+            return {k: self.value(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        if isinstance(v, (bytes, bytearray)):
+            return self.enc(bytes(v))
+        if isinstance(v, RecordsValue):
+            return self.records_value(v)
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            return str(v)
+        return v
+
+    def records_value(self, rv) -> dict:
+        out = []
+        for item in rv.items:
+            if isinstance(item, Gap):
+                out.append(jsonl.gap_dict(item))
+                continue
+            bd = jsonl.batch_dict(item)
+            if item.records is not None:
+                bd["records"] = [json.loads(self.records.line(r, item)) for r in item.records]
+            out.append(bd)
+        return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
+
+    def frame(self, f) -> str:
+        d_ = {"type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
+              "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
+              "source": f.source, "packets": f.packets, "position": f.position, "size": f.size}
+        if f.kind == "records":
+            rv = next(iter(f.records_fields()))[2]
+            d_["records"] = self.records_value(rv)
+        else:
+            d_.update({
+                "sizePrefix": f.declared, "apiKey": f.api_key, "apiName": f.api_name if f.api_key is not None else None,
+                "apiVersion": f.api_version, "correlationId": f.correlation_id, "clientId": f.client_id,
+                "requestIndex": f.request_index,
+                "guessed": None if not f.guessed else {"apiKey": f.guessed[0], "versions": f.guessed[1]},
+                "bodyVersion": f.body_version,
+                "header": self.value(f.header) if f.header is not None else None,
+                "body": self.value(f.body) if f.body is not None else None,
+            })
+        d_["recordCount"] = f.record_count()
+        d_["findings"] = jsonl.findings_list(f.all_findings())
+        return json.dumps(d_, ensure_ascii=False)
+
+    def note(self, n) -> str:
+        return json.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
+                           "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
+                           "findings": jsonl.findings_list(n.findings)})
+
+    def record_lines(self, f) -> str:
+        """The records a frame carries, in the ``records --json`` contract plus frame/topic/partition."""
+        out = []
+        for _, ctx, rv in f.records_fields():
+            extra = f',"frame":{f.index},"topic":{json.dumps(ctx.get("topic"))},' \
+                    f'"topicId":{json.dumps(ctx.get("topicId"))},"partition":{json.dumps(ctx.get("partition"))}}}'
+            for r, b in rv.records():
+                line = self.records.line(r, b)
+                out.append(line[:-1] + extra)
+        return "".join(x + "\n" for x in out)
+
+
+# --- record table ------------------------------------------------------------------------------
+
+def record_rows(f):
+    from .table import record_cells
+
+    for _, ctx, rv in f.records_fields():
+        for r, b in rv.records():
+            cells = record_cells(r)
+            # record_cells: offset, timestamp, Δoff, Δts, key, value, headers
+            yield [f.index, ctx.get("topic") or ctx.get("topicId") or "-", ctx.get("partition", "-"),
+                   cells[0], cells[1], cells[4], cells[5], cells[6]], r
+
+
+# --- hexdump ------------------------------------------------------------------------------------
+
+def _display_spans(f) -> list:
+    """Spans with values made readable where a batch gives them meaning (CRC verdicts, attributes)."""
+    batches = {}
+    for _, _, rv in f.records_fields():
+        for item in rv.items:
+            if isinstance(item, Batch):
+                batches[item.position] = item
+    out = []
+    for s in f.spans or ():
+        v = s.value
+        leaf = s.path.rsplit(".", 1)[-1]
+        if leaf in ("crc", "attributes") and isinstance(v, int) and (".batch[" in s.path or ".message[" in s.path):
+            b = _batch_of(batches, s)
+            if b is not None and s.source == "file":
+                if leaf == "crc" and b.computed_crc is not None and s.offset == b.position + (17 if b.magic >= 2 else 12):
+                    kind = "crc32c" if b.magic >= 2 else "crc32"
+                    v = f"{v} (computed {kind} {b.computed_crc}: {'ok' if b.crc_valid else 'MISMATCH'})"
+                elif leaf == "attributes":
+                    v = f"0x{v:02x} = {d.describe_attributes(v, b.magic)}"
+        out.append(Span(s.path, s.offset, s.length, v, s.source, s.raw))
+    return out
+
+
+def _batch_of(batches: dict, s):
+    best = None
+    for pos, b in batches.items():
+        if pos <= s.offset < pos + b.size and (best is None or pos > best.position):
+            best = b
+    return best
+
+
+def render_hexdump(f, *, expand_records: bool = False, console=None, out=None) -> None:
+    """Annotated hexdump of one frame: the frame's bytes, then each batch's decompressed bytes."""
+    from . import hexdump as hd
+
+    spans = _display_spans(f)
+    leaves = hd.leaf_spans(spans, expand_records)
+    emit = hd._Emitter(console, out)
+    what = f.kind if f.kind == "records" else f"{f.api_name or '?'} v{f.api_version} {f.kind}"
+    title = f"frame {f.index}: {what} at position {f.position}, {f.size} bytes"
+    if f.correlation_id is not None:
+        title += f", correlation id {f.correlation_id}"
+    panes = [hd.Pane(title, f.data or b"", f.position, leaves, "file")]
+    for _, _, rv in f.records_fields():
+        for item in rv.items:
+            if isinstance(item, Batch) and item.decompressed is not None:
+                size = f"{len(item.decompressed):,}".replace(",", " ")
+                panes.append(hd.Pane(f"batch at {item.position}: decompressed, {size} bytes ({item.compression})",
+                                     item.decompressed, 0, leaves, f"decompressed@{item.position}"))
+    findings = list(f.all_findings())
+    for pane in panes:
+        emit.header(pane.title)
+        hd._render_pane(emit, pane, None, findings)
+    for x in findings:
+        if x is not None:
+            emit.line(f"  ! {x.code.value} @{x.offset}: {x.message}", "red")
+
+
+def span_lines(f, encoding: str = "hex") -> str:
+    from . import hexdump as hd
+
+    return "".join(hd.span_json(s, encoding) + "\n" for s in (f.spans or ()))
+
+
+__all__ = ["FRAME_COLUMNS", "RECORD_COLUMNS", "frame_cells", "frame_style", "summary", "FrameJson",
+           "render_hexdump", "record_rows", "connection_line", "findings_lines", "time_text", "span_lines"]
+
+
+# --- tree view of one frame ---------------------------------------------------------------------
+
+def tree_lines(f, width: int = 100) -> list:
+    """The decoded header and body as indented ``name: value`` lines (one frame, table mode)."""
+    from ..protocol.decoder import RecordsValue
+
+    out = []
+
+    def val(v) -> str:
+        if isinstance(v, (bytes, bytearray)):
+            return d.preview(bytes(v), 48)
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        return str(v)
+
+    def walk(v, indent, name):
+        pad = "  " * indent
+        if isinstance(v, dict):
+            out.append(f"{pad}{name}:")
+            for k, x in v.items():
+                walk(x, indent + 1, k)
+        elif isinstance(v, list):
+            if not v or all(not isinstance(x, (dict, list)) for x in v):
+                text = "[" + ", ".join(val(x) for x in v) + "]"
+                out.append(f"{pad}{name}: {text[:width]}")
+            else:
+                out.append(f"{pad}{name}: ({len(v)})")
+                for i, x in enumerate(v):
+                    walk(x, indent + 1, f"[{i}]")
+        elif isinstance(v, RecordsValue):
+            out.append(f"{pad}{name}: {v.size} bytes, {len(v.batches)} batches, {v.record_count} records")
+            for item in v.items:
+                if isinstance(item, Gap):
+                    out.append(f"{pad}  gap at {item.position}, {item.size} bytes: "
+                               + "; ".join(x.code.value for x in item.findings))
+                else:
+                    out.append(f"{pad}  batch at {item.position}: magic {item.magic}, {item.compression}, "
+                               f"offsets {item.base_offset if item.magic >= 2 else item.offset}.."
+                               f"{item.last_offset}, {len(item.records or ())} records, crc "
+                               f"{'ok' if item.crc_valid else 'MISMATCH' if item.crc_valid is False else '-'}")
+        else:
+            out.append(f"{pad}{name}: {'null' if v is None else val(v)}")
+
+    if f.header is not None:
+        walk(f.header, 1, "header")
+    if f.body is not None:
+        walk(f.body, 1, "body")
+    elif f.kind == "records":
+        walk(next(iter(f.records_fields()))[2], 1, "records")
+    return out

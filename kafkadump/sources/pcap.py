@@ -1,0 +1,611 @@
+"""Packet captures: pcap and pcapng files, link/IP/TCP headers, TCP reassembly.
+
+Pure Python, read-only, streaming: packets are read one at a time from a
+read-only mapping of the file; each TCP direction keeps only the bytes not
+yet handed on (plus a bounded tail for judging retransmissions and a
+bounded store of out-of-order segments).
+
+* pcap: both byte orders, microsecond and nanosecond variants; pcapng:
+  section header (both byte orders), interface description (link type,
+  ``if_tsresol``), enhanced / simple / obsolete packet blocks; other
+  blocks are skipped by their length.
+* link types: Ethernet (with VLAN tags), Linux cooked v1/v2, BSD
+  loopback (NULL/LOOP), raw IPv4/IPv6.  For packets from hex text (no link
+  type) the header is found by trying each and checking the IP header.
+* IPv4 (options; fragments are not reassembled and are skipped) and IPv6
+  (extension headers); TCP.
+* TCP reassembly per direction by sequence number (wrapping modulo 2**32):
+  in-order data is delivered; data before the expected sequence is a
+  retransmission (``tcp-retransmission`` when identical to what was
+  delivered, ``tcp-overlap-conflict`` when it differs: the first copy is
+  kept); data after it waits for the missing bytes, and when they never
+  come (end of capture, FIN, or too much waiting) the hole is a ``tcp-gap``.
+  Bytes a short snapshot length cut from a packet are a gap too.
+
+Offsets in findings about the file's structure are file offsets; offsets
+in findings about a TCP stream count the bytes of that direction of the
+connection from its first byte (the byte after the SYN).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import struct
+
+from ..findings import Code, Finding
+
+MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
+RECENT = 1 << 16             # delivered bytes kept per direction to judge retransmissions
+MAX_SNAPLEN = 1 << 28        # a packet record larger than this is not trusted
+
+LINK_NULL, LINK_ETHERNET, LINK_RAW, LINK_LOOP, LINK_SLL, LINK_IPV4, LINK_IPV6, LINK_SLL2 = 0, 1, 101, 108, 113, 228, 229, 276
+LINK_NAMES = {0: "null", 1: "ethernet", 12: "raw", 14: "raw", 101: "raw", 108: "loop", 113: "linux-sll",
+              228: "ipv4", 229: "ipv6", 276: "linux-sll2"}
+
+
+class CaptureError(Exception):
+    """The file is not a capture at all (wrong magic): exit 2."""
+
+
+class Packet:
+    """One TCP segment as captured."""
+
+    __slots__ = ("number", "time", "src", "dst", "sport", "dport", "seq", "flags", "payload", "missing",
+                 "position", "ack")
+
+    def __init__(self, number, time, src, dst, sport, dport, seq, flags, payload, missing, position, ack=0):
+        self.number = number      # 1-based packet number in the file (as Wireshark counts)
+        self.time = time          # epoch seconds (float), or seconds of the day for tcpdump text
+        self.src = src
+        self.dst = dst
+        self.sport = sport
+        self.dport = dport
+        self.seq = seq
+        self.flags = flags
+        self.payload = payload    # captured TCP payload
+        self.missing = missing    # payload bytes the snapshot length cut off
+        self.position = position  # file offset of the packet record
+        self.ack = ack            # acknowledgment number (valid when the ACK flag is set)
+
+    @property
+    def syn(self):
+        return bool(self.flags & 0x02)
+
+    @property
+    def fin(self):
+        return bool(self.flags & 0x01)
+
+    @property
+    def rst(self):
+        return bool(self.flags & 0x04)
+
+    @property
+    def ack_flag(self):
+        return bool(self.flags & 0x10)
+
+
+# --- IP / TCP ---------------------------------------------------------------------------
+
+def _ipv4_checksum_ok(data, pos, ihl) -> bool:
+    s = 0
+    for i in range(pos, pos + ihl, 2):
+        s += (data[i] << 8) | data[i + 1]
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s == 0xFFFF
+
+
+def parse_ip(data, pos: int, strict: bool = False):
+    """``(src, dst, tcp_start, tcp_end, fragmented)`` of the IP packet at ``pos``, or None.
+
+    ``strict`` (used when guessing the link header of a hex dump) also
+    requires a valid IPv4 header checksum or an exact total length.
+    Returns None for anything that is not TCP over IPv4/IPv6.
+    """
+    n = len(data)
+    if pos >= n:
+        return None
+    ver = data[pos] >> 4
+    if ver == 4:
+        if pos + 20 > n:
+            return None
+        ihl = (data[pos] & 0x0F) * 4
+        total = (data[pos + 2] << 8) | data[pos + 3]
+        if ihl < 20 or pos + ihl > n or total < ihl:
+            return None
+        if data[pos + 9] != 6:
+            return None
+        if total == 0:  # TSO: length left to the capture
+            total = n - pos
+        if strict and not (_ipv4_checksum_ok(data, pos, ihl) or total == n - pos):
+            return None
+        if strict and total > n - pos:
+            return None
+        frag = struct.unpack_from(">H", data, pos + 6)[0]
+        fragmented = bool(frag & 0x2000) or (frag & 0x1FFF) != 0
+        src = str(ipaddress.IPv4Address(bytes(data[pos + 12:pos + 16])))
+        dst = str(ipaddress.IPv4Address(bytes(data[pos + 16:pos + 20])))
+        return src, dst, pos + ihl, pos + total, fragmented
+    if ver == 6:
+        if pos + 40 > n:
+            return None
+        plen = (data[pos + 4] << 8) | data[pos + 5]
+        nh = data[pos + 6]
+        src = str(ipaddress.IPv6Address(bytes(data[pos + 8:pos + 24])))
+        dst = str(ipaddress.IPv6Address(bytes(data[pos + 24:pos + 40])))
+        end = pos + 40 + plen if plen else n
+        if strict and end > n:
+            return None
+        p = pos + 40
+        for _ in range(8):  # extension headers
+            if nh in (0, 43, 60, 51):
+                if p + 2 > n:
+                    return None
+                hlen = (data[p + 1] + 2) * 4 if nh == 51 else (data[p + 1] + 1) * 8
+                nh = data[p]
+                p += hlen
+                continue
+            break
+        if nh == 44:
+            return src, dst, p, end, True
+        if nh != 6:
+            return None
+        return src, dst, p, end, False
+    return None
+
+
+def parse_tcp(data, ip, captured_end: int, strict: bool = False):
+    """``(sport, dport, seq, flags, payload_start, payload_end, missing, ack)`` or None."""
+    src, dst, start, end, _frag = ip
+    if start + 20 > captured_end:
+        return None
+    sport, dport, seq, ack, off_flags = struct.unpack_from(">HHIIH", data, start)
+    doff = (off_flags >> 12) * 4
+    flags = off_flags & 0x1FF
+    if doff < 20:
+        return None
+    if strict and start + doff > min(end, captured_end):
+        return None
+    pstart = start + doff
+    pend = min(end, captured_end)
+    missing = max(0, end - max(pend, pstart))
+    if pstart > pend:
+        pstart = pend
+    return sport, dport, seq, flags, pstart, pend, missing, ack
+
+
+def link_offset(linktype: int, data) -> int | None:
+    """Where the IP header starts for a known link type, or None (not IP)."""
+    n = len(data)
+    if linktype == LINK_ETHERNET:
+        p = 12
+        while p + 2 <= n:
+            et = (data[p] << 8) | data[p + 1]
+            if et in (0x8100, 0x88A8, 0x9100):
+                p += 4
+                continue
+            return p + 2 if et in (0x0800, 0x86DD) else None
+        return None
+    if linktype in (LINK_RAW, 12, 14, LINK_IPV4, LINK_IPV6):
+        return 0
+    if linktype in (LINK_NULL, LINK_LOOP):
+        return 4 if n >= 4 else None
+    if linktype == LINK_SLL:
+        if n < 16:
+            return None
+        et = (data[14] << 8) | data[15]
+        return 16 if et in (0x0800, 0x86DD) else None
+    if linktype == LINK_SLL2:
+        if n < 20:
+            return None
+        et = (data[0] << 8) | data[1]
+        return 20 if et in (0x0800, 0x86DD) else None
+    return None
+
+
+def packet_from_bytes(data, number: int = 0, time=None, linktype: int | None = None, position: int = 0,
+                      orig_len: int | None = None):
+    """A :class:`Packet` from one captured frame's bytes, or None (not TCP/IP).
+
+    With ``linktype`` None (hex text) the link header is guessed: raw IP,
+    Ethernet, Linux cooked v1/v2, BSD loopback; the IP header must check out.
+    """
+    if linktype is None:
+        candidates = []
+        for lt in (LINK_RAW, LINK_ETHERNET, LINK_SLL, LINK_SLL2, LINK_NULL):
+            off = link_offset(lt, data)
+            if off is not None:
+                candidates.append(off)
+        strict = True
+    else:
+        off = link_offset(linktype, data)
+        candidates = [] if off is None else [off]
+        strict = False
+    for off in candidates:
+        ip = parse_ip(data, off, strict)
+        if ip is None or ip[4]:
+            continue
+        captured_end = len(data)
+        tcp = parse_tcp(data, ip, captured_end, strict)
+        if tcp is None:
+            continue
+        sport, dport, seq, flags, ps, pe, missing, ack = tcp
+        return Packet(number, time, ip[0], ip[1], sport, dport, seq, flags, bytes(data[ps:pe]), missing, position,
+                      ack)
+    return None
+
+
+# --- pcap / pcapng ----------------------------------------------------------------------------
+
+PCAP_MAGICS = {
+    b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
+    b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9),
+}
+PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
+
+
+def is_capture(head: bytes) -> bool:
+    return head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC
+
+
+class CaptureReader:
+    """Iterates a pcap or pcapng buffer: yields :class:`Packet` objects (TCP only).
+
+    Problems with the file's structure are collected in ``findings``
+    (``capture-malformed``) and reading stops at the first record that cannot
+    be trusted.  ``packets`` counts every packet record, ``skipped`` those
+    that are not TCP over IP.
+    """
+
+    def __init__(self, buf, name: str = "-"):
+        self.buf = buf
+        self.name = name
+        self.findings: list = []
+        self.packets = 0
+        self.skipped = 0
+        self.fragments = 0
+        self.format = None
+        self.linktypes: set = set()
+        head = bytes(buf[:4])
+        if head in PCAP_MAGICS:
+            self.format = "pcap"
+        elif head == PCAPNG_MAGIC:
+            self.format = "pcapng"
+        else:
+            raise CaptureError(f"{name}: not a pcap or pcapng file (magic {head.hex()})")
+
+    def __iter__(self):
+        if self.format == "pcap":
+            yield from self._pcap()
+        else:
+            yield from self._pcapng()
+
+    def _bad(self, pos: int, message: str) -> None:
+        self.findings.append(Finding(Code.CAPTURE_MALFORMED, pos, message))
+
+    def _packet(self, data, time, linktype, position, orig_len):
+        self.packets += 1
+        p = packet_from_bytes(data, self.packets, time, linktype, position, orig_len)
+        if p is None:
+            self.skipped += 1
+            off = link_offset(linktype, data)
+            if off is not None:
+                ip = parse_ip(data, off)
+                if ip is not None and ip[4]:
+                    self.fragments += 1
+        return p
+
+    def _pcap(self):
+        buf = self.buf
+        n = len(buf)
+        if n < 24:
+            self._bad(0, f"pcap global header needs 24 bytes, {n} present")
+            return
+        bo, res = PCAP_MAGICS[bytes(buf[:4])]
+        _maj, _min, _tz, _sig, _snap, linktype = struct.unpack_from(bo + "HHiIII", buf, 4)
+        linktype &= 0xFFFF
+        self.linktypes.add(linktype)
+        rec = struct.Struct(bo + "IIII")
+        pos = 24
+        while pos < n:
+            if pos + 16 > n:
+                self._bad(pos, f"packet record header needs 16 bytes, {n - pos} left")
+                return
+            ts, tfrac, incl, orig = rec.unpack_from(buf, pos)
+            if incl > MAX_SNAPLEN:
+                self._bad(pos + 8, f"packet record length {incl} is not plausible")
+                return
+            if pos + 16 + incl > n:
+                self._bad(pos, f"packet record of {incl} bytes, {n - pos - 16} left (file cut short)")
+                return
+            data = buf[pos + 16:pos + 16 + incl]
+            p = self._packet(data, ts + tfrac * res, linktype, pos, orig)
+            if p is not None:
+                yield p
+            pos += 16 + incl
+
+    def _pcapng(self):
+        buf = self.buf
+        n = len(buf)
+        pos = 0
+        bo = "<"
+        ifaces: list = []   # (linktype, ts_resolution)
+        while pos < n:
+            if pos + 12 > n:
+                self._bad(pos, f"block header needs 12 bytes, {n - pos} left")
+                return
+            if bytes(buf[pos:pos + 4]) == PCAPNG_MAGIC:
+                bom = bytes(buf[pos + 8:pos + 12])
+                if bom == b"\x4d\x3c\x2b\x1a":
+                    bo = "<"
+                elif bom == b"\x1a\x2b\x3c\x4d":
+                    bo = ">"
+                else:
+                    self._bad(pos + 8, f"section header byte-order magic {bom.hex()} is invalid")
+                    return
+                ifaces = []
+            btype, blen = struct.unpack_from(bo + "II", buf, pos)
+            if blen < 12 or blen % 4 or pos + blen > n:
+                self._bad(pos + 4, f"block length {blen} at {pos} is invalid ({n - pos} bytes left)")
+                return
+            (trailer,) = struct.unpack_from(bo + "I", buf, pos + blen - 4)
+            if trailer != blen:
+                self._bad(pos + blen - 4, f"block trailer length {trailer} differs from {blen}")
+                return
+            body = pos + 8
+            bend = pos + blen - 4
+            if btype == 1:  # interface description
+                if bend - body < 8:
+                    self._bad(pos, "interface description block too short")
+                    return
+                lt, _res, _snap = struct.unpack_from(bo + "HHI", buf, body)
+                ifaces.append([lt, _if_tsresol(buf, body + 8, bend, bo)])
+                self.linktypes.add(lt)
+            elif btype in (6, 2):  # enhanced / obsolete packet block
+                if bend - body < 20:
+                    self._bad(pos, "packet block too short")
+                    return
+                if btype == 6:
+                    iface, th, tl, cap, orig = struct.unpack_from(bo + "IIIII", buf, body)
+                else:
+                    iface, _drops, th, tl, cap, orig = struct.unpack_from(bo + "HHIIII", buf, body)
+                if iface >= len(ifaces):
+                    self._bad(body, f"packet on interface {iface}, only {len(ifaces)} described")
+                    pos += blen
+                    continue
+                if body + 20 + cap > bend:
+                    self._bad(body + 12, f"captured length {cap} runs past its block")
+                    return
+                lt, res = ifaces[iface]
+                data = buf[body + 20:body + 20 + cap]
+                p = self._packet(data, ((th << 32) | tl) * res, lt, pos, orig)
+                if p is not None:
+                    yield p
+            elif btype == 3:  # simple packet block
+                if not ifaces:
+                    self._bad(pos, "simple packet block before any interface description")
+                    pos += blen
+                    continue
+                (orig,) = struct.unpack_from(bo + "I", buf, body)
+                cap = min(orig, bend - body - 4)
+                lt, res = ifaces[0]
+                p = self._packet(buf[body + 4:body + 4 + cap], None, lt, pos, orig)
+                if p is not None:
+                    yield p
+            pos += blen
+
+
+def _if_tsresol(buf, pos: int, end: int, bo: str) -> float:
+    """The interface's timestamp resolution (option 9), default microseconds."""
+    while pos + 4 <= end:
+        code, length = struct.unpack_from(bo + "HH", buf, pos)
+        if code == 0:
+            break
+        if code == 9 and length >= 1 and pos + 5 <= end:
+            v = buf[pos + 4]
+            return 2.0 ** -(v & 0x7F) if v & 0x80 else 10.0 ** -v
+        pos += 4 + ((length + 3) & ~3)
+    return 1e-6
+
+
+# --- TCP reassembly ------------------------------------------------------------------------------
+
+class HalfStream:
+    """One direction of a TCP connection: delivers its bytes in order.
+
+    ``deliver(offset, data, packet)`` and ``gap(offset, length, finding)``
+    are called on the sink; ``notes`` collects retransmission findings.
+    """
+
+    __slots__ = ("next_seq", "offset", "pending", "pending_bytes", "recent", "sink", "fin", "notes", "direction",
+                 "acked", "fin_end")
+
+    def __init__(self, sink, direction):
+        self.next_seq = None
+        self.offset = 0
+        self.pending: dict = {}
+        self.pending_bytes = 0
+        self.recent = bytearray()
+        self.sink = sink
+        self.fin = False
+        self.notes: list = []
+        self.direction = direction
+        self.acked = None      # highest sequence number the peer acknowledged
+        self.fin_end = None    # sequence number where the FIN says the data ends
+
+    def _rel(self, seq: int) -> int:
+        r = (seq - self.next_seq) & 0xFFFFFFFF
+        return r - 0x100000000 if r >= 0x80000000 else r
+
+    def peer_ack(self, ack: int) -> None:
+        """The other side acknowledged up to ``ack``: bytes before it were sent.
+
+        When it acknowledges bytes the capture does not have while later
+        segments wait, those bytes were lost by the capture, not delayed:
+        the hole is reported at once instead of at the end.
+        """
+        if self.next_seq is None:
+            return
+        if self.acked is None or ((ack - self.acked) & 0xFFFFFFFF) < 0x80000000:
+            self.acked = ack
+        if self.pending and 0 < self._rel(ack):
+            self.flush_gap()
+
+    def segment(self, p: Packet) -> None:
+        if p.syn:
+            if self.next_seq is None:
+                self.next_seq = (p.seq + 1) & 0xFFFFFFFF
+            seq = (p.seq + 1) & 0xFFFFFFFF
+        else:
+            seq = p.seq
+        data = p.payload
+        if p.fin:
+            self.fin = True
+            self.fin_end = (seq + len(data) + p.missing) & 0xFFFFFFFF
+        if not data and not p.missing:
+            if p.rst:
+                self.fin = True
+            return
+        if self.next_seq is None:
+            self.next_seq = seq
+        rel = (seq - self.next_seq) & 0xFFFFFFFF
+        if rel >= 0x80000000:
+            rel -= 0x100000000
+        if rel < 0:
+            dup = min(len(data), -rel)
+            self._retransmitted(rel, data[:dup], p)
+            data = data[dup:]
+            if not data and not p.missing:
+                return
+            seq = self.next_seq
+            rel = 0
+        if rel > 0:
+            if seq not in self.pending or len(self.pending[seq][0]) < len(data):
+                old = self.pending.get(seq)
+                self.pending_bytes += len(data) - (len(old[0]) if old else 0)
+                self.pending[seq] = (data, p)
+            if self.pending_bytes > MAX_PENDING or (self.acked is not None and self._rel(self.acked) > 0):
+                self.flush_gap()
+            return
+        self._take(data, p)
+        self._drain()
+
+    def _take(self, data, p: Packet) -> None:
+        if data:
+            self.sink.deliver(self, self.offset, data, p)
+            self.offset += len(data)
+            self.next_seq = (self.next_seq + len(data)) & 0xFFFFFFFF
+            self.recent += data
+            if len(self.recent) > RECENT:
+                del self.recent[:len(self.recent) - RECENT]
+        if p.missing:
+            f = Finding(Code.TCP_GAP, self.offset,
+                        f"{p.missing} bytes of packet {p.number} were not captured (snapshot length)",
+                        length=p.missing)
+            self.sink.gap(self, self.offset, p.missing, f)
+            self.offset += p.missing
+            self.next_seq = (self.next_seq + p.missing) & 0xFFFFFFFF
+            self.recent.clear()
+
+    def _drain(self) -> None:
+        while self.pending:
+            progressed = False
+            for seq in list(self.pending):
+                rel = (seq - self.next_seq) & 0xFFFFFFFF
+                if rel >= 0x80000000:
+                    rel -= 0x100000000
+                if rel > 0:
+                    continue
+                data, p = self.pending.pop(seq)
+                self.pending_bytes -= len(data)
+                if -rel < len(data):
+                    self._take(data[-rel:], p)
+                progressed = True
+            if not progressed:
+                return
+
+    def _retransmitted(self, rel: int, data, p: Packet) -> None:
+        start = len(self.recent) + rel
+        if start < 0 or start + len(data) > len(self.recent):
+            same = None  # beyond what is kept: cannot compare
+        else:
+            same = bytes(self.recent[start:start + len(data)]) == bytes(data)
+        where = self.offset + rel
+        if same is False:
+            self.notes.append(Finding(Code.TCP_CONFLICT, where,
+                                      f"packet {p.number} resends {len(data)} bytes at stream offset {where} "
+                                      f"with different content (first copy kept)", length=len(data)))
+        else:
+            self.notes.append(Finding(Code.TCP_RETRANSMISSION, where,
+                                      f"packet {p.number} resends {len(data)} bytes at stream offset {where}",
+                                      length=len(data)))
+
+    def finish(self) -> None:
+        """End of the capture: report held segments' holes and bytes the FIN or the peer's
+        acknowledgments prove were sent but are not in the capture."""
+        self.flush_gap()
+        if self.next_seq is None:
+            return
+        end = self.fin_end if self.fin_end is not None else self.acked
+        if end is None:
+            return
+        hole = self._rel(end)
+        if hole > 0:
+            why = "the FIN shows" if self.fin_end is not None else "the peer's acknowledgments show"
+            f = Finding(Code.TCP_GAP, self.offset,
+                        f"{hole} bytes at the end of the stream are missing from the capture "
+                        f"({why} they were sent)", length=hole)
+            self.sink.gap(self, self.offset, hole, f)
+            self.offset += hole
+            self.next_seq = end
+
+    def flush_gap(self) -> None:
+        """Give up waiting: skip to the earliest held segment, reporting the hole."""
+        while self.pending:
+            first = min(self.pending, key=lambda s: (s - self.next_seq) & 0xFFFFFFFF)
+            hole = (first - self.next_seq) & 0xFFFFFFFF
+            f = Finding(Code.TCP_GAP, self.offset,
+                        f"{hole} bytes missing from the capture at stream offset {self.offset}", length=hole)
+            self.sink.gap(self, self.offset, hole, f)
+            self.offset += hole
+            self.next_seq = first
+            self.recent.clear()
+            self._drain()
+
+
+class Connection:
+    """A TCP connection: endpoints, roles, and its two half-streams."""
+
+    __slots__ = ("id", "a", "b", "client", "server", "halves", "state", "first_time", "detected", "syn_from",
+                 "probe")
+
+    def __init__(self, cid: int, a, b):
+        self.id = cid
+        self.a = a          # (ip, port) of the first packet's sender
+        self.b = b
+        self.client = None  # (ip, port) once known
+        self.server = None
+        self.halves: dict = {}
+        self.state = None   # protocol-level state (a kafkadump.protocol.stream.Conversation)
+        self.first_time = None
+        self.detected = False
+        self.syn_from = None
+        self.probe = None   # bytes held while deciding whether this is Kafka
+
+    def label(self) -> str:
+        c = self.client or self.a
+        s = self.server or self.b
+        return f"{_ep(c)} > {_ep(s)}"
+
+
+def _ep(e) -> str:
+    ip, port = e
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+def endpoint_str(e) -> str:
+    return _ep(e)
+
+
+__all__ = ["Packet", "CaptureReader", "CaptureError", "HalfStream", "Connection", "packet_from_bytes",
+           "is_capture", "endpoint_str"]
