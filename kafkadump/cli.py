@@ -46,6 +46,16 @@ class Encoding(str, Enum):
     text = "text"
 
 
+class Decode(str, Enum):
+    auto = "auto"
+    offsets = "offsets"
+    transactions = "transactions"
+    metadata = "metadata"
+    share_state = "share-state"
+    remote_log_metadata = "remote-log-metadata"
+    none = "none"
+
+
 class UsageError(Exception):
     pass
 
@@ -65,6 +75,11 @@ MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64,
                            help="Deepest legacy wrapper nesting that is expanded.")
 ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
                                                          "unless NO_COLOR is set).")
+DecodeOpt = typer.Option(Decode.auto, "--decode",
+                         help="Decode the keys and values of Kafka's internal topics: __consumer_offsets "
+                              "(offsets), __transaction_state (transactions), __cluster_metadata and KRaft "
+                              "snapshots (metadata), __share_group_state (share-state), __remote_log_metadata "
+                              "(remote-log-metadata).  auto: from the partition directory's name; none: never.")
 
 
 def _version(value: bool):
@@ -145,10 +160,29 @@ class _Status:
                 self.problems += 1
 
 
-def _open_all(paths):
-    """Yield ``(path, segment)``; an unreadable path is an I/O error (exit 2)."""
+def _internal_decoder(choice: "Decode", path: str):
+    """The internal-topic decoder for ``path`` under ``--decode`` (None: show keys and values as bytes)."""
+    if choice is Decode.none:
+        return None
+    from .internal.kinds import resolve_kind
+
+    kind = resolve_kind(choice.value, path)
+    if kind is None:
+        return None
+    from .internal.decoder import decoder_for
+
+    return decoder_for(kind)
+
+
+def _open_all(paths, opt: Optional[Options] = None):
+    """Yield ``(path, segment)``; an unreadable path is an I/O error (exit 2).
+
+    With ``opt``, the walkers release the segment's mapped pages as they go.
+    """
     for p in paths:
         seg = open_segment(p)
+        if opt is not None:
+            opt.release = seg.release
         try:
             yield p, seg
         finally:
@@ -205,7 +239,7 @@ def batches(
         status = _Status()
         out = sys.stdout
         console = _console(color) if f is Format.table else None
-        for path, seg in _open_all(paths):
+        for path, seg in _open_all(paths, opt):
             if f is Format.json:
                 for item in iter_batches(seg.buf, path, options=opt):
                     status.see(item)
@@ -249,11 +283,15 @@ def records(
     to_time: Optional[str] = typer.Option(None, "--to-time", help="Latest timestamp (inclusive)."),
     key: Optional[str] = typer.Option(None, "--key",
                                       help="Only records with this key (UTF-8 text, or hex:..., base64:...)."),
+    decode: Decode = DecodeOpt,
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
     color: Optional[bool] = ColorOpt,
 ):
-    """Every record (inner messages of legacy wrappers included), with filters."""
+    """Every record (inner messages of legacy wrappers included), with filters.
+
+    Records of Kafka's internal topics are decoded (see --decode).
+    """
 
     def body():
         f = _fmt(json_, fmt)
@@ -294,7 +332,8 @@ def records(
         out = sys.stdout
         console = _console(color) if f is Format.table else None
         lines = jsonl.RecordLines(encoding.value)
-        for path, seg in _open_all(paths):
+        for path, seg in _open_all(paths, opt):
+            internal = _internal_decoder(decode, path) if f is not Format.dump_log else None
             if f is Format.json:
                 write = out.write
                 for item in iter_batches(seg.buf, path, options=opt):
@@ -309,7 +348,15 @@ def records(
                     if recs:
                         if filtered:
                             recs = [r for r in recs if keep(r)]
-                        write(lines.batch_lines(item, recs))
+                        if internal is None:
+                            write(lines.batch_lines(item, recs))
+                            continue
+                        chunk = []
+                        for r in recs:
+                            dr = internal.decode_record(r, item)
+                            status.see(dr)
+                            chunk.append(lines.decoded_line(r, item, dr) + "\n")
+                        write("".join(chunk))
             elif f is Format.dump_log:
                 out.write(dumplog.file_header(path, seg.buf))
                 for item in iter_batches(seg.buf, path, options=opt):
@@ -320,7 +367,8 @@ def records(
                             continue
                     out.write(dumplog.render(item, records=True, keep=keep if filtered else None))
             else:
-                t = table.TableStream(out, table.RECORD_COLUMNS, console)
+                t = table.TableStream(out, table.RECORD_COLUMNS if internal is None else table.DECODED_COLUMNS,
+                                      console)
                 if len(paths) > 1:
                     t.note(f"== {path}", "bold")
                 for item in iter_batches(seg.buf, path, options=opt):
@@ -329,7 +377,15 @@ def records(
                         t.note(f"{item.position}:" + line, "red")
                     for r in (item.records or []) if isinstance(item, Batch) else ():
                         if not filtered or keep(r):
-                            t.row(table.record_cells(r), "cyan" if r.control is not None else None)
+                            if internal is None:
+                                t.row(table.record_cells(r), "cyan" if r.control is not None else None)
+                                continue
+                            dr = internal.decode_record(r, item)
+                            status.see(dr)
+                            t.row(table.decoded_record_cells(r, dr),
+                                  "yellow" if dr.findings else "cyan" if r.control is not None else None)
+                            for line in table.findings_lines(dr):
+                                t.note(line, "yellow")
         return 1 if status.problems else 0
 
     _run(body)
@@ -354,7 +410,7 @@ def verify_crc(
         out = sys.stdout
         totals = {"files": 0, "batches": 0, "bytes": 0, "bad": 0, "findings": 0}
         status = _Status()
-        for path, seg in _open_all(paths):
+        for path, seg in _open_all(paths, opt):
             scan = CrcScan(seg.buf, path, opt)
             for item in scan:
                 status.see(item)
@@ -394,6 +450,7 @@ def hexdump(
                                 help="Also show this many raw bytes before and after (for damaged regions)."),
     json_: bool = JsonOpt,
     encoding: Encoding = typer.Option(Encoding.hex, "--encoding", "-e", help="Byte values in --json."),
+    decode: Decode = DecodeOpt,
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
     color: Optional[bool] = ColorOpt,
@@ -403,6 +460,8 @@ def hexdump(
     Default: the first batch.  Compressed batches show the decompressed
     records as a second, separately addressed pane.  Bytes the decoder
     cannot explain are shown as unparsed, with the finding that says why.
+    Keys and values of internal topics are split into their fields
+    (--decode; with --records).
     """
     from .decode.walk import decode_spanned, locate
     from .render import hexdump as hd
@@ -419,6 +478,12 @@ def hexdump(
                         "batch " + str(batch) if batch is not None else "any batch")
                 raise UsageError(f"{path}: no {what} in this file")
             decoded, spans = decode_spanned(seg.buf, item, opt)
+            internal = _internal_decoder(decode, path)
+            if internal is not None:
+                from .internal import expand_spans
+
+                spans, more = expand_spans(internal.kind, decoded, spans)
+                decoded.findings.extend(more)
             status = _Status()
             status.see(decoded)
             if json_:

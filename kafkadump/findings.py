@@ -91,6 +91,11 @@ class Code(str, Enum):
     TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
     TCP_CONFLICT = "tcp-overlap-conflict"      # retransmitted TCP data differs from the first copy
     CAPTURE_MALFORMED = "capture-malformed"    # pcap/pcapng structure or packet headers broken
+    # --- internal topics (kafkadump.internal) ------------------------------------
+    INTERNAL_TYPE_UNKNOWN = "internal-type-unknown"        # key version / metadata apiKey names no known schema
+    INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
+    INTERNAL_MALFORMED = "internal-malformed"              # internal-topic key/value does not decode by its schema
+    INTERNAL_TRAILING = "internal-trailing-bytes"          # bytes left after a decoded internal key/value
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -153,6 +158,11 @@ SEVERITY: dict[Code, Severity] = {
     Code.CHECKPOINT_MISMATCH: Severity.WARNING,
     Code.PENDING_FILE: Severity.INFO,
     Code.ORPHAN_FILE: Severity.INFO,
+    # internal topics (kafkadump.internal)
+    Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
+    Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
+    Code.INTERNAL_MALFORMED: Severity.ERROR,
+    Code.INTERNAL_TRAILING: Severity.WARNING,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -216,6 +226,14 @@ DESCRIPTION: dict[Code, str] = {
     Code.CHECKPOINT_MISMATCH: "a broker checkpoint or partition.metadata disagrees with the partitions on disk",
     Code.PENDING_FILE: "a file or directory the broker was deleting, cleaning or moving (.deleted, .cleaned, .swap, -delete, -future)",
     Code.ORPHAN_FILE: "an index or snapshot file whose segment .log is absent",
+    # internal topics (kafkadump.internal)
+    Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
+                                "kafkadump knows (kept as raw bytes)",
+    Code.INTERNAL_VERSION_UNKNOWN: "an internal topic record's version (value, metadata record, frame or embedded "
+                                   "consumer protocol version) is beyond kafkadump's schema tables (kept as raw bytes)",
+    Code.INTERNAL_MALFORMED: "an internal topic record's key or value does not decode by its schema "
+                             "(null or too short, a length or count that does not fit, invalid UTF-8, a bad frame)",
+    Code.INTERNAL_TRAILING: "bytes remain after an internal topic record's decoded key or value",
 }
 
 

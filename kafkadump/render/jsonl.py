@@ -178,5 +178,28 @@ class RecordLines:
     def dict(self, r: Record, b: Batch) -> dict:
         return json.loads(self.line(r, b))
 
+    def record_base(self, r: Record, b: Batch) -> dict:
+        """The fields of :meth:`line` as a dict (key and value left out: the caller adds them)."""
+        enc = self.enc
+        d = {"type": "record", "file": b.file, "batchPosition": b.position, "offset": r.offset,
+             "timestamp": r.timestamp, "timestampType": r.timestamp_type, "key": None, "value": None,
+             "headers": [{"key": k, "value": None if v is None else enc(v)} for k, v in r.headers],
+             "offsetDelta": r.offset_delta, "timestampDelta": r.timestamp_delta, "control": r.control}
+        if r.magic < 2:
+            d["magic"] = r.magic
+            d["crc"] = r.crc
+            d["crcValid"] = r.crc == r.computed_crc
+        return d
+
+    def decoded_line(self, r: Record, b: Batch, dec) -> str:
+        """A record of an internal topic with its key and value decoded (``dec``, a
+        :class:`kafkadump.internal.DecodedRecord`): the same fields as :meth:`line`,
+        ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
+        (see :mod:`kafkadump.render.internal`)."""
+        from .internal import record_dict
+
+        return _dumps(record_dict(self.record_base(r, b), dec, self.enc), ensure_ascii=False,
+                      separators=(",", ":"))
+
 
 __all__ = ["batch_dict", "gap_dict", "render_batch_line", "RecordLines", "ENCODERS", "base64"]

@@ -36,7 +36,15 @@ RECORD_COLUMNS = (
 )
 
 
+# records of internal topics (--decode): the decoded record as one line of text
+DECODED_COLUMNS = (
+    Column("offset", 11, True), Column("timestamp", 24), Column("record", 0),
+)
+
+
 def _cell(text: str, col: Column) -> str:
+    if col.width == 0:  # the last column: as wide as its text
+        return text
     if len(text) > col.width and not col.right:
         text = text[: col.width - 1] + "…"
     return text.rjust(col.width) if col.right else text.ljust(col.width)
@@ -123,6 +131,13 @@ def record_cells(r: Record) -> list:
         "-" if r.timestamp_delta is None else r.timestamp_delta,
         key, value, headers,
     ]
+
+
+def decoded_record_cells(r: Record, dec) -> list:
+    """offset, timestamp and the one-line summary of a decoded internal-topic record."""
+    from .internal import summary
+
+    return [r.offset, d.iso_ms(r.timestamp), summary(dec)]
 
 
 def gap_cells(g: Gap) -> list:
