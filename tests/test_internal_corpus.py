@@ -222,3 +222,17 @@ def test_cli_records_json_on_a_corpus_log():
     r = runner.invoke(app, ["records", str(p)])
     assert "transaction id=default_ state=Ongoing producerId=0 epoch=0 timeout=60000ms " \
            "partitions=_confluent-ksql-default__command_topic:0" in r.stdout
+
+
+def test_triage_reports_internal_topic_contents():
+    """triage's per-segment summary carries the decoded internal-topic state."""
+    from kafkadump.logdir.scan import scan_file
+
+    root = need_corpus("real/segments/ArthurArutunyan04+Backend_labs/kafka-data/__consumer_offsets-19")
+    scan = scan_file(str(root / "00000000000000000000.log"))
+    internal = scan.summary["internal"]
+    assert internal["kind"] == "offsets" and internal["records"] == 7
+    assert internal["recordTypes"] == {"GroupMetadataValue": 1, "OffsetCommitValue": 6}
+    group = internal["groups"]["universe-labs-oms-consumer"]
+    assert group["protocol"] == "range" and group["generation"] == 9
+    assert group["members"][0]["subscribedTopics"] == ["oms_order_status_changed"]

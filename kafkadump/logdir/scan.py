@@ -523,8 +523,16 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
     aborted: list = []       # (pid, firstOffset, markerOffset, markerPosition) closed in this segment
     transactional_batches = 0
     name_gap = None
+    # Kafka's internal topics: decode keys/values into a summary (committed
+    # offsets per group, transactions, metadata changes) when records are decoded
+    from ..internal import Summary, kind_from_path
+
+    ikind = kind_from_path(path)
+    internal = Summary(ikind) if ikind is not None else None
     for it in iter_batches(buf, path, options=opt):
         sink.extend(it.findings)
+        if internal is not None and isinstance(it, Batch) and it.crc_valid:
+            sink.extend(internal.add_batch(it))
         if isinstance(it, Gap):
             only_padding = all(f.code is Code.ZERO_PADDING for f in it.findings)
             if not only_padding:
@@ -659,6 +667,8 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
         "damagedRanges": n_gaps, "damagedBytes": damaged_bytes,
         "leaderEpochs": sorted({e for e, _, _ in epochs}),
     })
+    if internal is not None:
+        log.summary["internal"] = internal.result()
     log.digest = {
         "base": base, "first": first_offset, "firstPosition": first_pos, "last": last_offset,
         "missing": missing, "epochs": epochs, "aborted": aborted,
