@@ -1,5 +1,200 @@
-"""kafkadump commands: spark (not yet implemented)."""
+"""kafkadump commands: ``spark scan`` and ``spark triage``, the shared decoder on Spark.
+
+pyspark is imported only inside the command bodies: without the ``spark``
+extra the rest of the CLI works and these commands say what is missing
+(exit 2).  Library code is in :mod:`kafkadump.spark`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+spark_app = typer.Typer(
+    name="spark",
+    help="The same decoder on Spark (needs the spark extra: pip install 'kafkadump\\[spark]', and Java 17+). "
+         "Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error, or pyspark/Java missing.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Level(str, Enum):
+    batches = "batches"
+    records = "records"
+    findings = "findings"
+
+
+class OutFormat(str, Enum):
+    parquet = "parquet"
+    json = "json"
+    orc = "orc"
+
+
+class Mode(str, Enum):
+    error = "error"
+    overwrite = "overwrite"
+    append = "append"
+
+
+PathsArg = typer.Argument(..., show_default=False,
+                          help="Log dirs, partition dirs or segment files: local paths, or URIs Spark's "
+                               "Hadoop file listing reaches (file:, hdfs://, s3a://, globs).")
+MasterOpt = typer.Option(None, "--master", metavar="URL",
+                         help="Spark master: local[*] (default; needs only Java), local[N], spark://host:7077, "
+                              "yarn, k8s://... .  Under spark-submit its own --master applies.")
+ConfOpt = typer.Option(None, "--conf", metavar="KEY=VALUE",
+                       help="A Spark setting, repeatable (spark.executor.memory=4g, ...).  JVM sizes such as "
+                            "spark.driver.memory take effect because the JVM starts after them.")
+SplitOpt = typer.Option(128 << 20, "--split-bytes", min=1, metavar="BYTES",
+                        help="Files larger than this are read by several tasks, cut at batch boundaries.")
+IncludeOpt = typer.Option("*.log", "--include", metavar="GLOBS",
+                          help="Comma-separated file-name globs taken from directories "
+                               "(e.g. '*.log,*.log.deleted,*.checkpoint').")
+MaxDecompOpt = typer.Option(64 * 1024 * 1024, "--max-decompressed", min=1, metavar="BYTES",
+                            help="Cap on one batch's decompressed size (as in batches/records).")
+MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64, help="Deepest legacy wrapper nesting expanded.")
+
+
+def _conf(items) -> dict:
+    from ..cli import UsageError
+
+    out = {}
+    for item in items or ():
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise UsageError(f"--conf {item!r}: expected KEY=VALUE")
+        out[k.strip()] = v
+    return out
+
+
+def _spark_run(fn):
+    """``kafkadump.cli._run`` plus the Spark-side failures, as exit 2 with a one-line reason."""
+    from ..cli import UsageError, _run
+    from ..spark.session import SparkUnavailable
+    from ..spark.splits import ListingError
+
+    def body():
+        try:
+            return fn()
+        except (SparkUnavailable, ListingError) as e:
+            raise UsageError(str(e)) from None
+        except Exception as e:  # noqa: BLE001
+            # Spark's own errors (output exists, bad --conf, a cluster that cannot be reached)
+            mod = type(e).__module__ or ""
+            if mod.startswith(("pyspark", "py4j")):
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                raise UsageError(f"Spark: {first}") from None
+            raise
+
+    _run(body)
+
+
+@spark_app.command("scan")
+def scan(
+    paths: List[str] = PathsArg,
+    output: str = typer.Option(..., "--output", "-o", metavar="DIR",
+                               help="Where to write: a directory (local, or any URI Spark can write)."),
+    level: Level = typer.Option(Level.records, "--level", "-l", help="records, batches or findings rows."),
+    fmt: OutFormat = typer.Option(OutFormat.parquet, "--format", "-f", help="Output format."),
+    mode: Mode = typer.Option(Mode.error, "--mode", help="If OUTPUT exists: error, overwrite or append."),
+    master: Optional[str] = MasterOpt,
+    conf: Optional[List[str]] = ConfOpt,
+    split_bytes: int = SplitOpt,
+    include: str = IncludeOpt,
+    shallow: bool = typer.Option(False, "--shallow", help="batches/findings: header and CRC only."),
+    max_decompressed: int = MaxDecompOpt,
+    max_depth: int = MaxDepthOpt,
+    json_: bool = typer.Option(False, "--json", help="The closing summary as one JSON object."),
+):
+    """Decode every file and write the rows (Parquet by default), partitioned by topic/partition.
+
+    Exit 0 clean, 1 rows with error or warning findings were written, 2 a file could not be read
+    (the rest is still written) or usage / Spark error.
+    """
+
+    def body():
+        from ..spark import jobs, render
+        from ..spark.session import build
+
+        files = _local_listing(paths, include)   # local paths: fail fast, before the JVM starts
+        spark = build(master, _conf(conf))
+        stats = jobs.scan(spark, paths, level.value, output, fmt=fmt.value,
+                          mode="errorifexists" if mode is Mode.error else mode.value, files=files,
+                          split_bytes=split_bytes, include=_globs(include), shallow=shallow,
+                          max_decompressed=max_decompressed, max_depth=max_depth)
+        if json_:
+            sys.stdout.write(json.dumps({"type": "summary", **stats}) + "\n")
+        else:
+            sys.stdout.write(render.scan_text(stats) + "\n")
+        return 2 if stats["unreadable"] else 1 if stats["problemRows"] else 0
+
+    _spark_run(body)
+
+
+@spark_app.command("triage")
+def triage(
+    paths: List[str] = PathsArg,
+    master: Optional[str] = MasterOpt,
+    conf: Optional[List[str]] = ConfOpt,
+    json_: bool = typer.Option(False, "--json", help="JSON Lines: partition, finding-count, sequence-gap, "
+                                                     "unreadable and summary objects."),
+    limit: int = typer.Option(50, "--limit", min=0, help="Most sequence gaps and unreadable files listed "
+                                                          "(all are counted)."),
+    split_bytes: int = SplitOpt,
+    include: str = IncludeOpt,
+    shallow: bool = typer.Option(False, "--shallow", help="Header and CRC only: faster, record-level damage "
+                                                          "is not seen."),
+    max_decompressed: int = MaxDecompOpt,
+    max_depth: int = MaxDepthOpt,
+    color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force or disable colour."),
+):
+    """Fleet-wide summary: per topic-partition counts, offset and time ranges, CRC failures and
+    findings, findings by code, per-producer sequence gaps.
+
+    Exit 0 clean, 1 error or warning findings, 2 a file could not be read, or usage / Spark error.
+    Sequence gaps are listed but do not change the exit status (compaction and retention make them
+    normal on some topics).
+    """
+
+    def body():
+        from ..cli import _console
+        from ..spark import jobs, render
+        from ..spark.session import build
+
+        files = _local_listing(paths, include)
+        spark = build(master, _conf(conf))
+        summary = jobs.triage(spark, paths, limit=limit, files=files, split_bytes=split_bytes, include=_globs(include),
+                              shallow=shallow, max_decompressed=max_decompressed, max_depth=max_depth)
+        if json_:
+            render.triage_json(summary, sys.stdout)
+        else:
+            render.triage_text(summary, sys.stdout, _console(color))
+        return render.exit_code(summary)
+
+    _spark_run(body)
+
+
+def _local_listing(paths, include):
+    """The file list when every path is local (listed now, so a wrong path fails before Spark
+    starts); None when some path is a URI, listed later with Spark's own file listing."""
+    from ..spark import jobs
+    from ..spark.session import check
+
+    check()  # say what is missing first
+    return jobs.list_files(None, paths, _globs(include)) if jobs.all_local(paths) else None
+
+
+def _globs(text: str):
+    return tuple(p.strip() for p in text.split(",") if p.strip()) or ("*.log",)
 
 
 def register(app) -> None:
-    """Add this module's commands to the typer app."""
+    """Add ``kafkadump spark ...`` to the typer app."""
+    app.add_typer(spark_app, name="spark")

@@ -1,0 +1,42 @@
+"""kafkadump on Spark: the shared decoder, distributed, through PySpark (4.0 or later).
+
+    from kafkadump.spark import build_session, read
+    spark = build_session("local[*]")                 # or your own session + register(spark)
+    df = read(spark, ["/var/lib/kafka/data"], level="records")
+    df.filter(df.key == b"user-1").show()
+
+* :mod:`.datasource`: the ``kafkadump`` data source (``spark.read.format("kafkadump")``)
+* :mod:`.splits`: file listing and batch-boundary splits (pure Python)
+* :mod:`.source`: one task's work (open, map read-only, decode, rows)
+* :mod:`.jobs`: ``spark scan`` and ``spark triage`` as DataFrame queries
+* :mod:`.session`: requirement checks and the SparkSession settings
+
+Importing this package does not import pyspark.
+"""
+
+from __future__ import annotations
+
+
+def build_session(master: str | None = None, conf: dict | None = None, **kw):
+    """A SparkSession with the ``kafkadump`` format registered (see :func:`.session.build`)."""
+    from .session import build
+
+    return build(master, conf, **kw)
+
+
+def register(spark) -> None:
+    """Register the ``kafkadump`` format in an existing session."""
+    from .datasource import register as _register
+
+    _register(spark)
+
+
+def read(spark, paths, level: str = "batches", **options):
+    """A DataFrame of ``level`` rows for ``paths``, listed with Spark's own file listing
+    (so ``hdfs://``, ``s3a://``, ... globs work wherever the cluster's Hadoop does)."""
+    from .jobs import read as _read
+
+    return _read(spark, paths, level, **options)
+
+
+__all__ = ["build_session", "register", "read"]

@@ -1,0 +1,133 @@
+"""Getting a SparkSession: what must be installed, and the settings kafkadump needs.
+
+Checks come first and say exactly what is missing and how to get it
+(:class:`SparkUnavailable`), instead of a py4j stack trace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+MIN_PYSPARK = (4, 0)
+MIN_JAVA = 17
+INSTALL = "pip install 'kafkadump[spark]'"
+
+
+class SparkUnavailable(Exception):
+    """Spark cannot run here; the message says what is missing and how to get it."""
+
+
+def in_spark_submit() -> bool:
+    """True when this process was started by ``spark-submit`` (the JVM is already up)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def _version_tuple(text: str):
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:2])
+
+
+def java_version(java: str) -> int | None:
+    try:
+        p = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', p.stderr + p.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def find_java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        j = os.path.join(home, "bin", "java")
+        return j if os.access(j, os.X_OK) else None
+    return shutil.which("java")
+
+
+def check() -> None:
+    """Raise :class:`SparkUnavailable` unless pyspark (>= 4.0), pyarrow and Java (>= 17) are here."""
+    try:
+        import pyspark
+    except ImportError:
+        raise SparkUnavailable(f"pyspark is not installed: {INSTALL} (brings pyspark>=4.0 and pyarrow)") from None
+    if _version_tuple(pyspark.__version__) < MIN_PYSPARK:
+        raise SparkUnavailable(f"pyspark {pyspark.__version__} has no Python Data Source API; kafkadump needs "
+                               f"pyspark>=4.0: {INSTALL}")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise SparkUnavailable(f"pyarrow is not installed (Spark's Python data sources need it): {INSTALL}") \
+            from None
+    if in_spark_submit():
+        return  # spark-submit started the JVM already
+    java = find_java()
+    if java is None:
+        where = f"JAVA_HOME={os.environ['JAVA_HOME']} has no bin/java" if os.environ.get("JAVA_HOME") \
+            else "no java on PATH and JAVA_HOME is not set"
+        raise SparkUnavailable(f"Java not found ({where}): Spark needs a Java {MIN_JAVA} or 21 runtime; install "
+                               "one (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+    v = java_version(java)
+    if v is not None and v < MIN_JAVA:
+        raise SparkUnavailable(f"{java} is Java {v}; Spark 4 needs Java {MIN_JAVA} or 21: install one and put it "
+                               "on PATH or in JAVA_HOME")
+
+
+def local_conf(master: str) -> dict:
+    """Settings for local mode: everything on the loopback interface, no UI."""
+    if not master.startswith("local"):
+        return {}
+    return {
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+    }
+
+
+def build(master: str | None = None, conf: dict | None = None, app_name: str = "kafkadump",
+          quiet: bool = True):
+    """A SparkSession with the ``kafkadump`` format registered.
+
+    ``master`` None means ``local[*]``, or whatever ``spark-submit`` chose when
+    run under it.  ``conf`` is applied last, so it overrides kafkadump's
+    defaults.  Settings that size the driver JVM (``spark.driver.memory``)
+    only take effect here, before the JVM starts.
+    """
+    check()
+    from pyspark.sql import SparkSession
+
+    from .datasource import register
+
+    conf = dict(conf or {})
+    submitted = in_spark_submit()
+    if not submitted:
+        master = master or conf.get("spark.master") or "local[*]"
+        if master.startswith("local"):
+            # Spark's Python workers run `python3` from PATH unless told otherwise: in local mode use
+            # this interpreter, the one kafkadump is installed in.  (On a cluster the executors'
+            # interpreter is PYSPARK_PYTHON / spark.pyspark.python, and it needs kafkadump too.)
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName(app_name)
+    settings = {}
+    if master is not None:
+        builder = builder.master(master)
+        settings.update(local_conf(master))
+    if not sys.stderr.isatty():
+        settings["spark.ui.showConsoleProgress"] = "false"
+    settings.update(conf)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    if quiet:
+        spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+__all__ = ["SparkUnavailable", "check", "build", "local_conf", "in_spark_submit", "find_java"]

@@ -1,0 +1,125 @@
+"""Reading one task's share of a file into row chunks: what an executor runs.
+
+No pyspark here (pyarrow only for non-local files), so the tests can run a
+task's work in-process and compare it with the single-process CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import replace
+
+from ..decode import Options
+from ..sources.segment import InputError, open_segment
+from .rows import COLUMNS
+from .splits import iter_task, local_path, log_dir, topic_partition
+
+SPOOL_CHUNK = 8 << 20
+
+
+class _Spooled:
+    """A non-local file copied to executor-local temp space and mapped read-only.
+
+    The copy streams in :data:`SPOOL_CHUNK` pieces (memory stays bounded) and
+    is deleted on close.  Opened through ``pyarrow.fs`` (HDFS with libhdfs,
+    S3, GCS, ... as pyarrow supports them).
+    """
+
+    def __init__(self, uri: str):
+        try:
+            from pyarrow import fs as pafs
+        except ImportError:  # pragma: no cover - pyarrow is in the spark extra
+            raise InputError(f"{uri}: not a local path, and pyarrow (pip install 'kafkadump[spark]') "
+                             "is needed to open it") from None
+        try:
+            filesystem, path = pafs.FileSystem.from_uri(uri)
+            src = filesystem.open_input_stream(path)
+        except Exception as e:  # noqa: BLE001 - any filesystem error is an input error
+            raise InputError(f"{uri}: cannot open on this executor ({type(e).__name__}: {e}); give executors "
+                             "a mount of the files and pass the mounted path, or configure pyarrow.fs "
+                             "for this filesystem") from None
+        fd, self.tmp = tempfile.mkstemp(prefix="kafkadump-", suffix=".spool")
+        try:
+            with os.fdopen(fd, "wb") as out, src:
+                while True:
+                    chunk = src.read(SPOOL_CHUNK)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+            self.seg = open_segment(self.tmp)
+        except BaseException:
+            os.unlink(self.tmp)
+            raise
+        self.buf = self.seg.buf
+
+    def close(self):
+        self.seg.close()
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+
+def open_any(path: str):
+    """``(segment-like with .buf and .close(), local)`` for a local path or any URI."""
+    lp = local_path(path)
+    if lp is not None:
+        return open_segment(lp), True
+    return _Spooled(path), False
+
+
+def options_for(shallow: bool = False, max_decompressed: int | None = None, max_depth: int | None = None,
+                level: str = "batches") -> Options:
+    o = Options(records=(level == "records") or not shallow)
+    if max_decompressed is not None:
+        o.max_decompressed = max_decompressed
+    if max_depth is not None:
+        o.max_depth = max_depth
+    return o
+
+
+def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options):
+    """Yield ``(columns, nrows)`` chunks of one task's rows.  Never raises on bad input:
+    a file that cannot be opened, or an unexpected decoder failure, becomes one
+    ``type = "error"`` row saying why."""
+    topic, partition = topic_partition(path)
+    cols = COLUMNS[level](topic, partition, log_dir(path))
+    try:
+        seg, local = open_any(path)
+    except InputError as e:
+        if k == 0:
+            cols.error(path, str(e))
+            yield cols.take()
+        return
+    except OSError as e:
+        if k == 0:
+            cols.error(path, f"{path}: {e.strerror or e}")
+            yield cols.take()
+        return
+    try:
+        buf = seg.buf
+        end = len(buf) if size < 0 else min(size, len(buf))
+        if not local:
+            # a spooled copy is read whole by task 0 (no header replay across the network)
+            if k != 0:
+                return
+            n = 1
+        if hasattr(opt, "release") and hasattr(seg, "release"):
+            # the walk hands back the mapped pages behind it: a task's RSS stays small
+            opt = replace(opt, release=seg.release)
+        add = cols.add
+        try:
+            for item in iter_task(buf, end, path, opt, split_bytes, k, n):
+                add(item)
+                if cols.full():
+                    yield cols.take()
+        except Exception as e:  # noqa: BLE001 - a decoder bug must not kill the task
+            cols.error(path, f"internal error while decoding (task {k} of {n}): {type(e).__name__}: {e}")
+        if cols.rows:
+            yield cols.take()
+    finally:
+        seg.close()
+
+
+__all__ = ["read_task", "options_for", "open_any"]

@@ -1,0 +1,308 @@
+"""The ``kafkadump`` Spark data source and ``kafkadump spark ...`` in local mode.
+
+One SparkSession for the whole module (its cold start costs 7-20 s): local[2],
+loopback only, no UI, 4 shuffle partitions.  Skips with the reason when
+pyspark, pyarrow or Java is missing.
+
+The DataFrames are compared row for row with the single-process CLI's JSON
+over the shared corpus (read in place) and a generated fleet with damage
+(``tests/spark_fleet.py``), read with a small split size so that large files
+are cut into many tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, need_corpus
+from spark_compare import CliRun, assert_same, cli_lines, findings_from_cli, from_cli, from_row
+from spark_fleet import make_fleet
+
+SPLIT = 1 << 20      # small: the corpus' larger files and the fleet's 5 MB segment are cut into several tasks
+OPEN_COST = 64 << 10  # and small files are packed several to a task (fewer tasks: each costs ~20-100 ms)
+SEGMENTS = CORPUS / "real" / "segments"
+
+
+def _spark_or_skip():
+    try:
+        from kafkadump.spark.session import SparkUnavailable, check
+    except ImportError as e:  # pragma: no cover
+        pytest.skip(f"kafkadump.spark not importable: {e}")
+    try:
+        check()
+    except SparkUnavailable as e:
+        pytest.skip(f"Spark tests need pyspark, pyarrow and Java: {e}")
+
+
+@pytest.fixture(scope="module")
+def cli(inputs):
+    """The single-process CLI's JSON for the same files, started before the SparkSession
+    so that they overlap its start-up."""
+    files = inputs[1]
+    return {"batches": CliRun("batches", files), "records": CliRun("records", files, "--decode", "none")}
+
+
+@pytest.fixture(scope="module")
+def spark(cli):
+    _spark_or_skip()
+    from kafkadump.spark.session import build
+
+    s = build("local[2]", {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2",
+                           "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet")
+    facts = make_fleet(str(root))
+    facts["root"] = str(root)
+    return facts
+
+
+@pytest.fixture(scope="module")
+def inputs(fleet):
+    """(paths given to Spark, regular files given to the CLI)."""
+    paths = [fleet["root"]]
+    if SEGMENTS.exists():
+        paths.insert(0, str(SEGMENTS))
+    files = sorted(str(p) for base in paths for p in Path(base).rglob("*.log") if p.is_file())
+    return paths, files
+
+
+def _rows(spark, paths, level):
+    from kafkadump.spark import read
+
+    df = read(spark, paths, level, split_bytes=SPLIT, open_cost=OPEN_COST)
+    return df, df.toArrow().to_pylist()
+
+
+@pytest.fixture(scope="module")
+def batch_rows(spark, inputs):
+    return _rows(spark, inputs[0], "batches")
+
+
+@pytest.fixture(scope="module")
+def cli_batches(cli):
+    return cli["batches"].lines()
+
+
+# --- row for row against the CLI ---------------------------------------------------------------
+
+def test_batches_equal_cli(batch_rows, cli_batches, inputs, fleet):
+    df, rows = batch_rows
+    from kafkadump.spark.splits import list_local, plan
+
+    # the read really was cut: the big fleet file into 5 tasks, small files packed together
+    files = list_local(inputs[0])
+    tasks = plan(files, SPLIT, OPEN_COST)
+    assert df.rdd.getNumPartitions() == len(tasks)
+    big = [t for t in tasks if any(u[0] == fleet["big_file"] for u in t)]
+    assert [[u[2:] for u in t if u[0] == fleet["big_file"]] for t in big] == [[(k, 5)] for k in range(5)]
+    if SEGMENTS.exists():
+        assert len(tasks) < len(files) / 2
+    got = [from_row("batches", r) for r in rows if r["type"] != "error"]
+    want = [from_cli("batches", d) for d in cli_batches]
+    assert len(want) > 1300
+    assert_same(got, want, "batches")
+
+
+def test_corpus_is_covered(batch_rows):
+    base = need_corpus("real/segments")
+    _, rows = batch_rows
+    corpus_rows = [r for r in rows if r["file"].startswith(str(base))]
+    # every batch of the corpus' segments (the manifest's counts add up to this many)
+    assert len(corpus_rows) > 190_000
+    assert {r["topic"] for r in corpus_rows} >= {"__consumer_offsets", "__cluster_metadata", "oms_order_created"}
+
+
+def test_findings_equal_cli(spark, inputs, cli_batches):
+    _, rows = _rows(spark, inputs[0], "findings")
+    got = [from_row("findings", r) for r in rows if r["type"] != "error"]
+    want = findings_from_cli(cli_batches)
+    assert {r[names_index("findings", "code")] for r in want} >= {"crc-mismatch", "garbage", "offset-order",
+                                                                    "zero-padding", "truncated"}
+    assert_same(got, want, "findings")
+
+
+def names_index(level, name):
+    from spark_compare import names
+
+    return names(level).index(name)
+
+
+def test_records_equal_cli(spark, inputs, cli):
+    _, rows = _rows(spark, inputs[0], "records")
+    got = [from_row("records", r) for r in rows if r["type"] != "error"]
+    want = [from_cli("records", d) for d in cli["records"].lines()]
+    assert sum(1 for d in want if d[0] == "record") > 3000
+    assert_same(got, want, "records")
+
+
+def test_topic_partition_and_error_rows(batch_rows, fleet):
+    _, rows = batch_rows
+    by_file = {}
+    for r in rows:
+        by_file.setdefault(r["file"], set()).add((r["topic"], r["partition"]))
+    root = fleet["root"]
+    assert by_file[os.path.join(root, "orders-1", "00000000000000000000.log")] == {("orders", 1)}
+    assert by_file[os.path.join(root, "orders-0", "00000000000000000200.log")] == {("orders", 0)}
+    assert by_file[os.path.join(root, "misc", "00000000000000000000.log")] == {(None, None)}
+    dirs = {(r["file"], r["logDir"]) for r in rows if r["file"].startswith(root)}
+    assert {d for f, d in dirs if "/misc/" not in f} == {root}
+    assert {d for f, d in dirs if "/misc/" in f} == {None}
+    errors = [r for r in rows if r["type"] == "error"]
+    assert [(r["file"], r["topic"], r["partition"]) for r in errors] == [(fleet["gone"], "gone", 0)]
+    assert "no such file" in errors[0]["error"]
+    # only segments are listed from directories
+    assert not any(r["file"].endswith("leader-epoch-checkpoint") for r in rows)
+
+
+def test_load_path_option(spark, fleet):
+    """spark.read.format("kafkadump").load(path), listed by the data source itself."""
+    df = spark.read.format("kafkadump").option("level", "batches").load(os.path.join(fleet["root"], "broken-0"))
+    rows = df.select("type", "baseOffset", "findings").collect()
+    assert [r["type"] for r in rows] == ["batch"] * 9 + ["gap"]
+    assert [r["baseOffset"] for r in rows[:9]] == [3 * i for i in range(9)]
+    assert rows[-1]["findings"][0]["code"] == "truncated"
+
+
+# --- the commands ---------------------------------------------------------------------------------
+
+def _cli(args):
+    from typer.testing import CliRunner
+
+    from kafkadump.cli import app
+
+    return CliRunner().invoke(app, args)
+
+
+def test_spark_scan_writes_partitioned_parquet(spark, fleet, tmp_path):
+    out = tmp_path / "out.parquet"
+    res = _cli(["spark", "scan", fleet["root"], "--level", "records", "--output", str(out),
+                "--master", "local[2]", "--split-bytes", str(SPLIT), "--json"])
+    # the dangling symlink cannot be read: exit 2, the rest is written
+    assert res.exit_code == 2, res.output
+    stats = json.loads(res.stdout.strip().splitlines()[-1])
+    assert stats["unreadable"] == 1 and stats["files"] == 7
+    assert stats["problemRows"] > 0
+    parts = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert parts == ["topic=__HIVE_DEFAULT_PARTITION__", "topic=broken", "topic=gone", "topic=legacy",
+                     "topic=orders"]
+    assert sorted(p.name for p in (out / "topic=orders").iterdir()) == ["partition=0", "partition=1"]
+    back = spark.read.parquet(str(out))
+    rows = back.toArrow().to_pylist()
+    files = [f for f in fleet["files"]]
+    want = [from_cli("records", d) for d in cli_lines("records", files, "--decode", "none")]
+    got = [from_row("records", r) for r in rows if r["type"] != "error"]
+    assert stats["rows"] == len(rows) == len(want) + 1
+    assert stats["records"] == sum(1 for d in want if d[0] == "record")
+    assert_same(got, want, "records read back from Parquet")
+
+
+def test_spark_triage(spark, fleet):
+    res = _cli(["spark", "triage", fleet["root"], "--json", "--split-bytes", str(SPLIT)])
+    assert res.exit_code == 2, res.output     # the dangling symlink
+    lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
+    parts = {(d["topic"], d["partition"]): d for d in lines if d["type"] == "partition"}
+    for tp, want in fleet["partitions"].items():
+        got = parts[tp]
+        for k, v in want.items():
+            assert got[k] == v, (tp, k, got[k], v)
+    assert parts[("orders", 1)]["records"] == 1200 * 3       # the CRC-failed batch is not counted
+    assert parts[("orders", 1)]["errors"] >= 3 and parts[("orders", 1)]["warnings"] == 1
+    assert parts[("orders", 0)]["firstTimestamp"] == 1_700_000_000_000
+    gaps = [d for d in lines if d["type"] == "sequence-gap"]
+    sg, eg = fleet["sequence_gap"], fleet["explained_gap"]
+    assert [{k: g[k] for k in sg} for g in gaps if not g["explained"]] == [sg]
+    assert [{k: g[k] for k in eg} for g in gaps if g["explained"]] == [eg]
+    codes = {(d["code"], d["severity"]): d["count"] for d in lines if d["type"] == "finding-count"}
+    assert codes[("crc-mismatch", "error")] == 1
+    assert codes[("offset-order", "warning")] == 1
+    assert codes[("sequence-gap", "warning")] == 1
+    assert codes[("zero-padding", "info")] == 1
+    assert ("truncated", "error") in codes
+    unreadable = [d for d in lines if d["type"] == "unreadable"]
+    assert [d["file"] for d in unreadable] == [fleet["gone"]]
+    summary = lines[-1]
+    assert summary["type"] == "summary" and summary["valid"] is False and summary["verdict"] == "errors"
+    assert summary["files"] == 7 and summary["sequenceGaps"] == 1
+    assert summary["batches"] == sum(p["batches"] for p in parts.values())
+
+
+def test_spark_triage_text(spark, fleet, tmp_path):
+    res = _cli(["spark", "triage", os.path.join(fleet["root"], "orders-0"), "--no-color"])
+    assert res.exit_code == 1, res.output      # the sequence gap is a warning
+    out = res.stdout
+    row = next(line for line in out.splitlines() if line.startswith("orders-0 "))
+    assert row.split()[:5] == ["orders-0", "warnings", "2", "61", "279"]
+    assert row.rstrip().endswith("sequence-gap:1")
+    assert "producer sequence gaps: 1, and 1 explained by missing offsets" in out
+    assert out.rstrip().splitlines()[-1].startswith(
+        "verdict: warnings  files: 2  bytes: ")
+    assert "findings: 0 errors, 1 warnings, 0 info  crc failures: 0  sequence gaps: 1" in out
+
+
+def test_spark_triage_keeps_replicas_apart(spark, fleet, tmp_path):
+    """The same partition in two brokers' log dirs: two rows, each copy checked on its own
+    (merged, every batch would repeat the other copy's sequence numbers)."""
+    import shutil
+
+    replica = tmp_path / "broker-2" / "kafka-logs"
+    shutil.copytree(os.path.join(fleet["root"], "orders-0"), replica / "orders-0")
+    res = _cli(["spark", "triage", os.path.join(fleet["root"], "orders-0"), str(replica), "--json"])
+    assert res.exit_code == 1, res.output
+    lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
+    parts = sorted(((d["logDir"], d["batches"], d["sequenceGaps"], d["findingCounts"]) for d in lines
+                    if d["type"] == "partition"), key=str)
+    assert parts == sorted([(fleet["root"], 61, 1, {"sequence-gap": 1}),
+                            (str(replica), 61, 1, {"sequence-gap": 1})], key=str)
+    assert not [d for d in lines if d["type"] == "sequence-gap" and d["kind"] == "sequence-order"]
+
+
+def test_spark_scan_clean_exit_0(spark, fleet, tmp_path):
+    res = _cli(["spark", "scan", os.path.join(fleet["root"], "misc"), "-o", str(tmp_path / "o"), "--level",
+                "batches", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("wrote 1 rows (1 batches, 0 gaps) from 1 files, 93 bytes")
+    back = [json.loads(x) for f in (tmp_path / "o").rglob("*.json") for x in f.read_text().splitlines()]
+    assert [(d["type"], d["baseOffset"], d["recordCount"], d["crcValid"]) for d in back] == [("batch", 0, 2, True)]
+
+
+# --- without Spark: what is missing, and how to get it ----------------------------------------
+
+def _run_cli(args, env=None, pre=""):
+    code = (f"import sys\n{pre}\nfrom kafkadump.cli import main\nsys.argv = ['kafkadump'] + {args!r}\nmain()\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+
+
+def test_missing_pyspark_says_how(tmp_path):
+    p = _run_cli(["spark", "triage", str(tmp_path)], pre="sys.modules['pyspark'] = None")
+    assert p.returncode == 2
+    assert p.stderr.strip() == ("kafkadump: pyspark is not installed: pip install 'kafkadump[spark]' "
+                                "(brings pyspark>=4.0 and pyarrow)")
+
+
+def test_missing_java_says_how(tmp_path):
+    _spark_or_skip()
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-jdk")}
+    p = _run_cli(["spark", "scan", str(tmp_path), "-o", str(tmp_path / "o")], env=env)
+    assert p.returncode == 2
+    assert f"Java not found (JAVA_HOME={tmp_path / 'no-jdk'} has no bin/java)" in p.stderr
+    assert "apt-get install openjdk-17-jre-headless" in p.stderr
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = os.path.dirname(sys.executable)
+    p = _run_cli(["spark", "triage", str(tmp_path)], env=env)
+    assert p.returncode == 2 and "no java on PATH and JAVA_HOME is not set" in p.stderr
+
+
+def test_module_entry_point_help():
+    p = subprocess.run([sys.executable, "-m", "kafkadump.spark", "--help"], capture_output=True, text=True)
+    assert p.returncode == 0 and "scan" in p.stdout and "triage" in p.stdout
