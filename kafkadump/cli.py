@@ -73,6 +73,13 @@ MaxDecompOpt = typer.Option(64 * 1024 * 1024, "--max-decompressed", min=1, metav
                                  "decompression-limit finding, not an out-of-memory kill.")
 MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64,
                            help="Deepest legacy wrapper nesting that is expanded.")
+MaxScanOpt = typer.Option(16, "--max-scan", min=0, metavar="N",
+                          help="Resynchronising after damage may spend N times the input size (at least 64 MiB) "
+                               "on CRC checks of candidates that fail; past that, candidates are accepted by "
+                               "their headers and a scan-limit finding says so.  0: no limit.")
+MaxRatioOpt = typer.Option(1000, "--max-ratio", min=0, metavar="N",
+                           help="Refuse decompressed output beyond N times its compressed size (past 1 MiB): "
+                                "a decompression-ratio finding.  0: no ratio limit.")
 ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
                                                          "unless NO_COLOR is set).")
 DecodeOpt = typer.Option(Decode.auto, "--decode",
@@ -174,6 +181,48 @@ def _internal_decoder(choice: "Decode", path: str):
     return decoder_for(kind)
 
 
+_NOT_SEGMENT = {"offset-index": "an offset index", "time-index": "a time index", "txn-index": "a transaction index",
+                "producer-snapshot": "a producer-state snapshot", "leader-epoch-checkpoint": "a checkpoint file",
+                "partition-metadata": "a partition.metadata file", "offset-checkpoint": "a checkpoint file",
+                "meta-properties": "a meta.properties file", "quorum-state": "a quorum-state file"}
+
+
+def _is_text(head: bytes) -> bool:
+    """Printable text (no NUL, nearly all printable ASCII or UTF-8): never a segment's first bytes."""
+    if b"\x00" in head:
+        return False
+    printable = sum(1 for b in head if 32 <= b < 127 or b in (9, 10, 13) or b >= 0x80)
+    return printable >= len(head) * 0.95
+
+
+def _check_kind(path: str, seg) -> None:
+    """Refuse, with what to do instead, a file that is plainly not batches (exit 2).
+
+    The name decides only when the bytes agree: a file named ``.index`` that
+    does hold batches is decoded.  An empty ``.log`` is a real (empty)
+    segment; any other empty input is an error.
+    """
+    from .decode.walk import find_next_batch
+    from .logdir import names
+    from .sources.pcap import is_capture
+
+    buf = seg.buf
+    if seg.size == 0:
+        if names.classify(path).kind in (names.SEGMENT, names.KRAFT_SNAPSHOT):
+            return
+        raise InputError(f"{path}: empty file, nothing to decode (give a segment file or a file of batches)")
+    head = bytes(buf[:65536])
+    if is_capture(head[:4]):
+        raise InputError(f"{path}: is a pcap/pcapng capture, not a segment; use 'kafkadump capture {path}'")
+    kind = names.classify(path).kind
+    if kind in _NOT_SEGMENT and find_next_batch(buf, 0, seg.size, limit=65536) is None:
+        raise InputError(f"{path}: is {_NOT_SEGMENT[kind]} (by its name and bytes), not a segment; "
+                         f"use 'kafkadump dump {path}'")
+    if _is_text(head) and find_next_batch(buf, 0, seg.size, limit=65536) is None:
+        raise InputError(f"{path}: is text, not record batches; for a hex dump use 'kafkadump capture {path}', "
+                         f"for a checkpoint or properties file 'kafkadump dump {path}'")
+
+
 def _open_all(paths, opt: Optional[Options] = None):
     """Yield ``(path, segment)``; an unreadable path is an I/O error (exit 2).
 
@@ -181,6 +230,11 @@ def _open_all(paths, opt: Optional[Options] = None):
     """
     for p in paths:
         seg = open_segment(p)
+        try:
+            _check_kind(p, seg)
+        except InputError:
+            seg.close()
+            raise
         if opt is not None:
             opt.release = seg.release
         try:
@@ -197,15 +251,44 @@ class _Out:
         self.flush = sys.stdout.flush
 
 
+def _json_wanted(argv=None) -> bool:
+    """Whether the command being run asked for JSON (then errors are JSON objects on stderr too)."""
+    try:
+        from typer._click.globals import get_current_context
+
+        ctx = get_current_context(silent=True)
+    except Exception:  # pragma: no cover - typer internals moved
+        ctx = None
+    if ctx is not None and ctx.params:
+        fmt = ctx.params.get("fmt")
+        return bool(ctx.params.get("json_")) or getattr(fmt, "value", fmt) == "json"
+    argv = sys.argv[1:] if argv is None else argv
+    return "--json" in argv or "--format=json" in argv or "-fjson" in argv or any(
+        a in ("--format", "-f") and b == "json" for a, b in zip(argv, argv[1:]))
+
+
+def _say_error(message: str, code: int = 2, as_json: Optional[bool] = None) -> None:
+    """One line on stderr: ``kafkadump: MESSAGE`` (under --json, a JSON object)."""
+    message = " ".join(str(message).split())
+    if as_json is None:
+        as_json = _json_wanted()
+    if as_json:
+        line = json.dumps({"type": "error", "message": message, "exitStatus": code})
+    else:
+        line = f"kafkadump: {message}"
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # pragma: no cover - stderr is gone too
+        pass
+
+
 def _run(fn):
     """Run a command body, mapping our errors to exit codes and messages on stderr."""
     try:
         code = fn()
-    except InputError as e:
-        typer.echo(f"kafkadump: {e}", err=True)
-        raise typer.Exit(2)
-    except UsageError as e:
-        typer.echo(f"kafkadump: {e}", err=True)
+    except (InputError, UsageError) as e:
+        _say_error(str(e))
         raise typer.Exit(2)
     except BrokenPipeError:
         # the reader went away (``| head``): what was printed is complete lines
@@ -229,13 +312,16 @@ def batches(
                                       "(faster; record-level damage is not seen)."),
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
+    max_ratio: int = MaxRatioOpt,
+    max_scan: int = MaxScanOpt,
     color: Optional[bool] = ColorOpt,
 ):
     """One row per batch (per top-level message for magic 0/1), with findings."""
 
     def body():
         f = _fmt(json_, fmt)
-        opt = Options(records=not shallow, max_decompressed=max_decompressed, max_depth=max_depth)
+        opt = Options(records=not shallow, max_decompressed=max_decompressed, max_depth=max_depth,
+                      max_ratio=max_ratio, max_scan=max_scan)
         status = _Status()
         out = sys.stdout
         console = _console(color) if f is Format.table else None
@@ -286,6 +372,8 @@ def records(
     decode: Decode = DecodeOpt,
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
+    max_ratio: int = MaxRatioOpt,
+    max_scan: int = MaxScanOpt,
     color: Optional[bool] = ColorOpt,
 ):
     """Every record (inner messages of legacy wrappers included), with filters.
@@ -327,6 +415,7 @@ def records(
             return True
 
         opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth,
+                      max_ratio=max_ratio, max_scan=max_scan,
                       select=select if (lo is not None or hi is not None or t_from is not None) else None)
         status = _Status()
         out = sys.stdout
@@ -399,6 +488,8 @@ def verify_crc(
     json_: bool = JsonOpt,
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
+    max_ratio: int = MaxRatioOpt,
+    max_scan: int = MaxScanOpt,
 ):
     """Check the CRC of every batch and message; list the bad ones; summarise.
 
@@ -406,7 +497,8 @@ def verify_crc(
     """
 
     def body():
-        opt = Options(records=False, max_decompressed=max_decompressed, max_depth=max_depth)
+        opt = Options(records=False, max_decompressed=max_decompressed, max_depth=max_depth,
+                      max_ratio=max_ratio, max_scan=max_scan)
         out = sys.stdout
         totals = {"files": 0, "batches": 0, "bytes": 0, "bad": 0, "findings": 0}
         status = _Status()
@@ -453,6 +545,8 @@ def hexdump(
     decode: Decode = DecodeOpt,
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
+    max_ratio: int = MaxRatioOpt,
+    max_scan: int = MaxScanOpt,
     color: Optional[bool] = ColorOpt,
 ):
     """Annotated hexdump of one batch: every byte named by its field.
@@ -469,13 +563,15 @@ def hexdump(
     def body():
         if sum(x is not None for x in (position, offset, batch)) > 1:
             raise UsageError("give at most one of --position, --offset, --batch")
-        opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth)
+        opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth,
+                      max_ratio=max_ratio, max_scan=max_scan)
         with open_segment(path) as seg:
+            _check_kind(path, seg)
             item = locate(seg.buf, path, position=position, offset=offset, index=batch, options=opt)
             if item is None:
                 what = ("position " + str(position) if position is not None else
                         "offset " + str(offset) if offset is not None else
-                        "batch " + str(batch) if batch is not None else "any batch")
+                        "batch " + str(batch) if batch is not None else "batch at all")
                 raise UsageError(f"{path}: no {what} in this file")
             decoded, spans = decode_spanned(seg.buf, item, opt)
             internal = _internal_decoder(decode, path)
@@ -518,18 +614,86 @@ def _register_commands() -> None:
 _register_commands()
 
 
+class _WholeWrites:
+    """stdout whose writes and flushes Ctrl-C cannot cut in half.
+
+    A KeyboardInterrupt raised inside a write can drop text the stream had
+    already taken (part of a line already flushed, the rest lost).  SIGINT is
+    held back for the duration of each write and flush, so it lands between
+    them: what was printed is whole lines.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _guarded(self, fn, *a):
+        import signal
+
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            return fn(*a)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+    def write(self, text):
+        return self._guarded(self._stream.write, text)
+
+    def flush(self):
+        return self._guarded(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main() -> None:
-    """Console entry point: quiet on a closed pipe or Ctrl-C."""
+    """Console entry point: one-line errors, quiet on a closed pipe or Ctrl-C, never a traceback."""
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError as ClickUsageError
+    from typer.exceptions import Abort
+
+    argv = sys.argv[1:]
+    if hasattr(__import__("signal"), "pthread_sigmask") and not isinstance(sys.stdout, _WholeWrites):
+        sys.stdout = _WholeWrites(sys.stdout)
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(args=argv, standalone_mode=False, prog_name="kafkadump")
+    except NoArgsIsHelpError:
+        app(args=argv + ["--help"], prog_name="kafkadump")
+        return
+    except ClickUsageError as e:
+        hint = f" (see 'kafkadump {e.ctx.info_name} -h')" if e.ctx is not None and e.ctx.parent is not None \
+            else " (see 'kafkadump -h')"
+        _say_error(e.format_message() + hint, 2, _json_wanted(argv))
+        _quiet_exit(2)
+    except ClickException as e:
+        _say_error(e.format_message(), 2, _json_wanted(argv))
+        _quiet_exit(2)
+    except (KeyboardInterrupt, Abort):
         _quiet_exit(130)
     except BrokenPipeError:
         _quiet_exit(0)
+    except MemoryError:
+        _say_error("out of memory; lower --max-decompressed or give smaller inputs", 2, _json_wanted(argv))
+        _quiet_exit(2)
+    except Exception as e:
+        if os.environ.get("KAFKADUMP_DEBUG"):
+            raise
+        # a bug in kafkadump, not in the input: still one line, exit 2
+        _say_error(f"internal error: {type(e).__name__}: {e}; please report it "
+                   f"(KAFKADUMP_DEBUG=1 shows the traceback)", 2, _json_wanted(argv))
+        _quiet_exit(2)
+    if code == 130:
+        _quiet_exit(130)
+    sys.exit(code or 0)
 
 
 def _quiet_exit(code: int) -> None:
-    # stdout is gone: point it at devnull so the interpreter's final flush is silent
+    # Flush what is buffered (whole lines: a cut line would be half flushed and half lost);
+    # if stdout is gone, point it at devnull so the interpreter's final flush is silent.
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    except KeyboardInterrupt:  # pragma: no cover - a second Ctrl-C while flushing
+        pass
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

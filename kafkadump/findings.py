@@ -47,6 +47,7 @@ class Code(str, Enum):
     # --- compression -----------------------------------------------------
     DECOMPRESSION_FAILED = "decompression-failed"
     DECOMPRESSION_LIMIT = "decompression-limit"  # output would exceed the cap
+    DECOMPRESSION_RATIO = "decompression-ratio"  # output/input ratio only a bomb has
     LZ4_LEGACY_CHECKSUM = "lz4-legacy-checksum"  # old Kafka LZ4 frame-header checksum
     # --- legacy message sets --------------------------------------------
     NESTING_TOO_DEEP = "nesting-too-deep"
@@ -54,6 +55,7 @@ class Code(str, Enum):
     INNER_OFFSETS = "inner-offsets"            # inner offsets inconsistent with the wrapper
     # --- whole-file ------------------------------------------------------
     OFFSET_ORDER = "offset-order"              # batch offsets go backwards within a file
+    SCAN_LIMIT = "scan-limit"                  # resync CRC budget spent: later candidates checked by header
     # --- log directories: indexes, snapshots, checkpoints, cross-checks (kafkadump.logdir) ---
     INDEX_ENTRY_MISMATCH = "index-entry-mismatch"    # offset index entry not at a batch boundary with its offset
     INDEX_NOT_MONOTONIC = "index-not-monotonic"      # offset index entries go backwards
@@ -117,11 +119,13 @@ SEVERITY: dict[Code, Severity] = {
     Code.CONTROL_UNKNOWN: Severity.WARNING,
     Code.DECOMPRESSION_FAILED: Severity.ERROR,
     Code.DECOMPRESSION_LIMIT: Severity.ERROR,
+    Code.DECOMPRESSION_RATIO: Severity.ERROR,
     Code.LZ4_LEGACY_CHECKSUM: Severity.INFO,
     Code.NESTING_TOO_DEEP: Severity.ERROR,
     Code.NESTED_COMPRESSION: Severity.WARNING,
     Code.INNER_OFFSETS: Severity.WARNING,
     Code.OFFSET_ORDER: Severity.WARNING,
+    Code.SCAN_LIMIT: Severity.WARNING,
     Code.FRAME_SIZE_INVALID: Severity.ERROR,
     Code.FRAME_TRAILING: Severity.WARNING,
     Code.FIELD_MALFORMED: Severity.ERROR,
@@ -184,11 +188,16 @@ DESCRIPTION: dict[Code, str] = {
     Code.CONTROL_UNKNOWN: "a control record type unknown to kafkadump",
     Code.DECOMPRESSION_FAILED: "the compressed records could not be decompressed",
     Code.DECOMPRESSION_LIMIT: "decompressed output would exceed the configured cap",
+    Code.DECOMPRESSION_RATIO: "decompressed output would exceed the configured ratio to its compressed size "
+                              "(--max-ratio): a decompression bomb, not expanded",
     Code.LZ4_LEGACY_CHECKSUM: "LZ4 frame written with Kafka's old (pre-0.10) header checksum",
     Code.NESTING_TOO_DEEP: "legacy wrapper messages nested deeper than the limit",
     Code.NESTED_COMPRESSION: "a compressed message inside a compressed wrapper",
     Code.INNER_OFFSETS: "inner message offsets are inconsistent with their wrapper",
     Code.OFFSET_ORDER: "a batch's offsets are not after the previous batch's",
+    Code.SCAN_LIMIT: "resynchronising after damage spent its CRC budget (--max-scan times the input) on "
+                     "candidates that were not intact batches; from the offset given, candidates are accepted "
+                     "by their headers (bounded work on hostile input)",
     Code.FRAME_SIZE_INVALID: "a protocol frame's size prefix is impossible or disagrees with its body",
     Code.FRAME_TRAILING: "bytes remain in a protocol frame after its decoded body",
     Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",

@@ -16,7 +16,7 @@ class As(str, Enum):
 
 def register(app) -> None:
     """Add this module's commands to the typer app."""
-    from ..cli import ColorOpt, Encoding, JsonOpt, MaxDecompOpt, MaxDepthOpt, UsageError, _console, _run
+    from ..cli import ColorOpt, Encoding, JsonOpt, MaxDecompOpt, MaxDepthOpt, MaxRatioOpt, UsageError, _console, _run
 
     @app.command()
     def capture(
@@ -46,6 +46,7 @@ def register(app) -> None:
                                           help="How bytes appear in JSON (keys, values, bytes fields)."),
         max_decompressed: int = MaxDecompOpt,
         max_depth: int = MaxDepthOpt,
+        max_ratio: int = MaxRatioOpt,
         color: Optional[bool] = ColorOpt,
     ):
         """Decode Kafka requests and responses (and the record batches in them) from captures.
@@ -65,7 +66,7 @@ def register(app) -> None:
             return _capture(path, json_=json_, records=records, frame=frame, hexdump=hexdump,
                             as_=as_.value if as_ else None, api_key=api_key, api_version=api_version,
                             ports=port, detect=detect, encoding=encoding.value,
-                            max_decompressed=max_decompressed, max_depth=max_depth,
+                            max_decompressed=max_decompressed, max_depth=max_depth, max_ratio=max_ratio,
                             console=None if json_ else _console(color))
 
         _run(body)
@@ -153,7 +154,7 @@ def _superseded(blocks) -> set:
 
 
 def _capture(path, *, json_, records, frame, hexdump, as_, api_key, api_version, ports, detect, encoding,
-             max_decompressed, max_depth, console) -> int:
+             max_decompressed, max_depth, console, max_ratio=None) -> int:
     import json
     import sys
 
@@ -164,6 +165,8 @@ def _capture(path, *, json_, records, frame, hexdump, as_, api_key, api_version,
     from ..render.table import TableStream
 
     opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth)
+    if max_ratio is not None:
+        opt = Options(records=True, max_decompressed=max_decompressed, max_depth=max_depth, max_ratio=max_ratio)
     kind, data, closer = _read_input(path)
     out = sys.stdout
     try:

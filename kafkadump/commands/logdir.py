@@ -70,6 +70,7 @@ def register(app) -> None:
                 kind = type_.value if type_ else None
                 if kind is None and names.classify(path).kind == names.UNKNOWN:
                     raise UsageError(f"{path}: cannot tell what kind of file this is from its name; give --type")
+                _open(path).close()  # a missing or unreadable file: one error line, before any output
                 if not json_ and len(paths) > 1:
                     emit(f"== {path}", "bold")
                 stream = None

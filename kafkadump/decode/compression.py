@@ -28,6 +28,11 @@ from ..findings import Code, DecodeError
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 
 DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
+DEFAULT_MAX_RATIO = 1000       # gzip tops out near 1032:1; only a bomb goes further
+RATIO_FLOOR = 1 << 20          # outputs up to this size are never refused for their ratio
+_CHUNK = 1 << 16               # input fed to the streaming decoders at most this much at a time,
+_FIRST_PIECE = 64              # starting this small and doubling: what a decoder copies after a
+                               # member's end is at most about the member's size (linear in total)
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -39,6 +44,29 @@ class DecompressionLimit(DecodeError):
                          f"{codec} output exceeds the {cap}-byte decompression cap")
 
 
+class Cap(int):
+    """A decompression cap (bytes) that also carries the ratio limit.
+
+    An ``int`` subclass, so it passes through every decoder signature that
+    takes ``max_decompressed``; :func:`decompress` reads ``ratio`` from it
+    (a plain int cap has no ratio limit).  ``ratio`` 0 turns the limit off.
+    """
+
+    ratio: int
+
+    def __new__(cls, cap: int, ratio: int = DEFAULT_MAX_RATIO):
+        self = super().__new__(cls, cap)
+        self.ratio = ratio
+        return self
+
+
+class RatioLimit(DecodeError):
+    def __init__(self, codec: str, ratio: int, size: int):
+        super().__init__(Code.DECOMPRESSION_RATIO, 0,
+                         f"{codec} output exceeds {ratio} times its {size} compressed bytes "
+                         f"(a decompression bomb's ratio); not expanded")
+
+
 def _failed(codec: str, why: object) -> DecodeError:
     return DecodeError(Code.DECOMPRESSION_FAILED, 0, f"{codec}: {why}")
 
@@ -48,42 +76,66 @@ def decompress(codec: int, data, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: lis
 
     Raises :class:`DecodeError` (offset relative to ``data``: always 0, the
     payload start) on failure.  ``notes`` collects ``(Code, message)`` for
-    quirks that were tolerated (the legacy LZ4 checksum).
+    quirks that were tolerated (the legacy LZ4 checksum).  With a
+    :class:`Cap` carrying a ratio, output beyond ``ratio`` times the input
+    (and beyond :data:`RATIO_FLOOR`) raises :class:`RatioLimit`.
     """
-    if codec == 1:
-        return _gunzip(data, cap)
-    if codec == 2:
-        return _unsnappy(data, cap)
-    if codec == 3:
-        return _unlz4(data, cap, notes)
-    if codec == 4:
-        return _unzstd(data, cap)
+    ratio = getattr(cap, "ratio", 0)
+    limit = int(cap)
+    by_ratio = False
+    if ratio and codec in (1, 2, 3, 4):
+        r = max(RATIO_FLOOR, ratio * len(data))
+        if r < limit:
+            limit, by_ratio = r, True
+    try:
+        if codec == 1:
+            return _gunzip(data, limit)
+        if codec == 2:
+            return _unsnappy(data, limit)
+        if codec == 3:
+            return _unlz4(data, limit, notes)
+        if codec == 4:
+            return _unzstd(data, limit)
+    except DecompressionLimit:
+        if by_ratio:
+            raise RatioLimit(CODEC_NAMES[codec], ratio, len(data)) from None
+        raise
     raise DecodeError(Code.UNKNOWN_CODEC, 0, f"unknown compression codec {codec}")
 
 
 # --- gzip ------------------------------------------------------------------------
 
 def _gunzip(data, cap: int) -> bytes:
+    # The input is fed in growing pieces so that many concatenated members cost
+    # linear time (zlib copies everything after a member's end into unused_data).
     out = []
     total = 0
-    buf = bytes(data)
+    mv = memoryview(bytes(data))
+    n = len(mv)
+    pos = 0
     members = 0
-    while buf:
+    while pos < n:
+        start = pos
         d = zlib.decompressobj(wbits=31)
+        step = _FIRST_PIECE
         try:
-            chunk = d.decompress(buf, cap - total + 1)
+            while not d.eof and pos < n:
+                piece = mv[pos:pos + step]
+                pos += len(piece)
+                step = min(step * 2, _CHUNK)
+                chunk = d.decompress(piece, cap - total + 1)
+                total += len(chunk)
+                if total > cap or d.unconsumed_tail:
+                    raise DecompressionLimit("gzip", cap)
+                out.append(chunk)
         except zlib.error as e:
-            if members and not buf.strip(b"\x00"):
+            if members and not bytes(mv[start:]).strip(b"\x00"):
                 break  # zero padding after the last member
             raise _failed("gzip", e) from None
-        total += len(chunk)
-        if total > cap or d.unconsumed_tail:
-            raise DecompressionLimit("gzip", cap)
-        out.append(chunk)
         if not d.eof:
             raise _failed("gzip", "stream ends before the end of the gzip member")
         members += 1
-        buf = d.unused_data
+        pos -= len(d.unused_data)
     if not members:
         raise _failed("gzip", "empty input")
     return b"".join(out)
@@ -227,30 +279,38 @@ def _unlz4(data, cap: int, notes) -> bytes:
         if notes is not None:
             notes.append((Code.LZ4_LEGACY_CHECKSUM,
                           "LZ4 frame header checksum computed the pre-0.10 Kafka way; repaired to decode"))
+    # fed in chunks, like gzip: many tiny frames cost linear time
     out = []
     total = 0
-    buf = data
-    frames = 0
-    while buf:
+    mv = memoryview(data)
+    n = len(mv)
+    pos = 0
+    while pos < n:
         d = lz4.frame.LZ4FrameDecompressor()
-        try:
-            chunk = d.decompress(buf, max_length=cap - total + 1)
-        except RuntimeError as e:
-            raise _failed("lz4", e) from None
-        total += len(chunk)
-        if total > cap:
-            raise DecompressionLimit("lz4", cap)
-        out.append(chunk)
-        if not d.eof:
+        step = _FIRST_PIECE
+        while True:
+            piece = mv[pos:pos + step]
+            pos += len(piece)
+            step = min(step * 2, _CHUNK)
+            try:
+                chunk = d.decompress(piece, max_length=cap - total + 1)
+            except RuntimeError as e:
+                raise _failed("lz4", e) from None
+            total += len(chunk)
+            if total > cap:
+                raise DecompressionLimit("lz4", cap)
+            out.append(chunk)
+            if d.eof:
+                break
             if not d.needs_input:
                 raise DecompressionLimit("lz4", cap)
-            raise _failed("lz4", "frame ends before its end mark")
-        frames += 1
-        buf = d.unused_data
-        if buf and not buf.startswith(LZ4_MAGIC):
-            if not buf.strip(b"\x00"):
+            if pos >= n:
+                raise _failed("lz4", "frame ends before its end mark")
+        pos -= len(d.unused_data or b"")
+        if pos < n and bytes(mv[pos:pos + 4]) != LZ4_MAGIC:
+            if not bytes(mv[pos:]).strip(b"\x00"):
                 break
-            raise _failed("lz4", f"{len(buf)} bytes after the last frame")
+            raise _failed("lz4", f"{n - pos} bytes after the last frame")
     return b"".join(out)
 
 

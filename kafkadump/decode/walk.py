@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..findings import Code, DecodeError, Finding
 from .batch import HEADER_SIZE, MIN_BATCH_LENGTH, crc_ok_v2, decode_batch, plausible_v2_header
-from .compression import DEFAULT_MAX_DECOMPRESSED
+from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, Cap
 from .legacy import DEFAULT_MAX_DEPTH, LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy
 from .model import Batch, Gap
 
@@ -40,6 +40,8 @@ _PREFIX = struct.Struct(">qi")
 # bounded (see sources/segment.py).
 RELEASE_STEP = 32 << 20
 _ZERO_CHUNK = 1 << 16
+DEFAULT_MAX_SCAN = 16      # resync CRC work on failed candidates: this many times the input ...
+SCAN_FLOOR = 64 << 20      # ... and at least this many bytes
 
 
 @dataclass
@@ -53,6 +55,49 @@ class Options:
     resync_window: int | None = None           # bytes to scan for the next batch (None: to the end)
     select: object = None                      # batch -> bool: decode this batch's records?
     release: object = None                     # position -> None: the bytes before it are done with
+    max_ratio: int = DEFAULT_MAX_RATIO         # decompressed/compressed beyond this is a bomb (0: off)
+    max_scan: int = DEFAULT_MAX_SCAN           # resync CRC work, as a multiple of the input size (0: no limit)
+    scan: object = None                        # the walk's ScanBudget (set by the walkers)
+
+    def __post_init__(self):
+        # the cap carries the ratio limit through every decoder that takes max_decompressed
+        self.max_decompressed = Cap(self.max_decompressed, self.max_ratio)
+
+
+class ScanBudget:
+    """CRC work spent on candidates that turned out not to be intact while resynchronising.
+
+    A hostile file can put a plausible header with a wrong CRC and a length
+    reaching the end at every few bytes: checking every candidate's CRC
+    would cost quadratic time.  The whole walk may spend ``limit`` bytes on
+    such failed checks (``max_scan`` times the input, at least 64 MiB); past
+    that, a candidate is accepted when its header is plausible and its
+    declared end lands on another plausible header, the end, or padding
+    (its CRC is then checked once, by the decoder, like any batch's), and a
+    ``scan-limit`` finding says where.
+    """
+
+    __slots__ = ("limit", "spent", "hit", "reported")
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.spent = 0
+        self.hit = None
+        self.reported = False
+
+    @classmethod
+    def for_walk(cls, opt: "Options", size: int) -> "ScanBudget | None":
+        if not opt.max_scan:
+            return None
+        return cls(max(SCAN_FLOOR, opt.max_scan * size))
+
+
+def _with_budget(opt: "Options", size: int) -> "Options":
+    if opt.scan is not None or not opt.max_scan:
+        return opt
+    from dataclasses import replace
+
+    return replace(opt, scan=ScanBudget.for_walk(opt, size))
 
 
 def _zero_run_end(buf, pos: int, end: int) -> int:
@@ -96,14 +141,30 @@ def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
     return False
 
 
-def find_next_batch(buf, start: int, end: int, limit: int | None = None) -> int | None:
-    """Scan forward from ``start`` for an intact batch or message; its position, or None."""
+def find_next_batch(buf, start: int, end: int, limit: int | None = None,
+                    budget: ScanBudget | None = None) -> int | None:
+    """Scan forward from ``start`` for an intact batch or message; its position, or None.
+
+    With a ``budget`` (see :class:`ScanBudget`), CRC work on failed candidates is bounded.
+    """
     stop = end - 17 if limit is None else min(end - 17, start + limit)
     p = start
     while p <= stop:
         m = buf[p + 16]
-        if m <= 2 and plausible_at(buf, p, end):
-            return p
+        if m <= 2:
+            if budget is None:
+                if plausible_at(buf, p, end):
+                    return p
+            elif plausible_at(buf, p, end, check_crc=False):
+                (_, length) = _PREFIX.unpack_from(buf, p)
+                if budget.spent < budget.limit:
+                    if plausible_at(buf, p, end):
+                        return p
+                    budget.spent += length
+                elif _next_ok(buf, p + 12 + length, end):
+                    if budget.hit is None:
+                        budget.hit = p
+                    return p
         p += 1
     return None
 
@@ -118,6 +179,7 @@ def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None
     opt = options or Options()
     if end is None:
         end = len(buf)
+    opt = _with_budget(opt, end - start)
     pos = start
     prev_last = None
     release = opt.release
@@ -169,7 +231,7 @@ def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0):
         # CRC failed and the declared end does not land on a batch: the
         # length itself may be damaged.  Report the batch, then resync from
         # just after its start instead of trusting the length.
-        found = find_next_batch(buf, pos + 1, end, opt.resync_window)
+        found = find_next_batch(buf, pos + 1, end, opt.resync_window, opt.scan)
         stop = end if found is None else found
         if stop < nxt:
             # an intact batch starts inside the declared length: the length is
@@ -222,7 +284,14 @@ def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, first: 
     # 2. a header whose declared length runs past the end: truncated tail,
     #    unless an intact batch can be found further on.
     findings = [first] if first is not None else []
-    nxt = find_next_batch(buf, pos + 1, end, opt.resync_window)
+    nxt = find_next_batch(buf, pos + 1, end, opt.resync_window, opt.scan)
+    sc = opt.scan
+    if sc is not None and sc.hit is not None and not sc.reported:
+        sc.reported = True
+        findings.append(Finding(Code.SCAN_LIMIT, absolute,
+                                f"looking for the next intact batch spent {sc.spent} bytes of CRC checks on "
+                                f"candidates that were not (--max-scan); from {base + sc.hit} on, candidates "
+                                f"are accepted by their headers", length=remaining))
     if nxt is not None and nxt - pos < 17 and first is None:
         # fewer than 17 junk bytes: there is no header here to describe
         findings.append(Finding(Code.GARBAGE, absolute, f"skipped {nxt - pos} bytes to the next intact batch "
@@ -330,7 +399,9 @@ def _bad_crcs(mv, runs) -> list:
     two of these use both cores.
     """
     crc = _crc32c
-    return [pos for pos, nxt, stored in runs if crc(mv[pos + 21:nxt]) != stored]
+    # gil_release_mode=1: release the GIL for every buffer (by default only for
+    # 32 KiB and more, so 16 KiB batches would never overlap on two threads)
+    return [pos for pos, nxt, stored in runs if crc(mv[pos + 21:nxt], 0, 1) != stored]
 
 
 class CrcScan:
@@ -351,13 +422,14 @@ class CrcScan:
     """
 
     _HEAD = struct.Struct(">qiibI")
-    WINDOW = 2048            # batches per unit of threaded work
+    WINDOW = 2048            # batches per unit of threaded work (at most)
+    WINDOW_BYTES = 4 << 20   # bytes per unit of threaded work (at most): bounds the mapped pages ahead
     THREAD_MIN_BYTES = 8 << 20
 
     def __init__(self, buf, file: str = "-", options: Options | None = None, threads: int = 2):
         self.buf = buf
         self.file = file
-        self.opt = Options(**{**(options or Options()).__dict__, "records": False})
+        self.opt = _with_budget(Options(**{**(options or Options()).__dict__, "records": False}), len(buf))
         self.threads = threads
         self.batches = 0
         self.bytes = 0
@@ -421,7 +493,8 @@ class CrcScan:
         unpack = self._HEAD.unpack_from
         runs = []
         append = runs.append
-        while pos < end and len(runs) < limit:
+        stop_at = pos + self.WINDOW_BYTES * self.threads
+        while pos < end and len(runs) < limit and pos < stop_at:
             if end - pos < 61:
                 break
             _, length, _, magic, stored = unpack(buf, pos)

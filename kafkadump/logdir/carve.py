@@ -23,7 +23,7 @@ range.  Writing the recovered batches is the command's job.
 from __future__ import annotations
 
 from ..decode import Batch, Gap, Options
-from ..decode.walk import decode_at, find_next_batch
+from ..decode.walk import _with_budget, decode_at, find_next_batch
 from ..findings import Code
 
 
@@ -91,8 +91,8 @@ class Padding:
 
 def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Options | None = None):
     """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items in file order."""
-    opt = Options(**{**(options or Options()).__dict__, "records": False})
     end = len(buf)
+    opt = _with_budget(Options(**{**(options or Options()).__dict__, "records": False}), end)
     pos = 0
     prev_last = None if base_offset is None else base_offset - 1
     damage: Damaged | None = None
@@ -131,7 +131,7 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
         # a batch whose CRC failed may hide intact batches behind a damaged length
         bad = next((it for it in items if isinstance(it, Batch) and not it.crc_valid), None)
         if bad is not None:
-            found = find_next_batch(buf, bad.position + 1, end, opt.resync_window)
+            found = find_next_batch(buf, bad.position + 1, end, opt.resync_window, opt.scan)
             if found is not None and found < nxt:
                 nxt = found
                 damage.end = found

@@ -25,17 +25,17 @@ class Segment:
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
+            raise InputError(f"{path}: no such file; check the path") from None
         except IsADirectoryError:
-            raise InputError(f"{path}: is a directory, expected a file") from None
+            raise InputError(f"{path}: is a directory, expected a file (for a log directory use 'kafkadump triage')") from None
         except PermissionError:
-            raise InputError(f"{path}: permission denied") from None
+            raise InputError(f"{path}: permission denied; kafkadump needs read access (it never writes to inputs)") from None
         except OSError as e:
             raise InputError(f"{path}: {e.strerror}") from None
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
-                raise InputError(f"{path}: is a directory, expected a file")
+                raise InputError(f"{path}: is a directory, expected a file (for a log directory use 'kafkadump triage')")
             self.size = st.st_size
             if self.size == 0 or not stat.S_ISREG(st.st_mode):
                 # Empty files cannot be mapped; pipes and devices are read whole
