@@ -617,23 +617,37 @@ _register_commands()
 class _WholeWrites:
     """stdout whose writes and flushes Ctrl-C cannot cut in half.
 
-    A KeyboardInterrupt raised inside a write can drop text the stream had
-    already taken (part of a line already flushed, the rest lost).  SIGINT is
-    held back for the duration of each write and flush, so it lands between
-    them: what was printed is whole lines.
+    A KeyboardInterrupt raised inside a write (CPython checks for signals
+    between the partial writes of a large buffer) can leave half a line on
+    the pipe and drop the rest.  So SIGINT gets a handler that, during a
+    write or flush, only notes the interrupt, and raises KeyboardInterrupt
+    as soon as the write is complete; outside writes it raises at once, as
+    usual.  What was printed is whole lines.
     """
 
     def __init__(self, stream):
-        self._stream = stream
-
-    def _guarded(self, fn, *a):
         import signal
 
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        self._stream = stream
+        self._busy = False
+        self._pending = False
+        signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum, frame):
+        if self._busy:
+            self._pending = True
+            return
+        raise KeyboardInterrupt
+
+    def _guarded(self, fn, *a):
+        self._busy = True
         try:
             return fn(*a)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            self._busy = False
+            if self._pending:
+                self._pending = False
+                raise KeyboardInterrupt
 
     def write(self, text):
         return self._guarded(self._stream.write, text)
@@ -651,7 +665,9 @@ def main() -> None:
     from typer.exceptions import Abort
 
     argv = sys.argv[1:]
-    if hasattr(__import__("signal"), "pthread_sigmask") and not isinstance(sys.stdout, _WholeWrites):
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and not isinstance(sys.stdout, _WholeWrites):
         sys.stdout = _WholeWrites(sys.stdout)
     try:
         code = app(args=argv, standalone_mode=False, prog_name="kafkadump")
