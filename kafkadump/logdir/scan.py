@@ -533,9 +533,10 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
         sink.extend(it.findings)
         if internal is not None and isinstance(it, Batch) and it.crc_valid:
             sink.extend(internal.add_batch(it))
-        if isinstance(it, Gap):
-            only_padding = all(f.code is Code.ZERO_PADDING for f in it.findings)
-            if not only_padding:
+        if isinstance(it, Gap) or it.crc_valid is not True:
+            # damage: a gap (a preallocated zero tail is not damage) or a batch whose CRC fails
+            padding = isinstance(it, Gap) and all(f.code is Code.ZERO_PADDING for f in it.findings)
+            if not padding:
                 n_gaps += 1
                 damaged_bytes += it.size
                 if damage_since is None:
@@ -544,14 +545,6 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
                 icheck.item(it, False)
             continue
         b = it
-        if b.crc_valid is not True:
-            n_gaps += 1
-            damaged_bytes += b.size
-            if damage_since is None:
-                damage_since = b.position
-            if icheck:
-                icheck.item(b, False)
-            continue
         n_batches += 1
         n_records += b.record_count or 0
         codecs[b.compression] += 1

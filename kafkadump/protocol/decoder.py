@@ -227,17 +227,22 @@ def _length(buf, pos, end, st, path, compact, wide, what):
     return n, pos + size
 
 
+def _null(n: int, pos: int, p: int, st, path: str, nullable: bool, what: str):
+    """A negative length read at ``pos``: -1 is null (a finding where null is not allowed), less is malformed."""
+    if n < -1:
+        raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: {what} length {n} at {st.base + pos}")
+    if not nullable:
+        st.note(Code.FIELD_MALFORMED, pos, f"{path}: null {what} in a non-nullable field")
+    if st.spans is not None:
+        st.span(path, pos, p - pos, None)
+    return None, p
+
+
 def _string_reader(compact: bool, nullable: bool):
     def read(buf, pos, end, st, path):
         n, p = _length(buf, pos, end, st, path, compact, False, "string")
         if n < 0:
-            if n < -1:
-                raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: string length {n} at {st.base + pos}")
-            if not nullable:
-                st.note(Code.FIELD_MALFORMED, pos, f"{path}: null string in a non-nullable field")
-            if st.spans is not None:
-                st.span(path, pos, p - pos, None)
-            return None, p
+            return _null(n, pos, p, st, path, nullable, "string")
         if p + n > end:
             raise Overrun(st.base + pos, f"{path}: string of {n} bytes at {st.base + pos} runs past the end "
                                          f"({end - p} bytes left)")
@@ -259,13 +264,7 @@ def _bytes_reader(compact: bool, nullable: bool):
     def read(buf, pos, end, st, path):
         n, p = _length(buf, pos, end, st, path, compact, True, "bytes")
         if n < 0:
-            if n < -1:
-                raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: bytes length {n} at {st.base + pos}")
-            if not nullable:
-                st.note(Code.FIELD_MALFORMED, pos, f"{path}: null bytes in a non-nullable field")
-            if st.spans is not None:
-                st.span(path, pos, p - pos, None)
-            return None, p
+            return _null(n, pos, p, st, path, nullable, "bytes")
         if p + n > end:
             raise Overrun(st.base + pos, f"{path}: {n} bytes at {st.base + pos} run past the end "
                                          f"({end - p} bytes left)")
@@ -282,13 +281,7 @@ def _records_reader(compact: bool, nullable: bool):
     def read(buf, pos, end, st, path):
         n, p = _length(buf, pos, end, st, path, compact, True, "records")
         if n < 0:
-            if n < -1:
-                raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: records length {n} at {st.base + pos}")
-            if not nullable:
-                st.note(Code.FIELD_MALFORMED, pos, f"{path}: null records in a non-nullable field")
-            if st.spans is not None:
-                st.span(path, pos, p - pos, None)
-            return None, p
+            return _null(n, pos, p, st, path, nullable, "records")
         if st.spans is not None:
             st.span(path + "#size", pos, p - pos, n)
         if p + n > end:
