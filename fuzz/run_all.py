@@ -2,6 +2,13 @@
 """Fuzz every input path for SECONDS each, JOBS at a time; print a Markdown table.
 
     python fuzz/run_all.py [--seconds 600] [--jobs 2] [--artifacts DIR] [TARGET ...]
+    python fuzz/run_all.py --runs 2000 [--seed 1] ...      (the deterministic run the tests make)
+
+With ``--runs N`` each target executes exactly N inputs (the seeds
+included) from libFuzzer's fixed ``--seed``: the same inputs on every
+machine, so the short run inside the test suite cannot fail by chance.
+Without it each target runs for ``--seconds`` from a random seed (the long
+hunts; turn what they find into inputs under fuzz/regressions/).
 
 Exit status 1 when any target crashed, hung (-timeout) or ran out of memory
 (-rss_limit_mb); the reproducer is in the artifacts directory (default: a
@@ -24,12 +31,16 @@ sys.path.insert(0, HERE)
 from run import NAMES  # noqa: E402
 
 
-def fuzz_one(name: str, seconds: int, artifacts: str, per_input_timeout: int = 20) -> dict:
+def fuzz_one(name: str, seconds: int, artifacts: str, per_input_timeout: int = 20,
+             runs: int | None = None, seed: int = 1) -> dict:
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), name, f"-max_total_time={seconds}",
+    budget = [f"-runs={runs}", f"-seed={seed}"] if runs is not None else [f"-max_total_time={seconds}"]
+    env = dict(os.environ, PYTHONHASHSEED="0") if runs is not None else None
+    p = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), name, *budget,
                         "-print_final_stats=1", f"-timeout={per_input_timeout}", "-rss_limit_mb=1024",
                         f"-artifact_prefix={os.path.join(artifacts, name)}-"],
-                       capture_output=True, text=True, timeout=seconds * 3 + 300)
+                       capture_output=True, text=True, env=env,
+                       timeout=(seconds * 3 + 300) if runs is None else 1800)
     log = p.stdout + p.stderr
     m = re.search(r"stat::number_of_executed_units:\s*(\d+)", log)
     crashes = [f for f in os.listdir(artifacts) if f.startswith(name + "-")]
@@ -43,11 +54,23 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=int, default=600)
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2)))
     ap.add_argument("--artifacts", default=None)
+    ap.add_argument("--runs", type=int, default=None,
+                    help="exactly this many inputs per target, from --seed (deterministic); "
+                         "a target named in --cli-targets runs --cli-runs instead")
+    ap.add_argument("--cli-runs", type=int, default=None)
+    ap.add_argument("--cli-targets", default="")
+    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     artifacts = a.artifacts or tempfile.mkdtemp(prefix="kafkadump-fuzz-artifacts-")
     os.makedirs(artifacts, exist_ok=True)
     with ThreadPoolExecutor(a.jobs) as pool:
-        results = list(pool.map(lambda t: fuzz_one(t, a.seconds, artifacts), a.targets))
+        slow = set(filter(None, a.cli_targets.split(",")))
+
+        def runs_for(t: str) -> int | None:
+            return a.cli_runs if (t in slow and a.cli_runs is not None) else a.runs
+
+        results = list(pool.map(lambda t: fuzz_one(t, a.seconds, artifacts, runs=runs_for(t), seed=a.seed),
+                                a.targets))
     print("| input path | seconds | executions | result |")
     print("|---|---:|---:|---|")
     bad = 0

@@ -62,12 +62,25 @@ def _cli(args) -> tuple[int, str, str]:
         raise AssertionError(f"exit status {rc}")
     text = out.getvalue()
     if "--json" in args:
-        for line in text.splitlines():
-            json.loads(line)
+        _json_lines(text)
     if rc == 2:
         e = err.getvalue().strip()
         assert e and "\n" not in e and "Traceback" not in e, e
     return rc, text, err.getvalue()
+
+
+_UNSAFE = frozenset(chr(c) for c in (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029))
+
+
+def _json_lines(text: str) -> None:
+    """JSON Lines as the format defines them (split on ``\\n`` only): each line one valid
+    object, and no raw DEL, C1 or Unicode line separator that another splitter would cut at."""
+    for line in text.split("\n"):
+        if not line:
+            continue
+        json.loads(line)
+        bad = _UNSAFE.intersection(line)
+        assert not bad, f"raw {sorted(hex(ord(c)) for c in bad)} in a JSON line"
 
 
 def _tiles(items, n: int) -> None:
@@ -108,8 +121,7 @@ def records(data: bytes) -> None:
         json.dumps(jsonl.findings_list(it.findings))
         if it.records:
             for lines in _LINES.values():
-                for line in lines.batch_lines(it, it.records).splitlines():
-                    json.loads(line)
+                _json_lines(lines.batch_lines(it, it.records))
 
 
 def _legacy_message(magic: int, attributes: int, key, value: bytes, offset: int = 0) -> bytes:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
-from . import jsonl
+from . import jsonl, jsontext
 from .table import Column
 
 ERROR_NAMES = {
@@ -249,7 +249,7 @@ class FrameJson:
             })
         d_["recordCount"] = f.record_count()
         d_["findings"] = jsonl.findings_list(f.all_findings())
-        return json.dumps(d_, ensure_ascii=False)
+        return jsontext.dumps(d_)
 
     def note(self, n) -> str:
         return json.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
@@ -363,7 +363,7 @@ def tree_lines(f, width: int = 100) -> list:
         if isinstance(v, (bytes, bytearray)):
             return d.preview(bytes(v), 48)
         if isinstance(v, str):
-            return json.dumps(v, ensure_ascii=False)
+            return jsontext.dumps(v)
         return str(v)
 
     def walk(v, indent, name):

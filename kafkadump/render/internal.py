@@ -17,12 +17,12 @@ are objects of the same shape.
 
 from __future__ import annotations
 
-import json
 import math
 
 from .. import describe as d
 from ..internal import constants as K
 from ..internal.model import Part
+from . import jsontext
 
 
 # --- JSON ---------------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def summary(dec) -> str:
                      f"producerId={vd.get('producerId')}", f"epoch={vd.get('producerEpoch')}",
                      f"timeout={vd.get('transactionTimeoutMs')}ms"]
             tps = vd.get("transactionPartitions") or []
-            parts.append("partitions=" + (",".join(f"{tp.get('topic')}:{_ints(tp.get('partitionIds'))}"
+            parts.append("partitions=" + (",".join(f"{_q(tp.get('topic'))}:{_ints(tp.get('partitionIds'))}"
                                                    for tp in tps) or "-"))
             if vd.get("transactionStartTimestampMs", -1) not in (-1, None):
                 parts.append(f"started={d.iso_ms(vd['transactionStartTimestampMs'])}")
@@ -177,13 +177,13 @@ def _undecoded(p: Part, what: str) -> str:
 
 
 def _member(m: dict) -> str:
-    s = f"{m.get('clientId')}@{m.get('clientHost')}"
+    s = f"{_q(m.get('clientId'))}@{_q(m.get('clientHost'))}"
     sub, asg = m.get("subscription"), m.get("assignment")
     if isinstance(sub, Part) and sub.data is not None:
-        s += " subscribed=" + (",".join(sub.data.get("topics") or []) or "-")
+        s += " subscribed=" + (",".join(_q(t) for t in sub.data.get("topics") or []) or "-")
     if isinstance(asg, Part) and asg.data is not None:
         tps = asg.data.get("assignedPartitions") or []
-        s += " assigned=" + (",".join(f"{tp.get('topic')}:{_ints(tp.get('partitions'))}" for tp in tps) or "-")
+        s += " assigned=" + (",".join(f"{_q(tp.get('topic'))}:{_ints(tp.get('partitions'))}" for tp in tps) or "-")
     return s
 
 
@@ -192,13 +192,14 @@ def _ints(xs) -> str:
 
 
 def _q(s) -> str:
-    """A string value: bare when it is one plain word, else JSON-quoted."""
+    """A string value: bare when it is one plain word, null when null, else JSON-quoted
+    (control characters, C1 and line separators escaped)."""
     if s is None:
         return "null"
     s = str(s)
     if s and all(c.isalnum() or c in "-_./:@" for c in s):
         return s
-    return json.dumps(s, ensure_ascii=False)
+    return jsontext.dumps(s)
 
 
 def _join(head: str, tail: str) -> str:
@@ -240,10 +241,10 @@ def _fields(data: dict, schema) -> str:
             out.append(f"+{len(v)} unknown tagged field{'s' if len(v) != 1 else ''}")
             continue
         if isinstance(v, dict) and "host" in v and "port" in v and "name" in v:
-            out.append(f"{key}={v['name']}://{v['host']}:{v['port']}")
+            out.append(f"{key}={_q(v['name'])}://{_q(v['host'])}:{v['port']}")
             continue
         if isinstance(v, list) and v and all(isinstance(e, dict) and "host" in e and "port" in e for e in v):
-            out.append(f"{key}=[" + ",".join(f"{e.get('name')}://{e['host']}:{e['port']}" for e in v) + "]")
+            out.append(f"{key}=[" + ",".join(f"{_q(e.get('name'))}://{_q(e['host'])}:{e['port']}" for e in v) + "]")
             continue
         out.append(f"{key}={_value(key, v, schema)}")
     return " ".join(out)

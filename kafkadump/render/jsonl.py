@@ -17,6 +17,7 @@ import binascii
 import json
 
 from ..decode.model import Batch, Gap, Record
+from .jsontext import dumps as _dumps_text
 
 _dumps = json.dumps
 _Q = '"'
@@ -116,7 +117,7 @@ class RecordLines:
         if b is None:
             return "null"
         s = self.enc(b)
-        return _dumps(s, ensure_ascii=False) if self._escape else '"' + s + '"'
+        return _dumps_text(s) if self._escape else '"' + s + '"'
 
     def _headers(self, headers) -> str:
         val = self._val
@@ -211,8 +212,7 @@ class RecordLines:
         (see :mod:`kafkadump.render.internal`)."""
         from .internal import record_dict
 
-        return _dumps(record_dict(self.record_base(r, b), dec, self.enc), ensure_ascii=False,
-                      separators=(",", ":"))
+        return _dumps_text(record_dict(self.record_base(r, b), dec, self.enc), separators=(",", ":"))
 
 
 __all__ = ["batch_dict", "gap_dict", "render_batch_line", "RecordLines", "ENCODERS", "base64"]

@@ -1,0 +1,32 @@
+"""JSON text that every line splitter reads as one object per line.
+
+``json.dumps(..., ensure_ascii=False)`` leaves U+0085 (NEL), U+2028 and
+U+2029 raw inside strings; ``str.splitlines()`` and many JSON Lines readers
+cut a line there.  It also leaves DEL and the C1 controls raw, which a
+terminal may obey.  :func:`dumps` writes them as ``\\uXXXX`` escapes: the
+text stays valid JSON with the same value, and every other non-ASCII
+character stays readable.  Every JSON output that keeps non-ASCII text
+goes through here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# DEL, C1 (U+0080..U+009F, NEL among them), LINE SEPARATOR, PARAGRAPH SEPARATOR
+UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029)
+_ESCAPES = str.maketrans({c: f"\\u{c:04x}" for c in UNSAFE_CODEPOINTS})
+
+
+def escape_unsafe(text: str) -> str:
+    """``text`` (already JSON) with DEL, C1 and the Unicode line separators escaped."""
+    return text.translate(_ESCAPES)
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """:func:`json.dumps` keeping non-ASCII text readable, minus the characters above."""
+    return json.dumps(obj, ensure_ascii=False, **kwargs).translate(_ESCAPES)
+
+
+__all__ = ["dumps", "escape_unsafe", "UNSAFE_CODEPOINTS"]
