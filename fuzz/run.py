@@ -50,7 +50,8 @@ def main(argv) -> int:
 
     with atheris.instrument_imports(include=["kafkadump"]):
         import kafkadump.cli  # noqa: F401  (instrument the package before the targets use it)
-        import kafkadump.commands.capture  # noqa: F401
+        import kafkadump.cli.capture  # noqa: F401
+        import kafkadump.scans  # noqa: F401
         import kafkadump.commands.logdir  # noqa: F401
         import kafkadump.decode.batch  # noqa: F401
         import kafkadump.decode.compression  # noqa: F401

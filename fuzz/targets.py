@@ -24,6 +24,7 @@ from kafkadump.decode import Batch, CrcScan, Gap, Options, iter_batches
 from kafkadump.decode.compression import decompress
 from kafkadump.findings import DecodeError
 from kafkadump.render import dumplog, jsonl
+from kafkadump.report import records as records_model
 
 # small caps keep every execution fast and memory-bounded
 CAP = 1 << 20
@@ -105,7 +106,7 @@ def segment(data: bytes) -> None:
     list(scan)
     assert scan.batches == sum(isinstance(i, Batch) for i in deep)
     for it in deep:
-        json.loads(jsonl.render_batch_line(it))
+        json.loads(jsonl.item_line(it))
 
 
 _LINES = {e: jsonl.RecordLines(e) for e in ("base64", "hex", "text")}
@@ -116,9 +117,9 @@ def records(data: bytes) -> None:
     for it in iter_batches(data, "fuzz", options=OPT):
         dumplog.render(it, records=True)
         if isinstance(it, Gap):
-            json.dumps(jsonl.gap_dict(it))
+            json.dumps(records_model.gap_object(it))
             continue
-        json.dumps(jsonl.findings_list(it.findings))
+        json.dumps(records_model.findings_list(it.findings))
         if it.records:
             for lines in _LINES.values():
                 _json_lines(lines.batch_lines(it, it.records))

@@ -342,7 +342,7 @@ def test_records_time_filter():
 ])
 def test_file_header(path, second):
     want = f"Dumping {path}\n" + (f"{second}\n" if second else "")
-    assert dumplog.file_header(path, b"") == want
+    assert dumplog.file_header(path) == want
 
 
 # --- synthetic cases the fixtures do not hold ----------------------------------------------

@@ -42,6 +42,7 @@ from kafkadump.cli import app
 from kafkadump.decode import Batch, CrcScan, Gap, Options, iter_batches
 from kafkadump.findings import Code
 from kafkadump.render import jsonl
+from kafkadump.report import records as records_model
 from conftest import FIXTURES
 
 SEED_FILES = sorted(FIXTURES.glob("*/*.log"))
@@ -65,15 +66,15 @@ def _decode_b(enc: str, s):
 
 
 def check_json(item):
-    d = json.loads(jsonl.render_batch_line(item))
+    d = json.loads(jsonl.item_line(item))
     assert d["type"] == ("gap" if isinstance(item, Gap) else "batch")
     assert d["position"] == item.position and d["size"] == item.size
     assert [f["code"] for f in d["findings"]] == [f.code.value for f in item.findings]
     assert [f["offset"] for f in d["findings"]] == [f.offset for f in item.findings]
     # the records command's "findings" line and verify-crc's lines
     json.loads(json.dumps({"type": "findings", "position": item.position,
-                           "findings": jsonl.findings_list(item.findings)}))
-    json.loads(json.dumps(jsonl.gap_dict(item) if isinstance(item, Gap) else jsonl.batch_dict(item)))
+                           "findings": records_model.findings_list(item.findings)}))
+    json.loads(json.dumps(records_model.item_object(item)))
     if isinstance(item, Batch) and item.records:
         for r in item.records:
             for enc, lines in RECORD_LINES.items():

@@ -20,7 +20,7 @@ from spark_compare import assert_same, cli_lines, findings_from_cli, from_cli, n
 from spark_fleet import damaged_variants, make_fleet
 
 from kafkadump.decode import Options, iter_batches
-from kafkadump.render.jsonl import render_batch_line
+from kafkadump.render.jsonl import item_line as render_batch_line
 from kafkadump.sources.segment import open_segment
 from kafkadump.spark.source import _Spooled, options_for, read_task
 from kafkadump.spark.splits import (ListingError, cuts, iter_task, list_local, local_path, log_dir, plan,

@@ -7,4 +7,4 @@ own commands and shared helpers exist, so a module may import ``_run``,
 invocation of kafkadump imports these modules.
 """
 
-MODULES = ("capture", "logdir", "spark")
+MODULES = ("logdir", "spark")

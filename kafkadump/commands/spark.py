@@ -63,7 +63,7 @@ MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64, help="Deepest legacy
 
 
 def _conf(items) -> dict:
-    from ..cli import UsageError
+    from ..errors import UsageError
 
     out = {}
     for item in items or ():
@@ -76,7 +76,8 @@ def _conf(items) -> dict:
 
 def _spark_run(fn):
     """``kafkadump.cli._run`` plus the Spark-side failures, as exit 2 with a one-line reason."""
-    from ..cli import UsageError, _run
+    from ..cli.main import run_command as _run
+    from ..errors import UsageError
     from ..spark.session import SparkUnavailable
     from ..spark.splits import ListingError
 
@@ -164,7 +165,7 @@ def triage(
     """
 
     def body():
-        from ..cli import _console
+        from ..cli.options import console_for as _console
         from ..spark import jobs, render
         from ..spark.session import build
 

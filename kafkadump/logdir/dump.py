@@ -15,6 +15,9 @@ Events, as tuples:
     ("batches", kind)                         a segment or KRaft snapshot: the caller walks its batches
     ("findings", [Finding])                   findings not attached to an entry
     ("note", text)                            e.g. which log the index was checked against
+
+:func:`dump_report` adds ``("file", path, count)`` before each file's events and
+walks a segment's batches itself: ``("batch", Batch | Gap)``.
 """
 
 from __future__ import annotations
@@ -106,3 +109,41 @@ def _index_events(path, kind, fn, verify, options):
 
 
 __all__ = ["iter_dump", "sibling_log"]
+
+
+def dump_report(paths: list[str], kind: str | None, tally, *, verify: bool = True):
+    """``kafkadump dump``: for each path a ``("file", path, count)`` event, then its events,
+    a segment's batches walked here (as ``("batch", item)``).  Every problem finding passes
+    through ``tally`` (a :class:`kafkadump.report.status.Tally`).
+
+    A name that says nothing (without ``kind``) or an unreadable file raises before any
+    event of that file.
+    """
+    from ..decode import iter_batches
+    from ..errors import UsageError
+
+    for path in paths:
+        if kind is None and names.classify(path).kind == names.UNKNOWN:
+            raise UsageError(f"{path}: cannot tell what kind of file this is from its name; give --type")
+        open_segment(path).close()  # a missing or unreadable file: one error line, before any output
+        yield ("file", path, len(paths))
+        for ev in iter_dump(path, kind, verify=verify):
+            if ev[0] != "batches":
+                tally.see(_event_findings(ev))
+                yield ev
+                continue
+            with open_segment(path) as seg:
+                for item in iter_batches(seg.buf, path, options=Options(records=True, release=seg.release)):
+                    tally.see(item.findings)
+                    yield ("batch", item)
+
+
+def _event_findings(ev) -> list:
+    tag = ev[0]
+    if tag in ("entry", "text"):
+        return ev[3]
+    if tag == "snapshot":
+        return ev[1].findings
+    if tag == "findings":
+        return ev[1]
+    return []

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
+from ..report import records as records_model
 from . import jsonl, jsontext
 from .table import Column
 
@@ -200,7 +201,7 @@ class FrameJson:
     """Formats frames and notes as JSON lines for one ``--encoding``."""
 
     def __init__(self, encoding: str = "base64"):
-        self.enc = jsonl.ENCODERS[encoding]
+        self.enc = records_model.ENCODERS[encoding]
         self.records = jsonl.RecordLines(encoding)
 
     def value(self, v):
@@ -222,11 +223,11 @@ class FrameJson:
         out = []
         for item in rv.items:
             if isinstance(item, Gap):
-                out.append(jsonl.gap_dict(item))
+                out.append(records_model.gap_object(item))
                 continue
-            bd = jsonl.batch_dict(item)
+            bd = records_model.batch_object(item)
             if item.records is not None:
-                bd["records"] = [json.loads(self.records.line(r, item)) for r in item.records]
+                bd["records"] = [records_model.record_object(r, item, self.enc) for r in item.records]
             out.append(bd)
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
@@ -248,13 +249,13 @@ class FrameJson:
                 "body": self.value(f.body) if f.body is not None else None,
             })
         d_["recordCount"] = f.record_count()
-        d_["findings"] = jsonl.findings_list(f.all_findings())
+        d_["findings"] = records_model.findings_list(f.all_findings())
         return jsontext.dumps(d_)
 
     def note(self, n) -> str:
         return json.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
                            "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
-                           "findings": jsonl.findings_list(n.findings)})
+                           "findings": records_model.findings_list(n.findings)})
 
     def record_lines(self, f) -> str:
         """The records a frame carries, in the ``records --json`` contract plus frame/topic/partition."""
@@ -320,7 +321,6 @@ def render_hexdump(f, *, expand_records: bool = False, console=None, out=None) -
 
     spans = _display_spans(f)
     leaves = hd.leaf_spans(spans, expand_records)
-    emit = hd._Emitter(console, out)
     what = f.kind if f.kind == "records" else f"{f.api_name or '?'} v{f.api_version} {f.kind}"
     title = f"frame {f.index}: {what} at position {f.position}, {f.size} bytes"
     if f.correlation_id is not None:
@@ -332,13 +332,7 @@ def render_hexdump(f, *, expand_records: bool = False, console=None, out=None) -
                 size = f"{len(item.decompressed):,}".replace(",", " ")
                 panes.append(hd.Pane(f"batch at {item.position}: decompressed, {size} bytes ({item.compression})",
                                      item.decompressed, 0, leaves, f"decompressed@{item.position}"))
-    findings = list(f.all_findings())
-    for pane in panes:
-        emit.header(pane.title)
-        hd._render_pane(emit, pane, None, findings)
-    for x in findings:
-        if x is not None:
-            emit.line(f"  ! {x.code.value} @{x.offset}: {x.message}", "red")
+    hd.render_panes(panes, list(f.all_findings()), console=console, out=out)
 
 
 def span_lines(f, encoding: str = "hex") -> str:
@@ -401,3 +395,110 @@ def tree_lines(f, width: int = 100) -> list:
     elif f.kind == "records":
         walk(next(iter(f.records_fields()))[2], 1, "records")
     return out
+
+
+# --- whole reports (items from kafkadump.captures.capture_report) --------------------------------
+
+def totals_object(t) -> dict:
+    """The closing summary of a capture, as its JSON object."""
+    return {"type": "summary", "file": t.file, "input": t.input, "frames": t.frames, "requests": t.requests,
+            "responses": t.responses, "records": t.records, "findings": t.findings,
+            "connections": t.connections, "ignoredConnections": t.ignored_connections, "packets": t.packets,
+            "valid": not t.problems}
+
+
+def totals_line(t) -> str:
+    extra = "" if t.packets is None else f"  packets: {t.packets}  connections: {t.connections}"
+    if t.ignored_connections:
+        extra += f" (+{t.ignored_connections} not Kafka)"
+    return (f"frames: {t.frames}  requests: {t.requests}  responses: {t.responses}  records: {t.records}{extra}  "
+            f"({'no problems' if not t.problems else str(t.problems) + ' problems'})")
+
+
+def write_frames_json(items, out, encoding: str = "base64") -> None:
+    """A line per stream note and frame, then the summary."""
+    from ..captures import CaptureTotals
+    from ..protocol.stream import StreamNote
+
+    fj = FrameJson(encoding)
+    for item in items:
+        if isinstance(item, StreamNote):
+            out.write(fj.note(item) + "\n")
+        elif isinstance(item, CaptureTotals):
+            out.write(json.dumps(totals_object(item)) + "\n")
+        else:
+            out.write(fj.frame(item) + "\n")
+
+
+def write_frames_table(items, out, console=None) -> None:
+    """A row per frame under its connection's first line, findings as notes, then the totals."""
+    from ..captures import CaptureTotals
+    from ..protocol.stream import StreamNote
+    from .table import TableStream
+
+    table = TableStream(out, FRAME_COLUMNS, console)
+    seen_connections = set()
+    for item in items:
+        if isinstance(item, StreamNote):
+            where = "" if item.connection is None else f"c{item.connection.id} {item.direction}: "
+            for line in findings_lines(item.findings):
+                table.note(f"{where}{line.strip()}", "red")
+        elif isinstance(item, CaptureTotals):
+            table.note(totals_line(item))
+        else:
+            c = item.connection
+            if c is not None and c.id not in seen_connections:
+                seen_connections.add(c.id)
+                table.note(connection_line(c), "bold")
+            table.row(frame_cells(item), frame_style(item))
+            for line in findings_lines(item.all_findings()):
+                table.note(line, "yellow")
+
+
+def _frames(items):
+    from ..captures import CaptureTotals
+    from ..protocol.stream import StreamNote
+
+    return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals)))
+
+
+def write_records_json(items, out, encoding: str = "base64") -> None:
+    """The records the frames carry, a line each (``records --json`` plus frame/topic/partition)."""
+    fj = FrameJson(encoding)
+    for f in _frames(items):
+        out.write(fj.record_lines(f))
+
+
+def write_records_table(items, out, console=None) -> None:
+    from .table import TableStream
+
+    table = TableStream(out, RECORD_COLUMNS, console)
+    for f in _frames(items):
+        for cells, r in record_rows(f):
+            table.row(cells, "cyan" if r.control is not None else None)
+
+
+def write_frame_table(items, out, console=None) -> None:
+    """One frame in full: its row, its decoded tree, its findings."""
+    from .table import TableStream
+
+    table = TableStream(out, FRAME_COLUMNS, console)
+    for f in _frames(items):
+        table.row(frame_cells(f), frame_style(f))
+        for line in tree_lines(f):
+            table.note(line)
+        for line in findings_lines(f.all_findings()):
+            table.note(line, "yellow")
+
+
+def write_hexdump_json(items, out, encoding: str = "hex") -> None:
+    """One frame's spans, a line each, then its findings."""
+    for f in _frames(items):
+        out.write(span_lines(f, encoding))
+        for x in f.all_findings():
+            out.write(json.dumps({"type": "finding", **x.to_dict()}) + "\n")
+
+
+def write_hexdump_text(items, out, console=None, expand_records: bool = False) -> None:
+    for f in _frames(items):
+        render_hexdump(f, expand_records=expand_records, console=console, out=out)

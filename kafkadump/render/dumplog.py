@@ -86,7 +86,7 @@ _CONTROL_LABELS = {
 _NOTE = "# kafkadump: "
 
 
-def file_header(path, buf) -> str:
+def file_header(path: str) -> str:
     """``Dumping PATH`` and, as Kafka does, the start offset from the file name."""
     name = os.path.basename(str(path))
     out = f"Dumping {path}\n"
@@ -103,18 +103,20 @@ def file_header(path, buf) -> str:
 
 
 def render(item, records=False, keep=None) -> str:
-    """One batch (or gap) as kafka-dump-log lines, with records when asked."""
+    """One batch (or gap) as kafka-dump-log lines, with records when asked: ``records`` True
+    for all of them (those ``keep`` keeps, when given), or the list of records to show."""
     if isinstance(item, Gap):
         return _gap(item)
     lines = [_batch_line(item)]
     lines.extend(_finding_lines(item.findings))
-    if records and item.records:
+    shown = records if isinstance(records, list) else (item.records if records else None)
+    if shown:
         if item.magic >= 2:
             line = _v2_record_line
         else:
             line = _legacy_record_line
         control = item.is_control
-        for r in item.records:
+        for r in shown:
             if keep is None or keep(r):
                 lines.append(line(r, item, control))
     return "\n".join(lines) + "\n"
@@ -265,3 +267,26 @@ def _gap(g: Gap) -> str:
         # Kafka stops at a cut-off tail and says so in these words.
         lines.append(f"Found {g.size} invalid bytes at the end of {os.path.basename(str(g.file))}")
     return "\n".join(lines) + "\n"
+
+
+# --- whole reports (items from kafkadump.scans) ------------------------------------------------
+
+def write_batch_report(items, out, console=None) -> None:
+    """``batches -f dump-log``: a header per file, a line per batch."""
+    from ..scans import FileStart
+
+    for item in items:
+        out.write(file_header(item.path) if isinstance(item, FileStart) else render(item, records=False))
+
+
+def write_record_report(items, out, console=None) -> None:
+    """``records -f dump-log``: batches with their kept records; batches with nothing to show are left out."""
+    from ..scans import FileStart
+
+    for item in items:
+        if isinstance(item, FileStart):
+            out.write(file_header(item.path))
+        elif isinstance(item, Gap):
+            out.write(render(item))
+        elif item.shown:
+            out.write(render(item.batch, records=item.records))

@@ -137,18 +137,27 @@ def render_text(item, spans: list, file_bytes: bytes, file_base: int, *, expand_
     if dec is not None:
         size = f"{len(dec):,}".replace(",", " ")
         panes.append(Pane(f"decompressed, {size} bytes", dec, 0, leaves, "decompressed"))
-    findings = list(item.findings)
+    before = (context[0], context[1]) if context and context[0] else None
+    after = (context[2], file_base + len(file_bytes)) if context and context[2] else None
+    render_panes(panes, list(item.findings), batch=item if isinstance(item, Batch) else None,
+                 console=console, out=out, before=before, after=after)
+
+
+def render_panes(panes: list, findings: list, *, batch=None, console=None, out=None,
+                 before: tuple[bytes, int] | None = None, after: tuple[bytes, int] | None = None) -> None:
+    """The one hexdump driver: each pane's rows under its title, dimmed context bytes around
+    them, and last the findings no row could show (a batch's, a frame's)."""
     emit = _Emitter(console, out)
-    if context and context[0]:
-        emit.plain_rows(context[0], context[1], "context before")
+    if before:
+        emit.plain_rows(before[0], before[1], "context before")
     for pane in panes:
         emit.header(pane.title)
-        _render_pane(emit, pane, item if isinstance(item, Batch) else None, findings)
-    if context and context[2]:
-        emit.plain_rows(context[2], file_base + len(file_bytes), "context after")
-    unplaced = [f for f in findings if f is not None]
-    for f in unplaced:
-        emit.line(f"  ! {f.code.value} @{f.offset}: {f.message}", "red")
+        _render_pane(emit, pane, batch, findings)
+    if after:
+        emit.plain_rows(after[0], after[1], "context after")
+    for f in findings:
+        if f is not None:
+            emit.line(f"  ! {f.code.value} @{f.offset}: {f.message}", "red")
 
 
 def _title(item) -> str:
@@ -296,3 +305,19 @@ def span_json(s: Span, encoding: str = "hex") -> str:
     if s.raw == "unparsed":
         d_["unparsed"] = True
     return json.dumps(d_)
+
+
+# --- the hexdump command's report (a kafkadump.scans.HexdumpView) -------------------------------
+
+def write_json(view, out, encoding: str = "hex") -> None:
+    """A line per leaf field (path, offset, length, value, source), then a line per finding."""
+
+    for sp in leaf_spans(view.spans, expand_records=True):
+        out.write(span_json(sp, encoding) + "\n")
+    for f in view.decoded.findings:
+        out.write(json.dumps({"type": "finding", **f.to_dict()}) + "\n")
+
+def write_text(view, out, console=None, expand_records: bool = False) -> None:
+    """The annotated hexdump of the view's item, with its context bytes."""
+    render_text(view.decoded, view.spans, view.raw, view.start, expand_records=expand_records,
+                context=(view.before, view.start - len(view.before), view.after), console=console, out=out)

@@ -1,22 +1,22 @@
-"""JSON Lines: one object per batch, record or gap, in the spec's field names.
+"""JSON Lines: the objects of :mod:`kafkadump.report.records`, one per line.
 
-The contract (documented in man/kafkadump.1) is stable; fields are only
-ever added.  Every line is valid JSON whatever the input bytes: byte
-fields are encoded per ``--encoding`` (base64 and hex are lossless, text
-replaces invalid UTF-8 with U+FFFD), null stays null, and strings taken
-from the input are escaped by :func:`json.dumps`.
+Every line is valid JSON whatever the input bytes: byte fields are encoded
+per ``--encoding`` (base64 and hex are lossless, text replaces invalid
+UTF-8 with U+FFFD), null stays null, and strings taken from the input are
+escaped (:mod:`kafkadump.render.jsontext`).
 
 Record lines are built with string formatting rather than ``json.dumps``
-of a dict: they are the hot path of ``records --json``.
+of :func:`~kafkadump.report.records.record_object`: they are the hot path
+of ``records --json``; a test holds the two equal.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 
 from ..decode.model import Batch, Gap, Record
+from ..report.records import ENCODERS, item_object, record_object
 from .jsontext import dumps as _dumps_text
 
 _dumps = json.dumps
@@ -24,82 +24,9 @@ _Q = '"'
 _b64 = binascii.b2a_base64
 
 
-def _enc_base64(b):
-    return None if b is None else _b64(b, newline=False).decode("ascii")
-
-
-def _enc_hex(b):
-    return None if b is None else b.hex()
-
-
-def _enc_text(b):
-    return None if b is None else b.decode("utf-8", "replace")
-
-
-ENCODERS = {"base64": _enc_base64, "hex": _enc_hex, "text": _enc_text}
-
-
-def findings_list(findings) -> list:
-    return [f.to_dict() for f in findings]
-
-
-def batch_dict(b: Batch) -> dict:
-    """A batch (or top-level legacy message) as a JSON-ready dict."""
-    d = {"type": "batch", "file": b.file, "position": b.position, "size": b.size}
-    if b.magic >= 2:
-        d.update({
-            "baseOffset": b.base_offset,
-            "batchLength": b.batch_length,
-            "partitionLeaderEpoch": b.partition_leader_epoch,
-            "magic": b.magic,
-            "crc": b.crc,
-            "attributes": b.attributes,
-            "lastOffsetDelta": b.last_offset_delta,
-            "baseTimestamp": b.base_timestamp,
-            "maxTimestamp": b.max_timestamp,
-            "producerId": b.producer_id,
-            "producerEpoch": b.producer_epoch,
-            "baseSequence": b.base_sequence,
-            "recordCount": b.record_count,
-            "lastOffset": b.last_offset,
-            "lastSequence": b.last_sequence,
-        })
-    else:
-        d.update({
-            "offset": b.offset,
-            "messageSize": b.message_size,
-            "magic": b.magic,
-            "crc": b.crc,
-            "attributes": b.attributes,
-            "timestamp": b.timestamp,
-            "baseOffset": b.base_offset,
-            "lastOffset": b.last_offset,
-            "recordCount": b.record_count,
-        })
-    d.update({
-        "compression": b.compression,
-        "timestampType": b.timestamp_type,
-        "isTransactional": b.is_transactional,
-        "isControlBatch": b.is_control,
-        "hasDeleteHorizonMs": b.has_delete_horizon,
-        "crcValid": b.crc_valid,
-        "computedCrc": b.computed_crc,
-    })
-    if b.decompressed_size is not None:
-        d["decompressedSize"] = b.decompressed_size
-    d["findings"] = findings_list(b.findings)
-    return d
-
-
-def gap_dict(g: Gap) -> dict:
-    return {"type": "gap", "file": g.file, "position": g.position, "size": g.size,
-            "findings": findings_list(g.findings)}
-
-
-def render_batch_line(item) -> str:
-    if isinstance(item, Gap):
-        return _dumps(gap_dict(item))
-    return _dumps(batch_dict(item))
+def item_line(item: Batch | Gap) -> str:
+    """A batch or gap as its JSON line (no newline)."""
+    return _dumps(item_object(item))
 
 
 class RecordLines:
@@ -189,21 +116,6 @@ class RecordLines:
                    f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta},"control":null}}\n')
         return "".join(out)
 
-    def dict(self, r: Record, b: Batch) -> dict:
-        return json.loads(self.line(r, b))
-
-    def record_base(self, r: Record, b: Batch) -> dict:
-        """The fields of :meth:`line` as a dict (key and value left out: the caller adds them)."""
-        enc = self.enc
-        d = {"type": "record", "file": b.file, "batchPosition": b.position, "offset": r.offset,
-             "timestamp": r.timestamp, "timestampType": r.timestamp_type, "key": None, "value": None,
-             "headers": [{"key": k, "value": None if v is None else enc(v)} for k, v in r.headers],
-             "offsetDelta": r.offset_delta, "timestampDelta": r.timestamp_delta, "control": r.control}
-        if r.magic < 2:
-            d["magic"] = r.magic
-            d["crc"] = r.crc
-            d["crcValid"] = r.crc == r.computed_crc
-        return d
 
     def decoded_line(self, r: Record, b: Batch, dec) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
@@ -212,7 +124,58 @@ class RecordLines:
         (see :mod:`kafkadump.render.internal`)."""
         from .internal import record_dict
 
-        return _dumps_text(record_dict(self.record_base(r, b), dec, self.enc), separators=(",", ":"))
+        return _dumps_text(record_dict(record_object(r, b, self.enc), dec, self.enc), separators=(",", ":"))
 
 
-__all__ = ["batch_dict", "gap_dict", "render_batch_line", "RecordLines", "ENCODERS", "base64"]
+__all__ = ["item_line", "RecordLines"]
+
+
+# --- whole reports (items from kafkadump.scans) ------------------------------------------------
+
+def write_batch_report(items, out, encoding: str = "base64") -> None:
+    """``batches --json``: a line per batch or gap."""
+    from ..scans import FileStart
+
+    write = out.write
+    for item in items:
+        if not isinstance(item, FileStart):
+            write(item_line(item) + "\n")
+
+
+def write_record_report(items, out, encoding: str = "base64") -> None:
+    """``records --json``: a line per kept record; damage (gaps, a batch's findings) in the same stream."""
+    from ..report.records import findings_object, gap_object
+    from ..scans import FileStart
+
+    lines = RecordLines(encoding)
+    write = out.write
+    for item in items:
+        if isinstance(item, FileStart):
+            continue
+        if isinstance(item, Gap):
+            write(_dumps(gap_object(item)) + "\n")
+            continue
+        b = item.batch
+        if b.findings:
+            write(_dumps(findings_object(b)) + "\n")
+        if not item.records:
+            continue
+        if item.decoded is None:
+            write(lines.batch_lines(b, item.records))
+        else:
+            write("".join(lines.decoded_line(r, b, dr) + "\n" for r, dr in zip(item.records, item.decoded)))
+
+
+def write_crc_report(items, out, encoding: str = "base64") -> None:
+    """``verify-crc --json``: a line per bad batch, message or gap, then the summary object."""
+    from ..report.records import crc_summary_object
+    from ..scans import CrcTotals, FileStart
+
+    for item in items:
+        if isinstance(item, FileStart):
+            continue
+        if isinstance(item, CrcTotals):
+            out.write(_dumps(crc_summary_object(item.files, item.batches, item.bytes, item.bad, item.findings,
+                                                item.valid)) + "\n")
+        else:
+            out.write(item_line(item) + "\n")

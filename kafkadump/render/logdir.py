@@ -13,8 +13,9 @@ import json
 import os
 
 from .. import describe as d
+from ..decode.model import Gap
 from ..logdir import names
-from .jsonl import findings_list
+from ..report.records import findings_list
 from .table import Column, TableStream
 
 # --- entry dumps ------------------------------------------------------------------------
@@ -328,3 +329,143 @@ def recovered_line(b) -> str:
 __all__ = ["entry_dict", "entry_cells", "snapshot_dict", "producer_entry_dict", "text_dict", "text_lines",
            "render_triage", "summary_line", "damaged_dict", "damaged_line", "recovered_dict", "recovered_line",
            "COLUMNS", "SNAPSHOT_COLUMNS"]
+
+
+# --- the dump command's report (events from kafkadump.logdir.dump.dump_report) --------------------
+
+def _dump_object(ev, path: str) -> dict | None:
+    from ..report.records import item_object
+
+    tag = ev[0]
+    if tag == "batch":
+        return item_object(ev[1])
+    if tag == "entry":
+        return entry_dict(ev[1], path, ev[2], ev[3])
+    if tag == "snapshot":
+        return snapshot_dict(path, ev[1])
+    if tag == "producer-entry":
+        return producer_entry_dict(path, ev[1])
+    if tag == "text":
+        return text_dict(ev[1], path, ev[2], ev[3])
+    if tag == "findings":
+        fs = ev[1]
+        return {"type": "findings", "file": path, "position": min(f.offset for f in fs),
+                "findings": findings_list(fs)}
+    return None
+
+
+def write_dump_json(events, out) -> None:
+    """A JSON line per entry, batch, snapshot header, producer, text file or loose findings."""
+    path = None
+    for ev in events:
+        if ev[0] == "file":
+            path = ev[1]
+            continue
+        obj = _dump_object(ev, path)
+        if obj is not None:
+            out.write(json.dumps(obj) + "\n")
+
+
+class _Lines:
+    """Plain or styled lines, and one table per file (created by the first row)."""
+
+    def __init__(self, out, console):
+        self.out, self.console, self.stream = out, console, None
+
+    def emit(self, line: str, style=None) -> None:
+        if self.console is not None:
+            self.console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
+        else:
+            self.out.write(line + "\n")
+
+    def table(self, columns):
+        if self.stream is None:
+            self.stream = TableStream(self.out, columns, self.console)
+        return self.stream
+
+
+def write_dump_table(events, out, console=None) -> None:
+    """Tables of entries or batches, snapshot headers, text files, findings as notes."""
+    from . import table as t
+
+    lines = _Lines(out, console)
+    path = None
+    for ev in events:
+        tag = ev[0]
+        if tag == "file":
+            path, lines.stream = ev[1], None
+            if ev[2] > 1:
+                lines.emit(f"== {path}", "bold")
+        elif tag == "batch":
+            item = ev[1]
+            gap = isinstance(item, Gap)
+            lines.table(t.BATCH_COLUMNS).row(t.gap_cells(item) if gap else t.batch_cells(item),
+                                              "red" if gap else t.batch_style(item))
+            for line in t.findings_lines(item):
+                lines.stream.note(line, "yellow")
+        elif tag == "entry":
+            stream = lines.table(COLUMNS[ev[1]])
+            stream.row(entry_cells(ev[1], ev[2]), "red" if ev[3] else None)
+            for line in findings_lines(ev[3]):
+                stream.note(line, "yellow")
+        elif tag == "snapshot":
+            lines.emit(snapshot_header_line(path, ev[1]), "bold")
+            for line in findings_lines(ev[1].findings):
+                lines.emit(line, "yellow")
+        elif tag == "producer-entry":
+            lines.table(SNAPSHOT_COLUMNS).row(producer_entry_cells(ev[1]))
+        elif tag == "text":
+            for line in text_lines(ev[1], ev[2]):
+                lines.emit(line)
+            for line in findings_lines(ev[3]):
+                lines.emit(line, "yellow")
+        elif tag == "findings":
+            for line in findings_lines(ev[1]):
+                lines.emit(line, "yellow")
+        elif tag == "note":
+            lines.emit(f"# {ev[1]}", "dim")
+
+
+# --- the carve command's report (items from kafkadump.logdir.recover.carve_report) ----------------
+
+def carve_totals_object(t) -> dict:
+    d_ = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
+          "recoveredBytes": t.recovered_bytes, "damagedRanges": t.damaged_ranges, "damagedBytes": t.damaged_bytes,
+          "paddingBytes": t.padding_bytes, "firstOffset": t.first_offset, "lastOffset": t.last_offset}
+    if t.output is not None:
+        d_["outputSha256"] = t.output_sha256
+    return d_
+
+
+def carve_totals_line(t) -> str:
+    return (f"recovered: {t.recovered} batches ({t.recovered_bytes} bytes, offsets "
+            f"{t.first_offset}..{t.last_offset})  damaged: {t.damaged_ranges} ranges "
+            f"({t.damaged_bytes} bytes)  zero padding: {t.padding_bytes} bytes"
+            + (f"  written: {t.output} (sha256 {t.output_sha256})" if t.output is not None else ""))
+
+
+def write_carve_json(items, out) -> None:
+    from ..logdir.recover import CarveTotals
+
+    for item in items:
+        if isinstance(item, CarveTotals):
+            obj = carve_totals_object(item)
+        elif hasattr(item, "batch"):
+            obj = recovered_dict(item.batch.file, item.batch)
+        else:
+            obj = damaged_dict(item)
+        out.write(json.dumps(obj) + "\n")
+
+
+def write_carve_table(items, out, console=None, list_recovered: bool = False) -> None:
+    from ..logdir.recover import CarveTotals
+
+    lines = _Lines(out, console)
+    for item in items:
+        if isinstance(item, CarveTotals):
+            lines.emit(carve_totals_line(item), "bold")
+        elif hasattr(item, "batch"):
+            if list_recovered:
+                lines.emit(recovered_line(item.batch))
+        else:
+            lines.emit(damaged_line(item), "red")

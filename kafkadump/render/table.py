@@ -155,3 +155,66 @@ def verify_line(item) -> str:
     extra = "; ".join(f"{f.code.value}@{f.offset}: {f.message}" for f in item.findings
                       if f.code.value != "crc-mismatch")
     return head + (f"  [{extra}]" if extra else "")
+
+
+# --- whole reports (items from kafkadump.scans) ------------------------------------------------
+
+def write_batch_report(items, out, console=None) -> None:
+    """``batches`` as a table: a header per file (named when there are several), a row per item."""
+    from ..scans import FileStart
+
+    t = None
+    for item in items:
+        if isinstance(item, FileStart):
+            t = TableStream(out, BATCH_COLUMNS, console)
+            if item.files > 1:
+                t.note(f"== {item.path}", "bold")
+        elif isinstance(item, Gap):
+            t.row(gap_cells(item), "red")
+            for line in findings_lines(item):
+                t.note(line, "red")
+        else:
+            t.row(batch_cells(item), batch_style(item))
+            for line in findings_lines(item):
+                t.note(line, "yellow")
+
+
+def write_record_report(items, out, console=None) -> None:
+    """``records`` as a table: findings as notes, a row per kept record (decoded ones as one line)."""
+    from ..scans import FileStart
+
+    t = None
+    for item in items:
+        if isinstance(item, FileStart):
+            t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console)
+            if item.files > 1:
+                t.note(f"== {item.path}", "bold")
+            continue
+        batch = item if isinstance(item, Gap) else item.batch
+        for line in findings_lines(batch):
+            t.note(f"{batch.position}:" + line, "red")
+        if isinstance(item, Gap):
+            continue
+        if item.decoded is None:
+            for r in item.records:
+                t.row(record_cells(r), "cyan" if r.control is not None else None)
+            continue
+        for r, dr in zip(item.records, item.decoded):
+            t.row(decoded_record_cells(r, dr), "yellow" if dr.findings else "cyan" if r.control is not None else None)
+            for line in findings_lines(dr):
+                t.note(line, "yellow")
+
+
+def write_crc_report(items, out, console=None) -> None:
+    """``verify-crc`` as text: a line per bad batch, message or gap, then the totals."""
+    from ..scans import CrcTotals, FileStart
+
+    for item in items:
+        if isinstance(item, FileStart):
+            continue
+        if isinstance(item, CrcTotals):
+            verdict = "all valid" if item.valid else f"{item.bad} bad"
+            out.write(f"files: {item.files}  batches: {item.batches}  bytes: {item.bytes}  "
+                      f"bad: {item.bad}  ({verdict})\n")
+        else:
+            out.write(verify_line(item) + "\n")

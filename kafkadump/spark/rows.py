@@ -1,7 +1,7 @@
 """Decoded items to rows of the three levels (a renderer: objects in, columns out).
 
-Batch and gap rows are built from ``kafkadump.render.jsonl.batch_dict`` /
-``gap_dict``, the functions behind ``batches --json``, so a row holds the
+Batch and gap rows are built from ``kafkadump.report.records.batch_object`` /
+``gap_object``, the functions behind ``batches --json``, so a row holds the
 very values of the JSON line.  Record rows are built field by field (the hot
 path), with the values ``RecordLines`` writes; the tests hold the two equal.
 
@@ -13,7 +13,7 @@ pyspark or pyarrow here.
 from __future__ import annotations
 
 from ..decode.model import Batch, Gap
-from ..render.jsonl import batch_dict, findings_list, gap_dict
+from ..report.records import batch_object as batch_dict, findings_list, gap_object as gap_dict
 from .schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS
 
 CHUNK_ROWS = 8192

@@ -1,0 +1,29 @@
+"""The typer application every command registers on."""
+
+from __future__ import annotations
+
+import typer
+
+from .. import __version__
+
+app = typer.Typer(
+    name="kafkadump",
+    help="Forensic inspector for Apache Kafka's binary data: segment files, record batches, "
+         "legacy message sets.  Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kafkadump {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Print the version and exit.")) -> None:
+    """kafkadump: decode Kafka segments, batches and messages, byte-exact and damage-tolerant."""

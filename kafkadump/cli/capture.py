@@ -1,0 +1,87 @@
+"""kafkadump capture: Kafka wire protocol from pcap/pcapng files and pasted hex dumps."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import List, Optional
+
+import sys
+
+import typer
+
+from ..errors import UsageError
+from ..report.status import Tally
+from .app import app
+from .main import run_command
+from .options import FROM_OPTIONS, Encoding, InputLimits, Output, input_limits, output_options
+
+
+class As(str, Enum):
+    request = "request"
+    response = "response"
+    records = "records"
+
+
+@app.command()
+@input_limits(scan=False)
+@output_options(encoding=Encoding.base64, encoding_help="How bytes appear in JSON (keys, values, bytes fields).")
+def capture(
+    path: str = typer.Argument(..., metavar="FILE|-",
+                               help="A pcap/pcapng file, hex text (plain hex, xxd, hexdump -C, tcpdump -x/-X/-XX, "
+                                    "tshark -x / Wireshark hex dump), or raw frame bytes; - reads stdin."),
+    records: bool = typer.Option(False, "--records",
+                                 help="List the records the frames carry (with --hexdump: name every "
+                                      "field of every record)."),
+    frame: Optional[int] = typer.Option(None, "--frame", min=0, metavar="N",
+                                        help="Only frame N (counting from 0, as the table numbers them)."),
+    hexdump: bool = typer.Option(False, "--hexdump", help="Annotated hexdump of the --frame."),
+    as_: Optional[As] = typer.Option(None, "--as",
+                                     help="What pasted bytes are (default: detected): request, response or "
+                                          "records (a bare record batch / legacy message set)."),
+    api_key: Optional[int] = typer.Option(None, "--api-key", min=0, max=32767, metavar="KEY",
+                                          help="API key for a response whose request is not in the input."),
+    api_version: Optional[int] = typer.Option(None, "--api-version", min=0, max=32767, metavar="V",
+                                              help="API version for such a response (with --api-key)."),
+    port: List[int] = typer.Option([9092], "--port", "-p", min=1, max=65535,
+                                   help="Kafka broker port (repeatable; default 9092).  Kafka on other ports "
+                                        "is found by content unless --no-detect."),
+    detect: bool = typer.Option(True, "--detect/--no-detect",
+                                help="Look for Kafka on ports other than --port."),
+    output: Output = FROM_OPTIONS,
+    limits: InputLimits = FROM_OPTIONS,
+):
+    """Decode Kafka requests and responses (and the record batches in them) from captures.
+
+    Reads pcap/pcapng files (TCP reassembled per connection, frames split by
+    their size prefix, responses paired with their requests by correlation
+    id) and hex text in every common dump form.  One row per frame; --json
+    for the full decoded tree; --records for the records carried; --frame N
+    --hexdump for one frame's bytes, every field named.
+    """
+
+    from ..captures import CaptureRequest, capture_report
+    from ..render import capture as render
+
+    def body() -> int:
+        if hexdump and frame is None:
+            raise UsageError("--hexdump needs --frame N")
+        request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, detect, limits.options())
+        tally = Tally()
+        items = capture_report(path, request, tally, frame=frame, spans=hexdump)
+        json_, encoding, console = output.json, output.encoding, output.console()
+        if hexdump and json_:
+            render.write_hexdump_json(items, sys.stdout, encoding)
+        elif hexdump:
+            render.write_hexdump_text(items, sys.stdout, console, expand_records=records)
+        elif records:
+            (render.write_records_json(items, sys.stdout, encoding) if json_
+             else render.write_records_table(items, sys.stdout, console))
+        elif json_:
+            render.write_frames_json(items, sys.stdout, encoding)
+        elif frame is not None:
+            render.write_frame_table(items, sys.stdout, console)
+        else:
+            render.write_frames_table(items, sys.stdout, console)
+        return tally.exit_status
+
+    run_command(body)

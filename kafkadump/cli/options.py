@@ -1,0 +1,185 @@
+"""Options shared by the commands, defined once, and what they turn into."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable, Optional
+
+import typer
+
+from ..decode import Options
+from ..errors import UsageError
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    dump_log = "dump-log"
+
+
+class Encoding(str, Enum):
+    base64 = "base64"
+    hex = "hex"
+    text = "text"
+
+
+class Decode(str, Enum):
+    auto = "auto"
+    offsets = "offsets"
+    transactions = "transactions"
+    metadata = "metadata"
+    share_state = "share-state"
+    remote_log_metadata = "remote-log-metadata"
+    none = "none"
+
+
+# --- input ---------------------------------------------------------------------------------
+
+PathsArg = typer.Argument(..., help="Segment files (.log) or any file of record batches / message sets.",
+                          show_default=False)
+MaxDecompOpt = typer.Option(64 * 1024 * 1024, "--max-decompressed", min=1, metavar="BYTES",
+                            help="Cap on one batch's decompressed size; beyond it a "
+                                 "decompression-limit finding, not an out-of-memory kill.")
+MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64,
+                           help="Deepest legacy wrapper nesting that is expanded.")
+MaxScanOpt = typer.Option(16, "--max-scan", min=0, metavar="N",
+                          help="Resynchronising after damage may spend N times the input size (at least 64 MiB) "
+                               "on CRC checks of candidates that fail; past that, candidates are accepted by "
+                               "their headers and a scan-limit finding says so.  0: no limit.")
+MaxRatioOpt = typer.Option(1000, "--max-ratio", min=0, metavar="N",
+                           help="Refuse decompressed output beyond N times its compressed size (past 1 MiB): "
+                                "a decompression-ratio finding.  0: no ratio limit.")
+DecodeOpt = typer.Option(Decode.auto, "--decode",
+                         help="Decode the keys and values of Kafka's internal topics: __consumer_offsets "
+                              "(offsets), __transaction_state (transactions), __cluster_metadata and KRaft "
+                              "snapshots (metadata), __share_group_state (share-state), __remote_log_metadata "
+                              "(remote-log-metadata).  auto: from the partition directory's name; none: never.")
+
+# --- output --------------------------------------------------------------------------------
+
+JsonOpt = typer.Option(False, "--json", help="JSON Lines on stdout (same as --format json).")
+FormatOpt = typer.Option(None, "--format", "-f",
+                         help="table (default on a terminal), json (JSON Lines), or dump-log "
+                              "(the line format of Kafka's kafka-dump-log.sh).")
+ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
+                                                         "unless NO_COLOR is set).")
+
+
+def output_format(json_flag: bool, fmt: Format | None) -> Format:
+    """``--json`` or ``--format``, refusing the two when they disagree (default: table)."""
+    if json_flag:
+        if fmt not in (None, Format.json):
+            raise UsageError("--json and --format " + fmt.value + " contradict each other")
+        return Format.json
+    return fmt or Format.table
+
+
+def console_for(color: bool | None):
+    """A rich console for styled tables on a terminal, else None (plain text)."""
+    if color is None:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    if not color:
+        return None
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True, force_terminal=True)
+
+
+# --- option groups -----------------------------------------------------------------------------
+
+# the default of a command's ``output`` / ``limits`` parameter: the group decorators fill it in
+FROM_OPTIONS: Any = None
+
+_KW = inspect.Parameter.KEYWORD_ONLY
+
+
+def _with_group(fn: Callable, name: str, params: list[inspect.Parameter], build: Callable[..., Any]) -> Callable:
+    """``fn`` with its parameter ``name`` replaced, for typer, by ``params``; ``build`` makes the
+    value of ``name`` from theirs."""
+    sig = inspect.signature(fn)
+    names = [p.name for p in params]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        kwargs[name] = build(**{n: kwargs.pop(n) for n in names})
+        return fn(*args, **kwargs)
+
+    kept = [p for p in sig.parameters.values() if p.name != name]
+    wrapper.__signature__ = sig.replace(parameters=kept + params)  # type: ignore[attr-defined]
+    return wrapper
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """``--max-decompressed``, ``--max-depth``, ``--max-ratio``, ``--max-scan``."""
+
+    max_decompressed: int
+    max_depth: int
+    max_ratio: int | None = None
+    max_scan: int | None = None
+
+    def options(self, records: bool = True) -> Options:
+        """The decoder options these limits give."""
+        kw = {k: v for k, v in (("max_ratio", self.max_ratio), ("max_scan", self.max_scan)) if v is not None}
+        return Options(records=records, max_decompressed=self.max_decompressed, max_depth=self.max_depth, **kw)
+
+
+def input_limits(*, scan: bool = True) -> Callable[[Callable], Callable]:
+    """Give the command a ``limits: InputLimits`` built from the input-limit options
+    (without ``--max-scan`` when ``scan`` is False: the command does no resync)."""
+    params = [inspect.Parameter("max_decompressed", _KW, default=MaxDecompOpt, annotation=int),
+              inspect.Parameter("max_depth", _KW, default=MaxDepthOpt, annotation=int),
+              inspect.Parameter("max_ratio", _KW, default=MaxRatioOpt, annotation=int)]
+    if scan:
+        params.append(inspect.Parameter("max_scan", _KW, default=MaxScanOpt, annotation=int))
+    return lambda fn: _with_group(fn, "limits", params, InputLimits)
+
+
+@dataclass(frozen=True)
+class Output:
+    """How a command writes: the format (``--json`` or ``--format``, checked when first asked
+    for, inside the command), the byte encoding in JSON, the colour choice."""
+
+    json_flag: bool
+    format_choice: Format | None = None
+    encoding: str = "base64"
+    color: bool | None = None
+
+    @property
+    def format(self) -> Format:
+        return output_format(self.json_flag, self.format_choice)
+
+    @property
+    def json(self) -> bool:
+        return self.format is Format.json
+
+    def console(self):
+        """A rich console for a styled table, else None (plain text)."""
+        return console_for(self.color) if self.format is Format.table else None
+
+
+def output_options(*, formats: bool = False, encoding: Encoding | None = Encoding.base64,
+                   encoding_help: str | None = None, color: bool = True) -> Callable[[Callable], Callable]:
+    """Give the command an ``output: Output`` built from ``--json`` and, as asked, ``--format``,
+    ``--encoding/-e`` (with this default) and ``--color/--no-color``."""
+    params = [inspect.Parameter("json_", _KW, default=JsonOpt, annotation=bool)]
+    if formats:
+        params.append(inspect.Parameter("fmt", _KW, default=FormatOpt, annotation=Optional[Format]))
+    if encoding is not None:
+        opt = typer.Option(encoding, "--encoding", "-e",
+                           help=encoding_help or "How key, value and header values appear in JSON: base64 and hex "
+                                                 "are lossless; text replaces invalid UTF-8.")
+        params.append(inspect.Parameter("encoding", _KW, default=opt, annotation=Encoding))
+    if color:
+        params.append(inspect.Parameter("color", _KW, default=ColorOpt, annotation=Optional[bool]))
+
+    def build(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.base64,
+              color: bool | None = None) -> Output:
+        return Output(json_, fmt, encoding.value, color)
+
+    return lambda fn: _with_group(fn, "output", params, build)

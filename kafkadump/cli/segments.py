@@ -1,0 +1,145 @@
+"""batches, records, verify-crc, hexdump: files of record batches and legacy message sets."""
+
+from __future__ import annotations
+
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..query import RecordQuery
+from ..render import dumplog, jsonl, table
+from ..report.status import Tally
+from .app import app
+from .main import run_command
+from .options import (
+    FROM_OPTIONS, Decode, DecodeOpt, Encoding, Format, InputLimits, Output, PathsArg, input_limits, output_options,
+)
+
+# the renderer each --format names
+WRITERS = {Format.table: table, Format.json: jsonl, Format.dump_log: dumplog}
+
+
+def _write(output: Output, report: str, items) -> None:
+    """Hand ``items`` to the ``report`` writer of the renderer ``output`` names."""
+    writer = getattr(WRITERS[output.format], report)
+    writer(items, sys.stdout, output.encoding if output.json else output.console())
+
+
+@app.command()
+@input_limits()
+@output_options(formats=True, encoding=None)
+def batches(
+    paths: List[str] = PathsArg,
+    shallow: bool = typer.Option(False, "--shallow",
+                                 help="Header and CRC only: do not decompress or decode records "
+                                      "(faster; record-level damage is not seen)."),
+    output: Output = FROM_OPTIONS,
+    limits: InputLimits = FROM_OPTIONS,
+) -> None:
+    """One row per batch (per top-level message for magic 0/1), with findings."""
+    from ..scans import batch_report
+
+    def body() -> int:
+        output.format  # noqa: B018 - a contradictory --json/--format is a usage error before any output
+        tally = Tally()
+        _write(output, "write_batch_report", batch_report(paths, limits.options(records=not shallow), tally))
+        return tally.exit_status
+
+    run_command(body)
+
+
+@app.command()
+@input_limits()
+@output_options(formats=True)
+def records(
+    paths: List[str] = PathsArg,
+    from_offset: Optional[int] = typer.Option(None, "--from-offset", help="First offset to show."),
+    to_offset: Optional[int] = typer.Option(None, "--to-offset", help="Last offset to show (inclusive)."),
+    from_time: Optional[str] = typer.Option(None, "--from-time",
+                                            help="Earliest timestamp: ISO-8601 (UTC if no zone) or epoch ms."),
+    to_time: Optional[str] = typer.Option(None, "--to-time", help="Latest timestamp (inclusive)."),
+    key: Optional[str] = typer.Option(None, "--key",
+                                      help="Only records with this key (UTF-8 text, or hex:..., base64:...)."),
+    decode: Decode = DecodeOpt,
+    output: Output = FROM_OPTIONS,
+    limits: InputLimits = FROM_OPTIONS,
+) -> None:
+    """Every record (inner messages of legacy wrappers included), with filters.
+
+    Records of Kafka's internal topics are decoded (see --decode).
+    """
+    from ..scans import record_report
+
+    def body() -> int:
+        query = RecordQuery.parse(from_offset, to_offset, from_time, to_time, key)
+        # kafka-dump-log.sh shows keys and values as they are
+        choice = Decode.none if output.format is Format.dump_log else decode
+        tally = Tally()
+        _write(output, "write_record_report", record_report(paths, limits.options(), query, tally, choice.value))
+        return tally.exit_status
+
+    run_command(body)
+
+
+@app.command("verify-crc")
+@input_limits()
+@output_options(encoding=None, color=False)
+def verify_crc(
+    paths: List[str] = PathsArg,
+    output: Output = FROM_OPTIONS,
+    limits: InputLimits = FROM_OPTIONS,
+) -> None:
+    """Check the CRC of every batch and message; list the bad ones; summarise.
+
+    Exit 0 when everything is valid, 1 when any problem was found.
+    """
+    from ..scans import crc_report
+
+    def body() -> int:
+        tally = Tally()
+        _write(output, "write_crc_report", crc_report(paths, limits.options(records=False), tally))
+        return tally.exit_status
+
+    run_command(body)
+
+
+@app.command()
+@input_limits()
+@output_options(encoding=Encoding.hex, encoding_help="Byte values in --json.")
+def hexdump(
+    path: str = typer.Argument(..., help="Segment file or any file of record batches / message sets."),
+    position: Optional[int] = typer.Option(None, "--position", min=0, metavar="BYTES",
+                                           help="The batch or message containing this byte position."),
+    offset: Optional[int] = typer.Option(None, "--offset", help="The batch holding this Kafka offset."),
+    batch: Optional[int] = typer.Option(None, "--batch", min=0, metavar="N",
+                                        help="The N-th batch of the file, counting from 0."),
+    expand_records: bool = typer.Option(False, "--records", help="Name every field of every record too."),
+    context: int = typer.Option(0, "--context", min=0, metavar="BYTES",
+                                help="Also show this many raw bytes before and after (for damaged regions)."),
+    decode: Decode = DecodeOpt,
+    output: Output = FROM_OPTIONS,
+    limits: InputLimits = FROM_OPTIONS,
+) -> None:
+    """Annotated hexdump of one batch: every byte named by its field.
+
+    Default: the first batch.  Compressed batches show the decompressed
+    records as a second, separately addressed pane.  Bytes the decoder
+    cannot explain are shown as unparsed, with the finding that says why.
+    Keys and values of internal topics are split into their fields
+    (--decode; with --records).
+    """
+    from ..render import hexdump as hd
+    from ..scans import hexdump_view
+
+    def body() -> int:
+        tally = Tally()
+        view = hexdump_view(path, limits.options(), tally, position=position, offset=offset, index=batch,
+                            context=context, decode=decode.value)
+        if output.json:
+            hd.write_json(view, sys.stdout, output.encoding)
+        else:
+            hd.write_text(view, sys.stdout, output.console(), expand_records=expand_records)
+        return tally.exit_status
+
+    run_command(body)

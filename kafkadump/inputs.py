@@ -1,0 +1,137 @@
+"""What kind of file is this, and opening the files of batches a command reads.
+
+:func:`sniff` says what a file holds, from its name and first bytes;
+:func:`open_segments` opens each path read-only, refuses (as an
+:class:`~kafkadump.errors.InputError`, exit 2) a file that is plainly not
+record batches, with the command to use instead, and hands the decoder
+options that release the file's mapped pages as the walk passes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from enum import Enum
+
+from .decode import Options
+from .decode.walk import find_next_batch
+from .errors import InputError
+from .logdir import names
+from .sources.pcap import is_capture
+from .sources.segment import Segment, open_segment
+
+SNIFF_BYTES = 65536
+
+_NOT_SEGMENT = {names.OFFSET_INDEX: "an offset index", names.TIME_INDEX: "a time index",
+                names.TXN_INDEX: "a transaction index", names.PRODUCER_SNAPSHOT: "a producer-state snapshot",
+                names.LEADER_EPOCH_CHECKPOINT: "a checkpoint file", names.PARTITION_METADATA: "a partition.metadata file",
+                names.OFFSET_CHECKPOINT: "a checkpoint file", names.META_PROPERTIES: "a meta.properties file",
+                names.QUORUM_STATE: "a quorum-state file"}
+
+
+class InputKind(str, Enum):
+    """What a file holds, as far as its name and first bytes tell."""
+
+    EMPTY_SEGMENT = "empty-segment"    # an empty .log or KRaft snapshot: a real, empty segment
+    EMPTY = "empty"                    # any other empty file
+    CAPTURE = "capture"                # pcap / pcapng
+    LOG_DIR_FILE = "log-dir-file"      # an index, snapshot, checkpoint ... holding no batch
+    TEXT = "text"                      # text holding no batch (hex dump, properties)
+    BATCHES = "batches"                # record batches or legacy message sets (maybe damaged)
+
+
+def looks_like_text(head: bytes) -> bool:
+    """Printable text (no NUL, nearly all printable ASCII or UTF-8): never a segment's first bytes."""
+    if b"\x00" in head:
+        return False
+    printable = sum(1 for b in head if 32 <= b < 127 or b in (9, 10, 13) or b >= 0x80)
+    return printable >= len(head) * 0.95
+
+
+def sniff(path: str, buf, size: int) -> InputKind:
+    """The kind of the file at ``path`` whose bytes are ``buf`` (``size`` of them).
+
+    The name decides only when the bytes agree: a file named ``.index`` that
+    does hold batches is :attr:`InputKind.BATCHES`.
+    """
+    kind = names.classify(path).kind
+    if size == 0:
+        return InputKind.EMPTY_SEGMENT if kind in (names.SEGMENT, names.KRAFT_SNAPSHOT) else InputKind.EMPTY
+    head = bytes(buf[:SNIFF_BYTES])
+    if is_capture(head[:4]):
+        return InputKind.CAPTURE
+    if kind in _NOT_SEGMENT and find_next_batch(buf, 0, size, limit=SNIFF_BYTES) is None:
+        return InputKind.LOG_DIR_FILE
+    if looks_like_text(head) and find_next_batch(buf, 0, size, limit=SNIFF_BYTES) is None:
+        return InputKind.TEXT
+    return InputKind.BATCHES
+
+
+def check_batches(path: str, seg: Segment) -> None:
+    """Raise :class:`InputError` with what to do instead when ``seg`` plainly holds no batches."""
+    kind = sniff(path, seg.buf, seg.size)
+    if kind is InputKind.EMPTY:
+        raise InputError(f"{path}: empty file, nothing to decode (give a segment file or a file of batches)")
+    if kind is InputKind.CAPTURE:
+        raise InputError(f"{path}: is a pcap/pcapng capture, not a segment; use 'kafkadump capture {path}'")
+    if kind is InputKind.LOG_DIR_FILE:
+        what = _NOT_SEGMENT[names.classify(path).kind]
+        raise InputError(f"{path}: is {what} (by its name and bytes), not a segment; use 'kafkadump dump {path}'")
+    if kind is InputKind.TEXT:
+        raise InputError(f"{path}: is text, not record batches; for a hex dump use 'kafkadump capture {path}', "
+                         f"for a checkpoint or properties file 'kafkadump dump {path}'")
+
+
+def open_segments(paths: Iterable[str], options: Options) -> Iterator[tuple[str, Segment, Options]]:
+    """``(path, segment, options)`` for each path, the file closed after its turn.
+
+    The options given back release the segment's mapped pages as the
+    walkers pass them.  An unreadable path or a file that is not batches
+    raises :class:`InputError`.
+    """
+    for path in paths:
+        seg = open_segment(path)
+        try:
+            check_batches(path, seg)
+            yield path, seg, dataclasses.replace(options, release=seg.release)
+        finally:
+            seg.close()
+
+
+
+
+MAX_STDIN = 1 << 30
+
+
+class CaptureKind(str, Enum):
+    """What a capture input is."""
+
+    PCAP = "pcap"       # pcap or pcapng
+    TEXT = "text"       # a hex dump in one of the common text forms
+    BINARY = "binary"   # raw frame bytes (or a bare record batch)
+
+
+def read_capture_input(path: str, stdin=None):
+    """``(kind, data, close)`` for ``capture``: ``data`` is the mapping (or stdin's bytes), or the
+    text of a hex dump; ``close`` releases the mapping (None for stdin)."""
+    from .sources.hextext import MAX_TEXT, looks_like_text as looks_like_hex_text
+
+    if path == "-":
+        buf = stdin.read(MAX_STDIN + 1)
+        if len(buf) > MAX_STDIN:
+            raise InputError(f"-: more than {MAX_STDIN} bytes on stdin; give the file's path instead")
+        close = None
+    else:
+        seg = open_segment(path)
+        buf, close = seg.buf, seg.close
+    if is_capture(bytes(buf[:4])):
+        return CaptureKind.PCAP, buf, close
+    if looks_like_hex_text(bytes(buf[:SNIFF_BYTES])):
+        if len(buf) > MAX_TEXT:
+            raise InputError(f"{path}: hex text larger than {MAX_TEXT} bytes")
+        return CaptureKind.TEXT, bytes(buf).decode("ascii", "replace"), close  # a non-ASCII line: named as not hex
+    return CaptureKind.BINARY, buf, close
+
+
+__all__ = ["InputKind", "sniff", "check_batches", "open_segments", "looks_like_text", "CaptureKind",
+           "read_capture_input"]

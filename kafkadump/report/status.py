@@ -1,0 +1,52 @@
+"""The exit rule, the same for every command.
+
+``0`` the data is clean (info findings only), ``1`` the data has problems
+(any warning or error finding), ``2`` a usage or input/output error (raised
+as :mod:`kafkadump.errors`, never decided here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..findings import Finding, Severity
+
+CLEAN = 0
+PROBLEMS = 1
+USAGE_OR_IO = 2
+
+
+def is_problem(f: Finding) -> bool:
+    """A finding that makes the data not clean: a warning or an error."""
+    return f.severity is not Severity.INFO
+
+
+class Tally:
+    """Counts the problem findings a command reports, for its exit status."""
+
+    __slots__ = ("problems",)
+
+    def __init__(self) -> None:
+        self.problems = 0
+
+    def see(self, findings: Iterable[Finding]) -> None:
+        """Count the problems among ``findings``."""
+        for f in findings:
+            if f.severity is not Severity.INFO:
+                self.problems += 1
+
+    def add_problem(self) -> None:
+        """Count a problem that is no single finding (a damaged range as a whole)."""
+        self.problems += 1
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.problems)
+
+
+def exit_status(problems: int) -> int:
+    """``1`` when there is any problem, else ``0``."""
+    return PROBLEMS if problems else CLEAN
+
+
+__all__ = ["Tally", "exit_status", "is_problem", "CLEAN", "PROBLEMS", "USAGE_OR_IO"]

@@ -1,0 +1,172 @@
+"""The reports of ``batches``, ``records``, ``verify-crc`` and ``hexdump``, as streams of items.
+
+Each function opens its inputs (:mod:`kafkadump.inputs`), walks them with
+the shared decoder and yields what the command reports, in order; a
+renderer (:mod:`kafkadump.render`) turns the items into a table, JSON Lines
+or kafka-dump-log lines.  Every problem finding passes through the
+caller's :class:`~kafkadump.report.status.Tally`, which gives the exit
+status.  Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .decode import CrcScan, Options, iter_batches
+from .decode.model import Batch, Gap, Record, Span
+from .decode.walk import decode_spanned, locate
+from .errors import UsageError
+from .inputs import check_batches, open_segments
+from .internal.kinds import resolve_kind
+from .query import RecordQuery
+from .report.status import Tally
+from .sources.segment import open_segment
+
+
+@dataclass(frozen=True)
+class FileStart:
+    """The next items come from ``path`` (one of ``files`` inputs); ``decoded``: its records are
+    of an internal topic and are decoded."""
+
+    path: str
+    files: int
+    decoded: bool = False
+
+
+@dataclass
+class RecordsOf:
+    """The records of ``batch`` that the query keeps, with their internal-topic decoding
+    (``decoded``, parallel to ``records``) when the file is of an internal topic.
+
+    ``shown``: whether the batch itself is worth a line (it has kept records or
+    findings, or nothing is filtered).
+    """
+
+    batch: Batch
+    records: list[Record]
+    decoded: list | None = None
+    shown: bool = True
+
+
+@dataclass
+class CrcTotals:
+    """verify-crc's closing summary."""
+
+    files: int = 0
+    batches: int = 0
+    bytes: int = 0
+    bad: int = 0
+    findings: int = 0
+    valid: bool = True
+
+
+def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap]:
+    """``batches``: every batch (or top-level legacy message) and gap of every file."""
+    for path, seg, opt in open_segments(paths, options):
+        yield FileStart(path, len(paths))
+        for item in iter_batches(seg.buf, path, options=opt):
+            tally.see(item.findings)
+            yield item
+
+
+def _internal_decoder(decode: str, path: str):
+    kind = resolve_kind(decode, path)
+    if kind is None:
+        return None
+    from .internal.decoder import decoder_for
+
+    return decoder_for(kind)
+
+
+def record_report(paths: list[str], options: Options, query: RecordQuery, tally: Tally,
+                  decode: str = "auto") -> Iterator[FileStart | Gap | RecordsOf]:
+    """``records``: per batch, the records ``query`` keeps (batches pruned by header first),
+    decoded as internal-topic records where ``decode`` (``auto``, ``none`` or a kind) says so.
+
+    Gaps come as they are; a batch comes as :class:`RecordsOf`, findings and all.
+    """
+    import dataclasses
+
+    options = dataclasses.replace(options, records=True, select=query.batch_selector())
+    for path, seg, opt in open_segments(paths, options):
+        internal = _internal_decoder(decode, path)
+        yield FileStart(path, len(paths), decoded=internal is not None)
+        for item in iter_batches(seg.buf, path, options=opt):
+            tally.see(item.findings)
+            if isinstance(item, Gap):
+                yield item
+                continue
+            kept = query.select(item.records or ())
+            decoded = None
+            if internal is not None:
+                decoded = [internal.decode_record(r, item) for r in kept]
+                for dr in decoded:
+                    tally.see(dr.findings)
+            yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active))
+
+
+def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap | CrcTotals]:
+    """``verify-crc``: every batch and gap with its CRC verdict (records not decoded), then the totals."""
+    import dataclasses
+
+    totals = CrcTotals()
+    for path, seg, opt in open_segments(paths, dataclasses.replace(options, records=False)):
+        yield FileStart(path, len(paths))
+        scan = CrcScan(seg.buf, path, opt)
+        for item in scan:
+            tally.see(item.findings)
+            totals.findings += len(item.findings)
+            yield item
+        totals.files += 1
+        totals.batches += scan.batches
+        totals.bytes += seg.size
+        totals.bad += scan.bad
+    totals.valid = not tally.problems
+    yield totals
+
+
+@dataclass
+class HexdumpView:
+    """One located item, decoded with every field's span, and the raw bytes around it."""
+
+    path: str
+    decoded: Batch | Gap
+    spans: list[Span]
+    raw: bytes
+    start: int
+    before: bytes = b""
+    after: bytes = b""
+
+
+def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | None = None,
+                 offset: int | None = None, index: int | None = None, context: int = 0,
+                 decode: str = "auto") -> HexdumpView:
+    """``hexdump``: the item holding ``position``, Kafka ``offset`` or the ``index``-th batch
+    (default the first), its spans, internal-topic fields split out where ``decode`` says so."""
+    if sum(x is not None for x in (position, offset, index)) > 1:
+        raise UsageError("give at most one of --position, --offset, --batch")
+    with open_segment(path) as seg:
+        check_batches(path, seg)
+        item = locate(seg.buf, path, position=position, offset=offset, index=index, options=options)
+        if item is None:
+            what = ("position " + str(position) if position is not None else
+                    "offset " + str(offset) if offset is not None else
+                    "batch " + str(index) if index is not None else "batch at all")
+            raise UsageError(f"{path}: no {what} in this file")
+        decoded, spans = decode_spanned(seg.buf, item, options)
+        kind = resolve_kind(decode, path)
+        if kind is not None:
+            from .internal import expand_spans
+
+            spans, more = expand_spans(kind, decoded, spans)
+            decoded.findings.extend(more)
+        tally.see(decoded.findings)
+        start, end = item.position, item.position + item.size
+        before = bytes(seg.buf[max(0, start - context):start]) if context else b""
+        after = bytes(seg.buf[end:end + context]) if context else b""
+        return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after)
+
+
+__all__ = ["FileStart", "RecordsOf", "CrcTotals", "HexdumpView", "batch_report", "record_report", "crc_report",
+           "hexdump_view"]
