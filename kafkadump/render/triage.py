@@ -36,6 +36,11 @@ def _rel(path: str, root: str) -> str:
     return path if r.startswith("..") else r
 
 
+def _tail(text: str, width: int) -> str:
+    """``text`` cut to ``width`` from the left: a partition's name is at the end of its path."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
 def _counts(fc: dict) -> str:
     return ",".join(f"{c}:{n}" for c, n in sorted(fc.items())) or "-"
 
@@ -157,7 +162,7 @@ def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -
     if rows_p:
         t = TableStream(out, PARTITION_COLUMNS)
         for r in rows_p:
-            t.row(r)
+            t.row([_tail(r[0], PARTITION_COLUMNS[0].width), *r[1:]])
         out.write("\n")
     if rows_f:
         t = TableStream(out, FILE_COLUMNS)
