@@ -17,11 +17,10 @@ import json
 import os
 
 import pytest
-from typer.testing import CliRunner
-
 from conftest import CORPUS
 from logdir_helpers import make_logdir
 from spark_fleet import make_fleet
+from typer.testing import CliRunner
 
 REAL = CORPUS / "real" / "segments"
 # real log dirs of several Kafka versions: internal topics, checkpoints, snapshots, many partitions

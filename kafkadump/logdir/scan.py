@@ -8,11 +8,15 @@ in the same single pass (:func:`scan_segment`): the offset index entries
 are visited in position order as the batches go by, the time index entries
 in offset order, so nothing grows with the file.
 
-What crosses segments (offset continuity, producer sequences, open
-transactions, leader epochs) cannot be judged from one file: a segment's
-scan leaves a compact ``digest`` that :mod:`kafkadump.logdir.partition`
-folds, segment by segment, into the partition's verdict.  The digest holds
-per-producer first/last facts and leader-epoch transitions, not batches.
+The segment walk shows each batch to small trackers (:mod:`.trackers`:
+offsets, leader epochs, producers, transactions; and the two index checks
+here).  What crosses segments (offset continuity, producer sequences, open
+transactions, leader epochs) cannot be judged from one file: the trackers'
+typed results make the segment's ``digest`` (a
+:class:`~kafkadump.logdir.trackers.SegmentDigest`) that
+:mod:`kafkadump.logdir.partition` folds, segment by segment, into the
+partition's verdict.  It holds per-producer first/last facts and leader-epoch
+transitions, not batches.
 """
 
 from __future__ import annotations
@@ -29,8 +33,18 @@ from . import names
 from .indexes import OffsetIndex, TimeIndex, TxnIndex
 from .snapshot import ProducerSnapshot
 from .textfiles import DECODERS, MAX_TEXT_BYTES
-from .trackers import (LeaderEpochTracker, OffsetTracker, ProducerTracker, SegmentDigest, TransactionTracker,
-                       TxnIndexEntry, batch_timestamp, check_sequence, control_type)
+from .trackers import (
+    LeaderEpochTracker,
+    OffsetTracker,
+    ProducerTracker,
+    SegmentDigest,
+    TransactionTracker,
+    TxnIndexEntry,
+    batch_timestamp,
+    check_sequence,
+    control_type,
+)
+
 DEFAULT_MAX_FINDINGS = 100   # kept per code per file; counts are always complete
 
 

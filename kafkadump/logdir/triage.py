@@ -285,7 +285,7 @@ class Triage:
         self.started = None
         self.elapsed = None
 
-    def run(self) -> "Triage":
+    def run(self) -> Triage:
         self.started = time.time()
         t0 = time.perf_counter()
         done = 0
