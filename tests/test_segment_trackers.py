@@ -4,11 +4,20 @@ Segments come from tests/logdir_helpers.py (kafka-python's encoder); every
 expected value is the builders' own bookkeeping.
 """
 
+from logdir_helpers import ABORT, COMMIT, Seg, batch, control, flip, name, write
+
 from kafkadump.findings import Code
 from kafkadump.logdir.scan import scan_segment
-from kafkadump.logdir.trackers import (AbortedTxn, EpochStart, Marker, ProducerRun, SegmentDigest, SequencePoint,
-                                       TxnStart, check_sequence)
-from logdir_helpers import ABORT, COMMIT, Seg, batch, control, flip, name, write
+from kafkadump.logdir.trackers import (
+    AbortedTxn,
+    EpochStart,
+    Marker,
+    ProducerRun,
+    SegmentDigest,
+    SequencePoint,
+    TxnStart,
+    check_sequence,
+)
 
 
 def digest_of(tmp_path, seg: Seg, base: int = 0, data=None) -> SegmentDigest:

@@ -91,6 +91,12 @@ def _digest(s: FileScan) -> SegmentDigest:
     return s.digest
 
 
+def _decoded(s: FileScan) -> dict:
+    """The decoded content a non-segment file's scan keeps for the fold (``snapshot``, ``content``)."""
+    assert isinstance(s.digest, dict)
+    return s.digest
+
+
 def _order_key(s: FileScan):
     f = _digest(s).offsets
     return (f.base if f.base is not None else (f.first if f.first is not None else -1), s.path)
@@ -123,7 +129,7 @@ class _Fold:
             self._compare_snapshot(off, s)
 
     def _compare_snapshot(self, off: int, s: FileScan) -> None:
-        for pid, epoch, last_seq, last_off, pos in s.digest["snapshot"]:
+        for pid, epoch, last_seq, last_off, pos in _decoded(s)["snapshot"]:
             st = self.producers.get(pid)
             if last_off < 0 or st is None or st.last_offset is None:
                 continue
@@ -143,8 +149,8 @@ class _Fold:
         self.compare_snapshots(o.first)
         if self.facts.first_offset is None:
             self.facts.first_offset = o.first
-        if self.prev_last is not None:
-            self._boundary(seg, d)
+        if self.prev_last is not None and self.prev_scan is not None:
+            self._boundary(seg, o.first, o.first_position or 0, self.prev_last, self.prev_scan)
         base_missing = self.facts.missing_offsets
         expected = self._producers(seg, d, base_missing)
         self.facts.aborted_transactions += len(expected)
@@ -174,25 +180,24 @@ class _Fold:
         if o.max_timestamp is not None:
             f.max_timestamp = o.max_timestamp if f.max_timestamp is None else max(f.max_timestamp, o.max_timestamp)
 
-    def _boundary(self, seg: FileScan, d: SegmentDigest) -> None:
+    def _boundary(self, seg: FileScan, first: int, position: int, prev_last: int, prev: FileScan) -> None:
         """Offsets continue from the previous segment: an overlap, or a gap (compaction, retention, damage)."""
-        o = d.offsets
-        prev_last, prev = self.prev_last, self.prev_scan
-        if o.first <= prev_last:
-            seg.add(Finding(Code.OFFSET_ORDER, o.first_position,
-                            f"segment starts at offset {o.first}, not after offset {prev_last} where "
+        if first <= prev_last:
+            seg.add(Finding(Code.OFFSET_ORDER, position,
+                            f"segment starts at offset {first}, not after offset {prev_last} where "
                             f"{os.path.basename(prev.path)} ends (segments overlap)"))
             return
-        if o.first == prev_last + 1:
+        if first == prev_last + 1:
             return
-        self.facts.missing_offsets += o.first - prev_last - 1
+        self.facts.missing_offsets += first - prev_last - 1
+        base = _digest(seg).offsets.base
         lo = prev_last + 1
-        hi = o.first - 1 if o.base is None or o.base > o.first else min(o.first, o.base) - 1
+        hi = first - 1 if base is None or base > first else min(first, base) - 1
         if hi < lo:
             return
         why = ("probably lost: the previous segment ends in damaged bytes" if _digest(prev).offsets.ends_damaged
                else "removed by log compaction, or the segments between were deleted")
-        seg.add(Finding(Code.OFFSET_GAP, o.first_position,
+        seg.add(Finding(Code.OFFSET_GAP, position,
                         f"offsets {lo}..{hi} ({hi - lo + 1}) are absent between "
                         f"{os.path.basename(prev.path)} and this segment ({why})"))
 
@@ -204,7 +209,7 @@ class _Fold:
             if st is None:
                 st = self.producers[pid] = _ProducerState()
             first = run.first
-            if first is not None and st.epoch is not None:
+            if first is not None and st.epoch is not None and st.last_seq is not None:
                 self.facts.sequence_gaps_explained += check_sequence(
                     seg.add, pid, first.epoch, first.base_sequence, first.position, st.epoch, st.last_seq,
                     base_missing + first.missing_before > st.missing_at)
@@ -272,7 +277,7 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
     live = [s for s in scans if names.classify(s.path).suffix is None and not s.error]
     segs = sorted((s for s in live if s.kind == names.SEGMENT and isinstance(s.digest, SegmentDigest)),
                   key=_order_key)
-    snaps = sorted(((names.classify(s.path).offset, s) for s in live
+    snaps = sorted(((_snapshot_offset(s), s) for s in live
                     if s.kind == names.PRODUCER_SNAPSHOT and s.digest and names.classify(s.path).offset is not None),
                    key=lambda x: x[0])
     lec = next((s for s in live if s.kind == names.LEADER_EPOCH_CHECKPOINT and s.digest), None)
@@ -281,7 +286,7 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
     facts = PartitionFacts(path=path, log_dir=log_dir_of(path), topic=pdir.topic if pdir else None,
                            partition=pdir.partition if pdir else None, state=pdir.state if pdir else None,
                            files=len(scans), segments=len(segs),
-                           topic_id=meta.digest["content"].get("topicId") if meta else None)
+                           topic_id=_decoded(meta)["content"].get("topicId") if meta else None)
     fold = _Fold(facts, snaps)
     for seg in segs:
         fold.segment(seg, txn_scans)
@@ -297,6 +302,10 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
     return facts
 
 
+def _snapshot_offset(s: FileScan) -> int:
+    return names.classify(s.path).offset or 0
+
+
 def _pending_partition(path: str, state: str, anchor: FileScan | None) -> None:
     what = {"delete": "being deleted", "future": "a replica being moved to this log dir",
             "stray": "left behind (stray)"}[state]
@@ -309,10 +318,10 @@ def _check_txnindex(seg: FileScan, expected: list[_ExpectedAbort], txn_scans: di
     d = _digest(seg)
     if d.txnindex is None:
         if expected:
-            a = expected[0]
-            seg.add(Finding(Code.TXNINDEX_MISMATCH, a.marker_position,
-                            f"{len(expected)} aborted transactions (first: producer {a.producer_id}, offsets "
-                            f"{a.first_offset}..{a.marker_offset}) but no .txnindex beside the segment"))
+            e0 = expected[0]
+            seg.add(Finding(Code.TXNINDEX_MISMATCH, e0.marker_position,
+                            f"{len(expected)} aborted transactions (first: producer {e0.producer_id}, offsets "
+                            f"{e0.first_offset}..{e0.marker_offset}) but no .txnindex beside the segment"))
         return
     tscan = txn_scans.get(d.txnindex_path)
     want = {(a.producer_id, a.marker_offset): a for a in expected}
@@ -348,7 +357,7 @@ def _check_leader_epochs(lec: FileScan, epochs: list[tuple[EpochStart, FileScan]
     epochs older than the checkpoint's first, and a first entry starting
     after the batches carrying it, are not disagreements.
     """
-    entries = lec.digest["content"]["entries"]
+    entries = _decoded(lec)["content"]["entries"]
     if not entries:
         return
     by_epoch = {e["epoch"]: e for e in entries}
@@ -379,12 +388,12 @@ def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, Partitio
     for s in scans:
         if s.kind != names.OFFSET_CHECKPOINT or s.error or not s.digest:
             continue
-        which = names.classify(s.path).checkpoint
+        which = names.classify(s.path).checkpoint or ""
         what = {"recovery-point-offset-checkpoint": "recovery point",
                 "replication-offset-checkpoint": "high watermark",
                 "log-start-offset-checkpoint": "log start offset",
                 "cleaner-offset-checkpoint": "cleaner checkpoint"}[which]
-        for e in s.digest["content"]["entries"]:
+        for e in _decoded(s)["content"]["entries"]:
             p = partitions.get(f"{e['topic']}-{e['partition']}")
             if p is None or p.log_end_offset is None:
                 continue

@@ -82,9 +82,9 @@ class FileScan:
     def __init__(self, path: str, kind: str):
         self.path = path
         self.kind = kind
-        self.size = None
-        self.mtime = None
-        self.sha256 = None
+        self.size: int | None = None
+        self.mtime: str | None = None      # UTC ISO-8601
+        self.sha256: str | None = None
         self.summary: dict = {}
         self.findings: list[Finding] = []
         self.finding_counts: Counter = Counter()
@@ -173,7 +173,7 @@ def scan_segment(path: str, *, index: str | None = None, timeindex: str | None =
         try:
             _walk_segment(seg.buf, path, name, opt, log, sink, idx_ctx, tix_ctx)
             if txn_ctx is not None:
-                _scan_txnindex(txn_ctx, log.digest)
+                _scan_txnindex(txn_ctx, log.digest if isinstance(log.digest, SegmentDigest) else None)
         finally:
             for ctx in (idx_ctx, tix_ctx, txn_ctx):
                 if ctx is not None:

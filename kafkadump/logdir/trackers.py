@@ -224,7 +224,7 @@ class OffsetTracker:
         self.pending = pending
         self.damage_since: int | None = None   # position of the first damage since the last good batch
         self.below_base: Batch | None = None
-        self.name_gap: tuple[int, int] | None = None
+        self.name_gap: tuple[int, int, int] | None = None   # (name's base, first offset, its position)
 
     def damage(self, item, padding: bool, crc_failed: bool) -> None:
         """A gap or a batch whose CRC fails (a preallocated zero tail is no damage)."""
@@ -251,7 +251,7 @@ class OffsetTracker:
         if f.first is None:
             f.first, f.first_position = lo, b.position
             if f.base is not None and lo > f.base and not self.pending:
-                self.name_gap = (f.base, lo)
+                self.name_gap = (f.base, lo, b.position)
         if f.base is not None and lo < f.base and self.below_base is None:
             self.below_base = b
         if f.last is not None and lo > f.last + 1:
@@ -296,8 +296,8 @@ class OffsetTracker:
                              f"batch at {b.position} holds offset {b.base_offset}, below the base "
                              f"offset {f.base} of the file name"))
         if self.name_gap is not None:
-            base, first = self.name_gap
-            self.add(Finding(Code.OFFSET_GAP, f.first_position,
+            base, first, position = self.name_gap
+            self.add(Finding(Code.OFFSET_GAP, position,
                              f"segment {base} starts at offset {first}: offsets {base}..{first - 1} "
                              f"are absent (removed by log compaction or retention)"))
         return f
@@ -348,7 +348,7 @@ class ProducerTracker:
         seq = b.base_sequence
         if b.is_control or seq is None or seq < 0:
             return
-        if run.first is None:
+        if run.first is None or run.epoch is None or run.last_sequence is None:
             run.first = SequencePoint(b.producer_epoch, seq, b.base_offset, b.position, missing)
         else:
             self.explained_gaps += check_sequence(self.add, pid, b.producer_epoch, seq, b.position, run.epoch,

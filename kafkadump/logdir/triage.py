@@ -112,7 +112,7 @@ def _with_siblings(path: str) -> list[str]:
     files = [path]
     fn = names.classify(path)
     if fn.kind == names.SEGMENT:
-        stem = os.path.join(os.path.dirname(path), fn.stem)
+        stem = os.path.join(os.path.dirname(path), fn.stem or "")
         for ext in _SIBLINGS.values():
             p = stem + ext + (fn.suffix or "")
             if os.path.isfile(p):
@@ -131,7 +131,7 @@ def _cut(gi: int, g: Group) -> None:
             continue
         sib = {}
         for kind, ext in _SIBLINGS.items():
-            q = by_name.get(fn.stem + ext + (fn.suffix or ""))
+            q = by_name.get((fn.stem or "") + ext + (fn.suffix or ""))
             if q is not None:
                 sib[kind] = q
                 used.add(q)
@@ -189,7 +189,8 @@ def run_units(units: list, records: bool, max_findings: int | None) -> list[list
 
 def chunks(units: list, max_bytes: int = 4 << 20, max_units: int = 64):
     """Consecutive units cut into tasks of at most ``max_bytes`` (a larger unit goes alone)."""
-    chunk, size = [], 0
+    chunk: list = []
+    size = 0
     for u in units:
         if chunk and (size + u.size > max_bytes or len(chunk) >= max_units):
             yield chunk
@@ -214,7 +215,7 @@ def _pool(jobs: int):
 
 # A runner scans units somewhere (here, in worker processes, in Spark tasks) and yields
 # ``(index into units, scans)`` as units finish, in any order.
-Runner = Callable[[list, bool, "int | None"], Iterator[tuple[int, list[FileScan]]]]
+Runner = Callable[[list, bool, int | None], Iterator[tuple[int, list[FileScan]]]]
 
 
 def local_runner(jobs: int = 2) -> Runner:
@@ -282,8 +283,8 @@ class Triage:
         self.total_bytes = sum(u.size for u in self.units)
         self.results: dict[int, list[FileScan]] = {}      # unit index -> its scans
         self.partitions: dict[int, PartitionFacts] = {}   # group index -> its fold
-        self.started = None
-        self.elapsed = None
+        self.started: float | None = None   # epoch seconds
+        self.elapsed: float | None = None   # seconds
 
     def run(self) -> Triage:
         self.started = time.time()

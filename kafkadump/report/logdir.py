@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..findings import SEVERITY, Code, Severity
@@ -85,7 +85,8 @@ def _by_severity(counts: Counter) -> dict:
 
 def file_object(scan: FileScan) -> dict:
     """One file's object: chain of custody, the kind's summary, its findings (sorted by offset)."""
-    d = {"file": scan.path, "kind": scan.kind, "size": scan.size, "mtime": scan.mtime, "sha256": scan.sha256}
+    d: dict[str, Any] = {"file": scan.path, "kind": scan.kind, "size": scan.size, "mtime": scan.mtime,
+                         "sha256": scan.sha256}
     if scan.error:
         d["error"] = scan.error
     d.update(scan.summary)
