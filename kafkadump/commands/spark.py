@@ -46,6 +46,9 @@ class Mode(str, Enum):
 PathsArg = typer.Argument(..., show_default=False,
                           help="Log dirs, partition dirs or segment files: local paths, or URIs Spark's "
                                "Hadoop file listing reaches (file:, hdfs://, s3a://, globs).")
+TriagePathsArg = typer.Argument(..., show_default=False,
+                                help="Log dirs, partition dirs or segment files: local paths (or file: URIs) "
+                                     "every executor sees at the same path.")
 MasterOpt = typer.Option(None, "--master", metavar="URL",
                          help="Spark master: local[*] (default; needs only Java), local[N], spark://host:7077, "
                               "yarn, k8s://... .  Under spark-submit its own --master applies.")
@@ -140,7 +143,7 @@ def scan(
 
 @spark_app.command("triage")
 def triage(
-    paths: List[str] = PathsArg,
+    paths: List[str] = TriagePathsArg,
     master: Optional[str] = MasterOpt,
     conf: Optional[List[str]] = ConfOpt,
     json_: bool = typer.Option(False, "--json", help="The full report as one JSON object on stdout "
@@ -154,10 +157,9 @@ def triage(
 ):
     """kafkadump triage with the per-file scans in Spark tasks: the same report, partitions and verdict.
 
-    Every file of the log dirs is scanned (a segment with its indexes in one task); the driver
-    folds the scans into partitions and the fleet summary with triage's own code.
-    Exit 0 clean (info findings only), 1 any warning or error finding or unreadable file,
-    2 usage / Spark error.
+    Every file under the paths is scanned (a segment with its indexes in one task), and the driver folds the scans into partitions and the fleet summary with triage's own code.
+
+    Exit 0 clean (info findings only), 1 any warning or error finding or unreadable file, 2 usage or Spark error.
     """
 
     def body():
