@@ -155,3 +155,69 @@ def file_of(report, path) -> dict:
 
 __all__ = ["B", "batch", "control", "Seg", "index_bytes", "timeindex_bytes", "txnindex_bytes", "snapshot_bytes",
            "checkpoint_text", "name", "write", "flip", "findings", "file_of", "fix_crc", "T0", "ABORT", "COMMIT"]
+
+
+def make_logdir(root) -> dict:
+    """A broker log dir whose partitions exercise every cross-check of the partition and log-dir folds.
+
+    Returns ``{partition directory name: expected verdict}`` (the builders' own facts)::
+
+        healthy-0   two segments, indexes, time index, leader-epoch-checkpoint, a producer
+                    snapshot at the boundary, a committed transaction across the boundary: clean
+        txn-0       an aborted transaction and its .txnindex, a transaction left open: warnings
+        seq-0       a producer's sequence skips (warning) and a later one repeats (warning)
+        damaged-0   a flipped byte (crc-mismatch), an index entry off a batch boundary: errors
+        epochs-0    batches of leader epoch 2 the checkpoint does not know: warnings
+        gone-0.abc-delete   a partition being deleted (pending, info): clean
+        log dir     recovery-point checkpoint beyond a log end (warning), meta.properties
+    """
+    import os
+
+    root = os.fspath(root)
+    out = {}
+
+    def seg(pdir, base, batches, **extra):
+        s = Seg(batches)
+        write(os.path.join(root, pdir, name(base, ".log")), s.data)
+        for ext, data in extra.items():
+            write(os.path.join(root, pdir, name(base, "." + ext)), data(s) if callable(data) else data)
+        return s
+
+    # healthy-0
+    seg("healthy-0", 0, [batch(0, 3, pid=5, epoch=0, seq=0), batch(3, 2, pid=5, epoch=0, seq=3, leader_epoch=1),
+                             batch(5, 2, pid=9, epoch=0, seq=0, txn=True, leader_epoch=1)],
+            index=lambda s: index_bytes([(4, s.at(1))]),
+            timeindex=lambda s: timeindex_bytes([(s.batches[1].max_ts, 4)]))
+    seg("healthy-0", 7, [control(7, COMMIT, pid=9, epoch=0, leader_epoch=1),
+                         batch(8, 4, pid=5, epoch=0, seq=5, leader_epoch=1)],
+        index=lambda s: index_bytes([(11, s.at(1))], base=7))
+    write(os.path.join(root, "healthy-0", "leader-epoch-checkpoint"), checkpoint_text([(0, 0), (1, 3)]))
+    write(os.path.join(root, "healthy-0", name(7, ".snapshot")),
+          snapshot_bytes([(5, 0, 4, 4, 1, T0, -1, -1), (9, 0, 1, 6, 1, T0, 0, 5)]))
+    out["healthy-0"] = "clean"
+    # txn-0
+    seg("txn-0", 0, [batch(0, 3, pid=7, epoch=0, seq=0, txn=True), control(3, ABORT, pid=7, epoch=0),
+                     batch(4, 2, pid=8, epoch=0, seq=0, txn=True)],
+        txnindex=txnindex_bytes([(7, 0, 3, 0)]))
+    out["txn-0"] = "warnings"
+    # seq-0
+    seg("seq-0", 0, [batch(0, 3, pid=5, epoch=0, seq=0), batch(3, 2, pid=5, epoch=0, seq=9)])
+    seg("seq-0", 5, [batch(5, 2, pid=5, epoch=0, seq=4)])
+    out["seq-0"] = "warnings"
+    # damaged-0
+    s = Seg([batch(0, 3), batch(3, 2), batch(5, 4)])
+    write(os.path.join(root, "damaged-0", name(0, ".log")), flip(s.data, s.at(1) + 70))
+    write(os.path.join(root, "damaged-0", name(0, ".index")), index_bytes([(8, s.at(2) + 1)]))
+    out["damaged-0"] = "errors"
+    # epochs-0
+    seg("epochs-0", 0, [batch(0, 3, leader_epoch=0), batch(3, 2, leader_epoch=2)])
+    write(os.path.join(root, "epochs-0", "leader-epoch-checkpoint"), checkpoint_text([(0, 0), (1, 3)]))
+    out["epochs-0"] = "warnings"
+    # a partition being deleted
+    seg("gone-0.0123456789abcdef0123456789abcdef-delete", 0, [batch(0, 2)])
+    out["gone-0.0123456789abcdef0123456789abcdef-delete"] = "clean"
+    # the log dir's own files
+    write(os.path.join(root, "recovery-point-offset-checkpoint"),
+          checkpoint_text([("healthy", 0, 12), ("seq", 0, 500)]))
+    write(os.path.join(root, "meta.properties"), b"#\nversion=1\nnode.id=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n")
+    return out

@@ -93,10 +93,12 @@ def make_fleet(root: str) -> dict:
     second = os.path.join(root, "orders-0", SEG.format(200))
     _write(second, chunks)
     facts["files"].append(second)
+    # the partition objects of the triage report (kafkadump.report.logdir): the
+    # leader-epoch-checkpoint below is the third file; the explained gap is an info offset-gap
     facts["partitions"][("orders", 0)] = {
-        "files": 2, "batches": nbatch, "records": nrec, "firstOffset": 0, "lastOffset": off - 1,
-        "crcFailures": 0, "gaps": 0, "errors": 0, "warnings": 1, "sequenceGaps": 1, "sequenceGapsExplained": 1,
-        "verdict": "warnings", "findingCounts": {"sequence-gap": 1}}
+        "files": 3, "segments": 2, "batches": nbatch, "records": nrec, "firstOffset": 0, "logEndOffset": off,
+        "crcFailures": 0, "damagedRanges": 0, "findings": {"error": 0, "warning": 1, "info": 1},
+        "sequenceGapsExplained": 1, "verdict": "warnings", "findingCounts": {"offset-gap": 1, "sequence-gap": 1}}
     facts["sequence_gap"] = {"topic": "orders", "partition": 0, "kind": "sequence-gap", "explained": False,
                              "producerId": PID, "producerEpoch": 0, "atOffset": gap_at, "afterOffset": gap_at - 1,
                              "missing": 5}
@@ -125,8 +127,9 @@ def make_fleet(root: str) -> dict:
     facts["big_file"] = big
     facts["big_size"] = len(data)
     facts["partitions"][("orders", 1)] = {
-        "files": 1, "batches": 1201, "crcFailures": 1, "gaps": 2,  # garbage + zero padding
-        "firstOffset": 0, "lastOffset": off - 1, "sequenceGaps": 0}
+        "files": 1, "batches": 1200, "crcFailures": 1,   # CRC-valid batches (the repeated one too), the flipped one
+        "damagedRanges": 2,                              # the flipped batch, the garbage (zero padding is no damage)
+        "firstOffset": 0, "logEndOffset": off, "sequenceGapsExplained": 0}
 
     # --- legacy-0 ---------------------------------------------------------------------------
     inner = [legacy_message(k, f"inner-{k}".encode(), key=b"k", magic=1) for k in range(3)]
@@ -142,8 +145,8 @@ def make_fleet(root: str) -> dict:
     broken = os.path.join(root, "broken-0", SEG.format(0))
     _write(broken, [cut])
     facts["files"].append(broken)
-    facts["partitions"][("broken", 0)] = {"files": 1, "batches": 9, "records": 27, "gaps": 1,
-                                          "firstOffset": 0, "lastOffset": 26}
+    facts["partitions"][("broken", 0)] = {"files": 1, "batches": 9, "records": 27, "damagedRanges": 1,
+                                          "firstOffset": 0, "logEndOffset": 27}
 
     # --- misc: not a partition directory ----------------------------------------------------
     misc = os.path.join(root, "misc", SEG.format(0))

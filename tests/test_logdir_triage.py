@@ -554,9 +554,14 @@ def test_cli_triage_json_and_exit_codes(tmp_path):
     write(d / name(0, ".log"), flip(s.data, 70))
     bad = runner.invoke(app, ["triage", str(d)])
     assert bad.exit_code == 1 and "crc-mismatch" in bad.output and "verdict: errors" in bad.output
-    # warnings only: exit 0 (exit 1 is for error-level findings)
+    # warnings only: exit 1 too (the one exit rule: 0 only when info findings alone are left)
     write(d / name(0, ".log"), Seg([batch(0, 3, pid=5, epoch=0, seq=0), batch(3, 2, pid=5, epoch=0, seq=9)]).data)
-    assert runner.invoke(app, ["triage", str(d)]).exit_code == 0
+    warn = runner.invoke(app, ["triage", str(d)])
+    assert warn.exit_code == 1 and "verdict: warnings" in warn.output
+    # info findings only (an offset gap: compaction): exit 0
+    write(d / name(0, ".log"), Seg([batch(0, 3), batch(5, 2)]).data)
+    info = runner.invoke(app, ["triage", "--json", str(d)])
+    assert info.exit_code == 0 and json.loads(info.output)["findingCounts"] == {"offset-gap": 1}
 
 
 def test_cli_triage_missing_path_is_exit_2_one_line(tmp_path):

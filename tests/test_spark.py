@@ -207,51 +207,57 @@ def test_spark_scan_writes_partitioned_parquet(spark, fleet, tmp_path):
     assert_same(got, want, "records read back from Parquet")
 
 
+def _findings_of(report, code):
+    return [(f["file"], x) for f in report["files"] for x in f["findings"] if x["code"] == code]
+
+
 def test_spark_triage(spark, fleet):
-    res = _cli(["spark", "triage", fleet["root"], "--json", "--split-bytes", str(SPLIT)])
-    assert res.exit_code == 2, res.output     # the dangling symlink
-    lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
-    parts = {(d["topic"], d["partition"]): d for d in lines if d["type"] == "partition"}
+    res = _cli(["spark", "triage", fleet["root"], "--json"])
+    assert res.exit_code == 1, res.output     # errors in the data, and the dangling symlink (verdict errors)
+    rep = json.loads(res.stdout)
+    assert rep["type"] == "triage"
+    parts = {(d["topic"], d["partition"]): d for d in rep["partitions"]}
     for tp, want in fleet["partitions"].items():
         got = parts[tp]
         for k, v in want.items():
             assert got[k] == v, (tp, k, got[k], v)
     assert parts[("orders", 1)]["records"] == 1200 * 3       # the CRC-failed batch is not counted
-    assert parts[("orders", 1)]["errors"] >= 3 and parts[("orders", 1)]["warnings"] == 1
+    assert parts[("orders", 1)]["findings"]["error"] >= 3 and parts[("orders", 1)]["findings"]["warning"] == 1
     assert parts[("orders", 0)]["firstTimestamp"] == 1_700_000_000_000
-    gaps = [d for d in lines if d["type"] == "sequence-gap"]
     sg, eg = fleet["sequence_gap"], fleet["explained_gap"]
-    assert [{k: g[k] for k in sg} for g in gaps if not g["explained"]] == [sg]
-    assert [{k: g[k] for k in eg} for g in gaps if g["explained"]] == [eg]
-    codes = {(d["code"], d["severity"]): d["count"] for d in lines if d["type"] == "finding-count"}
-    assert codes[("crc-mismatch", "error")] == 1
-    assert codes[("offset-order", "warning")] == 1
-    assert codes[("sequence-gap", "warning")] == 1
-    assert codes[("zero-padding", "info")] == 1
-    assert ("truncated", "error") in codes
-    unreadable = [d for d in lines if d["type"] == "unreadable"]
-    assert [d["file"] for d in unreadable] == [fleet["gone"]]
-    summary = lines[-1]
-    assert summary["type"] == "summary" and summary["valid"] is False and summary["verdict"] == "errors"
-    assert summary["files"] == 7 and summary["sequenceGaps"] == 1
-    assert summary["batches"] == sum(p["batches"] for p in parts.values())
+    [(file, gap)] = _findings_of(rep, "sequence-gap")
+    assert file.endswith("orders-0/00000000000000000200.log") and gap["severity"] == "warning"
+    assert gap["message"].startswith(f"producer {sg['producerId']} epoch {sg['producerEpoch']}: sequence ")
+    assert f"({sg['missing']} missing)" in gap["message"]
+    [(_, explained)] = [x for x in _findings_of(rep, "offset-gap") if "orders-0" in x[0]]
+    assert explained["severity"] == "info" and explained["message"].startswith(
+        f"offsets {eg['afterOffset'] + 1}..{eg['atOffset'] - 1} ({eg['missing']}) are absent between batches")
+    codes = rep["findingCounts"]
+    assert codes["crc-mismatch"] == 1 and codes["offset-order"] == 1 and codes["sequence-gap"] == 1
+    assert codes["zero-padding"] == 1 and codes["truncated"] >= 1
+    unreadable = [f for f in rep["files"] if f.get("error")]
+    assert [f["file"] for f in unreadable] == [fleet["gone"]]
+    assert parts[("gone", 0)]["unreadableFiles"] == 1 and parts[("gone", 0)]["verdict"] == "errors"
+    assert rep["verdict"] == "errors"
+    t = rep["totals"]
+    assert t["files"] == 8 and t["unreadableFiles"] == 1 and t["findings"]["warning"] == 2
+    assert t["batches"] == sum(p["batches"] for p in parts.values())
 
 
 def test_spark_triage_text(spark, fleet, tmp_path):
-    res = _cli(["spark", "triage", os.path.join(fleet["root"], "orders-0"), "--no-color"])
+    res = _cli(["spark", "triage", os.path.join(fleet["root"], "orders-0"), "--no-color", "--no-files"])
     assert res.exit_code == 1, res.output      # the sequence gap is a warning
     out = res.stdout
     row = next(line for line in out.splitlines() if line.startswith("orders-0 "))
-    assert row.split()[:5] == ["orders-0", "warnings", "2", "61", "279"]
-    assert row.rstrip().endswith("sequence-gap:1")
-    assert "producer sequence gaps: 1, and 1 explained by missing offsets" in out
-    assert out.rstrip().splitlines()[-1].startswith(
-        "verdict: warnings  files: 2  bytes: ")
-    assert "findings: 0 errors, 1 warnings, 0 info  crc failures: 0  sequence gaps: 1" in out
+    assert row.split()[:6] == ["orders-0", "warnings", "3", "2", "61", "279"]
+    assert row.rstrip().endswith("offset-gap:1,sequence-gap:1")
+    assert "warning  sequence-gap                00000000000000000200.log @" in out
+    assert out.rstrip().splitlines()[-1].startswith("verdict: warnings  files: 3  bytes: ")
+    assert "findings: 0 errors, 1 warnings, 1 info" in out
 
 
 def test_spark_triage_keeps_replicas_apart(spark, fleet, tmp_path):
-    """The same partition in two brokers' log dirs: two rows, each copy checked on its own
+    """The same partition in two brokers' log dirs: two partitions, each copy checked on its own
     (merged, every batch would repeat the other copy's sequence numbers)."""
     import shutil
 
@@ -259,12 +265,27 @@ def test_spark_triage_keeps_replicas_apart(spark, fleet, tmp_path):
     shutil.copytree(os.path.join(fleet["root"], "orders-0"), replica / "orders-0")
     res = _cli(["spark", "triage", os.path.join(fleet["root"], "orders-0"), str(replica), "--json"])
     assert res.exit_code == 1, res.output
-    lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
-    parts = sorted(((d["logDir"], d["batches"], d["sequenceGaps"], d["findingCounts"]) for d in lines
-                    if d["type"] == "partition"), key=str)
-    assert parts == sorted([(fleet["root"], 61, 1, {"sequence-gap": 1}),
-                            (str(replica), 61, 1, {"sequence-gap": 1})], key=str)
-    assert not [d for d in lines if d["type"] == "sequence-gap" and d["kind"] == "sequence-order"]
+    rep = json.loads(res.stdout)
+    parts = sorted(((d["logDir"], d["batches"], d["sequenceGapsExplained"], d["findingCounts"])
+                    for d in rep["partitions"]), key=str)
+    counts = {"offset-gap": 1, "sequence-gap": 1}
+    assert parts == sorted([(fleet["root"], 61, 1, counts), (str(replica), 61, 1, counts)], key=str)
+    assert "sequence-order" not in rep["findingCounts"]
+    assert rep["paths"] == [os.path.join(fleet["root"], "orders-0"), str(replica)]
+    text = _cli(["spark", "triage", os.path.join(fleet["root"], "orders-0"), str(replica), "--no-color"])
+    names = [line.split()[0] for line in text.stdout.splitlines() if line.split()[:1] and
+             line.split()[0].endswith("orders-0")]
+    assert len(names) == 2 and len(set(names)) == 2      # told apart by their log dirs
+
+
+def test_spark_triage_uri_and_missing_path(spark, fleet, tmp_path):
+    res = _cli(["spark", "triage", "file://" + os.path.join(fleet["root"], "misc"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["verdict"] == "clean"
+    res = _cli(["spark", "triage", "hdfs://nn/kafka"])
+    assert res.exit_code == 2 and "spark triage reads local paths" in res.output
+    res = _cli(["spark", "triage", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "no such file or directory" in res.output
 
 
 def test_spark_scan_clean_exit_0(spark, fleet, tmp_path):

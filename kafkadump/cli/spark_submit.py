@@ -2,7 +2,7 @@
 
     spark-submit --master yarn --conf spark.pyspark.python=/opt/kafkadump/bin/python \\
         "$(python -c 'import kafkadump.cli.spark_submit as m; print(m.__file__)')" \\
-        triage hdfs:///kafka-logs
+        triage /mnt/kafka-logs
 
 Absolute imports only: spark-submit runs this file as a script.
 """

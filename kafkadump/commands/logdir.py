@@ -79,32 +79,31 @@ def register(app) -> None:
         Per file: SHA-256, size, modification time, counts, offset and time
         ranges, codecs, producers and every finding (severity, file, byte
         offset); per partition: cross-checks across segments and a verdict.
-        Exit 1 when any error-level finding exists.
+        Exit 0 clean (info findings only), 1 any warning or error finding or
+        unreadable file, 2 usage or I/O error.
         """
-        import json
         import os
         import sys
 
         from ..logdir.triage import Triage
-        from ..render import logdir as r
+        from ..render import triage as r
+        from ..report.logdir import triage_exit_status
 
         def body():
             if not os.path.exists(path):
                 raise UsageError(f"{path}: no such file or directory")
             progress = _Progress() if sys.stderr.isatty() else None
             try:
-                t = Triage(path, jobs=jobs, records=not shallow, max_findings=max_findings,
-                           progress=progress.update if progress else None)
-                t.run()
+                report = Triage(path, jobs=jobs, records=not shallow, max_findings=max_findings,
+                                progress=progress.update if progress else None).run().report()
             finally:
                 if progress:
                     progress.stop()
-            report = t.report()
             if json_:
-                sys.stdout.write(json.dumps(report) + "\n")
+                r.render_triage_json(report, sys.stdout)
             else:
                 r.render_triage(report, sys.stdout, _console(color), files=not no_files)
-            return 1 if report["totals"]["findings"]["error"] or report["totals"]["unreadableFiles"] else 0
+            return triage_exit_status(report)
 
         _run(body)
 

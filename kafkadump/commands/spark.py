@@ -46,6 +46,9 @@ class Mode(str, Enum):
 PathsArg = typer.Argument(..., show_default=False,
                           help="Log dirs, partition dirs or segment files: local paths, or URIs Spark's "
                                "Hadoop file listing reaches (file:, hdfs://, s3a://, globs).")
+TriagePathsArg = typer.Argument(..., show_default=False,
+                                help="Log dirs, partition dirs or segment files: local paths (or file: URIs) "
+                                     "every executor sees at the same path.")
 MasterOpt = typer.Option(None, "--master", metavar="URL",
                          help="Spark master: local[*] (default; needs only Java), local[N], spark://host:7077, "
                               "yarn, k8s://... .  Under spark-submit its own --master applies.")
@@ -141,43 +144,40 @@ def scan(
 
 @spark_app.command("triage")
 def triage(
-    paths: List[str] = PathsArg,
+    paths: List[str] = TriagePathsArg,
     master: Optional[str] = MasterOpt,
     conf: Optional[List[str]] = ConfOpt,
-    json_: bool = typer.Option(False, "--json", help="JSON Lines: partition, finding-count, sequence-gap, "
-                                                     "unreadable and summary objects."),
-    limit: int = typer.Option(50, "--limit", min=0, help="Most sequence gaps and unreadable files listed "
-                                                          "(all are counted)."),
-    split_bytes: int = SplitOpt,
-    include: str = IncludeOpt,
-    shallow: bool = typer.Option(False, "--shallow", help="Header and CRC only: faster, record-level damage "
-                                                          "is not seen."),
-    max_decompressed: int = MaxDecompOpt,
-    max_depth: int = MaxDepthOpt,
+    json_: bool = typer.Option(False, "--json", help="The full report as one JSON object on stdout "
+                                                     "(the objects of kafkadump triage --json)."),
+    shallow: bool = typer.Option(False, "--shallow", help="Batch headers and CRCs only (control batches still "
+                                                          "decoded): faster, but damage inside records is not seen."),
+    max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
+                                     help="Findings kept per code per file (counts stay exact)."),
+    no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
     color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force or disable colour."),
 ):
-    """Fleet-wide summary: per topic-partition counts, offset and time ranges, CRC failures and
-    findings, findings by code, per-producer sequence gaps.
+    """kafkadump triage with the per-file scans in Spark tasks: the same report, partitions and verdict.
 
-    Exit 0 clean, 1 error or warning findings, 2 a file could not be read, or usage / Spark error.
-    Sequence gaps are listed but do not change the exit status (compaction and retention make them
-    normal on some topics).
+    Every file under the paths is scanned (a segment with its indexes in one task), and the driver folds the scans into partitions and the fleet summary with triage's own code.
+
+    Exit 0 clean (info findings only), 1 any warning or error finding or unreadable file, 2 usage or Spark error.
     """
 
     def body():
         from ..cli.options import console_for as _console
-        from ..spark import jobs, render
-        from ..spark.session import build
+        from ..render import triage as r
+        from ..report.logdir import triage_exit_status
+        from ..spark import jobs
+        from ..spark.session import build, check
 
-        files = _local_listing(paths, include)
-        spark = build(master, _conf(conf))
-        summary = jobs.triage(spark, paths, limit=limit, files=files, split_bytes=split_bytes, include=_globs(include),
-                              shallow=shallow, max_decompressed=max_decompressed, max_depth=max_depth)
+        check()  # say what is missing first
+        planned = jobs.plan_triage(paths, records=not shallow, max_findings=max_findings)  # before the JVM starts
+        report = jobs.run_triage(build(master, _conf(conf)), planned)
         if json_:
-            render.triage_json(summary, sys.stdout)
+            r.render_triage_json(report, sys.stdout)
         else:
-            render.triage_text(summary, sys.stdout, _console(color))
-        return render.exit_code(summary)
+            r.render_triage(report, sys.stdout, _console(color), files=not no_files)
+        return triage_exit_status(report)
 
     _spark_run(body)
 

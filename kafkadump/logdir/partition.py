@@ -27,247 +27,328 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from dataclasses import dataclass, field
 
-from ..findings import Code, Finding, Severity
+from ..findings import Code, Finding
 from . import names
-from .scan import FileScan, check_sequence, worst_of
+from .scan import FileScan
+from .trackers import EpochStart, SegmentDigest, TxnStart, check_sequence
 
 
-class _State:
-    __slots__ = ("epoch", "last_seq", "last_offset", "missing_at", "open")
+@dataclass
+class PartitionFacts:
+    """What the fold of one partition directory found (the report's partition object is built from it)."""
 
-    def __init__(self):
-        self.epoch = None
-        self.last_seq = None
-        self.last_offset = None
-        self.missing_at = 0
-        self.open = None   # (firstOffset, FileScan, position)
+    path: str
+    log_dir: str | None
+    topic: str | None
+    partition: int | None
+    state: str | None
+    files: int
+    segments: int = 0
+    bytes: int = 0
+    batches: int = 0
+    records: int = 0
+    first_offset: int | None = None
+    log_end_offset: int | None = None
+    missing_offsets: int = 0
+    first_timestamp: int | None = None
+    max_timestamp: int | None = None
+    crc_failures: int = 0
+    damaged_ranges: int = 0
+    damaged_bytes: int = 0
+    producers: int = 0
+    aborted_transactions: int = 0
+    open_transactions: int = 0
+    sequence_gaps_explained: int = 0
+    leader_epochs: list[int] = field(default_factory=list)
+    snapshots_checked: int = 0
+    snapshots_beyond_log: int = 0
+    topic_id: str | None = None
 
 
-def verdict(counts) -> str:
-    w = worst_of(counts)
-    if w is Severity.ERROR:
-        return "errors"
-    if w is Severity.WARNING:
-        return "warnings"
-    return "clean"
+@dataclass
+class _ProducerState:
+    """One producer across the segments folded so far."""
+
+    epoch: int | None = None
+    last_seq: int | None = None
+    last_offset: int | None = None
+    missing_at: int = 0
+    open: tuple[TxnStart, FileScan] | None = None
+
+
+@dataclass(frozen=True)
+class _ExpectedAbort:
+    producer_id: int
+    first_offset: int
+    marker_offset: int
+    marker_position: int
+
+
+def _digest(s: FileScan) -> SegmentDigest:
+    assert isinstance(s.digest, SegmentDigest)
+    return s.digest
+
+
+def _decoded(s: FileScan) -> dict:
+    """The decoded content a non-segment file's scan keeps for the fold (``snapshot``, ``content``)."""
+    assert isinstance(s.digest, dict)
+    return s.digest
 
 
 def _order_key(s: FileScan):
-    d = s.digest or {}
-    base = d.get("base")
-    first = d.get("first")
-    return (base if base is not None else (first if first is not None else -1), s.path)
+    f = _digest(s).offsets
+    return (f.base if f.base is not None else (f.first if f.first is not None else -1), s.path)
 
 
-def fold_partition(path: str, scans: list[FileScan]) -> dict:
-    """Cross-check the scans of one partition directory; return its summary.
+class _Fold:
+    """The running state of one partition's fold, segment by segment in offset order."""
+
+    def __init__(self, facts: PartitionFacts, snaps: list):
+        self.facts = facts
+        self.producers: dict[int, _ProducerState] = {}
+        self.epochs: list[tuple[EpochStart, FileScan]] = []
+        self.prev_last: int | None = None
+        self.prev_scan: FileScan | None = None
+        self.snaps = snaps
+        self.snap_i = 0
+
+    # producer snapshots -----------------------------------------------------------------------
+    def compare_snapshots(self, upto: int | None) -> None:
+        """Compare snapshots taken at offsets <= upto (None: all) with the state so far."""
+        while self.snap_i < len(self.snaps) and (upto is None or self.snaps[self.snap_i][0] <= upto):
+            off, s = self.snaps[self.snap_i]
+            self.snap_i += 1
+            if self.prev_last is None or off <= self.prev_last:
+                continue   # nothing folded yet, or taken inside what we folded: not a boundary we stopped at
+            if off > self.prev_last + 1:
+                self.facts.snapshots_beyond_log += 1   # taken when the log was longer than this copy of it
+                continue
+            self.facts.snapshots_checked += 1
+            self._compare_snapshot(off, s)
+
+    def _compare_snapshot(self, off: int, s: FileScan) -> None:
+        for pid, epoch, last_seq, last_off, pos in _decoded(s)["snapshot"]:
+            st = self.producers.get(pid)
+            if last_off < 0 or st is None or st.last_offset is None:
+                continue
+            if st.last_offset != last_off or st.last_seq != last_seq:
+                s.add(Finding(Code.PRODUCER_SNAPSHOT_MISMATCH, pos,
+                              f"producer {pid}: the snapshot at offset {off} says last offset {last_off}, "
+                              f"sequence {last_seq}; the log's last batch of this producer before {off} "
+                              f"ends at {st.last_offset} with sequence {st.last_seq}"))
+
+    # one segment ------------------------------------------------------------------------------
+    def segment(self, seg: FileScan, txn_scans: dict) -> None:
+        d = _digest(seg)
+        o = d.offsets
+        self._counts(seg, d)
+        if o.first is None:
+            return
+        self.compare_snapshots(o.first)
+        if self.facts.first_offset is None:
+            self.facts.first_offset = o.first
+        if self.prev_last is not None and self.prev_scan is not None:
+            self._boundary(seg, o.first, o.first_position or 0, self.prev_last, self.prev_scan)
+        base_missing = self.facts.missing_offsets
+        expected = self._producers(seg, d, base_missing)
+        self.facts.aborted_transactions += len(expected)
+        for a in expected:
+            seg.add(Finding(Code.ABORTED_TRANSACTION, a.marker_position,
+                            f"producer {a.producer_id}: transaction from offset {a.first_offset} aborted by the "
+                            f"marker at offset {a.marker_offset}"))
+        _check_txnindex(seg, expected, txn_scans)
+        self._epochs(seg, d)
+        self.facts.missing_offsets += o.missing
+        if o.last is not None and (self.prev_last is None or o.last > self.prev_last):
+            self.prev_last = o.last
+            self.prev_scan = seg
+
+    def _counts(self, seg: FileScan, d: SegmentDigest) -> None:
+        f, o = self.facts, d.offsets
+        f.bytes += seg.size or 0
+        f.records += o.records
+        f.batches += o.batches
+        f.crc_failures += o.crc_failures
+        f.damaged_ranges += o.damaged_ranges
+        f.damaged_bytes += o.damaged_bytes
+        f.sequence_gaps_explained += d.sequence_gaps_explained
+        if o.first_timestamp is not None:
+            f.first_timestamp = o.first_timestamp if f.first_timestamp is None else min(f.first_timestamp,
+                                                                                         o.first_timestamp)
+        if o.max_timestamp is not None:
+            f.max_timestamp = o.max_timestamp if f.max_timestamp is None else max(f.max_timestamp, o.max_timestamp)
+
+    def _boundary(self, seg: FileScan, first: int, position: int, prev_last: int, prev: FileScan) -> None:
+        """Offsets continue from the previous segment: an overlap, or a gap (compaction, retention, damage)."""
+        if first <= prev_last:
+            seg.add(Finding(Code.OFFSET_ORDER, position,
+                            f"segment starts at offset {first}, not after offset {prev_last} where "
+                            f"{os.path.basename(prev.path)} ends (segments overlap)"))
+            return
+        if first == prev_last + 1:
+            return
+        self.facts.missing_offsets += first - prev_last - 1
+        base = _digest(seg).offsets.base
+        lo = prev_last + 1
+        hi = first - 1 if base is None or base > first else min(first, base) - 1
+        if hi < lo:
+            return
+        why = ("probably lost: the previous segment ends in damaged bytes" if _digest(prev).offsets.ends_damaged
+               else "removed by log compaction, or the segments between were deleted")
+        seg.add(Finding(Code.OFFSET_GAP, position,
+                        f"offsets {lo}..{hi} ({hi - lo + 1}) are absent between "
+                        f"{os.path.basename(prev.path)} and this segment ({why})"))
+
+    def _producers(self, seg: FileScan, d: SegmentDigest, base_missing: int) -> list[_ExpectedAbort]:
+        """Sequences and transactions across the boundary; the transactions this segment aborts."""
+        expected = []
+        for pid, run in d.producers.items():
+            st = self.producers.get(pid)
+            if st is None:
+                st = self.producers[pid] = _ProducerState()
+            first = run.first
+            if first is not None and st.epoch is not None and st.last_seq is not None:
+                self.facts.sequence_gaps_explained += check_sequence(
+                    seg.add, pid, first.epoch, first.base_sequence, first.position, st.epoch, st.last_seq,
+                    base_missing + first.missing_before > st.missing_at)
+            txn = d.transactions.get(pid)
+            if txn is not None:
+                expected += self._transactions(seg, pid, st, txn)
+            if run.last_sequence is not None:
+                st.epoch, st.last_seq, st.last_offset = run.epoch, run.last_sequence, run.last_offset
+                st.missing_at = base_missing + run.missing_at
+        for a in d.aborted:
+            expected.append(_ExpectedAbort(a.producer_id, a.first_offset, a.marker_offset, a.marker_position))
+        return expected
+
+    @staticmethod
+    def _transactions(seg: FileScan, pid: int, st: _ProducerState, txn) -> list[_ExpectedAbort]:
+        marker = txn.first_marker
+        if marker is None:
+            if txn.open is not None and st.open is None:
+                st.open = (txn.open, seg)
+            return []
+        out = []
+        start = st.open[0] if st.open else marker.open_before
+        if start is not None and marker.type == "ABORT":
+            out.append(_ExpectedAbort(pid, start.offset, marker.offset, marker.position))
+        st.open = (txn.open, seg) if txn.open else None
+        return out
+
+    def _epochs(self, seg: FileScan, d: SegmentDigest) -> None:
+        for e in d.epochs:
+            if self.epochs and e.epoch <= self.epochs[-1][0].epoch:
+                last = self.epochs[-1][0].epoch
+                if e.epoch < last:
+                    seg.add(Finding(Code.LEADER_EPOCH_MISMATCH, e.position + 12,
+                                    f"partitionLeaderEpoch {e.epoch} at offset {e.offset} after epoch {last} "
+                                    f"(epochs never decrease in a log)"))
+                continue
+            self.epochs.append((e, seg))
+
+    # the end -----------------------------------------------------------------------------------
+    def open_transactions(self) -> None:
+        for pid, st in self.producers.items():
+            if st.open is None:
+                continue
+            self.facts.open_transactions += 1
+            start, s = st.open
+            s.add(Finding(Code.OPEN_TRANSACTION, start.position,
+                          f"producer {pid}: transaction from offset {start.offset} has no COMMIT or ABORT marker "
+                          f"up to the end of the log (still in flight, or hanging)"))
+
+
+def log_dir_of(path: str) -> str | None:
+    """The log dir holding a partition directory (its parent), or None when ``path`` is not one."""
+    if names.parse_partition_dir(path) is None:
+        return None
+    return os.path.dirname(os.path.normpath(path)) or None
+
+
+def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
+    """Cross-check the scans of one partition directory; return what was found.
 
     ``scans`` are every file scan of the directory (any order).  Findings
     are added to the scans they concern.
     """
     pdir = names.parse_partition_dir(path)
     live = [s for s in scans if names.classify(s.path).suffix is None and not s.error]
-    segs = sorted((s for s in live if s.kind == names.SEGMENT and s.digest is not None), key=_order_key)
-    snaps = sorted(((names.classify(s.path).offset, s) for s in live
+    segs = sorted((s for s in live if s.kind == names.SEGMENT and isinstance(s.digest, SegmentDigest)),
+                  key=_order_key)
+    snaps = sorted(((_snapshot_offset(s), s) for s in live
                     if s.kind == names.PRODUCER_SNAPSHOT and s.digest and names.classify(s.path).offset is not None),
                    key=lambda x: x[0])
     lec = next((s for s in live if s.kind == names.LEADER_EPOCH_CHECKPOINT and s.digest), None)
     meta = next((s for s in live if s.kind == names.PARTITION_METADATA and s.digest), None)
     txn_scans = {s.path: s for s in live if s.kind == names.TXN_INDEX}
-
-    producers: dict[int, _State] = {}
-    epochs: list = []              # (epoch, first offset, FileScan, position)
-    missing = 0
-    prev_last = None
-    prev_scan = None
-    aborted_total = 0
-    snap_i = 0
-    snapshots_beyond = 0
-    snapshots_checked = 0
-    first_offset = None
-    records = batches = size = 0
-
-    def compare_snapshots(upto: int | None):
-        """Compare snapshots taken at offsets <= upto (None: all) with the state so far."""
-        nonlocal snap_i, snapshots_beyond, snapshots_checked
-        while snap_i < len(snaps) and (upto is None or snaps[snap_i][0] <= upto):
-            off, s = snaps[snap_i]
-            snap_i += 1
-            if prev_last is None:
-                continue
-            if off > prev_last + 1:
-                snapshots_beyond += 1   # taken when the log was longer than this copy of it
-                continue
-            if off <= prev_last:
-                continue   # taken inside what we folded already: not a boundary we stopped at
-            snapshots_checked += 1
-            for pid, epoch, last_seq, last_off, pos in s.digest["snapshot"]:
-                st = producers.get(pid)
-                if last_off < 0 or st is None or st.last_offset is None:
-                    continue
-                if st.last_offset != last_off or st.last_seq != last_seq:
-                    s.add(Finding(Code.PRODUCER_SNAPSHOT_MISMATCH, pos,
-                                  f"producer {pid}: the snapshot at offset {off} says last offset {last_off}, "
-                                  f"sequence {last_seq}; the log's last batch of this producer before {off} "
-                                  f"ends at {st.last_offset} with sequence {st.last_seq}"))
-
+    facts = PartitionFacts(path=path, log_dir=log_dir_of(path), topic=pdir.topic if pdir else None,
+                           partition=pdir.partition if pdir else None, state=pdir.state if pdir else None,
+                           files=len(scans), segments=len(segs),
+                           topic_id=_decoded(meta)["content"].get("topicId") if meta else None)
+    fold = _Fold(facts, snaps)
     for seg in segs:
-        d = seg.digest
-        size += seg.size or 0
-        records += seg.summary.get("records") or 0
-        batches += seg.summary.get("batches") or 0
-        f = d["first"]
-        if f is None:
-            continue
-        compare_snapshots(f)
-        if first_offset is None:
-            first_offset = f
-        if prev_last is not None:
-            if f <= prev_last:
-                seg.add(Finding(Code.OFFSET_ORDER, d["firstPosition"],
-                                f"segment starts at offset {f}, not after offset {prev_last} where "
-                                f"{os.path.basename(prev_scan.path)} ends (segments overlap)"))
-            elif f > prev_last + 1:
-                missing += f - prev_last - 1
-                lo = prev_last + 1
-                hi = f - 1 if d["base"] is None or d["base"] > f else min(f, d["base"]) - 1
-                if hi >= lo:
-                    why = ("probably lost: the previous segment ends in damaged bytes" if prev_scan.digest["endsDamaged"]
-                           else "removed by log compaction, or the segments between were deleted")
-                    seg.add(Finding(Code.OFFSET_GAP, d["firstPosition"],
-                                    f"offsets {lo}..{hi} ({hi - lo + 1}) are absent between "
-                                    f"{os.path.basename(prev_scan.path)} and this segment ({why})"))
-        base_missing = missing
-        # producers: sequences and transactions across the boundary
-        expected_aborts = []
-        for pid, (first, epoch, last_seq, last_off, last_pos, missing_at, open_, first_marker) in d["producers"].items():
-            st = producers.get(pid)
-            if st is None:
-                st = producers[pid] = _State()
-            if first is not None and st.epoch is not None:
-                check_sequence(seg.add, pid, first[0], first[1], first[3], st.epoch, st.last_seq,
-                               base_missing + first[4] > st.missing_at)
-            if first_marker is not None:
-                ctype, moff, mpos, open_before, _ = first_marker
-                start = st.open or (open_before and (open_before[0], seg, open_before[1]))
-                if start and ctype == "ABORT":
-                    expected_aborts.append((pid, start[0], moff, mpos))
-                st.open = (open_[0], seg, open_[1]) if open_ else None
-            elif open_ is not None and st.open is None:
-                st.open = (open_[0], seg, open_[1])
-            if last_seq is not None:
-                st.epoch, st.last_seq, st.last_offset = epoch, last_seq, last_off
-                st.missing_at = base_missing + missing_at
-        for pid, first, moff, mpos, _ in d["aborted"]:
-            expected_aborts.append((pid, first, moff, mpos))
-        aborted_total += len(expected_aborts)
-        for pid, first, moff, mpos in expected_aborts:
-            seg.add(Finding(Code.ABORTED_TRANSACTION, mpos,
-                            f"producer {pid}: transaction from offset {first} aborted by the marker at offset {moff}"))
-        _check_txnindex(seg, expected_aborts, txn_scans)
-        # leader epochs
-        for e, off, pos in d["epochs"]:
-            if epochs and e <= epochs[-1][0]:
-                if e < epochs[-1][0]:
-                    seg.add(Finding(Code.LEADER_EPOCH_MISMATCH, pos + 12,
-                                    f"partitionLeaderEpoch {e} at offset {off} after epoch {epochs[-1][0]} "
-                                    f"(epochs never decrease in a log)"))
-                continue
-            epochs.append((e, off, seg, pos))
-        missing += d["missing"]
-        if d["last"] is not None and (prev_last is None or d["last"] > prev_last):
-            prev_last = d["last"]
-            prev_scan = seg
-    compare_snapshots(None)
-
-    open_txns = 0
-    for pid, st in producers.items():
-        if st.open is not None:
-            open_txns += 1
-            off, s, pos = st.open
-            s.add(Finding(Code.OPEN_TRANSACTION, pos,
-                          f"producer {pid}: transaction from offset {off} has no COMMIT or ABORT marker "
-                          f"up to the end of the log (still in flight, or hanging)"))
-    if lec is not None and epochs:
-        _check_leader_epochs(lec, epochs)
-
-    summary = {
-        "path": path,
-        "topic": pdir.topic if pdir else None,
-        "partition": pdir.partition if pdir else None,
-        "state": pdir.state if pdir else None,
-        "files": len(scans),
-        "segments": len(segs),
-        "bytes": size,
-        "batches": batches,
-        "records": records,
-        "firstOffset": first_offset,
-        "logEndOffset": None if prev_last is None else prev_last + 1,
-        "missingOffsets": missing,
-        "producers": len(producers),
-        "abortedTransactions": aborted_total,
-        "openTransactions": open_txns,
-        "leaderEpochs": [e for e, _, _, _ in epochs[-20:]],
-        "snapshotsChecked": snapshots_checked,
-        "snapshotsBeyondLog": snapshots_beyond,
-        "topicId": meta.digest["content"].get("topicId") if meta else None,
-    }
+        fold.segment(seg, txn_scans)
+    fold.compare_snapshots(None)
+    fold.open_transactions()
+    if lec is not None and fold.epochs:
+        _check_leader_epochs(lec, fold.epochs)
+    facts.log_end_offset = None if fold.prev_last is None else fold.prev_last + 1
+    facts.producers = len(fold.producers)
+    facts.leader_epochs = [e.epoch for e, _ in fold.epochs[-20:]]
     if pdir and pdir.state:
-        what = {"delete": "being deleted", "future": "a replica being moved to this log dir",
-                "stray": "left behind (stray)"}[pdir.state]
-        anchor = segs[0] if segs else (scans[0] if scans else None)
-        if anchor is not None:
-            anchor.add(Finding(Code.PENDING_FILE, 0, f"partition directory {os.path.basename(path)}: {what}"))
-    return summary
+        _pending_partition(path, pdir.state, segs[0] if segs else (scans[0] if scans else None))
+    return facts
 
 
-def finalize_partition(summary: dict, scans: list[FileScan]) -> dict:
-    """Set the partition's finding counts and verdict from its files' findings (after every fold)."""
-    counts: Counter = Counter()
-    for s in scans:
-        counts.update(s.finding_counts)
-    summary["findingCounts"] = {c.value: n for c, n in sorted(counts.items(), key=lambda x: x[0].value) if n}
-    summary["verdict"] = "errors" if any(s.error for s in scans) else verdict(counts)
-    return summary
+def _snapshot_offset(s: FileScan) -> int:
+    return names.classify(s.path).offset or 0
 
 
-def _check_txnindex(seg: FileScan, expected: list, txn_scans: dict) -> None:
-    d = seg.digest
-    entries = d.get("txnindex")
-    tpath = d.get("txnindexPath")
-    if entries is None:
+def _pending_partition(path: str, state: str, anchor: FileScan | None) -> None:
+    what = {"delete": "being deleted", "future": "a replica being moved to this log dir",
+            "stray": "left behind (stray)"}[state]
+    if anchor is not None:
+        anchor.add(Finding(Code.PENDING_FILE, 0, f"partition directory {os.path.basename(path)}: {what}"))
+
+
+def _check_txnindex(seg: FileScan, expected: list[_ExpectedAbort], txn_scans: dict) -> None:
+    """The aborted transactions a segment closes against the entries of its ``.txnindex``."""
+    d = _digest(seg)
+    if d.txnindex is None:
         if expected:
-            pid, first, moff, mpos = expected[0]
-            seg.add(Finding(Code.TXNINDEX_MISMATCH, mpos,
-                            f"{len(expected)} aborted transactions (first: producer {pid}, offsets {first}..{moff}) "
-                            f"but no .txnindex beside the segment"))
+            e0 = expected[0]
+            seg.add(Finding(Code.TXNINDEX_MISMATCH, e0.marker_position,
+                            f"{len(expected)} aborted transactions (first: producer {e0.producer_id}, offsets "
+                            f"{e0.first_offset}..{e0.marker_offset}) but no .txnindex beside the segment"))
         return
-    tscan = txn_scans.get(tpath)
-    want = {(pid, moff): (first, mpos) for pid, first, moff, mpos in expected}
+    tscan = txn_scans.get(d.txnindex_path)
+    want = {(a.producer_id, a.marker_offset): a for a in expected}
     seen = set()
-    for pid, first, last, lso, pos in entries:
-        key = (pid, last)
-        if key not in want:
+    for e in d.txnindex:
+        key = (e.producer_id, e.last_offset)
+        a = want.get(key)
+        if a is None:
             if tscan is not None:
-                tscan.add(Finding(Code.TXNINDEX_MISMATCH, pos,
-                                  f"aborted transaction of producer {pid}, offsets {first}..{last}: the segment has "
-                                  f"no ABORT marker of that producer at offset {last} closing a transaction"))
+                tscan.add(Finding(Code.TXNINDEX_MISMATCH, e.position,
+                                  f"aborted transaction of producer {e.producer_id}, offsets {e.first_offset}.."
+                                  f"{e.last_offset}: the segment has no ABORT marker of that producer at offset "
+                                  f"{e.last_offset} closing a transaction"))
             continue
         seen.add(key)
-        wfirst, _ = want[key]
-        if first > wfirst and tscan is not None:
-            tscan.add(Finding(Code.TXNINDEX_MISMATCH, pos,
-                              f"aborted transaction of producer {pid} starts at {first} in the index, but its "
-                              f"data starts at offset {wfirst} in the log"))
-    for key, (first, mpos) in want.items():
+        if e.first_offset > a.first_offset and tscan is not None:
+            tscan.add(Finding(Code.TXNINDEX_MISMATCH, e.position,
+                              f"aborted transaction of producer {e.producer_id} starts at {e.first_offset} in the "
+                              f"index, but its data starts at offset {a.first_offset} in the log"))
+    for key, a in want.items():
         if key not in seen:
-            seg.add(Finding(Code.TXNINDEX_MISMATCH, mpos,
-                            f"producer {key[0]}: transaction {first}..{key[1]} was aborted but the .txnindex "
-                            f"has no entry for it"))
+            seg.add(Finding(Code.TXNINDEX_MISMATCH, a.marker_position,
+                            f"producer {key[0]}: transaction {a.first_offset}..{key[1]} was aborted but the "
+                            f".txnindex has no entry for it"))
 
 
-def _check_leader_epochs(lec: FileScan, epochs: list) -> None:
+def _check_leader_epochs(lec: FileScan, epochs: list[tuple[EpochStart, FileScan]]) -> None:
     """Batch leader epochs against leader-epoch-checkpoint.
 
     When the log start offset advances, the broker drops the checkpoint's
@@ -276,12 +357,13 @@ def _check_leader_epochs(lec: FileScan, epochs: list) -> None:
     epochs older than the checkpoint's first, and a first entry starting
     after the batches carrying it, are not disagreements.
     """
-    entries = lec.digest["content"]["entries"]
+    entries = _decoded(lec)["content"]["entries"]
     if not entries:
         return
     by_epoch = {e["epoch"]: e for e in entries}
     first_epoch = entries[0]["epoch"]
-    for e, off, seg, pos in epochs:
+    for start, seg in epochs:
+        e, off, pos = start.epoch, start.offset, start.position
         ent = by_epoch.get(e)
         if ent is None:
             if e < first_epoch:
@@ -295,7 +377,7 @@ def _check_leader_epochs(lec: FileScan, epochs: list) -> None:
                             f"({os.path.basename(seg.path)}, position {pos}) already carries it"))
 
 
-def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, dict],
+def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, PartitionFacts],
                 meta_scans: dict[str, FileScan]) -> None:
     """Log-dir-level checks: broker checkpoints and topic ids against the partitions.
 
@@ -306,33 +388,33 @@ def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, dict],
     for s in scans:
         if s.kind != names.OFFSET_CHECKPOINT or s.error or not s.digest:
             continue
-        which = names.classify(s.path).checkpoint
+        which = names.classify(s.path).checkpoint or ""
         what = {"recovery-point-offset-checkpoint": "recovery point",
                 "replication-offset-checkpoint": "high watermark",
                 "log-start-offset-checkpoint": "log start offset",
                 "cleaner-offset-checkpoint": "cleaner checkpoint"}[which]
-        for e in s.digest["content"]["entries"]:
+        for e in _decoded(s)["content"]["entries"]:
             p = partitions.get(f"{e['topic']}-{e['partition']}")
-            if p is None or p["logEndOffset"] is None:
+            if p is None or p.log_end_offset is None:
                 continue
-            if e["offset"] > p["logEndOffset"]:
+            if e["offset"] > p.log_end_offset:
                 s.add(Finding(Code.CHECKPOINT_MISMATCH, e["position"],
                               f"{e['topic']}-{e['partition']}: {what} {e['offset']} is beyond the partition's "
-                              f"log end offset {p['logEndOffset']} on disk"))
+                              f"log end offset {p.log_end_offset} on disk"))
     ids: dict = {}
     for name, p in partitions.items():
-        if p.get("topicId") and p.get("state") is None:
-            ids.setdefault(p["topic"], Counter())[p["topicId"]] += 1
+        if p.topic_id and p.state is None:
+            ids.setdefault(p.topic, Counter())[p.topic_id] += 1
     for name, p in sorted(partitions.items()):
-        c = ids.get(p.get("topic"))
+        c = ids.get(p.topic)
         ms = meta_scans.get(name)
-        if not c or len(c) < 2 or ms is None or p.get("state") is not None:
+        if not c or len(c) < 2 or ms is None or p.state is not None:
             continue
         common, n = c.most_common(1)[0]
-        if p["topicId"] != common:
+        if p.topic_id != common:
             ms.add(Finding(Code.CHECKPOINT_MISMATCH, 0,
-                           f"topic id {p['topicId']} differs from {common}, held by {n} other partitions of "
-                           f"{p['topic']} in this log dir (a deleted and re-created topic?)"))
+                           f"topic id {p.topic_id} differs from {common}, held by {n} other partitions of "
+                           f"{p.topic} in this log dir (a deleted and re-created topic?)"))
 
 
-__all__ = ["fold_partition", "finalize_partition", "fold_logdir", "verdict"]
+__all__ = ["PartitionFacts", "fold_partition", "fold_logdir", "log_dir_of"]

@@ -8,11 +8,15 @@ in the same single pass (:func:`scan_segment`): the offset index entries
 are visited in position order as the batches go by, the time index entries
 in offset order, so nothing grows with the file.
 
-What crosses segments (offset continuity, producer sequences, open
-transactions, leader epochs) cannot be judged from one file: a segment's
-scan leaves a compact ``digest`` that :mod:`kafkadump.logdir.partition`
-folds, segment by segment, into the partition's verdict.  The digest holds
-per-producer first/last facts and leader-epoch transitions, not batches.
+The segment walk shows each batch to small trackers (:mod:`.trackers`:
+offsets, leader epochs, producers, transactions; and the two index checks
+here).  What crosses segments (offset continuity, producer sequences, open
+transactions, leader epochs) cannot be judged from one file: the trackers'
+typed results make the segment's ``digest`` (a
+:class:`~kafkadump.logdir.trackers.SegmentDigest`) that
+:mod:`kafkadump.logdir.partition` folds, segment by segment, into the
+partition's verdict.  It holds per-producer first/last facts and leader-epoch
+transitions, not batches.
 """
 
 from __future__ import annotations
@@ -22,14 +26,25 @@ import os
 from collections import Counter
 
 from ..decode import Batch, Gap, Options, iter_batches
-from ..findings import SEVERITY, Code, Finding, Severity
+from ..findings import Code, Finding, Severity
+from ..report.logdir import worst_severity as worst_of
 from ..sources.segment import InputError, open_segment
 from . import names
 from .indexes import OffsetIndex, TimeIndex, TxnIndex
 from .snapshot import ProducerSnapshot
 from .textfiles import DECODERS, MAX_TEXT_BYTES
+from .trackers import (
+    LeaderEpochTracker,
+    OffsetTracker,
+    ProducerTracker,
+    SegmentDigest,
+    TransactionTracker,
+    TxnIndexEntry,
+    batch_timestamp,
+    check_sequence,
+    control_type,
+)
 
-INT32_MAX = 0x7FFFFFFF
 DEFAULT_MAX_FINDINGS = 100   # kept per code per file; counts are always complete
 
 
@@ -67,13 +82,13 @@ class FileScan:
     def __init__(self, path: str, kind: str):
         self.path = path
         self.kind = kind
-        self.size = None
-        self.mtime = None
-        self.sha256 = None
+        self.size: int | None = None
+        self.mtime: str | None = None      # UTC ISO-8601
+        self.sha256: str | None = None
         self.summary: dict = {}
         self.findings: list[Finding] = []
         self.finding_counts: Counter = Counter()
-        self.digest: dict | None = None
+        self.digest: SegmentDigest | dict | None = None   # SegmentDigest for a segment
         self.error: str | None = None   # the file could not be read at all
         self.cap: int | None = DEFAULT_MAX_FINDINGS
 
@@ -95,31 +110,10 @@ class FileScan:
         return worst_of(self.finding_counts)
 
     def to_dict(self) -> dict:
-        d = {"file": self.path, "kind": self.kind, "size": self.size, "mtime": self.mtime,
-             "sha256": self.sha256}
-        if self.error:
-            d["error"] = self.error
-        d.update(self.summary)
-        d["findingCounts"] = {c.value: n for c, n in sorted(self.finding_counts.items(), key=lambda x: x[0].value)}
-        d["findings"] = [f.to_dict() for f in sorted(self.findings, key=lambda f: f.offset)]
-        kept = len(self.findings)
-        total = sum(self.finding_counts.values())
-        if total > kept:
-            d["findingsOmitted"] = total - kept
-        return d
+        """The report's file object (see :func:`kafkadump.report.logdir.file_object`)."""
+        from ..report.logdir import file_object
 
-
-_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
-
-
-def worst_of(codes) -> Severity | None:
-    """The most severe severity among finding ``codes`` (None for none)."""
-    best = None
-    for c in codes:
-        sev = SEVERITY[c]
-        if best is None or _RANK[sev] > _RANK[best]:
-            best = sev
-    return best
+        return file_object(self)
 
 
 def custody(path: str, scan: FileScan, buf=None) -> None:
@@ -146,61 +140,6 @@ def custody(path: str, scan: FileScan, buf=None) -> None:
 
 
 # --- segments --------------------------------------------------------------------------------
-
-class _Producer:
-    """Per-producer state inside one segment (for the digest and local checks)."""
-
-    __slots__ = ("first", "epoch", "last_seq", "last_offset", "last_pos", "missing_at",
-                 "open", "first_marker", "batches", "transactional")
-
-    def __init__(self):
-        self.first = None          # (epoch, baseSequence, baseOffset, position, missing before)
-        self.epoch = None          # epoch of the last data batch with a sequence
-        self.last_seq = None
-        self.last_offset = None
-        self.last_pos = None
-        self.missing_at = 0
-        self.open = None           # (firstOffset, position) of a transaction opened in this segment
-        self.first_marker = None   # (type, offset, position, open-before-it or None)
-        self.batches = 0
-        self.transactional = False
-
-
-def next_sequence(seq: int) -> int:
-    return 0 if seq == INT32_MAX else seq + 1
-
-
-def check_sequence(sink_add, pid, epoch, base_seq, position, last_epoch, last_seq, explained: bool,
-                   file: str | None = None) -> None:
-    """The producer-sequence rule shared by the segment scan and the partition fold."""
-    where = position + 53  # baseSequence field of the batch
-    if epoch < last_epoch:
-        sink_add(Finding(Code.SEQUENCE_ORDER, position + 51,
-                         f"producer {pid}: epoch {epoch} after epoch {last_epoch} (a fenced producer's write?)"))
-        return
-    if epoch > last_epoch:
-        if base_seq != 0 and not explained:
-            sink_add(Finding(Code.SEQUENCE_GAP, where,
-                             f"producer {pid}: new epoch {epoch} starts at sequence {base_seq}, not 0, "
-                             f"with no offsets missing since its previous batch"))
-        return
-    expected = next_sequence(last_seq)
-    if base_seq == expected:
-        return
-    if base_seq > expected:
-        if not explained:
-            sink_add(Finding(Code.SEQUENCE_GAP, where,
-                             f"producer {pid} epoch {epoch}: sequence {base_seq} after {last_seq} "
-                             f"({base_seq - expected} missing) with no offsets missing in between"))
-        return
-    sink_add(Finding(Code.SEQUENCE_ORDER, where,
-                     f"producer {pid} epoch {epoch}: sequence {base_seq} after {last_seq} "
-                     f"(repeated or out of order)"))
-
-
-def _batch_ts(b: Batch):
-    return b.max_timestamp if b.magic >= 2 else b.timestamp
-
 
 def scan_segment(path: str, *, index: str | None = None, timeindex: str | None = None,
                  txnindex: str | None = None, options: Options | None = None,
@@ -234,7 +173,7 @@ def scan_segment(path: str, *, index: str | None = None, timeindex: str | None =
         try:
             _walk_segment(seg.buf, path, name, opt, log, sink, idx_ctx, tix_ctx)
             if txn_ctx is not None:
-                _scan_txnindex(txn_ctx, log.digest)
+                _scan_txnindex(txn_ctx, log.digest if isinstance(log.digest, SegmentDigest) else None)
         finally:
             for ctx in (idx_ctx, tix_ctx, txn_ctx):
                 if ctx is not None:
@@ -478,7 +417,7 @@ class _TimeIndexCheck(_IndexCheck):
                 else:
                     self._bad(e, f"no batch holds offset {e.offset} (the next batch starts at {b.base_offset})")
                 continue
-            ts = _batch_ts(b)
+            ts = batch_timestamp(b)
             if ts != e.timestamp:
                 self._bad(e, f"the batch at {b.position} holding it has max timestamp {ts}")
             else:
@@ -489,197 +428,90 @@ class _TimeIndexCheck(_IndexCheck):
         self._flush(log_size, first_offset, last_offset)
 
 
-def _control_type(b: Batch):
-    if b.records:
-        ctl = b.records[0].control
-        if ctl:
-            return ctl.get("type")
-    return None
-
-
 def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ctx, tix_ctx) -> None:
+    """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
     # control batches always get their records decoded (marker types), even when shallow
     if not opt.records:
         opt = Options(**{**opt.__dict__, "records": True, "select": lambda b: b.is_control})
     icheck = _OffsetIndexCheck(idx_ctx, len(buf)) if idx_ctx is not None and idx_ctx.reader else None
     tcheck = _TimeIndexCheck(tix_ctx) if tix_ctx is not None and tix_ctx.reader else None
-    base = name.offset
-    n_batches = n_records = n_gaps = damaged_bytes = 0
-    codecs: Counter = Counter()
-    magics: Counter = Counter()
-    controls: Counter = Counter()
-    first_offset = last_offset = None
-    first_pos = None
-    min_ts = max_ts = None
-    prev_last = None
-    damage_since = None      # position of the first damaged item since the last good batch
-    missing = 0              # offsets absent between good batches so far (compaction evidence)
-    gaps = 0
-    compacted = 0
-    below_base = None
-    producers: dict[int, _Producer] = {}
-    epochs: list = []        # (epoch, first offset, position) at each change
-    cur_epoch = None
-    aborted: list = []       # (pid, firstOffset, markerOffset, markerPosition) closed in this segment
-    transactional_batches = 0
-    name_gap = None
-    # Kafka's internal topics: decode keys/values into a summary (committed
-    # offsets per group, transactions, metadata changes) when records are decoded
-    from ..internal import Summary, kind_from_path
-
-    ikind = kind_from_path(path)
-    internal = Summary(ikind) if ikind is not None else None
+    offsets = OffsetTracker(sink.add, name.offset, name.suffix is not None)
+    epochs = LeaderEpochTracker(sink.add)
+    producers = ProducerTracker(sink.add)
+    txns = TransactionTracker()
+    internal = _internal_summary(path)
     for it in iter_batches(buf, path, options=opt):
         sink.extend(it.findings)
         if internal is not None and isinstance(it, Batch) and it.crc_valid:
             sink.extend(internal.add_batch(it))
         if isinstance(it, Gap) or it.crc_valid is not True:
-            # damage: a gap (a preallocated zero tail is not damage) or a batch whose CRC fails
             padding = isinstance(it, Gap) and all(f.code is Code.ZERO_PADDING for f in it.findings)
-            if not padding:
-                n_gaps += 1
-                damaged_bytes += it.size
-                if damage_since is None:
-                    damage_since = it.position
+            offsets.damage(it, padding, isinstance(it, Batch) and it.crc_valid is False)
             if icheck:
                 icheck.item(it, False)
             continue
-        b = it
-        n_batches += 1
-        n_records += b.record_count or 0
-        codecs[b.compression] += 1
-        magics[b.magic] += 1
-        lo, hi = b.base_offset, b.last_offset
         if icheck:
-            icheck.item(b, True)
-        if tcheck and hi is not None:
-            tcheck.batch(b, damage_since is not None)
-        if first_offset is None:
-            first_offset, first_pos = lo, b.position
-            if base is not None and lo > base and name.suffix is None:
-                name_gap = (base, lo)
-        if base is not None and lo < base and below_base is None:
-            below_base = b
-        # offset continuity
-        if prev_last is not None and lo > prev_last + 1:
-            n = lo - prev_last - 1
-            gaps += 1
-            if damage_since is not None:
-                sink.add(Finding(Code.OFFSET_GAP, b.position,
-                                 f"offsets {prev_last + 1}..{lo - 1} ({n}) are absent after the damaged bytes at "
-                                 f"{damage_since}: probably lost with them", length=None))
-            else:
-                missing += n
-                sink.add(Finding(Code.OFFSET_GAP, b.position,
-                                 f"offsets {prev_last + 1}..{lo - 1} ({n}) are absent between batches "
-                                 f"(log compaction removes whole batches)"))
-        if hi is not None and (prev_last is None or hi > prev_last):
-            prev_last = hi
-            last_offset = hi
-        damage_since = None
-        ts = _batch_ts(b)
-        if ts is not None and ts >= 0:
-            first_ts = b.base_timestamp if b.magic >= 2 and b.timestamp_type == "CreateTime" else ts
-            if first_ts is not None and first_ts >= 0:
-                min_ts = first_ts if min_ts is None else min(min_ts, first_ts)
-            max_ts = ts if max_ts is None else max(max_ts, ts)
-        if b.magic < 2:
+            icheck.item(it, True)
+        if tcheck and it.last_offset is not None:
+            tcheck.batch(it, offsets.damaged_before)
+        offsets.batch(it)
+        if it.magic < 2:
             continue
-        if b.record_count is not None and b.last_offset_delta is not None and b.record_count < b.last_offset_delta + 1:
-            compacted += 1
-        # leader epochs
-        e = b.partition_leader_epoch
-        if e is not None and e >= 0 and e != cur_epoch:
-            if cur_epoch is not None and e < cur_epoch:
-                sink.add(Finding(Code.LEADER_EPOCH_MISMATCH, b.position + 12,
-                                 f"partitionLeaderEpoch {e} after {cur_epoch} (epochs never decrease in a log)"))
-            else:
-                epochs.append((e, lo, b.position))
-                cur_epoch = e
-        # producers
-        pid = b.producer_id
-        if pid is None or pid < 0:
-            if b.is_control:
-                controls[_control_type(b) or "UNKNOWN"] += 1
-            continue
-        p = producers.get(pid)
-        if p is None:
-            p = producers[pid] = _Producer()
-        p.batches += 1
-        if b.is_transactional:
-            transactional_batches += 1
-            p.transactional = True
-        if b.is_control:
-            ctype = _control_type(b)
-            controls[ctype or "UNKNOWN"] += 1
-            if ctype in ("COMMIT", "ABORT"):
-                if p.first_marker is None:
-                    p.first_marker = (ctype, lo, b.position, p.open, b.producer_epoch)
-                elif p.open is not None and ctype == "ABORT":
-                    aborted.append((pid, p.open[0], lo, b.position, p.open[1]))
-                p.open = None
-            continue
-        if b.is_transactional and p.open is None:
-            p.open = (lo, b.position)
-        seq = b.base_sequence
-        if seq is None or seq < 0:
-            continue
-        if p.first is None:
-            p.first = (b.producer_epoch, seq, lo, b.position, missing)
-        else:
-            check_sequence(sink.add, pid, b.producer_epoch, seq, b.position, p.epoch, p.last_seq,
-                           missing > p.missing_at)
-        p.epoch = b.producer_epoch
-        p.last_seq = b.last_sequence
-        p.last_offset = hi
-        p.last_pos = b.position
-        p.missing_at = missing
+        epochs.batch(it)
+        txns.batch(it)
+        if it.producer_id is not None and it.producer_id >= 0:
+            producers.batch(it, offsets.facts.missing)
+    facts = offsets.finish()
     if icheck:
-        icheck.finish(first_offset, last_offset)
+        icheck.finish(facts.first, facts.last)
     if tcheck:
-        tcheck.finish(first_offset, last_offset, len(buf))
-    if below_base is not None:
-        sink.add(Finding(Code.SEGMENT_NAME_MISMATCH, below_base.position,
-                         f"batch at {below_base.position} holds offset {below_base.base_offset}, below the base "
-                         f"offset {base} of the file name"))
-    if name_gap is not None:
-        sink.add(Finding(Code.OFFSET_GAP, first_pos,
-                         f"segment {base} starts at offset {name_gap[1]}: offsets {name_gap[0]}..{name_gap[1] - 1} "
-                         f"are absent (removed by log compaction or retention)"))
-    log.summary.update({
-        "baseOffset": base, "batches": n_batches, "records": n_records,
-        "firstOffset": first_offset, "lastOffset": last_offset,
-        "firstTimestamp": min_ts, "maxTimestamp": max_ts,
-        "codecs": dict(sorted(codecs.items())), "magic": {str(k): v for k, v in sorted(magics.items())},
-        "controlBatches": dict(sorted(controls.items())),
-        "transactionalBatches": transactional_batches,
-        "producers": len(producers),
-        "producerIds": sorted(producers)[:50],
-        "openTransactionsAtEnd": sum(1 for p in producers.values() if p.open is not None),
-        "offsetGaps": gaps, "missingOffsets": missing, "compactedBatches": compacted,
-        "damagedRanges": n_gaps, "damagedBytes": damaged_bytes,
-        "leaderEpochs": sorted({e for e, _, _ in epochs}),
-    })
+        tcheck.finish(facts.first, facts.last, len(buf))
+    log.digest = SegmentDigest(facts, epochs.finish(), producers.finish(), txns.txns, txns.aborted,
+                               producers.explained_gaps)
+    log.summary.update(_segment_summary(log.digest, txns))
     if internal is not None:
         log.summary["internal"] = internal.result()
-    log.digest = {
-        "base": base, "first": first_offset, "firstPosition": first_pos, "last": last_offset,
-        "missing": missing, "epochs": epochs, "aborted": aborted,
-        "endsDamaged": damage_since is not None,
-        "producers": {pid: (p.first, p.epoch, p.last_seq, p.last_offset, p.last_pos, p.missing_at,
-                            p.open, p.first_marker)
-                      for pid, p in producers.items()},
+
+
+def _internal_summary(path: str):
+    """Kafka's internal topics: a decoded summary (committed offsets per group, transactions, metadata
+    changes) when the segment is one of theirs, else None."""
+    from ..internal import Summary, kind_from_path
+
+    kind = kind_from_path(path)
+    return Summary(kind) if kind is not None else None
+
+
+def _segment_summary(d: SegmentDigest, txns: TransactionTracker) -> dict:
+    f = d.offsets
+    return {
+        "baseOffset": f.base, "batches": f.batches, "records": f.records,
+        "firstOffset": f.first, "lastOffset": f.last,
+        "firstTimestamp": f.first_timestamp, "maxTimestamp": f.max_timestamp,
+        "codecs": dict(sorted(f.codecs.items())), "magic": {str(k): v for k, v in sorted(f.magics.items())},
+        "controlBatches": dict(sorted(txns.control_batches.items())),
+        "transactionalBatches": txns.transactional_batches,
+        "producers": len(d.producers),
+        "producerIds": sorted(d.producers)[:50],
+        "openTransactionsAtEnd": txns.open_at_end(),
+        "offsetGaps": f.offset_gaps, "missingOffsets": f.missing, "compactedBatches": f.compacted_batches,
+        "sequenceGapsExplained": d.sequence_gaps_explained,
+        "crcFailures": f.crc_failures, "damagedRanges": f.damaged_ranges, "damagedBytes": f.damaged_bytes,
+        "leaderEpochs": sorted({e.epoch for e in d.epochs}),
     }
 
 
-def _scan_txnindex(ctx, digest) -> None:
+def _txnindex_entries(ctx) -> list[TxnIndexEntry]:
+    return [TxnIndexEntry(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.position)
+            for e in _entries(ctx)]
+
+
+def _scan_txnindex(ctx, digest: SegmentDigest | None) -> None:
     """Decode a .txnindex; its entries go into the log's digest for the partition fold."""
-    entries = []
-    for e in _entries(ctx):
-        entries.append((e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.position))
+    entries = _txnindex_entries(ctx)
     if digest is not None:
-        digest["txnindex"] = entries
-        digest["txnindexPath"] = ctx.path
+        digest.txnindex = entries
+        digest.txnindex_path = ctx.path
 
 
 # --- other files -----------------------------------------------------------------------------
@@ -731,7 +563,8 @@ def _scan_other(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> No
             first = first or j
             last = j
             if kind == names.TXN_INDEX and not e.findings:
-                entries.append((e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.position))
+                entries.append(TxnIndexEntry(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset,
+                                             e.position))
         scan.summary.update({"baseOffset": fn.offset, "entries": n, "zeroEntries": r.zero_tail,
                              "firstEntry": first, "lastEntry": last, "checkedAgainstLog": False})
         if kind == names.TXN_INDEX:
@@ -795,7 +628,7 @@ def _scan_kraft_snapshot(buf, path, fn, scan: FileScan, sink: FindingSink, optio
             continue
         n_batches += 1
         n_records += it.record_count or 0
-        ctl = _control_type(it) if it.is_control else None
+        ctl = control_type(it) if it.is_control else None
         if first_item:
             first_ctl = ctl
             first_item = False

@@ -5,13 +5,14 @@ Three stages, none of which prints:
 1. :func:`plan` walks the path and groups files by directory into *units*:
    a segment with its sibling ``.index`` / ``.timeindex`` / ``.txnindex``
    (checked against it in one pass), or any other single file.
-2. :class:`Triage` scans the units -- in two worker processes when there is
-   enough to do, in order of the plan -- and, as each directory's units are
-   done, folds them into a partition verdict (:mod:`kafkadump.logdir.partition`).
+2. :class:`Triage` has a *runner* scan the units -- in two worker processes
+   when there is enough to do (:func:`local_runner`), or in Spark tasks
+   (:mod:`kafkadump.spark.jobs`) -- and, as each directory's units are done,
+   folds them into a partition verdict (:mod:`kafkadump.logdir.partition`).
    Memory is bounded by one batch per worker plus the per-file summaries.
-3. :meth:`Triage.report` assembles the JSON-ready report: per file the chain
-   of custody (size, mtime, SHA-256), counts, ranges and findings; per
-   partition a summary and a verdict; totals.
+3. :meth:`Triage.report` assembles the report (:mod:`kafkadump.report.logdir`):
+   per file the chain of custody (size, mtime, SHA-256), counts, ranges and
+   findings; per partition a summary and a verdict; totals.
 """
 
 from __future__ import annotations
@@ -19,15 +20,16 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections import Counter, deque
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from .. import __version__
 from ..decode import Options
-from ..findings import SEVERITY, Code, Finding
+from ..findings import Code, Finding
+from ..report.logdir import TriageRun, partition_object, triage_object
 from ..sources.segment import InputError
 from . import names
-from .partition import finalize_partition, fold_logdir, fold_partition, verdict
+from .partition import PartitionFacts, fold_logdir, fold_partition
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
 
 PARALLEL_MIN_BYTES = 16 << 20
@@ -70,36 +72,52 @@ def _file_size(path: str):
     return st.st_size, None
 
 
-def plan(root: str) -> list[Group]:
-    """Group the files under ``root`` by directory and cut them into units.
+def plan(roots: str | list[str]) -> list[Group]:
+    """Group the files under ``roots`` by directory and cut them into units.
 
-    ``root`` may be a file (a segment brings its sibling indexes along), a
-    partition directory, a log dir, or any tree holding log dirs.
+    A root may be a file (a segment brings its sibling indexes along), a
+    partition directory, a log dir, or any tree holding log dirs.  A
+    directory reached from two roots is planned once.
     """
-    if not os.path.exists(root):
-        raise InputError(f"{root}: no such file or directory")
-    if os.path.isfile(root):
-        d = os.path.dirname(os.path.abspath(root))
-        files = [root]
-        fn = names.classify(root)
-        if fn.kind == names.SEGMENT:
-            stem = os.path.join(os.path.dirname(root), fn.stem)
-            for ext in _SIBLINGS.values():
-                p = stem + ext + (fn.suffix or "")
-                if os.path.isfile(p):
-                    files.append(p)
-        groups = [Group(d, files)]
-    elif os.path.isdir(root):
-        groups = []
-        for dirpath, dirnames, filenames in os.walk(root, onerror=None):
-            dirnames.sort()
-            if filenames:
-                groups.append(Group(dirpath, [os.path.join(dirpath, f) for f in sorted(filenames)]))
-    else:
-        raise InputError(f"{root}: not a file or directory")
+    groups: list[Group] = []
+    seen: set[str] = set()
+    for root in [roots] if isinstance(roots, str) else roots:
+        for g in _groups_of(root):
+            key = os.path.realpath(g.path) + "\0" + "\0".join(g.files)
+            if key not in seen:
+                seen.add(key)
+                groups.append(g)
     for gi, g in enumerate(groups):
         _cut(gi, g)
     return groups
+
+
+def _groups_of(root: str) -> list[Group]:
+    if not os.path.exists(root) and not os.path.islink(root):
+        raise InputError(f"{root}: no such file or directory")
+    if os.path.isfile(root) or os.path.islink(root) and not os.path.isdir(root):
+        return [Group(os.path.dirname(os.path.abspath(root)), _with_siblings(root))]
+    if not os.path.isdir(root):
+        raise InputError(f"{root}: not a file or directory")
+    groups = []
+    for dirpath, dirnames, filenames in os.walk(root, onerror=None):
+        dirnames.sort()
+        if filenames:
+            groups.append(Group(dirpath, [os.path.join(dirpath, f) for f in sorted(filenames)]))
+    return groups
+
+
+def _with_siblings(path: str) -> list[str]:
+    """A file, and when it is a segment, its sibling index files."""
+    files = [path]
+    fn = names.classify(path)
+    if fn.kind == names.SEGMENT:
+        stem = os.path.join(os.path.dirname(path), fn.stem or "")
+        for ext in _SIBLINGS.values():
+            p = stem + ext + (fn.suffix or "")
+            if os.path.isfile(p):
+                files.append(p)
+    return files
 
 
 def _cut(gi: int, g: Group) -> None:
@@ -113,7 +131,7 @@ def _cut(gi: int, g: Group) -> None:
             continue
         sib = {}
         for kind, ext in _SIBLINGS.items():
-            q = by_name.get(fn.stem + ext + (fn.suffix or ""))
+            q = by_name.get((fn.stem or "") + ext + (fn.suffix or ""))
             if q is not None:
                 sib[kind] = q
                 used.add(q)
@@ -134,7 +152,20 @@ def _cut(gi: int, g: Group) -> None:
 
 
 def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAULT_MAX_FINDINGS) -> list[FileScan]:
-    """Scan one unit (runs in a worker process): its file scans, log first."""
+    """Scan one unit (in a worker process or a Spark task): its file scans, log first.
+
+    Never raises on bad input: an unexpected failure becomes an unreadable
+    file saying why.
+    """
+    try:
+        return _scan_unit(unit, records, max_findings)
+    except Exception as e:  # noqa: BLE001 - a decoder bug must not end the whole triage
+        s = FileScan(unit.path, names.classify(unit.path).kind)
+        s.error = f"{unit.path}: internal error while scanning: {type(e).__name__}: {e}"
+        return [s]
+
+
+def _scan_unit(unit: Unit, records: bool, max_findings: int | None) -> list[FileScan]:
     if unit.irregular:
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: {unit.irregular}"
@@ -151,14 +182,15 @@ def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAUL
     return [s]
 
 
-def _run_units(units, records, max_findings):
-    """A worker task: several small units at once (fewer round trips), results in order."""
+def run_units(units: list, records: bool, max_findings: int | None) -> list[list[FileScan]]:
+    """Several units in a row (one worker or Spark task): their scans, in order."""
     return [run_unit(u, records, max_findings) for u in units]
 
 
-def _chunks(units, max_bytes: int = 4 << 20, max_units: int = 64):
+def chunks(units: list, max_bytes: int = 4 << 20, max_units: int = 64):
     """Consecutive units cut into tasks of at most ``max_bytes`` (a larger unit goes alone)."""
-    chunk, size = [], 0
+    chunk: list = []
+    size = 0
     for u in units:
         if chunk and (size + u.size > max_bytes or len(chunk) >= max_units):
             yield chunk
@@ -181,61 +213,87 @@ def _pool(jobs: int):
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
+# A runner scans units somewhere (here, in worker processes, in Spark tasks) and yields
+# ``(index into units, scans)`` as units finish, in any order.
+Runner = Callable[[list, bool, int | None], Iterator[tuple[int, list[FileScan]]]]
+
+
+def local_runner(jobs: int = 2) -> Runner:
+    """Scan in this process, or in ``jobs`` worker processes when there is enough to do."""
+
+    def run(units: list, records: bool, max_findings: int | None) -> Iterator[tuple[int, list[FileScan]]]:
+        total = sum(u.size for u in units)
+        if jobs <= 1 or len(units) < 2 or total < PARALLEL_MIN_BYTES:
+            for i, u in enumerate(units):
+                yield i, run_unit(u, records, max_findings)
+            return
+        yield from _in_pool(jobs, units, records, max_findings)
+
+    return run
+
+
+def _in_pool(jobs: int, units: list, records: bool, max_findings: int | None):
+    window = 4 * jobs
+    pool = _pool(jobs)
+    try:
+        pending: deque = deque()
+        tasks = chunks(units)
+        start = 0
+
+        def submit():
+            nonlocal start
+            chunk = next(tasks, None)
+            if chunk is not None:
+                pending.append((start, pool.submit(run_units, chunk, records, max_findings)))
+                start += len(chunk)
+            return chunk is not None
+
+        while len(pending) < window and submit():
+            pass
+        while pending:
+            first, fut = pending.popleft()
+            res = fut.result()
+            submit()
+            yield from enumerate(res, first)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 class Triage:
-    """Runs a plan; collects file scans and partition summaries.
+    """Runs a plan; folds file scans into partitions; builds the report.
 
     ``progress(done_bytes, total_bytes, path)`` is called after each unit.
+    ``runner`` scans the units (default: :func:`local_runner` with ``jobs``
+    workers; ``kafkadump spark triage`` passes one that scans in Spark
+    tasks): the fold and the report are the same whoever scans.
     """
 
-    def __init__(self, root: str, *, jobs: int = 2, records: bool = True,
-                 max_findings: int | None = DEFAULT_MAX_FINDINGS, progress=None):
-        self.root = root
-        self.jobs = max(1, jobs)
+    def __init__(self, root: str | list[str], *, jobs: int = 2, records: bool = True,
+                 max_findings: int | None = DEFAULT_MAX_FINDINGS, progress=None, runner: Runner | None = None):
+        self.roots = [root] if isinstance(root, str) else list(root)
         self.records = records
         self.max_findings = max_findings
         self.progress = progress
-        self.groups = plan(root)
-        self.total_bytes = sum(u.size for g in self.groups for u in g.units)
-        self.scans: dict[int, list[FileScan]] = {}
-        self.partitions: dict[int, dict] = {}
-        self.started = None
-        self.elapsed = None
+        self.runner = runner or local_runner(max(1, jobs))
+        self.groups = plan(self.roots)
+        self.units = [u for g in self.groups for u in g.units]
+        self.unit_ids: dict[int, list[int]] = {}               # group index -> its units' indexes
+        for i, u in enumerate(self.units):
+            self.unit_ids.setdefault(u.group, []).append(i)
+        self.total_bytes = sum(u.size for u in self.units)
+        self.results: dict[int, list[FileScan]] = {}      # unit index -> its scans
+        self.partitions: dict[int, PartitionFacts] = {}   # group index -> its fold
+        self.started: float | None = None   # epoch seconds
+        self.elapsed: float | None = None   # seconds
 
-    def _results(self):
-        units = [u for g in self.groups for u in g.units]
-        if self.jobs == 1 or len(units) < 2 or self.total_bytes < PARALLEL_MIN_BYTES:
-            for u in units:
-                yield u, run_unit(u, self.records, self.max_findings)
-            return
-        window = 4 * self.jobs
-        pool = _pool(self.jobs)
-        try:
-            pending: deque = deque()
-            tasks = _chunks(units)
-
-            def submit():
-                chunk = next(tasks, None)
-                if chunk is not None:
-                    pending.append((chunk, pool.submit(_run_units, chunk, self.records, self.max_findings)))
-                return chunk is not None
-
-            while len(pending) < window and submit():
-                pass
-            while pending:
-                chunk, fut = pending.popleft()
-                res = fut.result()
-                submit()
-                yield from zip(chunk, res)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def run(self) -> "Triage":
+    def run(self) -> Triage:
         self.started = time.time()
         t0 = time.perf_counter()
         done = 0
         remaining = {gi: len(g.units) for gi, g in enumerate(self.groups)}
-        for u, res in self._results():
-            self.scans.setdefault(u.group, []).extend(res)
+        for i, scans in self.runner(self.units, self.records, self.max_findings):
+            u = self.units[i]
+            self.results[i] = scans
             done += u.size
             remaining[u.group] -= 1
             if remaining[u.group] == 0:
@@ -243,15 +301,17 @@ class Triage:
             if self.progress:
                 self.progress(done, self.total_bytes, u.path)
         self._fold_logdirs()
-        for gi, summary in self.partitions.items():
-            finalize_partition(summary, self.scans.get(gi, []))
         self.elapsed = time.perf_counter() - t0
         return self
+
+    def group_scans(self, gi: int) -> list[FileScan]:
+        """The scans of a directory's files, in plan order."""
+        return [s for i in self.unit_ids.get(gi, ()) for s in self.results.get(i, [])]
 
     def _fold_group(self, gi: int) -> None:
         g = self.groups[gi]
         if g.is_partition:
-            scans = self.scans.get(gi, [])
+            scans = self.group_scans(gi)
             self.partitions[gi] = fold_partition(g.path, scans)
             # what the log-dir fold needs is small; the segments' digests are not needed again
             for s in scans:
@@ -261,17 +321,17 @@ class Triage:
     def _fold_logdirs(self) -> None:
         # a log dir's checkpoints describe the partition directories right below it
         children: dict[str, dict] = {}
-        for gi, summary in self.partitions.items():
-            parent = os.path.dirname(os.path.normpath(self.groups[gi].path))
-            pd = names.parse_partition_dir(self.groups[gi].path)
+        for gi, facts in self.partitions.items():
+            path = self.groups[gi].path
+            pd = names.parse_partition_dir(path)
             if pd is None:
                 continue
-            key = pd.name if pd.state is None else os.path.basename(os.path.normpath(self.groups[gi].path))
-            meta = next((s for s in self.scans.get(gi, []) if s.kind == names.PARTITION_METADATA), None)
-            children.setdefault(parent, {})[key] = (summary, meta)
+            key = pd.name if pd.state is None else os.path.basename(os.path.normpath(path))
+            meta = next((s for s in self.group_scans(gi) if s.kind == names.PARTITION_METADATA), None)
+            children.setdefault(os.path.dirname(os.path.normpath(path)), {})[key] = (facts, meta)
         for gi, g in enumerate(self.groups):
             kids = children.get(os.path.normpath(g.path), {})
-            scans = self.scans.get(gi, [])
+            scans = self.group_scans(gi)
             if not kids or not scans:
                 continue
             fold_logdir(g.path, scans, {k: v[0] for k, v in kids.items()},
@@ -279,51 +339,19 @@ class Triage:
 
     # --- the report -----------------------------------------------------------------------
     def file_scans(self):
-        for gi in sorted(self.scans):
-            yield from self.scans[gi]
+        for gi in range(len(self.groups)):
+            yield from self.group_scans(gi)
 
     def report(self) -> dict:
-        from datetime import datetime, timezone
-
-        counts: Counter = Counter()
-        files = []
-        nbytes = 0
-        unreadable = 0
-        for s in self.file_scans():
-            counts.update(s.finding_counts)
-            nbytes += s.size or 0
-            unreadable += bool(s.error)
-            files.append(s.to_dict())
-        by_sev = Counter()
-        for c, n in counts.items():
-            by_sev[SEVERITY[c].value] += n
-        v = "errors" if unreadable else verdict(counts)
-        parts = [self.partitions[gi] for gi in sorted(self.partitions)]
-        segs = sum(1 for s in self.file_scans() if s.kind == names.SEGMENT)
-        return {
-            "type": "triage",
-            "tool": f"kafkadump {__version__}",
-            "path": self.root,
-            "startedAt": datetime.fromtimestamp(self.started, timezone.utc).isoformat().replace("+00:00", "Z")
-            if self.started else None,
-            "elapsedSeconds": round(self.elapsed, 3) if self.elapsed is not None else None,
-            "verdict": v,
-            "totals": {
-                "files": len(files), "bytes": nbytes, "unreadableFiles": unreadable,
-                "partitions": len(parts), "segments": segs,
-                "batches": sum(p["batches"] for p in parts), "records": sum(p["records"] for p in parts),
-                "findings": {k: by_sev.get(k, 0) for k in ("error", "warning", "info")},
-                "partitionVerdicts": dict(Counter(p["verdict"] for p in parts)),
-            },
-            "findingCounts": {c.value: n for c, n in sorted(counts.items(), key=lambda x: x[0].value)},
-            "partitions": parts,
-            "files": files,
-        }
+        """The report (see :mod:`kafkadump.report.logdir`)."""
+        parts = [partition_object(self.partitions[gi], self.group_scans(gi)) for gi in sorted(self.partitions)]
+        return triage_object(TriageRun(self.roots, list(self.file_scans()), parts, self.started, self.elapsed))
 
 
-def triage(root: str, **kw) -> dict:
+def triage(root: str | list[str], **kw) -> dict:
     """Triage ``root`` and return the report (see :meth:`Triage.report`)."""
     return Triage(root, **kw).run().report()
 
 
-__all__ = ["Triage", "triage", "plan", "run_unit", "Unit", "Group"]
+__all__ = ["Triage", "triage", "plan", "run_unit", "run_units", "chunks", "local_runner", "Runner", "Unit",
+           "Group"]

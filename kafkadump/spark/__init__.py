@@ -8,7 +8,8 @@
 * :mod:`.datasource`: the ``kafkadump`` data source (``spark.read.format("kafkadump")``)
 * :mod:`.splits`: file listing and batch-boundary splits (pure Python)
 * :mod:`.source`: one task's work (open, map read-only, decode, rows)
-* :mod:`.jobs`: ``spark scan`` and ``spark triage`` as DataFrame queries
+* :mod:`.jobs`: ``spark scan`` (a DataFrame query) and ``spark triage`` (``kafkadump triage``'s
+  per-file scans in Spark tasks, folded on the driver by the CLI's own code)
 * :mod:`.session`: requirement checks and the SparkSession settings
 
 Importing this package does not import pyspark.

@@ -1,7 +1,8 @@
-"""``spark scan`` and ``spark triage`` as DataFrame queries over the ``kafkadump`` source.
+"""``spark scan`` (a DataFrame query over the ``kafkadump`` source) and ``spark triage``.
 
-Everything here runs on the driver and only builds and collects DataFrames;
-decoding happens in the data source's tasks on the executors.
+Everything here runs on the driver; decoding happens in Spark tasks on the
+executors: the data source's for ``scan``, ``kafkadump triage``'s own
+per-file scan for ``triage``, whose results the driver folds as the CLI does.
 """
 
 from __future__ import annotations
@@ -10,9 +11,6 @@ import json
 import time
 
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
-
-INT31 = 1 << 31
-
 
 # --- listing -------------------------------------------------------------------------------
 
@@ -154,188 +152,88 @@ def scan(spark, paths, level: str, output: str, *, fmt: str = "parquet", mode: s
 
 
 # --- triage --------------------------------------------------------------------------------
+#
+# The per-file scans of ``kafkadump triage`` run in Spark tasks, one task per pack of
+# units (a segment with its indexes, or one other file); each returns its units' file
+# scans (counts, ranges, findings, the small digest the fold needs; never records).  The
+# driver folds them into partitions and the fleet summary with the CLI's own code
+# (:class:`kafkadump.logdir.triage.Triage`), so both commands give the same report.
 
-TRIAGE_COLUMNS = ("topic", "partition", "logDir", "type", "file", "position", "size", "magic", "baseOffset", "lastOffset",
-                  "baseTimestamp", "maxTimestamp", "timestamp", "recordCount", "crcValid", "producerId",
-                  "producerEpoch", "baseSequence", "lastSequence", "isControlBatch", "findings", "error")
-
-
-def _findings_count(severity: str):
-    from pyspark.sql import functions as F
-
-    return F.sum(F.when(F.col("findings").isNotNull(),
-                        F.size(F.filter("findings", lambda f: f["severity"] == severity))).otherwise(0))
+TASK_MIN_BYTES = 4 << 20     # a task's share is at least this (as Spark's open cost), at most total / 3 cores
 
 
-def sequence_checks(batches):
-    """Producer sequence checks over a fleet, with the rule ``kafkadump triage`` applies.
-
-    Per (topic, partition, producerId), the CRC-valid, non-control v2 batches that carry a
-    sequence, ordered by offset.  Against the producer's previous batch:
-
-    * same epoch, ``baseSequence`` beyond previous ``lastSequence + 1`` (wrapping at 2^31):
-      ``sequence-gap``, ``missing`` numbers skipped;
-    * a newer epoch not starting at sequence 0: ``sequence-gap``;
-    * an older epoch, or a sequence at or before one already seen: ``sequence-order``.
-
-    A gap is ``explained`` when offsets are missing from the partition between the two
-    batches (compaction or retention removed batches): it is listed but is no finding.
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    valid = batches.filter((F.col("type") == "batch") & F.coalesce(F.col("crcValid"), F.lit(False))
-                           & F.col("baseOffset").isNotNull() & F.col("lastOffset").isNotNull())
-    wp = Window.partitionBy("logDir", "topic", "partition").orderBy("baseOffset", "file", "position")
-    prev_last = F.lag("lastOffset").over(wp)
-    hole = F.when(prev_last.isNotNull() & (F.col("baseOffset") > prev_last + 1), 1).otherwise(0)
-    valid = valid.withColumn("hole", hole).withColumn(
-        "holes", F.sum("hole").over(wp.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    b = valid.filter((F.col("magic") == 2) & (F.col("producerId") >= 0) & (F.col("baseSequence") >= 0)
-                     & ~F.col("isControlBatch"))
-    w = Window.partitionBy("logDir", "topic", "partition", "producerId").orderBy("baseOffset", "file", "position")
-    b = (b.withColumn("prevSequence", F.lag("lastSequence").over(w))
-          .withColumn("prevEpoch", F.lag("producerEpoch").over(w))
-          .withColumn("afterOffset", F.lag("lastOffset").over(w))
-          .withColumn("prevHoles", F.lag("holes").over(w))
-          .filter(F.col("prevSequence").isNotNull()))
-    expected = F.pmod(F.col("prevSequence").cast("long") + 1, F.lit(INT31))
-    delta = F.pmod(F.col("baseSequence").cast("long") - expected, F.lit(INT31))
-    signed = F.when(delta >= INT31 // 2, delta - INT31).otherwise(delta)
-    same = F.col("producerEpoch") == F.col("prevEpoch")
-    kind = (F.when(F.col("producerEpoch") < F.col("prevEpoch"), F.lit("sequence-order"))
-             .when(F.col("producerEpoch") > F.col("prevEpoch"),
-                   F.when(F.col("baseSequence") != 0, F.lit("sequence-gap")))
-             .when(signed > 0, F.lit("sequence-gap"))
-             .when(signed < 0, F.lit("sequence-order")))
-    return (b.withColumn("kind", kind).filter(F.col("kind").isNotNull())
-             .withColumn("expectedSequence", F.when(same, expected).otherwise(F.lit(0).cast("long")))
-             .withColumn("missing", F.when(same, signed))
-             .withColumn("explained", (F.col("kind") == "sequence-gap") & (F.col("holes") > F.col("prevHoles")))
-             .select("topic", "partition", "logDir", "kind", "explained", "producerId", "producerEpoch",
-                     F.col("prevEpoch").alias("previousEpoch"), "afterOffset", F.col("baseOffset").alias("atOffset"),
-                     "expectedSequence", F.col("baseSequence").alias("foundSequence"), "missing", "file",
-                     "position"))
+def triage_roots(paths) -> list[str]:
+    """The local paths ``paths`` name (``file:`` URIs included); a path executors cannot open as a local
+    file is a :class:`ListingError`."""
+    roots = []
+    for p in paths:
+        lp = local_path(p) if ("://" in p or p.startswith("file:")) else p
+        if lp is None:
+            raise ListingError(f"{p}: spark triage reads local paths (a mount every executor sees, "
+                               f"at the same path)")
+        roots.append(lp)
+    return roots
 
 
-def triage(spark, paths, *, limit: int = 50, files=None, **read_options) -> dict:
-    """The fleet summary: per topic-partition (of each log dir: replicas are rows of their own) counts, offset and time ranges, CRC
-    failures and findings, findings by code, producer sequence gaps, unreadable files."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
+def plan_triage(paths, *, records: bool = True, max_findings: int | None = None):
+    """The triage of ``paths``, planned (files listed and cut into units) but not run: a wrong path fails
+    here, before Spark starts.  Run it with :func:`run_triage`."""
+    from ..logdir.scan import DEFAULT_MAX_FINDINGS
+    from ..logdir.triage import Triage
+    from ..sources.segment import InputError
 
-    t0 = time.perf_counter()
-    include = read_options.pop("include", None)
-    if files is None:
-        files = list_files(spark, paths, include)
-    df = read(spark, paths, "batches", files=files, **read_options)
-    b = df.select(*TRIAGE_COLUMNS).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        is_batch = F.col("type") == "batch"
-        valid = is_batch & F.coalesce(F.col("crcValid"), F.lit(False))
-        first_ts = F.coalesce("baseTimestamp", "timestamp")
-        last_ts = F.coalesce("maxTimestamp", "timestamp")
-
-        def count_if(cond):
-            return F.sum(F.when(cond, 1).otherwise(0))
-
-        parts = (b.groupBy("logDir", "topic", "partition").agg(
-            F.countDistinct("file").alias("files"),
-            count_if(is_batch).alias("batches"),
-            F.sum(F.when(valid, F.col("recordCount")).otherwise(0)).alias("records"),
-            F.sum(F.when(F.col("type") != "error", F.col("size")).otherwise(0)).alias("bytes"),
-            F.min(F.when(valid, F.col("baseOffset"))).alias("firstOffset"),
-            F.max(F.when(valid, F.col("lastOffset"))).alias("lastOffset"),
-            F.min(F.when(valid & (first_ts >= 0), first_ts)).alias("firstTimestamp"),
-            F.max(F.when(valid & (last_ts >= 0), last_ts)).alias("lastTimestamp"),
-            count_if(F.col("crcValid") == F.lit(False)).alias("crcFailures"),
-            count_if(F.col("type") == "gap").alias("gaps"),
-            F.sum(F.when(F.col("type") == "gap", F.col("size")).otherwise(0)).alias("gapBytes"),
-            _findings_count("error").alias("errors"),
-            _findings_count("warning").alias("warnings"),
-            _findings_count("info").alias("infos"),
-            count_if(F.col("type") == "error").alias("unreadable"),
-        ).orderBy("topic", "partition", "logDir").collect())
-
-        seq = sequence_checks(b).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            seq_counts = seq.groupBy("logDir", "topic", "partition", "kind", "explained").agg(
-                F.count(F.lit(1)).alias("count"), F.countDistinct("file").alias("files"),
-                F.min(F.struct("file", "position")).alias("first")).collect()
-            gaps = [r.asDict() for r in seq.orderBy("topic", "partition", "logDir", "producerId", "atOffset")
-                    .limit(limit).collect()]
-        finally:
-            seq.unpersist()
-
-        found = b.filter(F.col("findings").isNotNull()).select(
-            "logDir", "topic", "partition", "file", "position", F.explode("findings").alias("f"))
-        counts = found.groupBy("logDir", "topic", "partition", F.col("f.code").alias("code"),
-                               F.col("f.severity").alias("severity")).agg(
-            F.count(F.lit(1)).alias("count"),
-            F.countDistinct("file").alias("files"),
-            F.min(F.struct("file", "position")).alias("first"),
-        ).collect()
-        unreadable = [(r["file"], r["error"]) for r in
-                      b.filter(F.col("type") == "error").select("file", "error").orderBy("file").limit(limit).collect()]
-    finally:
-        b.unpersist()
-    return summarize(parts, counts, seq_counts, gaps, unreadable, files, limit, time.perf_counter() - t0)
+        return Triage(triage_roots(paths), records=records,
+                      max_findings=DEFAULT_MAX_FINDINGS if max_findings is None else max_findings)
+    except InputError as e:
+        raise ListingError(str(e)) from None
 
 
-def summarize(parts, counts, seq_counts, gaps, unreadable, files, limit, seconds) -> dict:
-    """The triage dict from the collected aggregates (plain Python from here on).
-
-    Unexplained sequence gaps and sequence-order violations count as warning findings
-    (``sequence-gap``, ``sequence-order``), as in ``kafkadump triage``."""
-    per_tp: dict = {}
-    by_code: dict = {}
-    seq_by_tp: dict = {}
-    explained_by_tp: dict = {}
-    counts = [r.asDict() for r in counts]
-    for r in seq_counts:
-        tp = (r["logDir"], r["topic"], r["partition"])
-        if r["explained"]:
-            explained_by_tp[tp] = explained_by_tp.get(tp, 0) + r["count"]
-            continue
-        seq_by_tp[tp] = seq_by_tp.get(tp, 0) + r["count"]
-        counts.append({"logDir": r["logDir"], "topic": r["topic"], "partition": r["partition"], "code": r["kind"],
-                       "severity": "warning",
-                       "count": r["count"], "files": r["files"], "first": r["first"]})
-    for r in counts:
-        tp = (r["logDir"], r["topic"], r["partition"])
-        per_tp.setdefault(tp, {})[r["code"]] = per_tp.get(tp, {}).get(r["code"], 0) + r["count"]
-        c = by_code.setdefault((r["code"], r["severity"]), {"code": r["code"], "severity": r["severity"],
-                                                             "count": 0, "files": 0, "partitions": 0, "first": None})
-        c["count"] += r["count"]
-        c["files"] += r["files"]          # a file belongs to one topic-partition: no double count
-        c["partitions"] += 1
-        first = {"file": r["first"]["file"], "position": r["first"]["position"]}
-        if c["first"] is None or (first["file"], first["position"]) < (c["first"]["file"], c["first"]["position"]):
-            c["first"] = first
-    partitions = []
-    for r in parts:
-        d = r.asDict()
-        tp = (d["logDir"], d["topic"], d["partition"])
-        d["sequenceGaps"] = seq_by_tp.get(tp, 0)
-        d["sequenceGapsExplained"] = explained_by_tp.get(tp, 0)
-        d["warnings"] += d["sequenceGaps"]
-        d["findingCounts"] = dict(sorted(per_tp.get(tp, {}).items()))
-        d["verdict"] = "errors" if d["errors"] or d["unreadable"] else "warnings" if d["warnings"] else "clean"
-        partitions.append(d)
-    totals = {k: sum(p[k] or 0 for p in partitions)
-              for k in ("files", "batches", "records", "bytes", "crcFailures", "gaps", "gapBytes", "errors",
-                        "warnings", "infos", "unreadable", "sequenceGaps", "sequenceGapsExplained")}
-    totals["files"] = len(files)
-    totals["partitions"] = len(partitions)
-    verdicts = {"clean": 0, "warnings": 0, "errors": 0}
-    for p in partitions:
-        verdicts[p["verdict"]] += 1
-    totals["partitionVerdicts"] = verdicts
-    verdict = "errors" if verdicts["errors"] else "warnings" if verdicts["warnings"] else "clean"
-    rank = {"error": 0, "warning": 1, "info": 2}
-    findings = sorted(by_code.values(), key=lambda c: (rank.get(c["severity"], 3), -c["count"], c["code"]))
-    return {"verdict": verdict, "partitions": partitions, "findings": findings, "sequenceGaps": gaps,
-            "unreadable": unreadable, "totals": totals, "limit": limit, "seconds": round(seconds, 3)}
+def run_triage(spark, planned) -> dict:
+    """Run a planned triage with its units scanned in Spark tasks; the report
+    (:mod:`kafkadump.report.logdir`)."""
+    planned.runner = spark_runner(spark)
+    return planned.run().report()
 
 
-__all__ = ["list_files", "read", "scan", "triage", "sequence_checks", "summarize"]
+def triage(spark, paths, *, records: bool = True, max_findings: int | None = None) -> dict:
+    """``kafkadump triage`` of ``paths``, its file scans run in Spark tasks: the same report."""
+    return run_triage(spark, plan_triage(paths, records=records, max_findings=max_findings))
+
+
+def spark_runner(spark):
+    """A :data:`kafkadump.logdir.triage.Runner` scanning units in Spark tasks, packed by size."""
+    from functools import partial
+
+    def run(units, records, max_findings):
+        if not units:
+            return
+        sc = spark.sparkContext
+        tasks = _unit_tasks(units, max(1, sc.defaultParallelism))
+        scan = partial(_scan_task, records=records, max_findings=max_findings)
+        yield from sc.parallelize(tasks, len(tasks)).flatMap(scan).collect()
+
+    return run
+
+
+def _unit_tasks(units, cores: int) -> list[list[tuple]]:
+    """``(index, unit)`` packs of about a third of each core's share of the bytes (at least
+    :data:`TASK_MIN_BYTES`): every core gets work, few tasks for small fleets."""
+    from ..logdir.triage import chunks
+
+    share = max(TASK_MIN_BYTES, sum(u.size for u in units) // (3 * cores))
+    tasks, start = [], 0
+    for chunk in chunks(units, share, max_units=256):
+        tasks.append(list(enumerate(chunk, start)))
+        start += len(chunk)
+    return tasks
+
+
+def _scan_task(task, records: bool, max_findings):
+    """What a Spark task runs: the CLI's unit scan over its pack; ``(index, file scans)`` per unit."""
+    from ..logdir.triage import run_unit
+
+    return [(i, run_unit(u, records, max_findings)) for i, u in task]
+
+
+__all__ = ["list_files", "read", "scan", "triage", "plan_triage", "run_triage", "spark_runner", "triage_roots"]

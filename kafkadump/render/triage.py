@@ -1,0 +1,209 @@
+"""The triage report as tables: one renderer for ``triage`` and ``spark triage``.
+
+Input is the report object of :mod:`kafkadump.report.logdir` (plain dicts,
+no scans, no Spark objects): partitions with their verdicts, the files'
+chain of custody, every finding kept (worst first), and a closing
+``verdict:`` line.  A rich table on a terminal, aligned plain text otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TextIO
+
+from .. import describe as d
+from ..logdir import names
+from .table import Column, TableStream
+
+PARTITION_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("files", 5, True),
+                     Column("segs", 4, True), Column("batches", 9, True), Column("records", 9, True),
+                     Column("offsets", 23), Column("producers", 9, True), Column("openTxn", 7, True),
+                     Column("aborted", 7, True), Column("crcBad", 6, True), Column("findings", 30))
+FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("size", 10, True), Column("mtime", 20),
+                Column("sha256", 16), Column("contents", 44), Column("findings", 24))
+
+_STYLE = {"errors": "bold red", "warnings": "yellow", "clean": "green", "error": "red", "warning": "yellow",
+          "info": "cyan"}
+
+
+def _rel(path: str, root: str) -> str:
+    base = root if os.path.isdir(root) else os.path.dirname(root)
+    try:
+        r = os.path.relpath(path, base)
+    except ValueError:
+        return path
+    return path if r.startswith("..") else r
+
+
+def _tail(text: str, width: int) -> str:
+    """``text`` cut to ``width`` from the left: a partition's name is at the end of its path."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
+def _counts(fc: dict) -> str:
+    return ",".join(f"{c}:{n}" for c, n in sorted(fc.items())) or "-"
+
+
+def _range(a, b) -> str:
+    if a is None and b is None:
+        return "-"
+    return f"{'?' if a is None else a}..{'?' if b is None else b}"
+
+
+def file_contents(f: dict) -> str:
+    """A short description of what a file holds (the report's "contents" column)."""
+    k = f["kind"]
+    if f.get("error"):
+        return f"unreadable: {f['error']}"
+    if k == names.SEGMENT:
+        codecs = "/".join(f.get("codecs") or {}) or "-"
+        return (f"{f.get('batches', 0)} batches {f.get('records', 0)} records "
+                f"{_range(f.get('firstOffset'), f.get('lastOffset'))} {codecs}")
+    if k in (names.OFFSET_INDEX, names.TIME_INDEX, names.TXN_INDEX):
+        return _index_contents(f)
+    if k == names.PRODUCER_SNAPSHOT:
+        return f"v{f.get('version')} crc {d.crc_verdict(f.get('crcValid'))}, {f.get('producers', 0)} producers"
+    if k == names.KRAFT_SNAPSHOT:
+        return f"{f.get('batches', 0)} batches {f.get('records', 0)} records"
+    if k == names.LEADER_EPOCH_CHECKPOINT:
+        eps = f.get("epochs") or []
+        return f"{len(eps)} epochs" + (f", last {eps[-1][0]}@{eps[-1][1]}" if eps else "")
+    if k == names.OFFSET_CHECKPOINT:
+        return f"{f.get('entries', 0)} partitions"
+    if k == names.PARTITION_METADATA:
+        return f"topic id {f.get('topicId')}"
+    if k == names.META_PROPERTIES:
+        return f"v{f.get('version')} node {f.get('nodeId')} cluster {f.get('clusterId')}"
+    if k == names.QUORUM_STATE:
+        return f"leader {f.get('leaderId')} epoch {f.get('leaderEpoch')}"
+    return f.get("note", "")[:44] if f.get("note") else "-"
+
+
+def _index_contents(f: dict) -> str:
+    s = f"{f.get('entries', 0)} entries"
+    if f.get("zeroEntries"):
+        s += f" +{f['zeroEntries']} zero"
+    if f.get("checkedAgainstLog") and f["kind"] != names.TXN_INDEX:
+        s += f", {f.get('verifiedEntries', 0)} verified"
+        if f.get("unverifiedEntries"):
+            s += f", {f['unverifiedEntries']} unverifiable (damage)"
+    return s
+
+
+def partition_name(p: dict, root: str, replicas: bool = False) -> str:
+    """``orders-3`` (with ``(delete)``-like state); its path under the root when it is not a partition
+    directory, or when the report holds partitions of several log dirs (replicas)."""
+    if p.get("topic") is None or replicas:
+        name = _rel(p["path"], root)
+    else:
+        name = f"{p['topic']}-{p['partition']}"
+    if p.get("state") and not replicas:
+        name += f" ({p['state']})"
+    return name
+
+
+def partition_cells(p: dict, root: str, replicas: bool = False) -> list:
+    first, leo = p.get("firstOffset"), p.get("logEndOffset")
+    return [partition_name(p, root, replicas), p["verdict"], p["files"], p["segments"], p["batches"], p["records"],
+            _range(first, None if leo is None else leo - 1), p["producers"], p["openTransactions"],
+            p["abortedTransactions"], p["crcFailures"], _counts(p.get("findingCounts", {}))]
+
+
+def file_cells(f: dict, root: str) -> list:
+    return [_rel(f["file"], root), f["kind"], "-" if f.get("size") is None else f["size"],
+            (f.get("mtime") or "-")[:19], (f.get("sha256") or "-")[:16], file_contents(f),
+            _counts(f.get("findingCounts", {}))]
+
+
+def finding_rows(report: dict) -> list[tuple]:
+    """``(severity, code, file, offset, message)`` of every finding in the report, worst first."""
+    rank = {"error": 0, "warning": 1, "info": 2}
+    rows = []
+    root = report["path"]
+    for f in report["files"]:
+        if f.get("error"):
+            rows.append(("error", "unreadable", _rel(f["file"], root), 0, f["error"]))
+        for x in f["findings"]:
+            rows.append((x["severity"], x["code"], _rel(f["file"], root), x["offset"], x["message"]))
+    rows.sort(key=lambda r: (rank.get(r[0], 3), r[2], r[3]))
+    return rows
+
+
+def summary_line(report: dict) -> str:
+    """The closing line."""
+    t = report["totals"]
+    fs = t["findings"]
+    pv = t["partitionVerdicts"]
+    line = (f"verdict: {report['verdict']}  files: {t['files']}  bytes: {t['bytes']}  partitions: {t['partitions']} "
+            f"(clean {pv.get('clean', 0)}, warnings {pv.get('warnings', 0)}, errors {pv.get('errors', 0)})  "
+            f"segments: {t['segments']}  batches: {t['batches']}  records: {t['records']}  "
+            f"findings: {fs['error']} errors, {fs['warning']} warnings, {fs['info']} info")
+    if t.get("unreadableFiles"):
+        line += f"  unreadable files: {t['unreadableFiles']}"
+    return line
+
+
+def render_triage_json(report: dict, out: TextIO) -> None:
+    """``--json``: the report as one JSON object on one line."""
+    out.write(json.dumps(report) + "\n")
+
+
+def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -> None:
+    """The triage report as tables: partitions, files (chain of custody), findings, verdict."""
+    root = report["path"]
+    replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
+    rows_p = [partition_cells(p, root, replicas) for p in report["partitions"]]
+    rows_f = [file_cells(f, root) for f in report["files"]] if files else []
+    rows_x = finding_rows(report)
+    if console is not None:
+        _rich_triage(report, console, rows_p, rows_f, rows_x)
+        return
+    if rows_p:
+        t = TableStream(out, PARTITION_COLUMNS)
+        for r in rows_p:
+            t.row([_tail(r[0], PARTITION_COLUMNS[0].width), *r[1:]])
+        out.write("\n")
+    if rows_f:
+        t = TableStream(out, FILE_COLUMNS)
+        for r in rows_f:
+            t.row(r)
+        out.write("\n")
+    for sev, code, file, off, msg in rows_x:
+        out.write(f"{sev:<7}  {code:<26}  {file} @{off}: {msg}\n")
+    if rows_x:
+        out.write("\n")
+    out.write(summary_line(report) + "\n")
+
+
+def _rich_table(title: str, columns):
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for c in columns:
+        t.add_column(c.title, justify="right" if c.right else "left", overflow="fold")
+    return t
+
+
+def _rich_triage(report, console, rows_p, rows_f, rows_x) -> None:
+    if rows_p:
+        t = _rich_table("partitions", PARTITION_COLUMNS)
+        for r in rows_p:
+            t.add_row(*[str(x) for x in r], style=_STYLE.get(r[1]) if r[1] != "clean" else None)
+        console.print(t)
+    if rows_f:
+        t = _rich_table("files (chain of custody: full SHA-256 in --json)", FILE_COLUMNS)
+        for r in rows_f:
+            t.add_row(*[str(x) for x in r])
+        console.print(t)
+    if rows_x:
+        cols = [Column(n, 0, n == "offset") for n in ("severity", "code", "file", "offset", "message")]
+        t = _rich_table("findings", cols)
+        for sev, code, file, off, msg in rows_x:
+            t.add_row(sev, code, file, str(off), msg, style=_STYLE.get(sev))
+        console.print(t)
+    console.print(summary_line(report), style=_STYLE.get(report["verdict"]), markup=False, highlight=False)
+
+
+__all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",
+           "PARTITION_COLUMNS", "FILE_COLUMNS"]

@@ -1,0 +1,176 @@
+"""The triage report's JSON objects: file, partition and triage; and the triage exit rule.
+
+``kafkadump triage`` and ``kafkadump spark triage`` fold the same per-file
+scans with the same code (:mod:`kafkadump.logdir.partition`) and build their
+report here, so both give the same objects:
+
+* **file**: ``file kind size mtime sha256 [error]``, the kind's summary
+  fields (a segment: ``baseOffset batches records firstOffset lastOffset
+  firstTimestamp maxTimestamp codecs magic controlBatches
+  transactionalBatches producers producerIds openTransactionsAtEnd
+  offsetGaps missingOffsets compactedBatches sequenceGapsExplained
+  crcFailures damagedRanges damagedBytes leaderEpochs [internal]``), then
+  ``findingCounts findings [findingsOmitted]``;
+* **partition**: :data:`PARTITION_FIELDS`;
+* **triage**: ``type tool path paths startedAt elapsedSeconds verdict totals
+  findingCounts partitions files``.
+
+Timing fields (``startedAt``, ``elapsedSeconds``) are the only ones that
+differ between two runs over the same files.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..findings import SEVERITY, Code, Severity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..logdir.partition import PartitionFacts
+    from ..logdir.scan import FileScan
+
+CLEAN, WARNINGS, ERRORS = "clean", "warnings", "errors"
+EXIT_CLEAN, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+TIMING_FIELDS = ("startedAt", "elapsedSeconds")
+
+PARTITION_FIELDS = (
+    "path", "logDir", "topic", "partition", "state", "topicId", "files", "segments", "bytes", "batches", "records",
+    "firstOffset", "logEndOffset", "missingOffsets", "firstTimestamp", "maxTimestamp", "crcFailures",
+    "damagedRanges", "damagedBytes", "producers", "abortedTransactions", "openTransactions",
+    "sequenceGapsExplained", "leaderEpochs", "snapshotsChecked", "snapshotsBeyondLog", "unreadableFiles",
+    "findings", "findingCounts", "verdict",
+)
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def worst_severity(codes: Iterable[Code]) -> Severity | None:
+    """The most severe severity among finding ``codes`` (None for none)."""
+    best = None
+    for c in codes:
+        sev = SEVERITY[c]
+        if best is None or _RANK[sev] > _RANK[best]:
+            best = sev
+    return best
+
+
+def verdict_of(counts: Counter, unreadable: int = 0) -> str:
+    """``errors`` (an error finding, or an unreadable file), ``warnings``, or ``clean`` (info findings only)."""
+    w = worst_severity(c for c, n in counts.items() if n)
+    if unreadable or w is Severity.ERROR:
+        return ERRORS
+    return WARNINGS if w is Severity.WARNING else CLEAN
+
+
+def triage_exit_status(report: dict) -> int:
+    """The exit status of both triage commands: 0 clean (info findings only), 1 any warning or error
+    finding or unreadable file (a verdict other than clean).  Usage and I/O errors (2) never get here."""
+    return EXIT_CLEAN if report["verdict"] == CLEAN else EXIT_PROBLEMS
+
+
+def _counts_object(counts: Counter) -> dict:
+    return {c.value: n for c, n in sorted(counts.items(), key=lambda x: x[0].value) if n}
+
+
+def _by_severity(counts: Counter) -> dict:
+    out = {"error": 0, "warning": 0, "info": 0}
+    for c, n in counts.items():
+        out[SEVERITY[c].value] += n
+    return out
+
+
+def file_object(scan: FileScan) -> dict:
+    """One file's object: chain of custody, the kind's summary, its findings (sorted by offset)."""
+    d: dict[str, Any] = {"file": scan.path, "kind": scan.kind, "size": scan.size, "mtime": scan.mtime,
+                         "sha256": scan.sha256}
+    if scan.error:
+        d["error"] = scan.error
+    d.update(scan.summary)
+    d["findingCounts"] = {c.value: n for c, n in sorted(scan.finding_counts.items(), key=lambda x: x[0].value)}
+    d["findings"] = [f.to_dict() for f in sorted(scan.findings, key=lambda f: f.offset)]
+    total = sum(scan.finding_counts.values())
+    if total > len(scan.findings):
+        d["findingsOmitted"] = total - len(scan.findings)
+    return d
+
+
+def partition_object(p: PartitionFacts, scans: list[FileScan]) -> dict:
+    """One partition directory's object: the fold's facts, its files' finding counts, its verdict."""
+    counts: Counter = Counter()
+    for s in scans:
+        counts.update(s.finding_counts)
+    unreadable = sum(1 for s in scans if s.error)
+    return {
+        "path": p.path, "logDir": p.log_dir, "topic": p.topic, "partition": p.partition, "state": p.state,
+        "topicId": p.topic_id, "files": p.files, "segments": p.segments, "bytes": p.bytes, "batches": p.batches,
+        "records": p.records, "firstOffset": p.first_offset, "logEndOffset": p.log_end_offset,
+        "missingOffsets": p.missing_offsets, "firstTimestamp": p.first_timestamp, "maxTimestamp": p.max_timestamp,
+        "crcFailures": p.crc_failures, "damagedRanges": p.damaged_ranges, "damagedBytes": p.damaged_bytes,
+        "producers": p.producers, "abortedTransactions": p.aborted_transactions,
+        "openTransactions": p.open_transactions, "sequenceGapsExplained": p.sequence_gaps_explained,
+        "leaderEpochs": p.leader_epochs, "snapshotsChecked": p.snapshots_checked,
+        "snapshotsBeyondLog": p.snapshots_beyond_log, "unreadableFiles": unreadable,
+        "findings": _by_severity(counts), "findingCounts": _counts_object(counts),
+        "verdict": verdict_of(counts, unreadable),
+    }
+
+
+@dataclass
+class TriageRun:
+    """What a triage run hands the report: its paths, timing, files (in plan order) and partitions."""
+
+    paths: list[str]
+    files: list[FileScan]
+    partitions: list[dict]        # partition objects, in plan order
+    started: float | None = None  # epoch seconds
+    elapsed: float | None = None  # seconds
+
+
+def _iso(t: float | None) -> str | None:
+    from datetime import datetime, timezone
+
+    return None if t is None else datetime.fromtimestamp(t, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def triage_object(run: TriageRun) -> dict:
+    """The whole report: one object, as ``triage --json`` and ``spark triage --json`` print it."""
+    import os
+
+    counts: Counter = Counter()
+    for s in run.files:
+        counts.update(s.finding_counts)
+    unreadable = sum(1 for s in run.files if s.error)
+    parts = run.partitions
+    paths = list(run.paths)
+    return {
+        "type": "triage",
+        "tool": f"kafkadump {__version__}",
+        "path": paths[0] if len(paths) == 1 else os.path.commonpath([os.path.abspath(p) for p in paths]),
+        "paths": paths,
+        "startedAt": _iso(run.started),
+        "elapsedSeconds": None if run.elapsed is None else round(run.elapsed, 3),
+        "verdict": verdict_of(counts, unreadable),
+        "totals": {
+            "files": len(run.files), "bytes": sum(s.size or 0 for s in run.files), "unreadableFiles": unreadable,
+            "partitions": len(parts), "segments": sum(1 for s in run.files if s.kind == "segment"),
+            "batches": sum(p["batches"] for p in parts), "records": sum(p["records"] for p in parts),
+            "findings": _by_severity(counts),
+            "partitionVerdicts": dict(Counter(p["verdict"] for p in parts)),
+        },
+        "findingCounts": _counts_object(counts),
+        "partitions": parts,
+        "files": [file_object(s) for s in run.files],
+    }
+
+
+def without_timing(obj: dict) -> dict:
+    """``obj`` without its timing fields (what two runs over the same files may not agree on)."""
+    return {k: v for k, v in obj.items() if k not in TIMING_FIELDS}
+
+
+__all__ = ["PARTITION_FIELDS", "TriageRun", "file_object", "partition_object", "triage_object",
+           "triage_exit_status", "verdict_of", "worst_severity", "without_timing", "CLEAN", "WARNINGS", "ERRORS"]

@@ -1,0 +1,114 @@
+"""The layering ARCHITECTURE.md describes, checked on the source: imports go down, never up."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "kafkadump"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PACKAGE.rglob("*.py"):
+        parts = list(p.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _target(module: str, node: ast.ImportFrom) -> str | None:
+    if not node.level:
+        return node.module
+    package = module if MODULES[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+    parts = package.split(".")
+    base = parts[: len(parts) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(module: str) -> list[tuple[str, str | None]]:
+    """(imported module, imported name or None) for every import in ``module``, at any depth."""
+    out: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, None) for a in node.names if a.name.startswith("kafkadump")]
+        elif isinstance(node, ast.ImportFrom):
+            target = _target(module, node)
+            if target and target.startswith("kafkadump"):
+                for a in node.names:
+                    full = f"{target}.{a.name}"
+                    out.append((full, None) if full in MODULES else (target, a.name))
+    return out
+
+
+GRAPH = {m: {t for t, _ in _imports(m) if t in MODULES} for m in MODULES}
+
+
+def test_nothing_outside_the_cli_imports_it():
+    outside = {m: sorted(t for t in ts if t == "kafkadump.cli" or t.startswith("kafkadump.cli."))
+               for m, ts in GRAPH.items() if not m.startswith("kafkadump.cli") and m != "kafkadump.__main__"}
+    assert {m: ts for m, ts in outside.items() if ts} == {}
+
+
+def test_no_module_imports_another_modules_private_name():
+    private = [(m, t, name) for m in MODULES for t, name in _imports(m)
+               if name and name.startswith("_") and not name.startswith("__")]
+    assert private == []
+
+
+def test_no_import_through_importlib():
+    users = [m for m, p in MODULES.items() if "import_module(" in p.read_text()]
+    assert users == []
+
+
+def test_no_import_cycles():
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in GRAPH:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+LOWER = ("kafkadump.decode", "kafkadump.sources", "kafkadump.protocol", "kafkadump.findings")
+UPPER = ("kafkadump.cli", "kafkadump.render", "kafkadump.report", "kafkadump.scans", "kafkadump.captures",
+         "kafkadump.spark")
+
+
+def test_decoders_never_import_renderers_reports_or_the_cli():
+    up = {m: sorted(t for t in GRAPH[m] if t.startswith(UPPER)) for m in MODULES if m.startswith(LOWER)}
+    assert {m: ts for m, ts in up.items() if ts} == {}
+
+
+def test_graph_is_not_empty():
+    assert len(MODULES) > 50 and sum(len(t) for t in GRAPH.values()) > 100
