@@ -19,6 +19,7 @@ import typer
 from . import __version__
 from .decode import CrcScan, Options, iter_batches
 from .decode.model import Batch, Gap
+from .errors import UsageError
 from .findings import Severity
 from .render import dumplog, jsonl, table
 from .sources.segment import InputError, open_segment
@@ -54,10 +55,6 @@ class Decode(str, Enum):
     share_state = "share-state"
     remote_log_metadata = "remote-log-metadata"
     none = "none"
-
-
-class UsageError(Exception):
-    pass
 
 
 # --- shared options (defined once) ------------------------------------------------

@@ -12,9 +12,7 @@ import mmap
 import os
 import stat
 
-
-class InputError(Exception):
-    """A problem with the input itself (missing, a directory, unreadable): exit 2."""
+from ..errors import InputError  # re-export, removed after the CLI move
 
 
 class Segment:

@@ -46,6 +46,7 @@ from array import array
 from dataclasses import replace
 
 from ..decode import Batch, Options, iter_batches
+from ..errors import InputError
 from ..decode.walk import _bad_length, _next_ok, decode_at
 
 SPLIT_BYTES_DEFAULT = 128 << 20
@@ -74,7 +75,7 @@ def log_dir(path: str) -> str | None:
     return os.path.dirname(os.path.dirname(path.rstrip("/"))) or None
 
 
-class ListingError(Exception):
+class ListingError(InputError):
     """A path given to the read names nothing readable."""
 
 
