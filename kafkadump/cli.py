@@ -223,7 +223,7 @@ def _check_kind(path: str, seg) -> None:
 def _open_all(paths, opt: Optional[Options] = None):
     """Yield ``(path, segment)``; an unreadable path is an I/O error (exit 2).
 
-    With ``opt``, the walkers release the segment's mapped pages as they go.
+    The walkers release the segment's mapped pages as they go (``opt`` is unused).
     """
     for p in paths:
         seg = open_segment(p)
@@ -232,8 +232,6 @@ def _open_all(paths, opt: Optional[Options] = None):
         except InputError:
             seg.close()
             raise
-        if opt is not None:
-            opt.release = seg.release
         try:
             yield p, seg
         finally:

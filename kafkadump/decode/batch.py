@@ -53,7 +53,7 @@ import struct
 from crc32c import crc32c
 
 from ..findings import Code, DecodeError, Finding, Truncated
-from .compression import DEFAULT_MAX_DECOMPRESSED, decompress
+from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import CONTROL_TYPES, Batch, Record, Span
 from .primitives import decode_varint, decode_varlong
 
@@ -127,12 +127,14 @@ def check_header(b: Batch) -> None:
 
 
 def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = True,
-                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, spans: list | None = None,
-                 select=None) -> Batch:
+                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
+                 spans: list | None = None, select=None) -> Batch:
     """Decode the whole v2 batch at ``buf[pos:]`` (the caller checked it fits).
 
     ``buf`` is any buffer; absolute positions are ``base + pos``.  CRC is
-    always verified; records are decoded when ``records`` is true.
+    always verified; records are decoded when ``records`` is true (and
+    ``select``, if given, says yes), decompressing at most ``max_decompressed``
+    bytes and at most ``max_ratio`` times the payload (0: no ratio limit).
     """
     b = decode_batch_header(buf, pos, file, base)
     end = pos + b.size
@@ -145,12 +147,12 @@ def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = Tru
         spans.extend(header_spans(b.position, _unpack_header(buf, pos)))
         b.spans = spans
     if records and (select is None or select(b)):
-        decode_batch_records(b, buf, pos + HEADER_SIZE, end, base, max_decompressed, spans)
+        decode_batch_records(b, buf, pos + HEADER_SIZE, end, base, max_decompressed, max_ratio, spans)
     return b
 
 
 def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
-                         max_decompressed: int, spans: list | None) -> None:
+                         max_decompressed: int, max_ratio: int, spans: list | None) -> None:
     """Decode the records of ``b`` from ``buf[pos:end]`` into ``b.records``."""
     codec = b.codec
     if codec > 4 or b.record_count < 0:
@@ -163,7 +165,7 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
         # the payload's first byte; an empty payload is blamed on the codec bits
         payload_pos = base + pos if end > pos else b.position + 21
         try:
-            data = decompress(codec, memoryview(buf)[pos:end], max_decompressed, notes)
+            data = decompress(codec, memoryview(buf)[pos:end], max_decompressed, notes, max_ratio)
         except DecodeError as e:
             b.records = []
             b.findings.append(Finding(e.code, payload_pos, e.message, length=end - pos))

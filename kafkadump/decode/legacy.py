@@ -27,7 +27,7 @@ import struct
 import zlib
 
 from ..findings import Code, DecodeError, Finding
-from .compression import DEFAULT_MAX_DECOMPRESSED, decompress
+from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import Batch, Record, Span
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
@@ -125,8 +125,8 @@ def _message_spans(spans: list, m: _Msg, prefix: str, source: str, shift: int) -
 
 
 def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records: bool = True,
-                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_depth: int = DEFAULT_MAX_DEPTH,
-                  spans: list | None = None) -> Batch:
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
+                  max_depth: int = DEFAULT_MAX_DEPTH, spans: list | None = None) -> Batch:
     """Decode the top-level legacy message at ``buf[pos:]`` as a :class:`Batch`.
 
     Raises :class:`DecodeError` only when the message's own framing is
@@ -165,7 +165,7 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    inner = _expand(m, b, 1, max_decompressed, max_depth, spans, m.offset,
+    inner = _expand(m, b, 1, (max_decompressed, max_ratio), max_depth, spans, m.offset,
                     (b.position + (m.p_value - m.pos) + 4, None))
     b.record_count = len(inner)
     b.base_offset = inner[0].offset if inner else m.offset
@@ -179,10 +179,11 @@ def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -
                   m.crc, m.computed_crc, m.offset)
 
 
-def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans,
+def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,
             wrapper_offset: int, anchor: tuple) -> list:
     """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
 
+    ``limits`` is ``(max_decompressed, max_ratio)``, applied to every level.
     ``wrapper_offset`` is the wrapper's absolute offset; ``anchor`` is
     ``(file offset, decompressed offset or None)`` of the wrapper's value,
     where findings about this wrapper are anchored.  Inner messages of the
@@ -206,7 +207,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
         return []
     notes: list = []
     try:
-        data = decompress(wrapper.attributes & 7, wrapper.value, cap, notes)
+        data = decompress(wrapper.attributes & 7, wrapper.value, limits[0], notes, limits[1])
     except DecodeError as e:
         empty = not wrapper.value
         # an empty value has no first byte: anchor at its length field
@@ -264,7 +265,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
             o, so = at(im.pos)
             b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
                                       source_offset=so))
-            out.extend(_expand(im, b, depth + 1, cap, max_depth, None, absolute, (o, so)))
+            out.extend(_expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so)))
             continue
         ts = wrapper.timestamp if wrapper_lat else im.timestamp
         out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))

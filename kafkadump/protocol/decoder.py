@@ -320,23 +320,14 @@ def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool
 
 
 def _batch_spans(buf, pos, items, st, path, opt) -> None:
-    from ..decode.batch import decode_batch
-    from ..decode.legacy import decode_legacy
+    from ..decode.walk import decode_spanned
 
     for i, item in enumerate(items):
-        rel = item.position - st.base
         if isinstance(item, Gap):
             st.spans.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
             continue
-        chunk = buf[rel:rel + item.size]
-        spans: list = []
         try:
-            if item.magic == 2:
-                b = decode_batch(chunk, 0, item.file, base=item.position, records=True,
-                                 max_decompressed=opt.max_decompressed, spans=spans)
-            else:
-                b = decode_legacy(chunk, 0, item.size, item.file, base=item.position, records=True,
-                                  max_decompressed=opt.max_decompressed, max_depth=opt.max_depth, spans=spans)
+            b, spans = decode_spanned(buf, item, opt, base=st.base)
         except DecodeError:  # pragma: no cover - the walk already decoded it once
             spans = [Span("batch", item.position, item.size, None, "file", "unparsed")]
             b = item
