@@ -54,7 +54,8 @@ from crc32c import crc32c
 
 from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
-from .model import CONTROL_TYPES, Batch, Record, Span
+from .control import decode_control
+from .model import Batch, Record, Span
 from .primitives import decode_varint, decode_varlong
 
 HEADER_SIZE = 61
@@ -72,8 +73,6 @@ HEADER = struct.Struct(">" + "".join(code for _, code in HEADER_FIELDS))
 assert HEADER.size == HEADER_SIZE
 
 _unpack_header = HEADER.unpack_from
-_CONTROL_KEY = struct.Struct(">hh")
-_END_TXN = struct.Struct(">hi")
 
 
 def header_spans(position: int, values) -> list[Span]:
@@ -202,6 +201,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     ``source`` is ``file``.  A malformed record whose length is sane is
     skipped by its length; otherwise decoding of this batch stops there.
     """
+    if source != "file":
+        shift = 0  # positions in decompressed data are relative to it
     out = []
     findings = []
     append = out.append
@@ -353,9 +354,10 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
         rec = Record(base_offset + off_delta,
                      max_ts if log_append else base_ts + ts_delta,
                      ts_type, key, value, headers, off_delta, ts_delta, attributes,
-                     shift + start if source == "file" else start, rend - start, source)
+                     shift + start, rend - start, source, None, 2, None, None, None,
+                     shift + p_key, shift + p_val)
         if control:
-            rec.control = _decode_control(key, value, b, source, shift, p_key, p_val, findings)
+            rec.control = _control(key, value, b, source, shift, p_key, p_val, findings)
         append(rec)
         if spans is not None:
             _record_spans(spans, n, source, shift if source == "file" else 0, start, p_attr, p_ts, p_od,
@@ -417,32 +419,12 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
     return headers, pos, hspans
 
 
-def _decode_control(key, value, b: Batch, source, shift, p_key, p_val, findings) -> dict:
-    """Decode a control record's key (and ABORT/COMMIT value)."""
-    ctl: dict = {}
-    if key is None or len(key) < 4:
-        off, srel = _anchor(b, source, shift, p_key)
-        findings.append(Finding(Code.CONTROL_MALFORMED, off, "control record key shorter than 4 bytes",
-                                source_offset=srel))
-        ctl["type"] = None
-        return ctl
-    version, ctype = _CONTROL_KEY.unpack_from(key, 0)
-    name = CONTROL_TYPES.get(ctype)
-    ctl["type"] = name if name else f"UNKNOWN({ctype})"
-    ctl["version"] = version
-    if name is None:
-        off, srel = _anchor(b, source, shift, p_key)
-        findings.append(Finding(Code.CONTROL_UNKNOWN, off, f"control record type {ctype}", source_offset=srel))
-    if ctype in (0, 1):
-        if value is None or len(value) < 6:
-            off, srel = _anchor(b, source, shift, p_val)
-            findings.append(Finding(Code.CONTROL_MALFORMED, off,
-                                    f"{name} marker value is {'null' if value is None else f'{len(value)} bytes'}",
-                                    source_offset=srel))
-        else:
-            vv, epoch = _END_TXN.unpack_from(value, 0)
-            ctl["valueVersion"] = vv
-            ctl["coordinatorEpoch"] = epoch
+def _control(key, value, b: Batch, source, shift, p_key, p_val, findings) -> dict:
+    """A control record's ``control`` dict; its problems as findings at its key or value."""
+    ctl, problems = decode_control(key, value)
+    for code, where, message in problems:
+        off, srel = _anchor(b, source, shift, p_key if where == "key" else p_val)
+        findings.append(Finding(code, off, message, source_offset=srel))
     return ctl
 
 

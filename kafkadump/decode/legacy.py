@@ -174,9 +174,11 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
 
 
 def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -> Record:
+    at = shift if source == "file" else 0
+    # key and value positions: after their INT32 length prefixes
     return Record(offset, timestamp, ts_type, m.key, m.value, [], None, None, m.attributes,
-                  shift + m.pos if source == "file" else m.pos, m.size, source, None, m.magic,
-                  m.crc, m.computed_crc, m.offset)
+                  at + m.pos, m.size, source, None, m.magic, m.crc, m.computed_crc, m.offset,
+                  at + m.p_key + 4, at + m.p_value + 4)
 
 
 def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,
