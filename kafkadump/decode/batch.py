@@ -49,6 +49,7 @@ variable (free) and only when a ``spans`` list is passed turns them into
 from __future__ import annotations
 
 import struct
+from operator import attrgetter
 
 from crc32c import crc32c
 
@@ -73,6 +74,8 @@ HEADER = struct.Struct(">" + "".join(code for _, code in HEADER_FIELDS))
 assert HEADER.size == HEADER_SIZE
 
 _unpack_header = HEADER.unpack_from
+_OFFSET_DELTA = attrgetter("offset_delta")
+_TIMESTAMP = attrgetter("timestamp")
 
 
 def header_spans(position: int, values) -> list[Span]:
@@ -233,12 +236,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 length = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                length = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                length, pos = decode_varint(data, pos, end)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    length = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    length, pos = decode_varint(data, pos, end)
             rend = pos + length
             if length < 6 or rend > end:
                 raise DecodeError(Code.RECORD_MALFORMED, start,
@@ -251,34 +256,40 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 ts_delta = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                ts_delta = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                ts_delta, pos = decode_varlong(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    ts_delta = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    ts_delta, pos = decode_varlong(data, pos, rend)
             p_od = pos
             c = data[pos]
             if c < 0x80:
                 off_delta = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                off_delta = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                off_delta, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    off_delta = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    off_delta, pos = decode_varint(data, pos, rend)
             p_kl = pos
             c = data[pos]
             if c < 0x80:
                 klen = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                klen = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                klen, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    klen = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    klen, pos = decode_varint(data, pos, rend)
             p_key = pos
             if klen >= 0:
                 pos += klen
@@ -295,12 +306,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 vlen = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                vlen = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                vlen, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    vlen = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    vlen, pos = decode_varint(data, pos, rend)
             p_val = pos
             if vlen >= 0:
                 pos += vlen
@@ -317,12 +330,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 hcount = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                hcount = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                hcount, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    hcount = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    hcount, pos = decode_varint(data, pos, rend)
             if hcount == 0:
                 headers = []
                 hspans = None
@@ -354,8 +369,7 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
         rec = Record(base_offset + off_delta,
                      max_ts if log_append else base_ts + ts_delta,
                      ts_type, key, value, headers, off_delta, ts_delta, attributes,
-                     shift + start, rend - start, source, None, 2, None, None, None,
-                     shift + p_key, shift + p_val)
+                     shift + start, rend - start, source, shift + p_key, shift + p_val)
         if control:
             rec.control = _control(key, value, b, source, shift, p_key, p_val, findings)
         append(rec)
@@ -375,12 +389,14 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
         if c < 0x80:
             hk = (c >> 1) ^ -(c & 1)
             pos += 1
-        elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-            c = (c & 0x7F) | (data[pos + 1] << 7)
-            hk = (c >> 1) ^ -(c & 1)
-            pos += 2
         else:
-            hk, pos = decode_varint(data, pos, rend)
+            d = data[pos + 1]
+            if d < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (d << 7)
+                hk = (c >> 1) ^ -(c & 1)
+                pos += 2
+            else:
+                hk, pos = decode_varint(data, pos, rend)
         if hk < 0:
             raise DecodeError(Code.RECORD_MALFORMED, p0, f"header key length {hk}")
         p1 = pos
@@ -397,12 +413,14 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
         if c < 0x80:
             hv = (c >> 1) ^ -(c & 1)
             pos += 1
-        elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-            c = (c & 0x7F) | (data[pos + 1] << 7)
-            hv = (c >> 1) ^ -(c & 1)
-            pos += 2
         else:
-            hv, pos = decode_varint(data, pos, rend)
+            d = data[pos + 1]
+            if d < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (d << 7)
+                hv = (c >> 1) ^ -(c & 1)
+                pos += 2
+            else:
+                hv, pos = decode_varint(data, pos, rend)
         p3 = pos
         if hv >= 0:
             pos += hv
@@ -468,9 +486,12 @@ def _check_records(b: Batch, recs: list) -> None:
                                   f"recordCount {b.record_count}, {len(recs)} records decoded"))
     if not recs:
         return
-    deltas = [r.offset_delta for r in recs]
-    # the common case in C: strictly increasing, from >= 0, up to lastOffsetDelta
-    in_order = deltas[0] >= 0 and deltas[-1] <= b.last_offset_delta and sorted(set(deltas)) == deltas
+    deltas = list(map(_OFFSET_DELTA, recs))
+    # the common case in C: strictly increasing (consecutive, or after compaction with gaps),
+    # from >= 0, up to lastOffsetDelta
+    first, last = deltas[0], deltas[-1]
+    in_order = first >= 0 and last <= b.last_offset_delta and (
+        deltas == list(range(first, last + 1)) or sorted(set(deltas)) == deltas)
     prev = -1
     for r in () if in_order else recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
@@ -486,7 +507,7 @@ def _check_records(b: Batch, recs: list) -> None:
     complete = len(recs) == b.record_count and not any(
         f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
     if not (b.attributes & 0x08) and not b.has_delete_horizon:
-        top = max([r.timestamp for r in recs])
+        top = max(map(_TIMESTAMP, recs))
         # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
         # the largest record, so a difference is only explainable when records are missing
         if top > b.max_timestamp or (complete and top != b.max_timestamp):

@@ -177,8 +177,8 @@ def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -
     at = shift if source == "file" else 0
     # key and value positions: after their INT32 length prefixes
     return Record(offset, timestamp, ts_type, m.key, m.value, [], None, None, m.attributes,
-                  at + m.pos, m.size, source, None, m.magic, m.crc, m.computed_crc, m.offset,
-                  at + m.p_key + 4, at + m.p_value + 4)
+                  at + m.pos, m.size, source, at + m.p_key + 4, at + m.p_value + 4, None, m.magic,
+                  m.crc, m.computed_crc, m.offset)
 
 
 def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,

@@ -54,8 +54,8 @@ class Record:
 
     def __init__(self, offset, timestamp, timestamp_type, key, value, headers,
                  offset_delta, timestamp_delta, attributes, position, size, source,
-                 control=None, magic=2, crc=None, computed_crc=None, stored_offset=None,
-                 key_position=None, value_position=None):
+                 key_position=None, value_position=None, control=None, magic=2,
+                 crc=None, computed_crc=None, stored_offset=None):
         self.offset = offset
         self.timestamp = timestamp
         self.timestamp_type = timestamp_type
