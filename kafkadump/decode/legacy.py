@@ -29,10 +29,9 @@ import zlib
 from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import Batch, Record, Span
+from .primitives import int32_at, int64_at
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 
 LOG_OVERHEAD = 12
 MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc magic attributes [timestamp] keylen valuelen
@@ -51,8 +50,8 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     """
     if pos + LOG_OVERHEAD > end:
         raise DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
-    (offset,) = _I64.unpack_from(buf, pos)
-    (size,) = _I32.unpack_from(buf, pos + 8)
+    offset = int64_at(buf, pos)
+    size = int32_at(buf, pos + 8)
     if pos + 17 > end:
         raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
     magic = buf[pos + 16]
@@ -76,7 +75,7 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     p = pos + 18
     if magic == 1:
         m.p_ts = p
-        (m.timestamp,) = _I64.unpack_from(buf, p)
+        m.timestamp = int64_at(buf, p)
         p += 8
     else:
         m.p_ts = None
@@ -93,7 +92,7 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
 def _bytes(buf, p: int, end: int, what: str):
     if p + 4 > end:
         raise DecodeError(Code.RECORD_MALFORMED, p, f"{what} length runs past the message")
-    (n,) = _I32.unpack_from(buf, p)
+    n = int32_at(buf, p)
     p += 4
     if n == -1:
         return None, p

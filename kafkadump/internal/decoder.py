@@ -52,19 +52,18 @@ spans, which say the same.
 from __future__ import annotations
 
 import re
-import struct
 
+from ..decode import primitives as P
 from ..decode.control import (CONTROL_TYPES, CONTROL_VALUE_SCHEMAS, END_TXN_SIZE, END_TXN_TYPES,
                               control_type_name, read_control_key, read_end_txn_marker)
 from ..decode.model import Span
-from ..findings import Code, Finding
+from ..findings import Code, Finding, Truncated
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
 from .kinds import kind_from_path, resolve_kind  # noqa: F401  (re-exported)
 from .model import DecodedRecord, Part
 
-_I16 = struct.Struct(">h")
 CONSUMER_SUBSCRIPTION = "ConsumerProtocolSubscription"
 CONSUMER_ASSIGNMENT = "ConsumerProtocolAssignment"
 
@@ -224,27 +223,19 @@ def _version16(out: _Out, raw: bytes, path: str, what: str):
         out.finding(Code.INTERNAL_MALFORMED, 0, f"{what} of {len(raw)} bytes has no INT16 version",
                     length=len(raw) or None)
         return None
-    v = _I16.unpack_from(raw, 0)[0]
+    v = P.int16_at(raw, 0)
     out.span(path + "#version", 0, 2, v)
     return v
 
 
 def _uvarint(raw: bytes, pos: int):
-    """UNSIGNED_VARINT (at most 5 bytes): ``(value, next)``, or ``(None, why)``."""
-    value = 0
-    shift = 0
-    p = pos
-    while True:
-        if p >= len(raw):
-            return None, "runs past the end"
-        b = raw[p]
-        p += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, p
-        shift += 7
-        if shift >= 35:
-            return None, "is longer than 5 bytes"
+    """UNSIGNED_VARINT (at most 5 bytes, 32 bits): ``(value, next)``, or ``(None, why)``."""
+    try:
+        return P.decode_unsigned_varint(raw, pos, len(raw))
+    except Truncated:
+        return None, "runs past the end"
+    except P.MalformedVarint as e:
+        return None, e.reason
 
 
 # --- parts ------------------------------------------------------------------------------------------------
@@ -268,7 +259,7 @@ def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict, kind: str):
 def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None):
     if name is None:
         # the key named no schema (already a finding): only the version can be shown
-        v = _I16.unpack_from(raw, 0)[0] if len(raw) >= 2 else None
+        v = P.int16_at(raw, 0) if len(raw) >= 2 else None
         if v is not None:
             out.span(path + "#version", 0, 2, v)
         return Part(None, v, None, raw)
