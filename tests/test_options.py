@@ -185,3 +185,33 @@ def test_decoders_default_to_the_ratio_limit():
     assert len(bomb) < 1000
     assert ratio_offsets([decode_batch(bomb, 0, "-")]) == [61]
     assert ratio_offsets([decode_batch(bomb, 0, "-", max_ratio=0)]) == []
+
+
+# --- page release: the walkers' job, not an option ------------------------------------------------------------
+
+def test_walkers_release_the_mapped_pages_behind_them(tmp_path, monkeypatch):
+    import mmap
+
+    from kafkadump.decode import walk
+
+    data = b"".join(bld.simple_batch(i * 3, 3, value_size=2000).data for i in range(40))
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(data)
+    released: list = []
+    real = walk.page_releaser
+
+    def spy(buf):
+        release = real(buf)
+        assert release is not None  # a mapped buffer gets one
+        return lambda upto: (released.append(upto), release(upto))
+
+    monkeypatch.setattr(walk, "RELEASE_STEP", 50_000)
+    monkeypatch.setattr(walk, "page_releaser", spy)
+    with open(p, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        items = list(iter_batches(m, str(p)))
+        assert len(items) == 40 and not any(i.findings for i in items)
+        assert released and released == sorted(released) and released[-1] < len(data)
+        assert all(b - a >= 50_000 for a, b in zip([0] + released, released))
+        released.clear()
+        assert not list(CrcScan(m, str(p), threads=1)) and released
+    assert real(data) is None  # bytes: nothing to release
