@@ -171,12 +171,15 @@ def decode_item(chunk, magic: int, file: str, base: int, opt: Options, records: 
     """Decode the batch (magic 2) or top-level legacy message that is all of ``chunk``.
 
     The one place where the options' limits reach the decoders.  ``base`` is
-    the chunk's absolute position.  Raises :class:`DecodeError` only when a
-    legacy message's own framing is broken.
+    the chunk's absolute position.  With ``spans`` (a list: every field's
+    place is recorded) the whole item is decoded, whatever ``opt.select``
+    says.  Raises :class:`DecodeError` only when a legacy message's own
+    framing is broken.
     """
     if magic == 2:
+        select = opt.select if spans is None else None
         return decode_batch(chunk, 0, file, base=base, records=records, max_decompressed=opt.max_decompressed,
-                            max_ratio=opt.max_ratio, spans=spans, select=None if spans is not None else opt.select)
+                            max_ratio=opt.max_ratio, spans=spans, select=select)
     return decode_legacy(chunk, 0, len(chunk), file, base=base, records=records,
                          max_decompressed=opt.max_decompressed, max_ratio=opt.max_ratio,
                          max_depth=opt.max_depth, spans=spans)
