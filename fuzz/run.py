@@ -52,7 +52,7 @@ def main(argv) -> int:
         import kafkadump.cli  # noqa: F401  (instrument the package before the targets use it)
         import kafkadump.cli.capture  # noqa: F401
         import kafkadump.scans  # noqa: F401
-        import kafkadump.commands.logdir  # noqa: F401
+        import kafkadump.cli.logdir_commands  # noqa: F401
         import kafkadump.decode.batch  # noqa: F401
         import kafkadump.decode.compression  # noqa: F401
         import kafkadump.decode.legacy  # noqa: F401

@@ -1,16 +1,27 @@
-"""Errors that end a command with exit status 2: usage and input/output problems.
+"""The exceptions that end a command with exit status 2: usage and input errors.
 
-Problems *in the data* are never exceptions: they are findings
-(:mod:`kafkadump.findings`), and decoding goes on.
+Bad *data* is never an exception (it becomes findings); these are for the
+cases where there is nothing to decode: a path that names nothing readable,
+options that contradict each other, a runtime that is missing.
+
+    KafkadumpError        the root: catch this to map any of them to exit 2
+        InputError        the input itself: missing, a directory, unreadable, not the kind expected
+        UsageError        the command line: options that contradict each other or name nothing
 """
 
 from __future__ import annotations
 
-from .sources.segment import InputError
+
+class KafkadumpError(Exception):
+    """A usage or input problem: the message is for the operator, the exit status 2."""
 
 
-class UsageError(Exception):
-    """The command line asks for something impossible or contradictory: exit 2."""
+class InputError(KafkadumpError):
+    """A problem with the input itself (missing, a directory, unreadable): exit 2."""
 
 
-__all__ = ["InputError", "UsageError"]
+class UsageError(KafkadumpError):
+    """Options that cannot be honoured as given: exit 2."""
+
+
+__all__ = ["KafkadumpError", "InputError", "UsageError"]

@@ -3,17 +3,15 @@
 :func:`sniff` says what a file holds, from its name and first bytes;
 :func:`open_segments` opens each path read-only, refuses (as an
 :class:`~kafkadump.errors.InputError`, exit 2) a file that is plainly not
-record batches, with the command to use instead, and hands the decoder
-options that release the file's mapped pages as the walk passes them.
+record batches, with the command to use instead (the walkers release the
+file's mapped pages as they pass them).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Iterator
 from enum import Enum
 
-from .decode import Options
 from .decode.walk import find_next_batch
 from .errors import InputError
 from .logdir import names
@@ -82,18 +80,16 @@ def check_batches(path: str, seg: Segment) -> None:
                          f"for a checkpoint or properties file 'kafkadump dump {path}'")
 
 
-def open_segments(paths: Iterable[str], options: Options) -> Iterator[tuple[str, Segment, Options]]:
-    """``(path, segment, options)`` for each path, the file closed after its turn.
+def open_segments(paths: Iterable[str]) -> Iterator[tuple[str, Segment]]:
+    """``(path, segment)`` for each path, the file closed after its turn.
 
-    The options given back release the segment's mapped pages as the
-    walkers pass them.  An unreadable path or a file that is not batches
-    raises :class:`InputError`.
+    An unreadable path or a file that is not batches raises :class:`InputError`.
     """
     for path in paths:
         seg = open_segment(path)
         try:
             check_batches(path, seg)
-            yield path, seg, dataclasses.replace(options, release=seg.release)
+            yield path, seg
         finally:
             seg.close()
 

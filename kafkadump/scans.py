@@ -63,9 +63,9 @@ class CrcTotals:
 
 def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap]:
     """``batches``: every batch (or top-level legacy message) and gap of every file."""
-    for path, seg, opt in open_segments(paths, options):
+    for path, seg in open_segments(paths):
         yield FileStart(path, len(paths))
-        for item in iter_batches(seg.buf, path, options=opt):
+        for item in iter_batches(seg.buf, path, options=options):
             tally.see(item.findings)
             yield item
 
@@ -89,10 +89,10 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     import dataclasses
 
     options = dataclasses.replace(options, records=True, select=query.batch_selector())
-    for path, seg, opt in open_segments(paths, options):
+    for path, seg in open_segments(paths):
         internal = _internal_decoder(decode, path)
         yield FileStart(path, len(paths), decoded=internal is not None)
-        for item in iter_batches(seg.buf, path, options=opt):
+        for item in iter_batches(seg.buf, path, options=options):
             tally.see(item.findings)
             if isinstance(item, Gap):
                 yield item
@@ -111,9 +111,10 @@ def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[Fil
     import dataclasses
 
     totals = CrcTotals()
-    for path, seg, opt in open_segments(paths, dataclasses.replace(options, records=False)):
+    options = dataclasses.replace(options, records=False)
+    for path, seg in open_segments(paths):
         yield FileStart(path, len(paths))
-        scan = CrcScan(seg.buf, path, opt)
+        scan = CrcScan(seg.buf, path, options)
         for item in scan:
             tally.see(item.findings)
             totals.findings += len(item.findings)
@@ -157,7 +158,7 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         decoded, spans = decode_spanned(seg.buf, item, options)
         kind = resolve_kind(decode, path)
         if kind is not None:
-            from .internal import expand_spans
+            from .internal.decoder import expand_spans
 
             spans, more = expand_spans(kind, decoded, spans)
             decoded.findings.extend(more)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 
-from kafkadump.decode.primitives import (encode_compact_string, encode_int16,
+from primitive_encoders import (encode_compact_string, encode_int16,
                                          encode_int32, encode_int64, encode_nullable_string, encode_string,
                                          encode_unsigned_varint)
 
@@ -187,7 +187,7 @@ def pcapng(packets, big_endian: bool = False) -> tuple[bytes, list]:
 
 def metadata_v1_response(corr=1, topic="orders", partitions=1):
     """MetadataResponse v1: one broker, one topic."""
-    from kafkadump.decode.primitives import encode_boolean
+    from primitive_encoders import encode_boolean
 
     brokers = I32(1) + I32(1) + encode_string("localhost") + I32(9092) + encode_nullable_string(None)
     parts = I32(partitions) + b"".join(I16(0) + I32(i) + I32(1) + I32(1) + I32(1) + I32(1) + I32(1)

@@ -31,10 +31,23 @@ def _target(module: str, node: ast.ImportFrom) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node, except those under ``if TYPE_CHECKING:`` (annotations only, never imported)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and getattr(child.test, "id", None) == "TYPE_CHECKING":
+                todo.extend(child.orelse)
+                continue
+            todo.append(child)
+
+
 def _imports(module: str) -> list[tuple[str, str | None]]:
     """(imported module, imported name or None) for every import in ``module``, at any depth."""
     out: list[tuple[str, str | None]] = []
-    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+    for node in _runtime_nodes(ast.parse(MODULES[module].read_text())):
         if isinstance(node, ast.Import):
             out += [(a.name, None) for a in node.names if a.name.startswith("kafkadump")]
         elif isinstance(node, ast.ImportFrom):

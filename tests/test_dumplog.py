@@ -360,7 +360,7 @@ def _v2(**kw):
 
 def _rec(offset, delta, key, value, headers=(), control=None):
     return Record(offset, 1000 + delta, "CreateTime", key, value, list(headers), delta, delta, 0,
-                  0, 10, "file", control)
+                  0, 10, "file", control=control)
 
 
 def test_delete_horizon_and_sequence_wrap():

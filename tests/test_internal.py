@@ -22,7 +22,10 @@ from kafkadump.cli import app
 from kafkadump.decode import Batch, iter_batches
 from kafkadump.decode.walk import decode_spanned
 from kafkadump.findings import Code, Severity
-from kafkadump.internal import Part, decoder_for, expand_spans, kind_from_path, resolve_kind, summarize
+from kafkadump.internal.decoder import decoder_for, expand_spans
+from kafkadump.internal.kinds import kind_from_path, resolve_kind
+from kafkadump.internal.model import Part
+from kafkadump.internal.summary import summarize
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 MUTATION_CODES = {"internal-type-unknown", "internal-version-unknown", "internal-malformed",
@@ -677,7 +680,7 @@ def test_summary_offsets_last_write_wins_and_tombstones():
 def test_summary_add_batch_and_pickle():
     import pickle
 
-    from kafkadump.internal import Summary
+    from kafkadump.internal.summary import Summary
 
     good = _offset_commit("a", 5)
     bad = (i16(99) + good[0][2:], good[1])

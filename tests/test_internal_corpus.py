@@ -23,7 +23,9 @@ from conftest import need_corpus
 from kafkadump.cli import app
 from kafkadump.decode import Batch, iter_batches
 from kafkadump.decode.walk import decode_spanned
-from kafkadump.internal import decoder_for, expand_spans, kind_from_path, summarize
+from kafkadump.internal.decoder import decoder_for, expand_spans
+from kafkadump.internal.kinds import kind_from_path
+from kafkadump.internal.summary import summarize
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 runner = CliRunner()

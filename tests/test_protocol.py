@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import capture_builders as B  # noqa: E402
 from conftest import FIXTURES, ROOT, SHARED, load_json, need_corpus  # noqa: E402
-from kafkadump.decode.primitives import encode_compact_string  # noqa: E402
+from primitive_encoders import encode_compact_string  # noqa: E402
 from kafkadump.findings import Code, DecodeError  # noqa: E402
 from kafkadump.protocol import schema as S  # noqa: E402
 from kafkadump.protocol.decoder import RecordsValue, decode_message, kafka_uuid  # noqa: E402
@@ -399,7 +399,7 @@ def test_uuid_in_kafka_text_form():
 
 def test_records_schema_with_tagged_defaults():
     # TransactionLogValue v1: flexible, three tagged fields defaulting to -1, -1, 0
-    from kafkadump.decode.primitives import encode_int8
+    from primitive_encoders import encode_int8
 
     body = (B.I64(1234) + B.I16(5) + B.I32(60000) + encode_int8(4) + UV(1)  # pid, epoch, timeout, state, no partitions
             + B.I64(1) + B.I64(2) + B.tagged([(1, B.I64(99))]))

@@ -14,12 +14,8 @@ modules.
 
 from __future__ import annotations
 
-from . import capture, segments  # noqa: F401  (their commands register on the app)
-from ..commands import logdir as _logdir_commands, spark as _spark_commands
+from . import capture, logdir_commands, segments, spark_commands  # noqa: F401  (their commands register on the app)
 from .app import app
 from .main import main
-
-_logdir_commands.register(app)
-_spark_commands.register(app)
 
 __all__ = ["app", "main"]

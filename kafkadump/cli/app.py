@@ -6,15 +6,17 @@ import typer
 
 from .. import __version__
 
-app = typer.Typer(
-    name="kafkadump",
-    help="Forensic inspector for Apache Kafka's binary data: segment files, record batches, "
-         "legacy message sets.  Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error.",
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A typer application with kafkadump's settings: -h/--help, no completion, no pretty tracebacks."""
+    return typer.Typer(name=name, help=help, add_completion=False, pretty_exceptions_enable=False,
+                       no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+app = command_group(
+    "kafkadump",
+    "Forensic inspector for Apache Kafka's binary data: segment files, record batches, "
+    "legacy message sets.  Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error.")
 
 
 def _version(value: bool) -> None:

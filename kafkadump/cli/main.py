@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from ..errors import InputError, UsageError
+from ..errors import KafkadumpError
 from .app import app
 
 
@@ -53,7 +53,7 @@ def run_command(fn) -> None:
     """Run a command body, mapping our errors to exit codes and messages on stderr."""
     try:
         code = fn()
-    except (InputError, UsageError) as e:
+    except KafkadumpError as e:
         say_error(str(e))
         raise typer.Exit(2)
     except BrokenPipeError:

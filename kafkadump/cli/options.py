@@ -164,10 +164,12 @@ class Output:
 
 
 def output_options(*, formats: bool = False, encoding: Encoding | None = Encoding.base64,
-                   encoding_help: str | None = None, color: bool = True) -> Callable[[Callable], Callable]:
+                   encoding_help: str | None = None, color: bool = True,
+                   json_help: str | None = None) -> Callable[[Callable], Callable]:
     """Give the command an ``output: Output`` built from ``--json`` and, as asked, ``--format``,
     ``--encoding/-e`` (with this default) and ``--color/--no-color``."""
-    params = [inspect.Parameter("json_", _KW, default=JsonOpt, annotation=bool)]
+    json_opt = JsonOpt if json_help is None else typer.Option(False, "--json", help=json_help)
+    params = [inspect.Parameter("json_", _KW, default=json_opt, annotation=bool)]
     if formats:
         params.append(inspect.Parameter("fmt", _KW, default=FormatOpt, annotation=Optional[Format]))
     if encoding is not None:

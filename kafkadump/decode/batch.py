@@ -49,12 +49,14 @@ variable (free) and only when a ``spans`` list is passed turns them into
 from __future__ import annotations
 
 import struct
+from operator import attrgetter
 
 from crc32c import crc32c
 
 from ..findings import Code, DecodeError, Finding, Truncated
-from .compression import DEFAULT_MAX_DECOMPRESSED, decompress
-from .model import CONTROL_TYPES, Batch, Record, Span
+from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
+from .control import decode_control
+from .model import Batch, Record, Span
 from .primitives import decode_varint, decode_varlong
 
 HEADER_SIZE = 61
@@ -72,8 +74,8 @@ HEADER = struct.Struct(">" + "".join(code for _, code in HEADER_FIELDS))
 assert HEADER.size == HEADER_SIZE
 
 _unpack_header = HEADER.unpack_from
-_CONTROL_KEY = struct.Struct(">hh")
-_END_TXN = struct.Struct(">hi")
+_OFFSET_DELTA = attrgetter("offset_delta")
+_TIMESTAMP = attrgetter("timestamp")
 
 
 def header_spans(position: int, values) -> list[Span]:
@@ -127,12 +129,14 @@ def check_header(b: Batch) -> None:
 
 
 def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = True,
-                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, spans: list | None = None,
-                 select=None) -> Batch:
+                 max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
+                 spans: list | None = None, select=None) -> Batch:
     """Decode the whole v2 batch at ``buf[pos:]`` (the caller checked it fits).
 
     ``buf`` is any buffer; absolute positions are ``base + pos``.  CRC is
-    always verified; records are decoded when ``records`` is true.
+    always verified; records are decoded when ``records`` is true (and
+    ``select``, if given, says yes), decompressing at most ``max_decompressed``
+    bytes and at most ``max_ratio`` times the payload (0: no ratio limit).
     """
     b = decode_batch_header(buf, pos, file, base)
     end = pos + b.size
@@ -145,12 +149,12 @@ def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = Tru
         spans.extend(header_spans(b.position, _unpack_header(buf, pos)))
         b.spans = spans
     if records and (select is None or select(b)):
-        decode_batch_records(b, buf, pos + HEADER_SIZE, end, base, max_decompressed, spans)
+        decode_batch_records(b, buf, pos + HEADER_SIZE, end, base, max_decompressed, max_ratio, spans)
     return b
 
 
 def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
-                         max_decompressed: int, spans: list | None) -> None:
+                         max_decompressed: int, max_ratio: int, spans: list | None) -> None:
     """Decode the records of ``b`` from ``buf[pos:end]`` into ``b.records``."""
     codec = b.codec
     if codec > 4 or b.record_count < 0:
@@ -163,7 +167,7 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
         # the payload's first byte; an empty payload is blamed on the codec bits
         payload_pos = base + pos if end > pos else b.position + 21
         try:
-            data = decompress(codec, memoryview(buf)[pos:end], max_decompressed, notes)
+            data = decompress(codec, memoryview(buf)[pos:end], max_decompressed, notes, max_ratio)
         except DecodeError as e:
             b.records = []
             b.findings.append(Finding(e.code, payload_pos, e.message, length=end - pos))
@@ -200,6 +204,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     ``source`` is ``file``.  A malformed record whose length is sane is
     skipped by its length; otherwise decoding of this batch stops there.
     """
+    if source != "file":
+        shift = 0  # positions in decompressed data are relative to it
     out = []
     findings = []
     append = out.append
@@ -230,12 +236,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 length = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                length = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                length, pos = decode_varint(data, pos, end)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    length = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    length, pos = decode_varint(data, pos, end)
             rend = pos + length
             if length < 6 or rend > end:
                 raise DecodeError(Code.RECORD_MALFORMED, start,
@@ -248,34 +256,40 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 ts_delta = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                ts_delta = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                ts_delta, pos = decode_varlong(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    ts_delta = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    ts_delta, pos = decode_varlong(data, pos, rend)
             p_od = pos
             c = data[pos]
             if c < 0x80:
                 off_delta = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                off_delta = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                off_delta, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    off_delta = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    off_delta, pos = decode_varint(data, pos, rend)
             p_kl = pos
             c = data[pos]
             if c < 0x80:
                 klen = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                klen = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                klen, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    klen = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    klen, pos = decode_varint(data, pos, rend)
             p_key = pos
             if klen >= 0:
                 pos += klen
@@ -292,12 +306,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 vlen = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                vlen = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                vlen, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    vlen = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    vlen, pos = decode_varint(data, pos, rend)
             p_val = pos
             if vlen >= 0:
                 pos += vlen
@@ -314,12 +330,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             if c < 0x80:
                 hcount = (c >> 1) ^ -(c & 1)
                 pos += 1
-            elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-                c = (c & 0x7F) | (data[pos + 1] << 7)
-                hcount = (c >> 1) ^ -(c & 1)
-                pos += 2
             else:
-                hcount, pos = decode_varint(data, pos, rend)
+                d = data[pos + 1]
+                if d < 0x80:  # two-byte varint, also inline
+                    c = (c & 0x7F) | (d << 7)
+                    hcount = (c >> 1) ^ -(c & 1)
+                    pos += 2
+                else:
+                    hcount, pos = decode_varint(data, pos, rend)
             if hcount == 0:
                 headers = []
                 hspans = None
@@ -351,9 +369,9 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
         rec = Record(base_offset + off_delta,
                      max_ts if log_append else base_ts + ts_delta,
                      ts_type, key, value, headers, off_delta, ts_delta, attributes,
-                     shift + start if source == "file" else start, rend - start, source)
+                     shift + start, rend - start, source, shift + p_key, shift + p_val)
         if control:
-            rec.control = _decode_control(key, value, b, source, shift, p_key, p_val, findings)
+            rec.control = _control(key, value, b, source, shift, p_key, p_val, findings)
         append(rec)
         if spans is not None:
             _record_spans(spans, n, source, shift if source == "file" else 0, start, p_attr, p_ts, p_od,
@@ -371,12 +389,14 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
         if c < 0x80:
             hk = (c >> 1) ^ -(c & 1)
             pos += 1
-        elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-            c = (c & 0x7F) | (data[pos + 1] << 7)
-            hk = (c >> 1) ^ -(c & 1)
-            pos += 2
         else:
-            hk, pos = decode_varint(data, pos, rend)
+            d = data[pos + 1]
+            if d < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (d << 7)
+                hk = (c >> 1) ^ -(c & 1)
+                pos += 2
+            else:
+                hk, pos = decode_varint(data, pos, rend)
         if hk < 0:
             raise DecodeError(Code.RECORD_MALFORMED, p0, f"header key length {hk}")
         p1 = pos
@@ -393,12 +413,14 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
         if c < 0x80:
             hv = (c >> 1) ^ -(c & 1)
             pos += 1
-        elif data[pos + 1] < 0x80:  # two-byte varint, also inline
-            c = (c & 0x7F) | (data[pos + 1] << 7)
-            hv = (c >> 1) ^ -(c & 1)
-            pos += 2
         else:
-            hv, pos = decode_varint(data, pos, rend)
+            d = data[pos + 1]
+            if d < 0x80:  # two-byte varint, also inline
+                c = (c & 0x7F) | (d << 7)
+                hv = (c >> 1) ^ -(c & 1)
+                pos += 2
+            else:
+                hv, pos = decode_varint(data, pos, rend)
         p3 = pos
         if hv >= 0:
             pos += hv
@@ -415,32 +437,12 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
     return headers, pos, hspans
 
 
-def _decode_control(key, value, b: Batch, source, shift, p_key, p_val, findings) -> dict:
-    """Decode a control record's key (and ABORT/COMMIT value)."""
-    ctl: dict = {}
-    if key is None or len(key) < 4:
-        off, srel = _anchor(b, source, shift, p_key)
-        findings.append(Finding(Code.CONTROL_MALFORMED, off, "control record key shorter than 4 bytes",
-                                source_offset=srel))
-        ctl["type"] = None
-        return ctl
-    version, ctype = _CONTROL_KEY.unpack_from(key, 0)
-    name = CONTROL_TYPES.get(ctype)
-    ctl["type"] = name if name else f"UNKNOWN({ctype})"
-    ctl["version"] = version
-    if name is None:
-        off, srel = _anchor(b, source, shift, p_key)
-        findings.append(Finding(Code.CONTROL_UNKNOWN, off, f"control record type {ctype}", source_offset=srel))
-    if ctype in (0, 1):
-        if value is None or len(value) < 6:
-            off, srel = _anchor(b, source, shift, p_val)
-            findings.append(Finding(Code.CONTROL_MALFORMED, off,
-                                    f"{name} marker value is {'null' if value is None else f'{len(value)} bytes'}",
-                                    source_offset=srel))
-        else:
-            vv, epoch = _END_TXN.unpack_from(value, 0)
-            ctl["valueVersion"] = vv
-            ctl["coordinatorEpoch"] = epoch
+def _control(key, value, b: Batch, source, shift, p_key, p_val, findings) -> dict:
+    """A control record's ``control`` dict; its problems as findings at its key or value."""
+    ctl, problems = decode_control(key, value)
+    for code, where, message in problems:
+        off, srel = _anchor(b, source, shift, p_key if where == "key" else p_val)
+        findings.append(Finding(code, off, message, source_offset=srel))
     return ctl
 
 
@@ -484,9 +486,12 @@ def _check_records(b: Batch, recs: list) -> None:
                                   f"recordCount {b.record_count}, {len(recs)} records decoded"))
     if not recs:
         return
-    deltas = [r.offset_delta for r in recs]
-    # the common case in C: strictly increasing, from >= 0, up to lastOffsetDelta
-    in_order = deltas[0] >= 0 and deltas[-1] <= b.last_offset_delta and sorted(set(deltas)) == deltas
+    deltas = list(map(_OFFSET_DELTA, recs))
+    # the common case in C: strictly increasing (consecutive, or after compaction with gaps),
+    # from >= 0, up to lastOffsetDelta
+    first, last = deltas[0], deltas[-1]
+    in_order = first >= 0 and last <= b.last_offset_delta and (
+        deltas == list(range(first, last + 1)) or sorted(set(deltas)) == deltas)
     prev = -1
     for r in () if in_order else recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
@@ -502,7 +507,7 @@ def _check_records(b: Batch, recs: list) -> None:
     complete = len(recs) == b.record_count and not any(
         f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
     if not (b.attributes & 0x08) and not b.has_delete_horizon:
-        top = max([r.timestamp for r in recs])
+        top = max(map(_TIMESTAMP, recs))
         # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
         # the largest record, so a difference is only explainable when records are missing
         if top > b.max_timestamp or (complete and top != b.max_timestamp):

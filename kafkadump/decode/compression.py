@@ -44,22 +44,6 @@ class DecompressionLimit(DecodeError):
                          f"{codec} output exceeds the {cap}-byte decompression cap")
 
 
-class Cap(int):
-    """A decompression cap (bytes) that also carries the ratio limit.
-
-    An ``int`` subclass, so it passes through every decoder signature that
-    takes ``max_decompressed``; :func:`decompress` reads ``ratio`` from it
-    (a plain int cap has no ratio limit).  ``ratio`` 0 turns the limit off.
-    """
-
-    ratio: int
-
-    def __new__(cls, cap: int, ratio: int = DEFAULT_MAX_RATIO):
-        self = super().__new__(cls, cap)
-        self.ratio = ratio
-        return self
-
-
 class RatioLimit(DecodeError):
     def __init__(self, codec: str, ratio: int, size: int):
         super().__init__(Code.DECOMPRESSION_RATIO, 0,
@@ -71,17 +55,17 @@ def _failed(codec: str, why: object) -> DecodeError:
     return DecodeError(Code.DECOMPRESSION_FAILED, 0, f"{codec}: {why}")
 
 
-def decompress(codec: int, data, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: list | None = None) -> bytes:
+def decompress(codec: int, data, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: list | None = None,
+               ratio: int = 0) -> bytes:
     """Decompress ``data`` written with ``codec``; at most ``cap`` bytes out.
 
     Raises :class:`DecodeError` (offset relative to ``data``: always 0, the
     payload start) on failure.  ``notes`` collects ``(Code, message)`` for
-    quirks that were tolerated (the legacy LZ4 checksum).  With a
-    :class:`Cap` carrying a ratio, output beyond ``ratio`` times the input
-    (and beyond :data:`RATIO_FLOOR`) raises :class:`RatioLimit`.
+    quirks that were tolerated (the legacy LZ4 checksum).  With a ``ratio``
+    (0: none), output beyond ``ratio`` times the input (and beyond
+    :data:`RATIO_FLOOR`) raises :class:`RatioLimit`.
     """
-    ratio = getattr(cap, "ratio", 0)
-    limit = int(cap)
+    limit = cap
     by_ratio = False
     if ratio and codec in (1, 2, 3, 4):
         r = max(RATIO_FLOOR, ratio * len(data))

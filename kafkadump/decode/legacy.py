@@ -27,12 +27,11 @@ import struct
 import zlib
 
 from ..findings import Code, DecodeError, Finding
-from .compression import DEFAULT_MAX_DECOMPRESSED, decompress
+from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import Batch, Record, Span
+from .primitives import int32_at, int64_at
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 
 LOG_OVERHEAD = 12
 MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc magic attributes [timestamp] keylen valuelen
@@ -51,8 +50,8 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     """
     if pos + LOG_OVERHEAD > end:
         raise DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
-    (offset,) = _I64.unpack_from(buf, pos)
-    (size,) = _I32.unpack_from(buf, pos + 8)
+    offset = int64_at(buf, pos)
+    size = int32_at(buf, pos + 8)
     if pos + 17 > end:
         raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
     magic = buf[pos + 16]
@@ -76,7 +75,7 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     p = pos + 18
     if magic == 1:
         m.p_ts = p
-        (m.timestamp,) = _I64.unpack_from(buf, p)
+        m.timestamp = int64_at(buf, p)
         p += 8
     else:
         m.p_ts = None
@@ -93,7 +92,7 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
 def _bytes(buf, p: int, end: int, what: str):
     if p + 4 > end:
         raise DecodeError(Code.RECORD_MALFORMED, p, f"{what} length runs past the message")
-    (n,) = _I32.unpack_from(buf, p)
+    n = int32_at(buf, p)
     p += 4
     if n == -1:
         return None, p
@@ -125,8 +124,8 @@ def _message_spans(spans: list, m: _Msg, prefix: str, source: str, shift: int) -
 
 
 def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records: bool = True,
-                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_depth: int = DEFAULT_MAX_DEPTH,
-                  spans: list | None = None) -> Batch:
+                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
+                  max_depth: int = DEFAULT_MAX_DEPTH, spans: list | None = None) -> Batch:
     """Decode the top-level legacy message at ``buf[pos:]`` as a :class:`Batch`.
 
     Raises :class:`DecodeError` only when the message's own framing is
@@ -165,7 +164,7 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    inner = _expand(m, b, 1, max_decompressed, max_depth, spans, m.offset,
+    inner = _expand(m, b, 1, (max_decompressed, max_ratio), max_depth, spans, m.offset,
                     (b.position + (m.p_value - m.pos) + 4, None))
     b.record_count = len(inner)
     b.base_offset = inner[0].offset if inner else m.offset
@@ -174,15 +173,18 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
 
 
 def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -> Record:
+    at = shift if source == "file" else 0
+    # key and value positions: after their INT32 length prefixes
     return Record(offset, timestamp, ts_type, m.key, m.value, [], None, None, m.attributes,
-                  shift + m.pos if source == "file" else m.pos, m.size, source, None, m.magic,
+                  at + m.pos, m.size, source, at + m.p_key + 4, at + m.p_value + 4, None, m.magic,
                   m.crc, m.computed_crc, m.offset)
 
 
-def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans,
+def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,
             wrapper_offset: int, anchor: tuple) -> list:
     """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
 
+    ``limits`` is ``(max_decompressed, max_ratio)``, applied to every level.
     ``wrapper_offset`` is the wrapper's absolute offset; ``anchor`` is
     ``(file offset, decompressed offset or None)`` of the wrapper's value,
     where findings about this wrapper are anchored.  Inner messages of the
@@ -206,7 +208,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
         return []
     notes: list = []
     try:
-        data = decompress(wrapper.attributes & 7, wrapper.value, cap, notes)
+        data = decompress(wrapper.attributes & 7, wrapper.value, limits[0], notes, limits[1])
     except DecodeError as e:
         empty = not wrapper.value
         # an empty value has no first byte: anchor at its length field
@@ -264,7 +266,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, cap: int, max_depth: int, spans
             o, so = at(im.pos)
             b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
                                       source_offset=so))
-            out.extend(_expand(im, b, depth + 1, cap, max_depth, None, absolute, (o, so)))
+            out.extend(_expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so)))
             continue
         ts = wrapper.timestamp if wrapper_lat else im.timestamp
         out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))

@@ -8,16 +8,7 @@ snake_case; renderers map them to the spec's field names.
 from __future__ import annotations
 
 from .compression import CODEC_NAMES
-
-CONTROL_TYPES = {
-    0: "ABORT",
-    1: "COMMIT",
-    2: "LEADER_CHANGE",
-    3: "SNAPSHOT_HEADER",
-    4: "SNAPSHOT_FOOTER",
-    5: "KRAFT_VERSION",
-    6: "KRAFT_VOTERS",
-}
+from .control import CONTROL_TYPES  # noqa: F401 (re-exported)
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
@@ -49,18 +40,22 @@ class Record:
     """A record of a v2 batch, or an (inner) message of a legacy message set.
 
     ``position``/``size`` locate the record in ``source`` (``file`` or
-    ``decompressed``).  For legacy messages ``offset_delta`` and
-    ``timestamp_delta`` are None and ``headers`` is empty; ``crc`` and
-    ``crc_valid`` are set instead.
+    ``decompressed``); ``key_position``/``value_position`` locate the first
+    byte of its key and value (after their length prefixes) in the same
+    source: where they would start when null.  For legacy messages
+    ``offset_delta`` and ``timestamp_delta`` are None and ``headers`` is
+    empty; ``crc`` and ``crc_valid`` are set instead.
     """
 
     __slots__ = ("offset", "timestamp", "timestamp_type", "key", "value", "headers",
                  "offset_delta", "timestamp_delta", "attributes", "position", "size",
-                 "source", "control", "magic", "crc", "computed_crc", "stored_offset")
+                 "source", "control", "magic", "crc", "computed_crc", "stored_offset",
+                 "key_position", "value_position")
 
     def __init__(self, offset, timestamp, timestamp_type, key, value, headers,
                  offset_delta, timestamp_delta, attributes, position, size, source,
-                 control=None, magic=2, crc=None, computed_crc=None, stored_offset=None):
+                 key_position=None, value_position=None, control=None, magic=2,
+                 crc=None, computed_crc=None, stored_offset=None):
         self.offset = offset
         self.timestamp = timestamp
         self.timestamp_type = timestamp_type
@@ -78,6 +73,8 @@ class Record:
         self.crc = crc
         self.computed_crc = computed_crc
         self.stored_offset = stored_offset
+        self.key_position = key_position
+        self.value_position = value_position
 
     @property
     def crc_valid(self):

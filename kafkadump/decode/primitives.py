@@ -1,4 +1,4 @@
-"""Kafka protocol primitive types: decoders and (for tests and tools) encoders.
+"""Kafka protocol primitive types: the one layer of readers every decoder builds on.
 
 Grammar, from the protocol's primitive-type specification:
 
@@ -25,13 +25,20 @@ Grammar, from the protocol's primitive-type specification:
 Every decoder has the shape ``decode_x(buf, pos, end) -> (value, next_pos)``:
 offset in, next offset out, never reading at or past ``end``.  Errors are
 raised as :class:`~kafkadump.findings.Truncated` (not enough bytes) or
-:class:`~kafkadump.findings.DecodeError` (bytes present but not valid), both
-carrying the offset where the value starts.
+:class:`~kafkadump.findings.DecodeError` (bytes present but not valid;
+:class:`MalformedVarint` for varints), both carrying the offset where the
+value starts.  ``int16_at`` / ``int32_at`` read a value whose bytes the caller
+has already checked are there (size prefixes peeked at while framing).
+
+Users: the record loop (its one- and two-byte varints are inlined there, the
+longer ones come here), the protocol decoder (its schema field readers add
+paths, spans and findings on top of these), the frame splitter and the
+internal-topic decoder.  Encoders live with the tests
+(``tests/primitive_encoders.py``): kafkadump never writes Kafka bytes.
 """
 
 from __future__ import annotations
 
-import math
 import struct
 import uuid as _uuid
 
@@ -44,8 +51,20 @@ _I64 = struct.Struct(">q")
 _U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
 _F64 = struct.Struct(">d")
+_unpack_i16 = _I16.unpack_from
+_unpack_i32 = _I32.unpack_from
+_unpack_i64 = _I64.unpack_from
 
-CANONICAL_NAN = bytes.fromhex("7ff8000000000000")
+
+class MalformedVarint(DecodeError):
+    """A varint longer than its type allows, or with more bits than its type holds.
+
+    ``reason`` says which, for callers that word their own message.
+    """
+
+    def __init__(self, pos: int, reason: str):
+        super().__init__(Code.RECORD_MALFORMED, pos, f"varint at {pos} {reason}")
+        self.reason = reason
 
 
 def _need(pos: int, n: int, end: int, what: str) -> None:
@@ -66,6 +85,7 @@ def _fixed(st: struct.Struct, what: str):
 
     decode.__name__ = "decode_" + what.lower()
     decode.__doc__ = f"Decode {what} ({size} bytes) at ``pos``."
+    decode.size = size
     return decode
 
 
@@ -81,6 +101,21 @@ decode_uint32 = _fixed(_U32, "UINT32")
 decode_float64 = _fixed(_F64, "FLOAT64")
 
 
+def int16_at(buf, pos: int) -> int:
+    """INT16 at ``pos``; the caller has checked that its two bytes are there."""
+    return _unpack_i16(buf, pos)[0]
+
+
+def int32_at(buf, pos: int) -> int:
+    """INT32 at ``pos``; the caller has checked that its four bytes are there."""
+    return _unpack_i32(buf, pos)[0]
+
+
+def int64_at(buf, pos: int) -> int:
+    """INT64 at ``pos``; the caller has checked that its eight bytes are there."""
+    return _unpack_i64(buf, pos)[0]
+
+
 def decode_boolean(buf, pos: int, end: int):
     """BOOLEAN: 0 is false, any non-zero value is true."""
     _need(pos, 1, end, "BOOLEAN")
@@ -91,6 +126,10 @@ def decode_uuid(buf, pos: int, end: int):
     """UUID as a :class:`uuid.UUID` (the null UUID is all zeros, returned as such)."""
     _need(pos, 16, end, "UUID")
     return _uuid.UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
+
+
+decode_boolean.size = 1
+decode_uuid.size = 16
 
 
 # --- variable length ----------------------------------------------------------
@@ -111,17 +150,14 @@ def decode_unsigned_varint(buf, pos: int, end: int, max_bytes: int = 5):
         value |= (b & 0x7F) << shift
         if b < 0x80:
             if max_bytes == 5 and value > 0xFFFFFFFF:
-                raise DecodeError(Code.RECORD_MALFORMED, pos,
-                                  f"varint at {pos} exceeds 32 bits")
+                raise MalformedVarint(pos, "exceeds 32 bits")
             if max_bytes == 10 and value > 0xFFFFFFFFFFFFFFFF:
-                raise DecodeError(Code.RECORD_MALFORMED, pos,
-                                  f"varlong at {pos} exceeds 64 bits")
+                raise MalformedVarint(pos, "exceeds 64 bits")
             return value, p
         shift += 7
     if p >= end and p - pos < max_bytes:
         raise Truncated(pos, p - pos + 1, end - pos, "varint")
-    raise DecodeError(Code.RECORD_MALFORMED, pos,
-                      f"varint at {pos} longer than {max_bytes} bytes")
+    raise MalformedVarint(pos, f"is longer than {max_bytes} bytes")
 
 
 def decode_varint(buf, pos: int, end: int):
@@ -152,7 +188,20 @@ def _utf8(raw, pos: int) -> str:
                           f"invalid UTF-8 in string at {pos}") from None
 
 
-def _take(buf, pos: int, n: int, end: int, what: str):
+def decode_length(buf, pos: int, end: int, compact: bool, wide: bool):
+    """A length or count prefix: ``(n, next)``, n = -1 for null.
+
+    ``compact``: UNSIGNED_VARINT n+1 (0 = null); else INT32 (``wide``) or INT16.
+    Values below -1 are returned as they are: the caller decides.
+    """
+    if compact:
+        n, p = decode_unsigned_varint(buf, pos, end)
+        return n - 1, p
+    return (decode_int32 if wide else decode_int16)(buf, pos, end)
+
+
+def take(buf, pos: int, n: int, end: int, what: str):
+    """The ``n`` raw bytes at ``pos`` (after their length prefix): ``(bytes, next)``."""
     if n < 0:
         raise DecodeError(Code.LENGTH_INVALID, pos, f"negative {what} length {n}")
     if pos + n > end:
@@ -164,7 +213,7 @@ def decode_string(buf, pos: int, end: int):
     n, p = decode_int16(buf, pos, end)
     if n < 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"STRING at {pos} has length {n} (null not allowed)")
-    raw, p = _take(buf, p, n, end, "STRING")
+    raw, p = take(buf, p, n, end, "STRING")
     return _utf8(raw, pos + 2), p
 
 
@@ -174,7 +223,7 @@ def decode_nullable_string(buf, pos: int, end: int):
         return None, p
     if n < -1:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"NULLABLE_STRING at {pos} has length {n}")
-    raw, p = _take(buf, p, n, end, "NULLABLE_STRING")
+    raw, p = take(buf, p, n, end, "NULLABLE_STRING")
     return _utf8(raw, pos + 2), p
 
 
@@ -182,7 +231,7 @@ def decode_compact_string(buf, pos: int, end: int):
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"COMPACT_STRING at {pos} is null (not allowed)")
-    raw, p2 = _take(buf, p, n - 1, end, "COMPACT_STRING")
+    raw, p2 = take(buf, p, n - 1, end, "COMPACT_STRING")
     return _utf8(raw, p), p2
 
 
@@ -190,7 +239,7 @@ def decode_compact_nullable_string(buf, pos: int, end: int):
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         return None, p
-    raw, p2 = _take(buf, p, n - 1, end, "COMPACT_NULLABLE_STRING")
+    raw, p2 = take(buf, p, n - 1, end, "COMPACT_NULLABLE_STRING")
     return _utf8(raw, p), p2
 
 
@@ -198,7 +247,7 @@ def decode_bytes(buf, pos: int, end: int):
     n, p = decode_int32(buf, pos, end)
     if n < 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"BYTES at {pos} has length {n} (null not allowed)")
-    return _take(buf, p, n, end, "BYTES")
+    return take(buf, p, n, end, "BYTES")
 
 
 def decode_nullable_bytes(buf, pos: int, end: int):
@@ -207,21 +256,21 @@ def decode_nullable_bytes(buf, pos: int, end: int):
         return None, p
     if n < -1:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"NULLABLE_BYTES at {pos} has length {n}")
-    return _take(buf, p, n, end, "NULLABLE_BYTES")
+    return take(buf, p, n, end, "NULLABLE_BYTES")
 
 
 def decode_compact_bytes(buf, pos: int, end: int):
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"COMPACT_BYTES at {pos} is null (not allowed)")
-    return _take(buf, p, n - 1, end, "COMPACT_BYTES")
+    return take(buf, p, n - 1, end, "COMPACT_BYTES")
 
 
 def decode_compact_nullable_bytes(buf, pos: int, end: int):
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         return None, p
-    return _take(buf, p, n - 1, end, "COMPACT_NULLABLE_BYTES")
+    return take(buf, p, n - 1, end, "COMPACT_NULLABLE_BYTES")
 
 
 # RECORDS are NULLABLE_BYTES whose content is record batches; the caller
@@ -301,131 +350,3 @@ def decode_tagged_fields(buf, pos: int, end: int, known=None):
             fields[tag] = bytes(buf[p:p + size])
         p += size
     return fields, p
-
-
-# --- encoders (tests, tools, fixtures) ---------------------------------------------------
-
-def encode_int8(v: int) -> bytes:
-    return _I8.pack(v)
-
-
-def encode_int16(v: int) -> bytes:
-    return _I16.pack(v)
-
-
-def encode_int32(v: int) -> bytes:
-    return _I32.pack(v)
-
-
-def encode_int64(v: int) -> bytes:
-    return _I64.pack(v)
-
-
-def encode_uint16(v: int) -> bytes:
-    return _U16.pack(v)
-
-
-def encode_uint32(v: int) -> bytes:
-    return _U32.pack(v)
-
-
-def encode_float64(v: float) -> bytes:
-    """FLOAT64, writing every NaN as the canonical 7FF8000000000000."""
-    if math.isnan(v):
-        return CANONICAL_NAN
-    return _F64.pack(v)
-
-
-def encode_boolean(v: bool) -> bytes:
-    return b"\x01" if v else b"\x00"
-
-
-def encode_uuid(v) -> bytes:
-    return bytes(16) if v is None else v.bytes
-
-
-def encode_unsigned_varint(v: int) -> bytes:
-    if v < 0:
-        raise ValueError("unsigned varint must be >= 0")
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def zigzag32(v: int) -> int:
-    return ((v << 1) ^ (v >> 31)) & 0xFFFFFFFF
-
-
-def zigzag64(v: int) -> int:
-    return ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF
-
-
-def encode_varint(v: int) -> bytes:
-    if not -(1 << 31) <= v < (1 << 31):
-        raise ValueError("VARINT out of range")
-    return encode_unsigned_varint(zigzag32(v))
-
-
-def encode_varlong(v: int) -> bytes:
-    if not -(1 << 63) <= v < (1 << 63):
-        raise ValueError("VARLONG out of range")
-    return encode_unsigned_varint(zigzag64(v))
-
-
-def encode_string(s: str) -> bytes:
-    raw = s.encode("utf-8")
-    if len(raw) > 32767:
-        raise ValueError("STRING longer than 32767 bytes")
-    return encode_int16(len(raw)) + raw
-
-
-def encode_nullable_string(s: str | None) -> bytes:
-    return encode_int16(-1) if s is None else encode_string(s)
-
-
-def encode_compact_string(s: str) -> bytes:
-    raw = s.encode("utf-8")
-    return encode_unsigned_varint(len(raw) + 1) + raw
-
-
-def encode_compact_nullable_string(s: str | None) -> bytes:
-    return b"\x00" if s is None else encode_compact_string(s)
-
-
-def encode_bytes(b: bytes) -> bytes:
-    return encode_int32(len(b)) + bytes(b)
-
-
-def encode_nullable_bytes(b: bytes | None) -> bytes:
-    return encode_int32(-1) if b is None else encode_bytes(b)
-
-
-def encode_compact_bytes(b: bytes) -> bytes:
-    return encode_unsigned_varint(len(b) + 1) + bytes(b)
-
-
-def encode_compact_nullable_bytes(b: bytes | None) -> bytes:
-    return b"\x00" if b is None else encode_compact_bytes(b)
-
-
-def encode_array(items, element) -> bytes:
-    if items is None:
-        return encode_int32(-1)
-    return encode_int32(len(items)) + b"".join(element(i) for i in items)
-
-
-def encode_compact_array(items, element) -> bytes:
-    if items is None:
-        return b"\x00"
-    return encode_unsigned_varint(len(items) + 1) + b"".join(element(i) for i in items)
-
-
-def encode_tagged_fields(fields: dict[int, bytes]) -> bytes:
-    out = [encode_unsigned_varint(len(fields))]
-    for tag in sorted(fields):
-        data = fields[tag]
-        out.append(encode_unsigned_varint(tag) + encode_unsigned_varint(len(data)) + data)
-    return b"".join(out)

@@ -1,20 +1,11 @@
-"""Walking a byte range batch by batch, by length and magic alone, with resync.
+"""Walking a byte range batch by batch: :func:`iter_batches`, the verify-crc
+fast path :class:`CrcScan`, and finding one item again (:func:`locate`,
+:func:`decode_spanned`).
 
-Every batch, whatever its magic, starts with ``offset: INT64, length: INT32``
-and has its magic byte at offset 16 (v2: after partitionLeaderEpoch; v0/v1:
-after the CRC).  So the walker reads 17 bytes, picks the decoder by magic,
-and goes on at ``position + 12 + length``.
-
-When the bytes at the current position are not a batch (impossible length,
-unknown magic, a legacy message whose framing is broken), the walker scans
-forward for the next position that holds a plausible header whose CRC
-passes, reports the skipped bytes as a :class:`Gap` with a finding, and
-goes on from there.  A batch whose CRC fails but whose length is sane is
-still walked past by its length (the length is outside the CRC, but a
-following plausible header confirms it); otherwise the walker resyncs.
-
-An all-zero tail is a preallocated segment's unused space (info finding).
-A tail shorter than the batch it starts is reported as truncated.
+Each step is :func:`kafkadump.decode.step.decode_at` (what is at ``p``, with
+resync over damage); this module strings the steps together, adds the one
+finding that needs the previous batch (``offset-order``), and hands the
+mapped pages behind it back to the kernel.
 
 Memory: each batch is copied out of the mapping on its own (bounded by the
 batch size); nothing else is held.
@@ -22,155 +13,42 @@ batch size); nothing else is held.
 
 from __future__ import annotations
 
+import mmap
 import struct
-import zlib
+from typing import Callable, Iterator, Optional
 
 from crc32c import crc32c as _crc32c
-from dataclasses import dataclass
 
-from ..findings import Code, DecodeError, Finding
-from .batch import HEADER_SIZE, MIN_BATCH_LENGTH, crc_ok_v2, decode_batch, plausible_v2_header
-from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, Cap
-from .legacy import DEFAULT_MAX_DEPTH, LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy
-from .model import Batch, Gap
+from ..findings import Code, Finding
+from .batch import MIN_BATCH_LENGTH
+from .model import Batch, Gap, Span
+from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)
+from .step import ScanBudget, decode_at, decode_item, find_next_batch, plausible_at  # noqa: F401 (re-exported)
 
-_PREFIX = struct.Struct(">qi")
-# The walkers tell the source (Options.release) every this many bytes that the
-# bytes behind them are done with, so a mapped segment's resident pages stay
-# bounded (see sources/segment.py).
+# The walkers hand the mapped pages behind them back every this many bytes, so
+# a mapped segment's resident pages stay bounded (a read-only file mapping:
+# the pages stay in the page cache, nothing can be lost).
 RELEASE_STEP = 32 << 20
-_ZERO_CHUNK = 1 << 16
-DEFAULT_MAX_SCAN = 16      # resync CRC work on failed candidates: this many times the input ...
-SCAN_FLOOR = 64 << 20      # ... and at least this many bytes
 
 
-@dataclass
-class Options:
-    """Decoder limits and switches, shared by every command."""
+def page_releaser(buf) -> Optional[Callable[[int], None]]:
+    """For a mapped ``buf``: a function dropping its resident pages before a position; else None."""
+    if not isinstance(buf, mmap.mmap) or not hasattr(buf, "madvise"):
+        return None
 
-    records: bool = True                       # decode records (else header + CRC only)
-    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED
-    max_depth: int = DEFAULT_MAX_DEPTH
-    max_batch_bytes: int = 1 << 31             # larger declared lengths are not trusted
-    resync_window: int | None = None           # bytes to scan for the next batch (None: to the end)
-    select: object = None                      # batch -> bool: decode this batch's records?
-    release: object = None                     # position -> None: the bytes before it are done with
-    max_ratio: int = DEFAULT_MAX_RATIO         # decompressed/compressed beyond this is a bomb (0: off)
-    max_scan: int = DEFAULT_MAX_SCAN           # resync CRC work, as a multiple of the input size (0: no limit)
-    scan: object = None                        # the walk's ScanBudget (set by the walkers)
+    def release(upto: int) -> None:
+        upto -= upto % mmap.PAGESIZE
+        if upto > 0:
+            try:
+                buf.madvise(mmap.MADV_DONTNEED, 0, upto)
+            except (OSError, ValueError, AttributeError):
+                pass
 
-    def __post_init__(self):
-        # the cap carries the ratio limit through every decoder that takes max_decompressed
-        self.max_decompressed = Cap(self.max_decompressed, self.max_ratio)
-
-
-class ScanBudget:
-    """CRC work spent on candidates that turned out not to be intact while resynchronising.
-
-    A hostile file can put a plausible header with a wrong CRC and a length
-    reaching the end at every few bytes: checking every candidate's CRC
-    would cost quadratic time.  The whole walk may spend ``limit`` bytes on
-    such failed checks (``max_scan`` times the input, at least 64 MiB); past
-    that, a candidate is accepted when its header is plausible and its
-    declared end lands on another plausible header, the end, or padding
-    (its CRC is then checked once, by the decoder, like any batch's), and a
-    ``scan-limit`` finding says where.
-    """
-
-    __slots__ = ("limit", "spent", "hit", "reported")
-
-    def __init__(self, limit):
-        self.limit = limit
-        self.spent = 0
-        self.hit = None
-        self.reported = False
-
-    @classmethod
-    def for_walk(cls, opt: "Options", size: int) -> "ScanBudget | None":
-        if not opt.max_scan:
-            return None
-        return cls(max(SCAN_FLOOR, opt.max_scan * size))
-
-
-def _with_budget(opt: "Options", size: int) -> "Options":
-    if opt.scan is not None or not opt.max_scan:
-        return opt
-    from dataclasses import replace
-
-    return replace(opt, scan=ScanBudget.for_walk(opt, size))
-
-
-def _zero_run_end(buf, pos: int, end: int) -> int:
-    """First position >= pos that is not a zero byte (or ``end``)."""
-    p = pos
-    while p < end:
-        q = min(end, p + _ZERO_CHUNK)
-        chunk = buf[p:q]
-        stripped = len(chunk) - len(chunk.lstrip(b"\x00"))
-        if stripped < q - p:
-            return p + stripped
-        p = q
-    return end
-
-
-def _legacy_ok(buf, pos: int, end: int) -> bool:
-    if pos + LOG_OVERHEAD + 5 > end:
-        return False
-    _, size = _PREFIX.unpack_from(buf, pos)
-    magic = buf[pos + 16]
-    if magic not in (0, 1) or size < MIN_MESSAGE_SIZE[magic] or pos + 12 + size > end:
-        return False
-    (crc,) = struct.unpack_from(">I", buf, pos + 12)
-    return zlib.crc32(memoryview(buf)[pos + 16:pos + 12 + size]) == crc
-
-
-def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
-    """Could a batch or legacy message start at ``pos``?  (With ``check_crc``: and it is intact.)"""
-    if pos + 17 > end:
-        return False
-    magic = buf[pos + 16]
-    if magic == 2:
-        if not plausible_v2_header(buf, pos, end):
-            return False
-        return crc_ok_v2(buf, pos) if check_crc else True
-    if magic in (0, 1):
-        if check_crc:
-            return _legacy_ok(buf, pos, end)
-        _, size = _PREFIX.unpack_from(buf, pos)
-        return size >= MIN_MESSAGE_SIZE[magic] and pos + 12 + size <= end
-    return False
-
-
-def find_next_batch(buf, start: int, end: int, limit: int | None = None,
-                    budget: ScanBudget | None = None) -> int | None:
-    """Scan forward from ``start`` for an intact batch or message; its position, or None.
-
-    With a ``budget`` (see :class:`ScanBudget`), CRC work on failed candidates is bounded.
-    """
-    stop = end - 17 if limit is None else min(end - 17, start + limit)
-    p = start
-    while p <= stop:
-        m = buf[p + 16]
-        if m <= 2:
-            if budget is None:
-                if plausible_at(buf, p, end):
-                    return p
-            elif plausible_at(buf, p, end, check_crc=False):
-                (_, length) = _PREFIX.unpack_from(buf, p)
-                if budget.spent < budget.limit:
-                    if plausible_at(buf, p, end):
-                        return p
-                    budget.spent += length
-                elif _next_ok(buf, p + 12 + length, end):
-                    if budget.hit is None:
-                        budget.hit = p
-                    return p
-        p += 1
-    return None
+    return release
 
 
 def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None,
-                 options: Options | None = None, base: int = 0):
+                 options: Options | None = None, base: int = 0) -> Iterator[Batch | Gap]:
     """Yield :class:`Batch` and :class:`Gap` objects for ``buf[start:end]`` in order.
 
     Positions are absolute: ``base + position in buf``.  Never raises on
@@ -179,16 +57,16 @@ def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None
     opt = options or Options()
     if end is None:
         end = len(buf)
-    opt = _with_budget(opt, end - start)
+    budget = ScanBudget.for_walk(opt, end - start)
     pos = start
     prev_last = None
-    release = opt.release
+    release = page_releaser(buf)
     released = start
     while pos < end:
         if release is not None and pos - released >= RELEASE_STEP:
             release(pos)
             released = pos
-        items, pos = decode_at(buf, pos, end, file, opt, base)
+        items, pos = decode_at(buf, pos, end, file, opt, base, budget)
         for b in items:
             if isinstance(b, Batch) and b.crc_valid:
                 if prev_last is not None and b.base_offset is not None and b.base_offset <= prev_last:
@@ -199,153 +77,13 @@ def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None
             yield b
 
 
-def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0):
-    """Decode what is at ``pos``: ``([Batch or Gap, ...], next_position)``.
-
-    The one step of the walk, shared by :func:`iter_batches` and the
-    verify-crc fast path (which calls it for anything that is not an
-    intact v2 batch).
-    """
-    if end - pos < 17 or buf[pos + 16] not in (0, 1, 2) or _bad_length(buf, pos, end, opt):
-        gap = _damage(buf, pos, end, file, base, opt)
-        return [gap], pos + gap.size
-    magic = buf[pos + 16]
-    (_, length) = _PREFIX.unpack_from(buf, pos)
-    size = length + LOG_OVERHEAD
-    chunk = buf[pos:pos + size]
-    if type(chunk) is not bytes:  # bytearray / memoryview input: records must hold bytes
-        chunk = bytes(chunk)
-    if magic == 2:
-        b = decode_batch(chunk, 0, file, base=base + pos, records=opt.records,
-                         max_decompressed=opt.max_decompressed, select=opt.select)
-    else:
-        try:
-            b = decode_legacy(chunk, 0, size, file, base=base + pos, records=opt.records,
-                              max_decompressed=opt.max_decompressed, max_depth=opt.max_depth)
-        except DecodeError as e:
-            # the message's own framing is broken: treat like damage
-            gap = _damage(buf, pos, end, file, base, opt, first=Finding(e.code, base + pos + e.offset, e.message))
-            return [gap], pos + gap.size
-    nxt = pos + size
-    if b.crc_valid is False and nxt < end and not _next_ok(buf, nxt, end):
-        # CRC failed and the declared end does not land on a batch: the
-        # length itself may be damaged.  Report the batch, then resync from
-        # just after its start instead of trusting the length.
-        found = find_next_batch(buf, pos + 1, end, opt.resync_window, opt.scan)
-        stop = end if found is None else found
-        if stop < nxt:
-            # an intact batch starts inside the declared length: the length is
-            # wrong, and what lies before that batch is not a batch we can trust
-            a = base + pos
-            return [Gap(file, a, stop - pos, [
-                Finding(Code.LENGTH_INVALID, a + 8,
-                        f"length {size - 12} runs into the intact batch at {base + stop}"),
-                Finding(Code.GARBAGE, a, f"skipped {stop - pos} bytes to the next intact batch at {base + stop}",
-                        length=stop - pos)])], stop
-        if stop > nxt:
-            g = Gap(file, base + nxt, stop - nxt,
-                    [Finding(Code.GARBAGE, base + nxt, f"{stop - nxt} bytes after a damaged batch are not a batch",
-                             length=stop - nxt)])
-            return [b, g], stop
-    return [b], nxt
-
-
-def _next_ok(buf, pos: int, end: int) -> bool:
-    if end - pos < 17:
-        return not any(buf[pos:end])  # a few zero bytes: padding, fine
-    if not any(buf[pos:pos + 17]):
-        return True  # zero padding follows
-    return plausible_at(buf, pos, end, check_crc=False)
-
-
-def _bad_length(buf, pos: int, end: int, opt: Options) -> bool:
-    _, length = _PREFIX.unpack_from(buf, pos)
-    magic = buf[pos + 16]
-    minimum = MIN_BATCH_LENGTH if magic == 2 else MIN_MESSAGE_SIZE.get(magic, 0)
-    if length < minimum or length > opt.max_batch_bytes:
-        return True
-    if pos + LOG_OVERHEAD + length > end:
-        return True
-    if magic == 2 and end - pos < HEADER_SIZE:
-        return True
-    return False
-
-
-def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, first: Finding | None = None) -> Gap:
-    """Describe the bad bytes at ``pos`` and find where good data resumes."""
-    absolute = base + pos
-    remaining = end - pos
-    # 1. all-zero tail: preallocated segment space
-    zend = _zero_run_end(buf, pos, end)
-    if zend == end:
-        return Gap(file, absolute, remaining,
-                   [Finding(Code.ZERO_PADDING, absolute, f"{remaining} zero bytes to the end (preallocated space)",
-                            length=remaining)])
-    # 2. a header whose declared length runs past the end: truncated tail,
-    #    unless an intact batch can be found further on.
-    findings = [first] if first is not None else []
-    nxt = find_next_batch(buf, pos + 1, end, opt.resync_window, opt.scan)
-    sc = opt.scan
-    if sc is not None and sc.hit is not None and not sc.reported:
-        sc.reported = True
-        findings.append(Finding(Code.SCAN_LIMIT, absolute,
-                                f"looking for the next intact batch spent {sc.spent} bytes of CRC checks on "
-                                f"candidates that were not (--max-scan); from {base + sc.hit} on, candidates "
-                                f"are accepted by their headers", length=remaining))
-    if nxt is not None and nxt - pos < 17 and first is None:
-        # fewer than 17 junk bytes: there is no header here to describe
-        findings.append(Finding(Code.GARBAGE, absolute, f"skipped {nxt - pos} bytes to the next intact batch "
-                                                        f"at {base + nxt}", length=nxt - pos))
-        return Gap(file, absolute, nxt - pos, findings)
-    if nxt is None:
-        if first is None:
-            findings.append(_describe_head(buf, pos, end, base, tail=True))
-        return Gap(file, absolute, remaining, findings)
-    if first is None:
-        findings.append(_describe_head(buf, pos, end, base, tail=False))
-    findings.append(Finding(Code.GARBAGE, absolute, f"skipped {nxt - pos} bytes to the next intact batch at {base + nxt}",
-                            length=nxt - pos))
-    return Gap(file, absolute, nxt - pos, findings)
-
-
-def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
-    """Say why the bytes at ``pos`` are not a batch."""
-    absolute = base + pos
-    remaining = end - pos
-    if remaining < 17:
-        if remaining < 12:
-            return Finding(Code.TRUNCATED, absolute, f"{remaining} bytes left, too few for a batch header",
-                           length=remaining)
-        _, length = _PREFIX.unpack_from(buf, pos)
-        if 0 <= length and 12 + length <= remaining:
-            # every declared byte is here: the length itself is too small to hold a message
-            return Finding(Code.LENGTH_INVALID, absolute + 8,
-                           f"length {length} is too small for any batch or message", length=4)
-        return Finding(Code.TRUNCATED, absolute,
-                       f"batch of {length + 12} bytes declared, {remaining} bytes left", length=remaining)
-    _, length = _PREFIX.unpack_from(buf, pos)
-    magic = buf[pos + 16]
-    if magic not in (0, 1, 2):
-        return Finding(Code.UNKNOWN_MAGIC, absolute + 16, f"magic byte {magic} is not 0, 1 or 2")
-    minimum = MIN_BATCH_LENGTH if magic == 2 else MIN_MESSAGE_SIZE[magic]
-    if length < minimum:
-        return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} below the minimum {minimum}")
-    if pos + 12 + length > end:
-        if tail:
-            return Finding(Code.TRUNCATED, absolute,
-                           f"batch of {length + 12} bytes declared, {remaining} bytes left", length=remaining)
-        return Finding(Code.LENGTH_INVALID, absolute + 8,
-                       f"length {length} runs past the end of the data ({remaining} bytes left)")
-    return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} is not trusted")
-
-
 def locate(buf, file: str, *, position: int | None = None, offset: int | None = None,
-           index: int | None = None, options: Options | None = None):
+           index: int | None = None, options: Options | None = None) -> Batch | Gap | None:
     """Find one item of the walk: the one containing byte ``position``, the
     batch holding Kafka ``offset``, or the ``index``-th batch (0-based; gaps
     are not counted).  Default: the first item.  None when there is none.
     """
-    opt = Options(**{**(options or Options()).__dict__, "records": False})
+    opt = (options or Options()).shallow()
     n = 0
     for item in iter_batches(buf, file, options=opt):
         if position is not None:
@@ -368,27 +106,21 @@ def locate(buf, file: str, *, position: int | None = None, offset: int | None = 
     return None
 
 
-def decode_spanned(buf, item, options: Options | None = None):
+def decode_spanned(buf, item: Batch | Gap, options: Options | None = None, base: int = 0) -> tuple:
     """Decode one located item again, recording every field's span.
 
     Returns ``(item, spans)``: for a batch, the fully decoded batch (records
     included; its ``decompressed`` payload kept); for a gap, the gap and
-    one unparsed span covering it.
+    one unparsed span covering it.  ``base`` is the absolute position of
+    ``buf[0]``.
     """
-    from .model import Span
-
     opt = options or Options()
     if isinstance(item, Gap):
         return item, [Span("unparsed", item.position, item.size, None, "file", raw="unparsed")]
-    pos = item.position
-    chunk = bytes(buf[pos:pos + item.size])
+    rel = item.position - base
+    chunk = bytes(buf[rel:rel + item.size])
     spans: list = []
-    if item.magic == 2:
-        b = decode_batch(chunk, 0, item.file, base=pos, records=True,
-                         max_decompressed=opt.max_decompressed, spans=spans)
-    else:
-        b = decode_legacy(chunk, 0, item.size, item.file, base=pos, records=True,
-                          max_decompressed=opt.max_decompressed, max_depth=opt.max_depth, spans=spans)
+    b = decode_item(chunk, item.magic, item.file, item.position, opt, True, spans)
     return b, spans
 
 
@@ -429,7 +161,9 @@ class CrcScan:
     def __init__(self, buf, file: str = "-", options: Options | None = None, threads: int = 2):
         self.buf = buf
         self.file = file
-        self.opt = _with_budget(Options(**{**(options or Options()).__dict__, "records": False}), len(buf))
+        self.opt = (options or Options()).shallow()
+        self.budget = ScanBudget.for_walk(self.opt, len(buf))
+        self.release = page_releaser(buf)
         self.threads = threads
         self.batches = 0
         self.bytes = 0
@@ -437,7 +171,7 @@ class CrcScan:
 
     def _problem(self, pos: int, end: int):
         """Decode at ``pos`` with the full decoder; count; return (problem items, next)."""
-        items, new = decode_at(self.buf, pos, end, self.file, self.opt)
+        items, new = decode_at(self.buf, pos, end, self.file, self.opt, 0, self.budget)
         out = []
         for it in items:
             if isinstance(it, Batch):
@@ -462,7 +196,7 @@ class CrcScan:
         unpack = self._HEAD.unpack_from
         crc = _crc32c
         pos = 0
-        release = self.opt.release
+        release = self.release
         released = 0
         try:
             while pos < end:
@@ -535,8 +269,8 @@ class CrcScan:
                     yield from items
                     continue
                 runs, futs = pending.popleft()
-                if self.opt.release is not None and runs[0][0] - released >= RELEASE_STEP:
-                    self.opt.release(runs[0][0])  # workers are past it: every earlier window is done
+                if self.release is not None and runs[0][0] - released >= RELEASE_STEP:
+                    self.release(runs[0][0])  # workers are past it: every earlier window is done
                     released = runs[0][0]
                 bad = set()
                 for f in futs:
@@ -568,4 +302,5 @@ class CrcScan:
             mv.release()
 
 
-__all__ = ["Options", "iter_batches", "decode_at", "CrcScan", "locate", "decode_spanned", "find_next_batch", "plausible_at", "Batch", "Gap"]
+__all__ = ["Options", "iter_batches", "decode_at", "CrcScan", "locate", "decode_spanned", "find_next_batch",
+           "plausible_at", "page_releaser", "ScanBudget", "DEFAULT_MAX_SCAN", "SCAN_FLOOR", "Batch", "Gap"]

@@ -44,32 +44,26 @@ exceptions; what cannot be decoded stays available as raw bytes.
 Findings carry absolute offsets: a key or value in the file is addressed
 directly; one inside a compressed batch is anchored at the compressed
 payload with ``source_offset`` in the decompressed bytes (as everywhere in
-kafkadump).  The record model does not keep where its key starts, so
-:func:`record_locations` works it out from the record's fields, assuming
-minimal varints (every Kafka writer's); the hexdump path uses the exact
-spans instead.
+kafkadump).  Where a key and a value start is kept on the record by the
+batch decoder (:func:`record_locations` reads it); the hexdump path uses the
+spans, which say the same.
 """
 
 from __future__ import annotations
 
 import re
-import struct
 
-from ..decode.model import CONTROL_TYPES, Span
-from ..findings import Code, Finding
+from ..decode import primitives as P
+from ..decode.control import (CONTROL_TYPES, CONTROL_VALUE_SCHEMAS, END_TXN_SIZE, END_TXN_TYPES,
+                              control_type_name, read_control_key, read_end_txn_marker)
+from ..decode.model import Span
+from ..findings import Code, Finding, Truncated
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
 from .kinds import kind_from_path, resolve_kind  # noqa: F401  (re-exported)
 from .model import DecodedRecord, Part
 
-_I16 = struct.Struct(">h")
-_CTRL_KEY = struct.Struct(">hh")
-_END_TXN = struct.Struct(">hi")
-
-# control record type -> the schema of its value (ABORT/COMMIT: the fixed EndTxnMarker layout)
-CONTROL_VALUE_SCHEMAS = {2: "LeaderChangeMessage", 3: "SnapshotHeaderRecord", 4: "SnapshotFooterRecord",
-                         5: "KRaftVersionRecord", 6: "VotersRecord"}
 CONSUMER_SUBSCRIPTION = "ConsumerProtocolSubscription"
 CONSUMER_ASSIGNMENT = "ConsumerProtocolAssignment"
 
@@ -229,27 +223,19 @@ def _version16(out: _Out, raw: bytes, path: str, what: str):
         out.finding(Code.INTERNAL_MALFORMED, 0, f"{what} of {len(raw)} bytes has no INT16 version",
                     length=len(raw) or None)
         return None
-    v = _I16.unpack_from(raw, 0)[0]
+    v = P.int16_at(raw, 0)
     out.span(path + "#version", 0, 2, v)
     return v
 
 
 def _uvarint(raw: bytes, pos: int):
-    """UNSIGNED_VARINT (at most 5 bytes): ``(value, next)``, or ``(None, why)``."""
-    value = 0
-    shift = 0
-    p = pos
-    while True:
-        if p >= len(raw):
-            return None, "runs past the end"
-        b = raw[p]
-        p += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, p
-        shift += 7
-        if shift >= 35:
-            return None, "is longer than 5 bytes"
+    """UNSIGNED_VARINT (at most 5 bytes, 32 bits): ``(value, next)``, or ``(None, why)``."""
+    try:
+        return P.decode_unsigned_varint(raw, pos, len(raw))
+    except Truncated:
+        return None, "runs past the end"
+    except P.MalformedVarint as e:
+        return None, e.reason
 
 
 # --- parts ------------------------------------------------------------------------------------------------
@@ -273,7 +259,7 @@ def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict, kind: str):
 def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None):
     if name is None:
         # the key named no schema (already a finding): only the version can be shown
-        v = _I16.unpack_from(raw, 0)[0] if len(raw) >= 2 else None
+        v = P.int16_at(raw, 0) if len(raw) >= 2 else None
         if v is not None:
             out.span(path + "#version", 0, 2, v)
         return Part(None, v, None, raw)
@@ -344,9 +330,10 @@ def _control_key(out: _Out, raw: bytes | None, path: str):
     """``(Part or None, type or None)``.  A short key is the batch decoder's control-malformed finding."""
     if raw is None:
         return None, None
-    if len(raw) < 4:
+    parsed = read_control_key(raw)
+    if parsed is None:
         return Part(None, None, None, raw, partial=True), None
-    v, t = _CTRL_KEY.unpack_from(raw, 0)
+    v, t = parsed
     out.span(path + ".version", 0, 2, v)
     out.span(path + ".type", 2, 2, t)
     if len(raw) > 4:
@@ -361,15 +348,17 @@ def _control_value(out: _Out, raw: bytes | None, path: str, ctype):
         if name is not None:
             out.finding(Code.INTERNAL_MALFORMED, 0, f"{CONTROL_TYPES[ctype]} control record has no value")
         return None
-    if ctype in (0, 1):
-        if len(raw) < 6:  # the batch decoder's control-malformed finding says so
+    if ctype in END_TXN_TYPES:
+        marker = read_end_txn_marker(raw)
+        if marker is None:  # the batch decoder's control-malformed finding says so
             return Part("EndTxnMarker", None, None, raw, partial=True)
-        v, epoch = _END_TXN.unpack_from(raw, 0)
+        v, epoch = marker
         out.span(path + ".version", 0, 2, v)
         out.span(path + ".coordinatorEpoch", 2, 4, epoch)
-        if len(raw) > 6 and v == 0:
-            out.finding(Code.INTERNAL_TRAILING, 6, f"{len(raw) - 6} bytes after the end transaction marker",
-                        length=len(raw) - 6)
+        if len(raw) > END_TXN_SIZE and v == 0:
+            out.finding(Code.INTERNAL_TRAILING, END_TXN_SIZE,
+                        f"{len(raw) - END_TXN_SIZE} bytes after the end transaction marker",
+                        length=len(raw) - END_TXN_SIZE)
         return Part("EndTxnMarker", v, {"version": v, "coordinatorEpoch": epoch}, raw)
     if name is None:  # unknown control type: the batch decoder's control-unknown finding
         return Part(None, None, None, raw)
@@ -439,15 +428,6 @@ def _embedded(out: _Out, name: str, data: dict, spans: list, path: str) -> None:
 
 # --- records ----------------------------------------------------------------------------------------------
 
-def _zz_size(v: int) -> int:
-    u = ((v << 1) ^ (v >> 63)) & 0xFFFFFFFFFFFFFFFF
-    n = 1
-    while u >= 0x80:
-        u >>= 7
-        n += 1
-    return n
-
-
 def payload_anchor(batch) -> int | None:
     """File offset of a batch's compressed payload (where findings in its decompressed bytes anchor)."""
     if batch is None:
@@ -458,27 +438,11 @@ def payload_anchor(batch) -> int | None:
 
 
 def record_locations(r, batch=None):
-    """``((key start, source, anchor), (value start, source, anchor))`` of a record's key and value.
-
-    v2 records: worked out from the record's fields (minimal varints, as
-    Kafka writes them); legacy messages: fixed layout.
-    """
-    if r.offset_delta is not None:  # v2 record
-        n = 1
-        while n < 5 and _zz_size(r.size - n) != n:
-            n += 1
-        p = r.position + n + 1 + _zz_size(r.timestamp_delta) + _zz_size(r.offset_delta)
-        klen = -1 if r.key is None else len(r.key)
-        p += _zz_size(klen)
-        kstart = p
-        p += max(klen, 0)
-        vlen = -1 if r.value is None else len(r.value)
-        vstart = p + _zz_size(vlen)
-    else:
-        kstart = r.position + 18 + (8 if r.magic == 1 else 0) + 4
-        vstart = kstart + len(r.key or b"") + 4
+    """``((key start, source, anchor), (value start, source, anchor))`` of a record's key and value:
+    the positions the batch decoder kept on the record, and for a decompressed source the file
+    offset of the batch's payload, where findings anchor."""
     anchor = None if r.source == "file" else payload_anchor(batch)
-    return (kstart, r.source, anchor), (vstart, r.source, anchor)
+    return (r.key_position, r.source, anchor), (r.value_position, r.source, anchor)
 
 
 class Decoder:
@@ -520,7 +484,7 @@ class Decoder:
         try:
             if control:
                 kpart, ctype = _control_key(ko, key, kpath)
-                ctl = CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})") if ctype is not None else "UNKNOWN"
+                ctl = control_type_name(ctype) if ctype is not None else "UNKNOWN"
                 vpart = _control_value(vo, value, vpath, ctype)
             elif self.keys is not None:
                 if key is None:

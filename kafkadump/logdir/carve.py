@@ -1,6 +1,6 @@
 """Carving: every intact batch out of a damaged segment, and what was lost.
 
-The shared walker (:func:`kafkadump.decode.walk.decode_at`) already skips
+The shared walk step (:func:`kafkadump.decode.step.decode_at`) already skips
 damage: bytes that are not a batch are scanned past to the next position
 holding a plausible header whose CRC passes.  Carving adds one thing: a
 batch whose CRC fails is not trusted to be as long as it says (its length
@@ -23,7 +23,7 @@ range.  Writing the recovered batches is the command's job.
 from __future__ import annotations
 
 from ..decode import Batch, Gap, Options
-from ..decode.walk import _with_budget, decode_at, find_next_batch
+from ..decode.step import ScanBudget, decode_at, find_next_batch
 from ..findings import Code
 
 
@@ -92,7 +92,8 @@ class Padding:
 def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Options | None = None):
     """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items in file order."""
     end = len(buf)
-    opt = _with_budget(Options(**{**(options or Options()).__dict__, "records": False}), end)
+    opt = (options or Options()).shallow()
+    budget = ScanBudget.for_walk(opt, end)
     pos = 0
     prev_last = None if base_offset is None else base_offset - 1
     damage: Damaged | None = None
@@ -108,7 +109,7 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
         return d
 
     while pos < end:
-        items, nxt = decode_at(buf, pos, end, file, opt)
+        items, nxt = decode_at(buf, pos, end, file, opt, 0, budget)
         for it in items:
             if isinstance(it, Batch) and it.crc_valid:
                 if damage is not None:
@@ -131,7 +132,7 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
         # a batch whose CRC failed may hide intact batches behind a damaged length
         bad = next((it for it in items if isinstance(it, Batch) and not it.crc_valid), None)
         if bad is not None:
-            found = find_next_batch(buf, bad.position + 1, end, opt.resync_window, opt.scan)
+            found = find_next_batch(buf, bad.position + 1, end, opt.resync_window, budget)
             if found is not None and found < nxt:
                 nxt = found
                 damage.end = found

@@ -133,7 +133,7 @@ def dump_report(paths: list[str], kind: str | None, tally, *, verify: bool = Tru
                 yield ev
                 continue
             with open_segment(path) as seg:
-                for item in iter_batches(seg.buf, path, options=Options(records=True, release=seg.release)):
+                for item in iter_batches(seg.buf, path, options=Options(records=True)):
                     tally.see(item.findings)
                     yield ("batch", item)
 

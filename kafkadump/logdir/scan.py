@@ -26,9 +26,10 @@ import os
 from collections import Counter
 
 from ..decode import Batch, Gap, Options, iter_batches
+from ..errors import InputError
 from ..findings import Code, Finding, Severity
 from ..report.logdir import worst_severity as worst_of
-from ..sources.segment import InputError, open_segment
+from ..sources.segment import open_segment
 from . import names
 from .indexes import OffsetIndex, TimeIndex, TxnIndex
 from .snapshot import ProducerSnapshot
@@ -476,7 +477,8 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
 def _internal_summary(path: str):
     """Kafka's internal topics: a decoded summary (committed offsets per group, transactions, metadata
     changes) when the segment is one of theirs, else None."""
-    from ..internal import Summary, kind_from_path
+    from ..internal.kinds import kind_from_path
+    from ..internal.summary import Summary
 
     kind = kind_from_path(path)
     return Summary(kind) if kind is not None else None

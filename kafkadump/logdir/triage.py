@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ..decode import Options
 from ..findings import Code, Finding
 from ..report.logdir import TriageRun, partition_object, triage_object
-from ..sources.segment import InputError
+from ..errors import InputError
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment

@@ -53,10 +53,10 @@ compiled once per schema and version and cached.
 from __future__ import annotations
 
 import base64
-import struct
 
+from ..decode import primitives as P
 from ..decode.model import Batch, Gap, Span
-from ..findings import Code, DecodeError, Finding
+from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
@@ -138,80 +138,56 @@ def kafka_uuid(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-# --- primitive readers: (buf, pos, end, st, path) -> (value, next) ---------------------
+# --- field readers: (buf, pos, end, st, path) -> (value, next) ---------------------------
+#
+# Built on the one layer of primitive readers (kafkadump.decode.primitives); this
+# layer adds the field's path to messages, its span, and the schema decoder's
+# error codes (a field that runs past ``end`` is an Overrun: the frame layer
+# decides whether that is truncation).
 
-def _fixed(fmt: str, what: str):
-    st_ = struct.Struct(fmt)
-    size = st_.size
-    unpack = st_.unpack_from
+def _overrun(st, pos: int, end: int, path: str, what: str, size: int) -> Overrun:
+    unit = "byte" if size == 1 else "bytes"
+    return Overrun(st.base + pos, f"{path}: {what} needs {size} {unit} at {st.base + pos}, {max(end - pos, 0)} left")
+
+
+def _reader(decode, what: str, convert=None):
+    """A field reader around a fixed-size primitive decoder (``convert`` maps its value)."""
+    size = decode.size
 
     def read(buf, pos, end, st, path):
-        if pos + size > end:
-            raise Overrun(st.base + pos, f"{path}: {what} needs {size} bytes at {st.base + pos}, "
-                                         f"{max(end - pos, 0)} left")
-        v = unpack(buf, pos)[0]
+        try:
+            v, p = decode(buf, pos, end)
+        except Truncated:
+            raise _overrun(st, pos, end, path, what, size) from None
+        if convert is not None:
+            v = convert(v)
         if st.spans is not None:
             st.span(path, pos, size, v)
-        return v, pos + size
+        return v, p
 
     read.min_size = size
     return read
 
 
 _FIXED = {
-    "int8": _fixed(">b", "int8"), "int16": _fixed(">h", "int16"), "uint16": _fixed(">H", "uint16"),
-    "int32": _fixed(">i", "int32"), "uint32": _fixed(">I", "uint32"), "int64": _fixed(">q", "int64"),
-    "float64": _fixed(">d", "float64"),
+    "int8": _reader(P.decode_int8, "int8"), "int16": _reader(P.decode_int16, "int16"),
+    "uint16": _reader(P.decode_uint16, "uint16"), "int32": _reader(P.decode_int32, "int32"),
+    "uint32": _reader(P.decode_uint32, "uint32"), "int64": _reader(P.decode_int64, "int64"),
+    "float64": _reader(P.decode_float64, "float64"),
 }
-_I16 = struct.Struct(">h").unpack_from
-_I32 = struct.Struct(">i").unpack_from
-
-
-def _read_bool(buf, pos, end, st, path):
-    if pos >= end:
-        raise Overrun(st.base + pos, f"{path}: bool needs 1 byte at {st.base + pos}, 0 left")
-    v = buf[pos] != 0
-    if st.spans is not None:
-        st.span(path, pos, 1, v)
-    return v, pos + 1
-
-
-_read_bool.min_size = 1
-
-
-def _read_uuid(buf, pos, end, st, path):
-    if pos + 16 > end:
-        raise Overrun(st.base + pos, f"{path}: uuid needs 16 bytes at {st.base + pos}, {max(end - pos, 0)} left")
-    v = kafka_uuid(bytes(buf[pos:pos + 16]))
-    if st.spans is not None:
-        st.span(path, pos, 16, v)
-    return v, pos + 16
-
-
-_read_uuid.min_size = 16
+_read_bool = _reader(P.decode_boolean, "bool")
+_read_uuid = _reader(P.decode_uuid, "uuid", lambda u: kafka_uuid(u.bytes))
 
 
 def uvarint(buf, pos, end, st, path, what="length"):
     """UNSIGNED_VARINT (at most 5 bytes, 32 bits)."""
-    value = 0
-    shift = 0
-    p = pos
-    while True:
-        if p >= end:
-            raise Overrun(st.base + pos, f"{path}: {what} varint at {st.base + pos} runs past the end")
-        b = buf[p]
-        p += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
-        if shift >= 35:
-            raise DecodeError(Code.FIELD_MALFORMED, st.base + pos,
-                              f"{path}: {what} varint at {st.base + pos} is longer than 5 bytes")
-    if value > 0xFFFFFFFF:
+    try:
+        return P.decode_unsigned_varint(buf, pos, end)
+    except Truncated:
+        raise Overrun(st.base + pos, f"{path}: {what} varint at {st.base + pos} runs past the end") from None
+    except P.MalformedVarint as e:
         raise DecodeError(Code.FIELD_MALFORMED, st.base + pos,
-                          f"{path}: {what} varint at {st.base + pos} exceeds 32 bits")
-    return value, p
+                          f"{path}: {what} varint at {st.base + pos} {e.reason}") from None
 
 
 def _length(buf, pos, end, st, path, compact, wide, what):
@@ -219,12 +195,10 @@ def _length(buf, pos, end, st, path, compact, wide, what):
     if compact:
         n, p = uvarint(buf, pos, end, st, path, what)
         return n - 1, p
-    size = 4 if wide else 2
-    if pos + size > end:
-        raise Overrun(st.base + pos, f"{path}: {what} length needs {size} bytes at {st.base + pos}, "
-                                     f"{max(end - pos, 0)} left")
-    n = (_I32 if wide else _I16)(buf, pos)[0]
-    return n, pos + size
+    try:
+        return P.decode_length(buf, pos, end, False, wide)
+    except Truncated:
+        raise _overrun(st, pos, end, path, f"{what} length", 4 if wide else 2) from None
 
 
 def _null(n: int, pos: int, p: int, st, path: str, nullable: bool, what: str):
@@ -320,23 +294,14 @@ def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool
 
 
 def _batch_spans(buf, pos, items, st, path, opt) -> None:
-    from ..decode.batch import decode_batch
-    from ..decode.legacy import decode_legacy
+    from ..decode.walk import decode_spanned
 
     for i, item in enumerate(items):
-        rel = item.position - st.base
         if isinstance(item, Gap):
             st.spans.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
             continue
-        chunk = buf[rel:rel + item.size]
-        spans: list = []
         try:
-            if item.magic == 2:
-                b = decode_batch(chunk, 0, item.file, base=item.position, records=True,
-                                 max_decompressed=opt.max_decompressed, spans=spans)
-            else:
-                b = decode_legacy(chunk, 0, item.size, item.file, base=item.position, records=True,
-                                  max_decompressed=opt.max_decompressed, max_depth=opt.max_depth, spans=spans)
+            b, spans = decode_spanned(buf, item, opt, base=st.base)
         except DecodeError:  # pragma: no cover - the walk already decoded it once
             spans = [Span("batch", item.position, item.size, None, "file", "unparsed")]
             b = item

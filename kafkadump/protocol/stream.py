@@ -25,13 +25,11 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
-import struct
-
+from ..decode.primitives import int32_at
 from ..findings import Code, Finding
 from ..sources.pcap import Connection, HalfStream, endpoint_str
 from . import frames as F
 
-_I32 = struct.Struct(">i").unpack_from
 MAX_PENDING_REQUESTS = 1 << 16   # unanswered requests remembered per connection
 
 
@@ -87,10 +85,10 @@ class _Splitter:
             return F.request_plausible(buf, i, n)
         if n - i < 8:
             return False
-        size = _I32(buf, i)[0]
+        size = int32_at(buf, i)
         if size < 4 or size > F.MAX_FRAME:
             return False
-        return _I32(buf, i + 4)[0] in self.conv.pending
+        return int32_at(buf, i + 4) in self.conv.pending
 
     def _verified(self, i: int, size: int) -> bool:
         """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)"""
@@ -99,7 +97,7 @@ class _Splitter:
         if self.role == "request":
             f = F.decode_request(self.buf, i, end, ctx=quiet)
         else:
-            key, ver, _ = self.conv.pending[_I32(self.buf, i + 4)[0]]
+            key, ver, _ = self.conv.pending[int32_at(self.buf, i + 4)]
             f = F.decode_response(self.buf, i, end, key, ver, ctx=quiet)
         return f.body is not None and not any(x.severity.value == "error" for x in f.findings)
 
@@ -133,7 +131,7 @@ class _Splitter:
                 if final and n:
                     out.append(self._frame(n, final=True))
                 break
-            size = _I32(buf, 0)[0]
+            size = int32_at(buf, 0)
             minimum = F.MIN_REQUEST if self.role == "request" else F.MIN_RESPONSE
             if size < minimum or size > F.MAX_FRAME:
                 out.append(StreamNote(self.conv.connection, self.role, [Finding(
@@ -167,13 +165,13 @@ class _Splitter:
         buf = self.buf
         n = len(buf)
         if self.role == "response" and not self.conv.pending and self.base == 0 and n >= 8:
-            size = _I32(buf, 0)[0]
+            size = int32_at(buf, 0)
             if 4 <= size <= F.MAX_FRAME:
                 return 0, 0  # the stream's first bytes, no request known: trust the start
         keep = []
         found = None
         for i in self.cands:
-            size = _I32(buf, i)[0]
+            size = int32_at(buf, i)
             if i + 4 + size <= n:
                 if found is None and self._verified(i, size):
                     found = i
@@ -183,7 +181,7 @@ class _Splitter:
             i = self.scan
             while i < n - 7:
                 if self._plausible(i):
-                    size = _I32(buf, i)[0]
+                    size = int32_at(buf, i)
                     if i + 4 + size <= n:
                         if self._verified(i, size):
                             found = i
@@ -295,10 +293,10 @@ class CaptureDecoder:
     # --- responses ---------------------------------------------------------------------------
     def response(self, buf, pos, end, base, conv: Conversation):
         ctx = self.ctx
-        size = _I32(buf, pos)[0] if end - pos >= 4 else None
+        size = int32_at(buf, pos) if end - pos >= 4 else None
         if size is None or size < F.MIN_RESPONSE or size > F.MAX_FRAME:
             return F.decode_response(buf, pos, end, None, None, base=base, ctx=ctx)  # says why
-        corr = _I32(buf, pos + 4)[0] if end - pos >= 8 else None
+        corr = int32_at(buf, pos + 4) if end - pos >= 8 else None
         req = conv.pending.pop(corr, None) if corr is not None else None
         if req is not None:
             f = F.decode_response(buf, pos, end, req[0], req[1], base=base, ctx=ctx)
@@ -443,7 +441,7 @@ class CaptureDecoder:
                 self._not_kafka(c)
                 return None
             other = c.b if direction == c.a else c.a
-            size = _I32(data, 0)[0]
+            size = int32_at(data, 0)
             complete = 0 <= size <= len(data) - 4
             quiet = F.Ctx(self.file, self.ctx.options, False)
             role = None
@@ -487,7 +485,7 @@ class CaptureDecoder:
                 n = len(data)
                 for i in range(0, max(0, n - 13)):
                     if F.request_plausible(data, i, n):
-                        size = _I32(data, i)[0]
+                        size = int32_at(data, i)
                         quiet = F.Ctx(self.file, self.ctx.options, False)
                         if i + 4 + size <= n and F.clean(F.decode_request(data, i, i + 4 + size, ctx=quiet)):
                             client = direction
@@ -584,7 +582,7 @@ class CaptureDecoder:
                 out.append(self.number(f))
                 break
             if n - pos >= 4:
-                size = _I32(data, pos)[0]
+                size = int32_at(data, pos)
                 minimum = F.MIN_REQUEST if kind == "request" else F.MIN_RESPONSE
                 if (size < minimum or size > F.MAX_FRAME) and as_ is None:
                     if plausible_at(data, pos, n, check_crc=False):
@@ -624,9 +622,9 @@ class CaptureDecoder:
         if plausible_at(data, pos, n, check_crc=True):
             return "records", None
         if n - pos >= 8:
-            size = _I32(data, pos)[0]
+            size = int32_at(data, pos)
             if 4 <= size <= F.MAX_FRAME:
-                corr = _I32(data, pos + 4)[0]
+                corr = int32_at(data, pos + 4)
                 if corr in conv.pending or self.hints.api_key is not None or not plausible_req:
                     return "response", None
                 g = F.guess_response(data, pos, n, base=self._base, ctx=self.ctx)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ipaddress
 import struct
 
+from ..errors import InputError
 from ..findings import Code, Finding
 
 MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
@@ -43,7 +44,7 @@ LINK_NAMES = {0: "null", 1: "ethernet", 12: "raw", 14: "raw", 101: "raw", 108: "
               228: "ipv4", 229: "ipv6", 276: "linux-sll2"}
 
 
-class CaptureError(Exception):
+class CaptureError(InputError):
     """The file is not a capture at all (wrong magic): exit 2."""
 
 

@@ -3,7 +3,8 @@
 The file is opened with O_RDONLY and mapped with ACCESS_READ: kafkadump
 cannot modify evidence even by accident.  The mapping lets the walker copy
 one batch at a time out of the page cache, so memory stays bounded by the
-largest batch whatever the file size.
+largest batch whatever the file size; the walkers hand the pages behind
+them back as they go, so the resident set stays small too.
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ import mmap
 import os
 import stat
 
-
-class InputError(Exception):
-    """A problem with the input itself (missing, a directory, unreadable): exit 2."""
+from ..errors import InputError
 
 
 class Segment:
@@ -53,18 +52,15 @@ class Segment:
     def release(self, upto: int) -> None:
         """Drop the mapping's resident pages before ``upto`` (page-aligned down).
 
-        The file's pages stay in the page cache; only this process stops
-        counting them, so a scan of a 1 GiB segment keeps a small RSS.
-        Read-only mapping: nothing can be lost.  A no-op where unsupported.
+        The walkers do this themselves for any mapped buffer as they go
+        (:func:`kafkadump.decode.walk.page_releaser`); this is for callers
+        that read the mapping some other way.  A no-op where unsupported.
         """
-        if self._map is None or not hasattr(self._map, "madvise"):
-            return
-        upto -= upto % mmap.PAGESIZE
-        if upto > 0:
-            try:
-                self._map.madvise(mmap.MADV_DONTNEED, 0, upto)
-            except (OSError, ValueError, AttributeError):
-                pass
+        from ..decode.walk import page_releaser
+
+        release = page_releaser(self._map) if self._map is not None else None
+        if release is not None:
+            release(upto)
 
     def close(self) -> None:
         if self._map is not None:

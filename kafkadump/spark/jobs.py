@@ -180,7 +180,7 @@ def plan_triage(paths, *, records: bool = True, max_findings: int | None = None)
     here, before Spark starts.  Run it with :func:`run_triage`."""
     from ..logdir.scan import DEFAULT_MAX_FINDINGS
     from ..logdir.triage import Triage
-    from ..sources.segment import InputError
+    from ..errors import InputError
 
     try:
         return Triage(triage_roots(paths), records=records,

@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import sys
 
+from ..errors import KafkadumpError
+
 MIN_PYSPARK = (4, 0)
 MIN_JAVA = 17
 INSTALL = "pip install 'kafkadump[spark]'"
 
 
-class SparkUnavailable(Exception):
+class SparkUnavailable(KafkadumpError):
     """Spark cannot run here; the message says what is missing and how to get it."""
 
 

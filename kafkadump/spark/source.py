@@ -11,7 +11,8 @@ import tempfile
 from dataclasses import replace
 
 from ..decode import Options
-from ..sources.segment import InputError, open_segment
+from ..errors import InputError
+from ..sources.segment import open_segment
 from .rows import COLUMNS
 from .splits import iter_task, local_path, log_dir, topic_partition
 
@@ -73,9 +74,9 @@ def options_for(shallow: bool = False, max_decompressed: int | None = None, max_
                 level: str = "batches") -> Options:
     o = Options(records=(level == "records") or not shallow)
     if max_decompressed is not None:
-        o.max_decompressed = max_decompressed
+        o = replace(o, max_decompressed=max_decompressed)
     if max_depth is not None:
-        o.max_depth = max_depth
+        o = replace(o, max_depth=max_depth)
     return o
 
 
@@ -105,9 +106,6 @@ def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int
             if k != 0:
                 return
             n = 1
-        if hasattr(opt, "release") and hasattr(seg, "release"):
-            # the walk hands back the mapped pages behind it: a task's RSS stays small
-            opt = replace(opt, release=seg.release)
         add = cols.add
         try:
             for item in iter_task(buf, end, path, opt, split_bytes, k, n):

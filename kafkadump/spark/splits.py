@@ -41,19 +41,18 @@ import glob
 import math
 import os
 import re
-import struct
 from array import array
 from dataclasses import replace
 
 from ..decode import Batch, Options, iter_batches
-from ..decode.walk import _bad_length, _next_ok, decode_at
+from ..errors import InputError
+from ..decode.step import decode_at, intact_batch_at, length_step
 
 SPLIT_BYTES_DEFAULT = 128 << 20
 OPEN_COST_DEFAULT = 4 << 20      # as Spark's spark.sql.files.openCostInBytes
 DEFAULT_INCLUDE = ("*.log",)
 CHECK_EVERY = 4096
 
-_LEN = struct.Struct(">i")
 
 def topic_partition(path: str):
     """``(topic, partition)`` from the name of the file's directory (``orders-3``, and the
@@ -74,7 +73,7 @@ def log_dir(path: str) -> str | None:
     return os.path.dirname(os.path.dirname(path.rstrip("/"))) or None
 
 
-class ListingError(Exception):
+class ListingError(InputError):
     """A path given to the read names nothing readable."""
 
 
@@ -166,13 +165,6 @@ def plan(files, split_bytes: int = SPLIT_BYTES_DEFAULT, open_cost: int = OPEN_CO
 
 # --- the walk replay -------------------------------------------------------------------
 
-def _valid_at(buf, pos: int, end: int, file: str, opt: Options) -> bool:
-    """Would the walk's decoder take the batch at ``pos`` as CRC-valid, with a last offset?"""
-    items, _ = decode_at(buf, pos, end, file, opt)
-    b = items[0]
-    return isinstance(b, Batch) and bool(b.crc_valid) and b.last_offset is not None
-
-
 class _LastValid:
     """The position of the last walk batch that is CRC-valid (and has a last offset).
 
@@ -199,7 +191,7 @@ class _LastValid:
     def resolve(self):
         c = self.cands
         for i in range(len(c) - 1, self.checked - 1, -1):
-            if _valid_at(self.buf, c[i], self.end, self.file, self.opt):
+            if intact_batch_at(self.buf, c[i], self.end, self.file, self.opt) is not None:
                 self.confirmed(c[i])
                 return self.known
         self.checked = len(c)
@@ -219,9 +211,6 @@ def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: in
     hi = (k + 1) * split_bytes if k + 1 < n else None
     shallow = replace(opt, records=False, select=None)
     last = _LastValid(buf, end, file, shallow)
-    bad_length = _bad_length
-    next_ok = _next_ok
-    unpack_len = _LEN.unpack_from
     start = 0 if k == 0 else None
     resume = 0
     pos = 0
@@ -234,13 +223,12 @@ def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: in
                 return start, end, resume
         if hi is not None and pos >= hi:
             return start, pos, resume
-        if end - pos >= 17 and buf[pos + 16] == 2 and not bad_length(buf, pos, end, shallow):
-            nxt = pos + 12 + unpack_len(buf, pos + 8)[0]
-            if nxt >= end or next_ok(buf, nxt, end):
-                # decode_at would return ([batch], nxt) whatever the batch's CRC
-                last.add(pos)
-                pos = nxt
-                continue
+        nxt = length_step(buf, pos, end, shallow)
+        if nxt is not None:
+            # decode_at would return ([batch], nxt) whatever the batch's CRC
+            last.add(pos)
+            pos = nxt
+            continue
         items, nxt = decode_at(buf, pos, end, file, shallow)
         b = items[0]
         if isinstance(b, Batch) and b.crc_valid and b.last_offset is not None:

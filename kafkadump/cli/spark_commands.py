@@ -1,4 +1,4 @@
-"""kafkadump commands: ``spark scan`` and ``spark triage``, the shared decoder on Spark.
+"""spark scan, spark triage: the shared decoder on Spark.
 
 pyspark is imported only inside the command bodies: without the ``spark``
 extra the rest of the CLI works and these commands say what is missing
@@ -14,15 +14,16 @@ from typing import List, Optional
 
 import typer
 
-spark_app = typer.Typer(
-    name="spark",
-    help="The same decoder on Spark (needs the spark extra: pip install 'kafkadump\\[spark]', and Java 17+). "
-         "Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error, or pyspark/Java missing.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+from ..errors import UsageError
+from .app import app, command_group
+from .main import run_command
+from .options import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
+
+spark_app = command_group(
+    "spark",
+    "The same decoder on Spark (needs the spark extra: pip install 'kafkadump\\[spark]', and Java 17+). "
+    "Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error, or pyspark/Java missing.")
+app.add_typer(spark_app, name="spark")
 
 
 class Level(str, Enum):
@@ -60,14 +61,9 @@ SplitOpt = typer.Option(128 << 20, "--split-bytes", min=1, metavar="BYTES",
 IncludeOpt = typer.Option("*.log", "--include", metavar="GLOBS",
                           help="Comma-separated file-name globs taken from directories "
                                "(e.g. '*.log,*.log.deleted,*.checkpoint').")
-MaxDecompOpt = typer.Option(64 * 1024 * 1024, "--max-decompressed", min=1, metavar="BYTES",
-                            help="Cap on one batch's decompressed size (as in batches/records).")
-MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64, help="Deepest legacy wrapper nesting expanded.")
 
 
-def _conf(items) -> dict:
-    from ..errors import UsageError
-
+def _conf(items: list[str] | None) -> dict[str, str]:
     out = {}
     for item in items or ():
         k, sep, v = item.partition("=")
@@ -77,18 +73,12 @@ def _conf(items) -> dict:
     return out
 
 
-def _spark_run(fn):
-    """``kafkadump.cli._run`` plus the Spark-side failures, as exit 2 with a one-line reason."""
-    from ..cli.main import run_command as _run
-    from ..errors import UsageError
-    from ..spark.session import SparkUnavailable
-    from ..spark.splits import ListingError
+def _spark_run(fn) -> None:
+    """:func:`run_command` plus Spark's own failures, as exit 2 with a one-line reason."""
 
     def body():
         try:
             return fn()
-        except (SparkUnavailable, ListingError) as e:
-            raise UsageError(str(e)) from None
         except Exception as e:  # noqa: BLE001
             # Spark's own errors (output exists, bad --conf, a cluster that cannot be reached)
             mod = type(e).__module__ or ""
@@ -97,7 +87,7 @@ def _spark_run(fn):
                 raise UsageError(f"Spark: {first}") from None
             raise
 
-    _run(body)
+    run_command(body)
 
 
 @spark_app.command("scan")
@@ -143,18 +133,18 @@ def scan(
 
 
 @spark_app.command("triage")
+@output_options(encoding=None, json_help="The full report as one JSON object on stdout "
+                                         "(the objects of kafkadump triage --json).")
 def triage(
     paths: List[str] = TriagePathsArg,
     master: Optional[str] = MasterOpt,
     conf: Optional[List[str]] = ConfOpt,
-    json_: bool = typer.Option(False, "--json", help="The full report as one JSON object on stdout "
-                                                     "(the objects of kafkadump triage --json)."),
     shallow: bool = typer.Option(False, "--shallow", help="Batch headers and CRCs only (control batches still "
                                                           "decoded): faster, but damage inside records is not seen."),
     max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
                                      help="Findings kept per code per file (counts stay exact)."),
     no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
-    color: Optional[bool] = typer.Option(None, "--color/--no-color", help="Force or disable colour."),
+    output: Output = FROM_OPTIONS,
 ):
     """kafkadump triage with the per-file scans in Spark tasks: the same report, partitions and verdict.
 
@@ -164,7 +154,6 @@ def triage(
     """
 
     def body():
-        from ..cli.options import console_for as _console
         from ..render import triage as r
         from ..report.logdir import triage_exit_status
         from ..spark import jobs
@@ -173,10 +162,10 @@ def triage(
         check()  # say what is missing first
         planned = jobs.plan_triage(paths, records=not shallow, max_findings=max_findings)  # before the JVM starts
         report = jobs.run_triage(build(master, _conf(conf)), planned)
-        if json_:
+        if output.json:
             r.render_triage_json(report, sys.stdout)
         else:
-            r.render_triage(report, sys.stdout, _console(color), files=not no_files)
+            r.render_triage(report, sys.stdout, output.console(), files=not no_files)
         return triage_exit_status(report)
 
     _spark_run(body)
@@ -194,8 +183,3 @@ def _local_listing(paths, include):
 
 def _globs(text: str):
     return tuple(p.strip() for p in text.split(",") if p.strip()) or ("*.log",)
-
-
-def register(app) -> None:
-    """Add ``kafkadump spark ...`` to the typer app."""
-    app.add_typer(spark_app, name="spark")

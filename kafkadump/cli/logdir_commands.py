@@ -1,0 +1,141 @@
+"""dump, triage, carve: the files of a Kafka log directory."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import List, Optional
+
+import typer
+
+from ..errors import UsageError
+from ..report.status import Tally
+from .app import app
+from .main import run_command
+from .options import FROM_OPTIONS, Output, output_options
+
+# the kinds --type can name (logdir.names' kinds that dump decodes)
+DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
+                  "leader-epoch-checkpoint", "partition-metadata", "offset-checkpoint", "meta-properties",
+                  "quorum-state", "kraft-snapshot")
+FileType = Enum("FileType", {t.replace("-", "_"): t for t in DUMPABLE_KINDS}, type=str)  # type: ignore[misc]
+
+JSON_LINES = "JSON Lines on stdout, one object per line."
+
+
+@app.command()
+@output_options(encoding=None, json_help=JSON_LINES)
+def dump(
+    paths: List[str] = typer.Argument(..., show_default=False,
+                                      help="Any file of a Kafka log dir: .index, .timeindex, .txnindex, "
+                                           ".snapshot, leader-epoch-checkpoint, partition.metadata, the "
+                                           "*-offset-checkpoint files, meta.properties, quorum-state, KRaft "
+                                           ".checkpoint snapshots, segments; also with a .deleted, "
+                                           ".cleaned or .swap suffix."),
+    type_: Optional[FileType] = typer.Option(None, "--type", "-t",
+                                             help="Decode as this kind instead of guessing from the name."),
+    no_verify: bool = typer.Option(False, "--no-verify",
+                                   help="Do not check .index / .timeindex entries against the sibling .log "
+                                        "(index-only sanity checks)."),
+    output: Output = FROM_OPTIONS,
+) -> None:
+    """Decode any file of a log dir, kind guessed from its name.
+
+    Index entries are checked against the sibling .log (each entry at a
+    batch boundary whose offsets match; time index monotonic and
+    consistent) unless --no-verify.  Exit 1 when a warning or error
+    finding is reported.
+    """
+    from ..logdir.dump import dump_report
+    from ..render import logdir as render
+
+    def body() -> int:
+        tally = Tally()
+        events = dump_report(paths, type_.value if type_ else None, tally, verify=not no_verify)
+        if output.json:
+            render.write_dump_json(events, sys.stdout)
+        else:
+            render.write_dump_table(events, sys.stdout, output.console())
+        return tally.exit_status
+
+    run_command(body)
+
+
+@app.command()
+@output_options(encoding=None, json_help="The full report as one JSON object on stdout.")
+def triage(
+    path: str = typer.Argument(..., help="A segment, a partition directory, a log dir, or any tree of them."),
+    jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64,
+                             help="Worker processes scanning separate files in parallel."),
+    shallow: bool = typer.Option(False, "--shallow",
+                                 help="Batch headers and CRCs only (control batches still decoded): "
+                                      "faster, but damage inside records is not seen."),
+    max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
+                                     help="Findings kept per code per file (counts stay exact)."),
+    no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
+    output: Output = FROM_OPTIONS,
+) -> None:
+    """Everything wrong with a segment, partition or log dir: a report with a verdict.
+
+    Per file: SHA-256, size, modification time, counts, offset and time
+    ranges, codecs, producers and every finding (severity, file, byte
+    offset); per partition: cross-checks across segments and a verdict.
+    Exit 0 clean (info findings only), 1 any warning or error finding or
+    unreadable file, 2 usage or I/O error.
+    """
+    from ..logdir.triage import Triage
+    from ..render import triage as render
+    from ..report.logdir import triage_exit_status
+    from .progress import Progress
+
+    def body() -> int:
+        if not os.path.exists(path):
+            raise UsageError(f"{path}: no such file or directory")
+        progress = Progress("triage") if sys.stderr.isatty() else None
+        try:
+            report = Triage(path, jobs=jobs, records=not shallow, max_findings=max_findings,
+                            progress=progress.update if progress else None).run().report()
+        finally:
+            if progress:
+                progress.stop()
+        if output.json:
+            render.render_triage_json(report, sys.stdout)
+        else:
+            render.render_triage(report, sys.stdout, output.console(), files=not no_files)
+        return triage_exit_status(report)
+
+    run_command(body)
+
+
+@app.command()
+@output_options(encoding=None, json_help=JSON_LINES)
+def carve(
+    segment: str = typer.Argument(..., help="A damaged segment (or any file of record batches)."),
+    output_file: Optional[str] = typer.Option(None, "--output", "-o", metavar="NEW_FILE",
+                                              help="Write the recovered batches, in order, to this new file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite NEW_FILE if it exists (never an input)."),
+    list_: bool = typer.Option(False, "--list", help="(table) Also list every recovered batch."),
+    output: Output = FROM_OPTIONS,
+) -> None:
+    """Find every intact batch in a damaged segment; report what was lost.
+
+    Scans past damage for plausible headers whose CRC passes, reports
+    each damaged byte range [start, end) with the offsets it held
+    (inferred from its intact neighbours), and with --output writes a
+    new segment holding only the intact batches.  The input is never
+    modified.  Exit 0 when nothing is damaged, 1 when something is.
+    """
+    from ..logdir.recover import carve_report
+    from ..render import logdir as render
+
+    def body() -> int:
+        tally = Tally()
+        items = carve_report(segment, tally, output_file, force)
+        if output.json:
+            render.write_carve_json(items, sys.stdout)
+        else:
+            render.write_carve_table(items, sys.stdout, output.console(), list_recovered=list_)
+        return tally.exit_status
+
+    run_command(body)

@@ -1,0 +1,338 @@
+"""One step of the walk: what is at position ``p``, and where the next item starts.
+
+Every batch, whatever its magic, starts with ``offset: INT64, length: INT32``
+and has its magic byte at offset 16 (v2: after partitionLeaderEpoch; v0/v1:
+after the CRC).  So a step reads 17 bytes, picks the decoder by magic, and
+goes on at ``position + 12 + length``.
+
+When the bytes at ``p`` are not a batch (impossible length, unknown magic, a
+legacy message whose framing is broken), the step scans forward for the
+next position that holds a plausible header whose CRC passes and reports
+the skipped bytes as a :class:`Gap` with a finding.  A batch whose CRC fails
+but whose length is sane is still stepped past by its length (the length is
+outside the CRC, but a following plausible header confirms it); otherwise
+the step resyncs.  An all-zero tail is a preallocated segment's unused space
+(info finding); a tail shorter than the batch it starts is truncated.
+
+The public API, used by the walkers, the carver and the Spark splitter:
+
+    decode_at(buf, pos, end, file, opt, base=0, budget=None) -> ([Batch | Gap, ...], next)
+    decode_item(chunk, magic, file, base, opt, records, spans=None) -> Batch
+    intact_batch_at(buf, pos, end, file, opt) -> Batch | None
+    length_step(buf, pos, end, opt) -> next | None
+    find_next_batch(buf, start, end, limit=None, budget=None) -> position | None
+    plausible_at(buf, pos, end, check_crc=True) -> bool
+    ScanBudget.for_walk(opt, size) -> ScanBudget | None
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ..findings import Code, DecodeError, Finding
+from .batch import HEADER_SIZE, MIN_BATCH_LENGTH, crc_ok_v2, decode_batch, plausible_v2_header
+from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy
+from .model import Batch, Gap
+from .options import SCAN_FLOOR, Options
+
+_PREFIX = struct.Struct(">qi")
+_ZERO_CHUNK = 1 << 16
+
+
+class ScanBudget:
+    """CRC work spent on candidates that turned out not to be intact while resynchronising.
+
+    A hostile file can put a plausible header with a wrong CRC and a length
+    reaching the end at every few bytes: checking every candidate's CRC
+    would cost quadratic time.  One walk may spend ``limit`` bytes on such
+    failed checks (``max_scan`` times the input, at least 64 MiB); past
+    that, a candidate is accepted when its header is plausible and its
+    declared end lands on another plausible header, the end, or padding
+    (its CRC is then checked once, by the decoder, like any batch's), and a
+    ``scan-limit`` finding says where.  The walk owns its budget; the
+    options stay unchanged.
+    """
+
+    __slots__ = ("limit", "spent", "hit", "reported")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.spent = 0
+        self.hit = None
+        self.reported = False
+
+    @classmethod
+    def for_walk(cls, opt: Options, size: int) -> "ScanBudget | None":
+        """The budget of a walk over ``size`` bytes (None when ``opt.max_scan`` is 0: no limit)."""
+        if not opt.max_scan:
+            return None
+        return cls(max(SCAN_FLOOR, opt.max_scan * size))
+
+
+# --- predicates ------------------------------------------------------------------------------------
+
+def _legacy_ok(buf, pos: int, end: int) -> bool:
+    if pos + LOG_OVERHEAD + 5 > end:
+        return False
+    _, size = _PREFIX.unpack_from(buf, pos)
+    magic = buf[pos + 16]
+    if magic not in (0, 1) or size < MIN_MESSAGE_SIZE[magic] or pos + 12 + size > end:
+        return False
+    (crc,) = struct.unpack_from(">I", buf, pos + 12)
+    return zlib.crc32(memoryview(buf)[pos + 16:pos + 12 + size]) == crc
+
+
+def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
+    """Could a batch or legacy message start at ``pos``?  (With ``check_crc``: and it is intact.)"""
+    if pos + 17 > end:
+        return False
+    magic = buf[pos + 16]
+    if magic == 2:
+        if not plausible_v2_header(buf, pos, end):
+            return False
+        return crc_ok_v2(buf, pos) if check_crc else True
+    if magic in (0, 1):
+        if check_crc:
+            return _legacy_ok(buf, pos, end)
+        _, size = _PREFIX.unpack_from(buf, pos)
+        return size >= MIN_MESSAGE_SIZE[magic] and pos + 12 + size <= end
+    return False
+
+
+def _next_ok(buf, pos: int, end: int) -> bool:
+    """Does the end of a batch at ``pos`` look like the start of the next item (or of padding)?"""
+    if end - pos < 17:
+        return not any(buf[pos:end])  # a few zero bytes: padding, fine
+    if not any(buf[pos:pos + 17]):
+        return True  # zero padding follows
+    return plausible_at(buf, pos, end, check_crc=False)
+
+
+def _bad_length(buf, pos: int, end: int, opt: Options) -> bool:
+    _, length = _PREFIX.unpack_from(buf, pos)
+    magic = buf[pos + 16]
+    minimum = MIN_BATCH_LENGTH if magic == 2 else MIN_MESSAGE_SIZE.get(magic, 0)
+    if length < minimum or length > opt.max_batch_bytes:
+        return True
+    if pos + LOG_OVERHEAD + length > end:
+        return True
+    if magic == 2 and end - pos < HEADER_SIZE:
+        return True
+    return False
+
+
+def length_step(buf, pos: int, end: int, opt: Options) -> int | None:
+    """Where :func:`decode_at` goes from the v2 batch at ``pos`` whatever its CRC, read from the
+    header alone; None when the step needs the decoder (not v2, a length not trusted, or a
+    declared end that lands on no plausible header)."""
+    if end - pos < 17 or buf[pos + 16] != 2 or _bad_length(buf, pos, end, opt):
+        return None
+    nxt = pos + 12 + _PREFIX.unpack_from(buf, pos)[1]
+    if nxt >= end or _next_ok(buf, nxt, end):
+        return nxt
+    return None
+
+
+# --- the next candidate ----------------------------------------------------------------------------
+
+def find_next_batch(buf, start: int, end: int, limit: int | None = None,
+                    budget: ScanBudget | None = None) -> int | None:
+    """Scan forward from ``start`` for an intact batch or message; its position, or None.
+
+    With a ``budget`` (see :class:`ScanBudget`), CRC work on failed candidates is bounded.
+    """
+    stop = end - 17 if limit is None else min(end - 17, start + limit)
+    p = start
+    while p <= stop:
+        m = buf[p + 16]
+        if m <= 2:
+            if budget is None:
+                if plausible_at(buf, p, end):
+                    return p
+            elif plausible_at(buf, p, end, check_crc=False):
+                (_, length) = _PREFIX.unpack_from(buf, p)
+                if budget.spent < budget.limit:
+                    if plausible_at(buf, p, end):
+                        return p
+                    budget.spent += length
+                elif _next_ok(buf, p + 12 + length, end):
+                    if budget.hit is None:
+                        budget.hit = p
+                    return p
+        p += 1
+    return None
+
+
+# --- one item ----------------------------------------------------------------------------------------
+
+def decode_item(chunk, magic: int, file: str, base: int, opt: Options, records: bool,
+                spans: list | None = None) -> Batch:
+    """Decode the batch (magic 2) or top-level legacy message that is all of ``chunk``.
+
+    The one place where the options' limits reach the decoders.  ``base`` is
+    the chunk's absolute position.  With ``spans`` (a list: every field's
+    place is recorded) the whole item is decoded, whatever ``opt.select``
+    says.  Raises :class:`DecodeError` only when a legacy message's own
+    framing is broken.
+    """
+    if magic == 2:
+        select = opt.select if spans is None else None
+        return decode_batch(chunk, 0, file, base=base, records=records, max_decompressed=opt.max_decompressed,
+                            max_ratio=opt.max_ratio, spans=spans, select=select)
+    return decode_legacy(chunk, 0, len(chunk), file, base=base, records=records,
+                         max_decompressed=opt.max_decompressed, max_ratio=opt.max_ratio,
+                         max_depth=opt.max_depth, spans=spans)
+
+
+def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0,
+              budget: ScanBudget | None = None) -> tuple[list, int]:
+    """Decode what is at ``pos``: ``([Batch or Gap, ...], next_position)``.
+
+    The one step of every walk (:func:`~kafkadump.decode.walk.iter_batches`,
+    the verify-crc fast path for anything that is not an intact v2 batch,
+    the carver, the Spark splitter).  ``budget`` bounds resync work (see
+    :class:`ScanBudget`); positions are ``base`` + position in ``buf``.
+    """
+    if end - pos < 17 or buf[pos + 16] not in (0, 1, 2) or _bad_length(buf, pos, end, opt):
+        gap = _damage(buf, pos, end, file, base, opt, budget)
+        return [gap], pos + gap.size
+    magic = buf[pos + 16]
+    (_, length) = _PREFIX.unpack_from(buf, pos)
+    size = length + LOG_OVERHEAD
+    chunk = buf[pos:pos + size]
+    if type(chunk) is not bytes:  # bytearray / memoryview input: records must hold bytes
+        chunk = bytes(chunk)
+    try:
+        b = decode_item(chunk, magic, file, base + pos, opt, opt.records)
+    except DecodeError as e:
+        # the message's own framing is broken: treat like damage
+        gap = _damage(buf, pos, end, file, base, opt, budget, first=Finding(e.code, base + pos + e.offset, e.message))
+        return [gap], pos + gap.size
+    nxt = pos + size
+    if b.crc_valid is False and nxt < end and not _next_ok(buf, nxt, end):
+        return _distrusted_length(buf, pos, nxt, end, file, base, opt, budget, b)
+    return [b], nxt
+
+
+def _distrusted_length(buf, pos: int, nxt: int, end: int, file: str, base: int, opt: Options,
+                       budget: ScanBudget | None, b: Batch) -> tuple[list, int]:
+    """CRC failed and the declared end does not land on a batch: the length itself may be damaged.
+
+    Report the batch, then resync from just after its start instead of trusting the length.
+    """
+    found = find_next_batch(buf, pos + 1, end, opt.resync_window, budget)
+    stop = end if found is None else found
+    if stop < nxt:
+        # an intact batch starts inside the declared length: the length is
+        # wrong, and what lies before that batch is not a batch we can trust
+        a = base + pos
+        return [Gap(file, a, stop - pos, [
+            Finding(Code.LENGTH_INVALID, a + 8, f"length {nxt - pos - 12} runs into the intact batch at {base + stop}"),
+            Finding(Code.GARBAGE, a, f"skipped {stop - pos} bytes to the next intact batch at {base + stop}",
+                    length=stop - pos)])], stop
+    if stop > nxt:
+        g = Gap(file, base + nxt, stop - nxt,
+                [Finding(Code.GARBAGE, base + nxt, f"{stop - nxt} bytes after a damaged batch are not a batch",
+                         length=stop - nxt)])
+        return [b, g], stop
+    return [b], nxt
+
+
+def intact_batch_at(buf, pos: int, end: int, file: str, opt: Options) -> Batch | None:
+    """The batch at ``pos`` when the walk would take it as CRC-valid with a known last offset, else None.
+
+    Records are not decoded.
+    """
+    items, _ = decode_at(buf, pos, end, file, opt.shallow())
+    b = items[0]
+    if isinstance(b, Batch) and b.crc_valid and b.last_offset is not None:
+        return b
+    return None
+
+
+# --- damage ----------------------------------------------------------------------------------------
+
+def _zero_run_end(buf, pos: int, end: int) -> int:
+    """First position >= pos that is not a zero byte (or ``end``)."""
+    p = pos
+    while p < end:
+        q = min(end, p + _ZERO_CHUNK)
+        chunk = buf[p:q]
+        stripped = len(chunk) - len(chunk.lstrip(b"\x00"))
+        if stripped < q - p:
+            return p + stripped
+        p = q
+    return end
+
+
+def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, budget: ScanBudget | None,
+            first: Finding | None = None) -> Gap:
+    """Describe the bad bytes at ``pos`` and find where good data resumes."""
+    absolute = base + pos
+    remaining = end - pos
+    # 1. all-zero tail: preallocated segment space
+    zend = _zero_run_end(buf, pos, end)
+    if zend == end:
+        return Gap(file, absolute, remaining,
+                   [Finding(Code.ZERO_PADDING, absolute, f"{remaining} zero bytes to the end (preallocated space)",
+                            length=remaining)])
+    # 2. a header whose declared length runs past the end: truncated tail,
+    #    unless an intact batch can be found further on.
+    findings = [first] if first is not None else []
+    nxt = find_next_batch(buf, pos + 1, end, opt.resync_window, budget)
+    if budget is not None and budget.hit is not None and not budget.reported:
+        budget.reported = True
+        findings.append(Finding(Code.SCAN_LIMIT, absolute,
+                                f"looking for the next intact batch spent {budget.spent} bytes of CRC checks on "
+                                f"candidates that were not (--max-scan); from {base + budget.hit} on, candidates "
+                                f"are accepted by their headers", length=remaining))
+    if nxt is not None and nxt - pos < 17 and first is None:
+        # fewer than 17 junk bytes: there is no header here to describe
+        findings.append(Finding(Code.GARBAGE, absolute, f"skipped {nxt - pos} bytes to the next intact batch "
+                                                        f"at {base + nxt}", length=nxt - pos))
+        return Gap(file, absolute, nxt - pos, findings)
+    if nxt is None:
+        if first is None:
+            findings.append(_describe_head(buf, pos, end, base, tail=True))
+        return Gap(file, absolute, remaining, findings)
+    if first is None:
+        findings.append(_describe_head(buf, pos, end, base, tail=False))
+    findings.append(Finding(Code.GARBAGE, absolute, f"skipped {nxt - pos} bytes to the next intact batch at {base + nxt}",
+                            length=nxt - pos))
+    return Gap(file, absolute, nxt - pos, findings)
+
+
+def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
+    """Say why the bytes at ``pos`` are not a batch."""
+    absolute = base + pos
+    remaining = end - pos
+    if remaining < 17:
+        if remaining < 12:
+            return Finding(Code.TRUNCATED, absolute, f"{remaining} bytes left, too few for a batch header",
+                           length=remaining)
+        _, length = _PREFIX.unpack_from(buf, pos)
+        if 0 <= length and 12 + length <= remaining:
+            # every declared byte is here: the length itself is too small to hold a message
+            return Finding(Code.LENGTH_INVALID, absolute + 8,
+                           f"length {length} is too small for any batch or message", length=4)
+        return Finding(Code.TRUNCATED, absolute,
+                       f"batch of {length + 12} bytes declared, {remaining} bytes left", length=remaining)
+    _, length = _PREFIX.unpack_from(buf, pos)
+    magic = buf[pos + 16]
+    if magic not in (0, 1, 2):
+        return Finding(Code.UNKNOWN_MAGIC, absolute + 16, f"magic byte {magic} is not 0, 1 or 2")
+    minimum = MIN_BATCH_LENGTH if magic == 2 else MIN_MESSAGE_SIZE[magic]
+    if length < minimum:
+        return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} below the minimum {minimum}")
+    if pos + 12 + length > end:
+        if tail:
+            return Finding(Code.TRUNCATED, absolute,
+                           f"batch of {length + 12} bytes declared, {remaining} bytes left", length=remaining)
+        return Finding(Code.LENGTH_INVALID, absolute + 8,
+                       f"length {length} runs past the end of the data ({remaining} bytes left)")
+    return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} is not trusted")
+
+
+__all__ = ["ScanBudget", "decode_at", "decode_item", "intact_batch_at", "length_step", "find_next_batch",
+           "plausible_at"]
