@@ -85,8 +85,6 @@ def triage(
     unreadable file, 2 usage or I/O error.
     """
     from ..logdir.triage import Triage
-    from ..render import triage as render
-    from ..report.logdir import triage_exit_status
     from .progress import Progress
 
     def body() -> int:
@@ -99,13 +97,21 @@ def triage(
         finally:
             if progress:
                 progress.stop()
-        if output.json:
-            render.render_triage_json(report, sys.stdout)
-        else:
-            render.render_triage(report, sys.stdout, output.console(), files=not no_files)
-        return triage_exit_status(report)
+        return show_triage(report, output, files=not no_files)
 
     run_command(body)
+
+
+def show_triage(report: dict, output: Output, files: bool = True) -> int:
+    """Write a triage report as ``output`` asks (``kafkadump triage`` and ``spark triage``); its exit status."""
+    from ..render import triage as render
+    from ..report.logdir import triage_exit_status
+
+    if output.json:
+        render.render_triage_json(report, sys.stdout)
+    else:
+        render.render_triage(report, sys.stdout, output.console(), files=files)
+    return triage_exit_status(report)
 
 
 @app.command()

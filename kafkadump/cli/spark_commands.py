@@ -154,19 +154,13 @@ def triage(
     """
 
     def body():
-        from ..render import triage as r
-        from ..report.logdir import triage_exit_status
         from ..spark import jobs
         from ..spark.session import build, check
+        from .logdir_commands import show_triage
 
         check()  # say what is missing first
         planned = jobs.plan_triage(paths, records=not shallow, max_findings=max_findings)  # before the JVM starts
-        report = jobs.run_triage(build(master, _conf(conf)), planned)
-        if output.json:
-            r.render_triage_json(report, sys.stdout)
-        else:
-            r.render_triage(report, sys.stdout, output.console(), files=not no_files)
-        return triage_exit_status(report)
+        return show_triage(jobs.run_triage(build(master, _conf(conf)), planned), output, files=not no_files)
 
     _spark_run(body)
 

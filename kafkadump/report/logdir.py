@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..findings import SEVERITY, Code, Severity
+from .status import exit_status
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..logdir.partition import PartitionFacts
     from ..logdir.scan import FileScan
 
 CLEAN, WARNINGS, ERRORS = "clean", "warnings", "errors"
-EXIT_CLEAN, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 TIMING_FIELDS = ("startedAt", "elapsedSeconds")
 
 PARTITION_FIELDS = (
@@ -69,7 +69,7 @@ def verdict_of(counts: Counter, unreadable: int = 0) -> str:
 def triage_exit_status(report: dict) -> int:
     """The exit status of both triage commands: 0 clean (info findings only), 1 any warning or error
     finding or unreadable file (a verdict other than clean).  Usage and I/O errors (2) never get here."""
-    return EXIT_CLEAN if report["verdict"] == CLEAN else EXIT_PROBLEMS
+    return exit_status(0 if report["verdict"] == CLEAN else 1)
 
 
 def _counts_object(counts: Counter) -> dict:
