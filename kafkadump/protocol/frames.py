@@ -370,7 +370,7 @@ def guess_response(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = 
     fits: dict = {}
     keys = [api_key] if api_key is not None else S.api_keys()
     for key in keys:
-        name = S.api_names(key).get("response")
+        name = (S.api_names(key) or {}).get("response")  # an --api-key the tables do not know: no fit
         if name is None:
             continue
         lo, hi = S.valid_versions(name)
