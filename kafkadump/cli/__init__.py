@@ -14,8 +14,9 @@ modules.
 
 from __future__ import annotations
 
+from ..commands import logdir as _logdir_commands
+from ..commands import spark as _spark_commands
 from . import capture, segments  # noqa: F401  (their commands register on the app)
-from ..commands import logdir as _logdir_commands, spark as _spark_commands
 from .app import app
 from .main import main
 
