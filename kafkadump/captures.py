@@ -12,12 +12,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .decode import Options
 from .errors import UsageError
-from .inputs import CaptureKind, read_capture_input
+from .inputs import CaptureData, CaptureKind, read_capture_input
+from .protocol.frames import Frame
 from .protocol.stream import CaptureDecoder, Hints, StreamNote
 from .report.status import Tally
+
+if TYPE_CHECKING:
+    from .sources.hextext import HexBlock
+    from .sources.pcap import CaptureReader
 
 
 @dataclass
@@ -36,7 +42,7 @@ class CaptureTotals:
     packets: int | None = None
     problems: int = 0
 
-    def count(self, frame) -> None:
+    def count(self, frame: Frame) -> None:
         self.frames += 1
         if frame.kind == "request":
             self.requests += 1
@@ -58,7 +64,7 @@ class CaptureRequest:
 
 
 def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: int | None = None,
-                   spans: bool = False) -> Iterator:
+                   spans: bool = False) -> Iterator[StreamNote | Frame | CaptureTotals]:
     """Stream notes and frames of ``path`` (``-``: stdin), then a :class:`CaptureTotals`.
 
     With ``frame``, only that frame (its spans recorded when ``spans``); a
@@ -78,10 +84,11 @@ def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: i
             close()
 
 
-def _report(path: str, kind: CaptureKind, data, dec: CaptureDecoder, tally: Tally, frame: int | None):
+def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder, tally: Tally,
+            frame: int | None) -> Iterator[StreamNote | Frame | CaptureTotals]:
     totals = CaptureTotals(path, kind.value)
-    readers: list = []
-    found = None
+    readers: list[CaptureReader] = []
+    found: Frame | None = None
     for item in _items(kind, data, path, dec, readers):
         findings = item.findings if isinstance(item, StreamNote) else item.all_findings()
         totals.findings += len(findings)
@@ -110,7 +117,8 @@ def _report(path: str, kind: CaptureKind, data, dec: CaptureDecoder, tally: Tall
     yield totals
 
 
-def _items(kind: CaptureKind, data, path: str, dec: CaptureDecoder, readers: list):
+def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
+           readers: list[CaptureReader]) -> Iterator[StreamNote | Frame]:
     """Frames and notes from the input, in order."""
     from .sources import hextext
     from .sources.pcap import CaptureReader, packet_from_bytes
@@ -126,6 +134,7 @@ def _items(kind: CaptureKind, data, path: str, dec: CaptureDecoder, readers: lis
         yield from dec.block(data, 0, None)
         return
     dec.lenient = True
+    assert isinstance(data, str), "a hex dump is read as text"
     blocks = hextext.parse(data, path)
     superseded = _superseded(blocks)
     number = 0
@@ -144,10 +153,10 @@ def _items(kind: CaptureKind, data, path: str, dec: CaptureDecoder, readers: lis
     yield from dec.finish()
 
 
-def _superseded(blocks) -> set[int]:
+def _superseded(blocks: list[HexBlock]) -> set[int]:
     """tshark -x shows a PDU that spans packets as its last packet's frame plus a
     "Reassembled TCP" block: the reassembled bytes are the PDU, the frame only its tail."""
-    out = set()
+    out: set[int] = set()
     for i, b in enumerate(blocks):
         if b.kind != "packet" or not (b.title or "").startswith("Frame"):
             continue

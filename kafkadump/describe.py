@@ -6,8 +6,12 @@ Used by the table, dump-log and hexdump renderers; JSON keeps raw values.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from .decode.compression import CODEC_NAMES
+
+if TYPE_CHECKING:
+    from .decode.model import Batch
 
 ATTRIBUTE_BITS_V2 = (
     (0x08, "LogAppendTime"),
@@ -40,7 +44,7 @@ def describe_attributes(attributes: int, magic: int = 2) -> str:
     return " | ".join(parts)
 
 
-def flags(b) -> str:
+def flags(b: Batch) -> str:
     """Short flag string for a batch row: T transactional, C control, D delete horizon."""
     out = ""
     if b.is_transactional:
@@ -52,7 +56,7 @@ def flags(b) -> str:
     return out or "-"
 
 
-def iso_ms(ms) -> str:
+def iso_ms(ms: int | None) -> str:
     """Epoch milliseconds as ISO-8601 UTC; out-of-range values as the raw number."""
     if ms is None:
         return "-"
@@ -79,5 +83,5 @@ def preview(b: bytes | None, width: int = 40) -> str:
     return h if len(h) <= width else h[: width - 1] + "…"
 
 
-def crc_verdict(valid) -> str:
+def crc_verdict(valid: bool | None) -> str:
     return "-" if valid is None else ("ok" if valid else "BAD")

@@ -263,8 +263,8 @@ class Finding:
     def severity(self) -> Severity:
         return SEVERITY[self.code]
 
-    def to_dict(self) -> dict:
-        d = {"code": self.code.value, "severity": self.severity.value,
+    def to_dict(self) -> dict[str, str | int]:
+        d: dict[str, str | int] = {"code": self.code.value, "severity": self.severity.value,
              "offset": self.offset, "message": self.message}
         if self.length is not None:
             d["length"] = self.length

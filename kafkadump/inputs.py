@@ -9,8 +9,10 @@ file's mapped pages as they pass them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
+from mmap import mmap
+from typing import BinaryIO
 
 from .decode.walk import find_next_batch
 from .errors import InputError
@@ -19,6 +21,11 @@ from .sources.pcap import is_capture
 from .sources.segment import Segment, open_segment
 
 SNIFF_BYTES = 65536
+
+# a file's bytes: its read-only mapping, or bytes in memory
+ByteBuffer = bytes | bytearray | memoryview | mmap
+# what read_capture_input gives: the bytes of a pcap or of raw frames, or the text of a hex dump
+CaptureData = ByteBuffer | str
 
 _NOT_SEGMENT = {names.OFFSET_INDEX: "an offset index", names.TIME_INDEX: "a time index",
                 names.TXN_INDEX: "a transaction index", names.PRODUCER_SNAPSHOT: "a producer-state snapshot",
@@ -46,7 +53,7 @@ def looks_like_text(head: bytes) -> bool:
     return printable >= len(head) * 0.95
 
 
-def sniff(path: str, buf, size: int) -> InputKind:
+def sniff(path: str, buf: ByteBuffer, size: int) -> InputKind:
     """The kind of the file at ``path`` whose bytes are ``buf`` (``size`` of them).
 
     The name decides only when the bytes agree: a file named ``.index`` that
@@ -107,12 +114,17 @@ class CaptureKind(str, Enum):
     BINARY = "binary"   # raw frame bytes (or a bare record batch)
 
 
-def read_capture_input(path: str, stdin=None):
+def read_capture_input(path: str, stdin: BinaryIO | None = None
+                       ) -> tuple[CaptureKind, CaptureData, Callable[[], None] | None]:
     """``(kind, data, close)`` for ``capture``: ``data`` is the mapping (or stdin's bytes), or the
     text of a hex dump; ``close`` releases the mapping (None for stdin)."""
-    from .sources.hextext import MAX_TEXT, looks_like_text as looks_like_hex_text
+    from .sources.hextext import MAX_TEXT
+    from .sources.hextext import looks_like_text as looks_like_hex_text
 
+    buf: ByteBuffer
+    close: Callable[[], None] | None
     if path == "-":
+        assert stdin is not None, "path '-' reads the stdin given"
         buf = stdin.read(MAX_STDIN + 1)
         if len(buf) > MAX_STDIN:
             raise InputError(f"-: more than {MAX_STDIN} bytes on stdin; give the file's path instead")

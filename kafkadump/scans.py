@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .decode import CrcScan, Options, iter_batches
 from .decode.model import Batch, Gap, Record, Span
@@ -22,6 +23,10 @@ from .internal.kinds import resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import open_segment
+
+if TYPE_CHECKING:
+    from .internal.decoder import Decoder
+    from .internal.model import DecodedRecord
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ class RecordsOf:
 
     batch: Batch
     records: list[Record]
-    decoded: list | None = None
+    decoded: list[DecodedRecord] | None = None
     shown: bool = True
 
 
@@ -70,7 +75,7 @@ def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[F
             yield item
 
 
-def _internal_decoder(decode: str, path: str):
+def _internal_decoder(decode: str, path: str) -> Decoder | None:
     kind = resolve_kind(decode, path)
     if kind is None:
         return None

@@ -183,3 +183,15 @@ def test_corpus_capture_cli_smoke():
     r = run(wire / "ck216_produce_gzip.pcap", "--json")
     assert r.exit_code == 1  # Metadata v13 is newer than the tables: warned, not hidden
     assert any(f["code"] == "version-unknown" for d in jsonl(r) if d["type"] == "frame" for f in d["findings"])
+
+
+def test_lone_response_with_an_unknown_api_key_is_kept_raw(tmp_path):
+    """--api-key without --api-version on a lone response: a key the tables do not know fits no
+    API, so the body is kept raw (response-unpaired), not an internal error."""
+    p = tmp_path / "response.hex"
+    p.write_text("0000000800000007000000000000\n")
+    r = run(p, "--as", "response", "--api-key", 999, "--json")
+    assert r.exit_code == 1, r.stderr
+    frame = jsonl(r)[0]
+    assert frame["body"] is None and frame["correlationId"] == 7
+    assert [f["code"] for f in frame["findings"]] == ["response-unpaired"]

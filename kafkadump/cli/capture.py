@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from enum import Enum
 from typing import List, Optional
-
-import sys
 
 import typer
 
@@ -49,7 +48,7 @@ def capture(
                                 help="Look for Kafka on ports other than --port."),
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
-):
+) -> None:
     """Decode Kafka requests and responses (and the record batches in them) from captures.
 
     Reads pcap/pcapng files (TCP reassembled per connection, frames split by

@@ -10,14 +10,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import typer
 
 from ..errors import KafkadumpError
 from .app import app
 
+_T = TypeVar("_T")
 
-def json_wanted(argv=None) -> bool:
+
+def json_wanted(argv: list[str] | None = None) -> bool:
     """Whether the command being run asked for JSON (then errors are JSON objects on stderr too)."""
     try:
         from typer._click.globals import get_current_context
@@ -49,13 +54,13 @@ def say_error(message: str, code: int = 2, as_json: bool | None = None) -> None:
         pass
 
 
-def run_command(fn) -> None:
+def run_command(fn: Callable[[], int]) -> NoReturn:
     """Run a command body, mapping our errors to exit codes and messages on stderr."""
     try:
         code = fn()
     except KafkadumpError as e:
         say_error(str(e))
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except BrokenPipeError:
         # the reader went away (``| head``): what was printed is complete lines
         quiet_exit(0)
@@ -77,7 +82,7 @@ class _WholeWrites:
     usual.  What was printed is whole lines.
     """
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO) -> None:
         import signal
 
         self._stream = stream
@@ -85,13 +90,13 @@ class _WholeWrites:
         self._pending = False
         signal.signal(signal.SIGINT, self._on_sigint)
 
-    def _on_sigint(self, signum, frame):
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self._busy:
             self._pending = True
             return
         raise KeyboardInterrupt
 
-    def _guarded(self, fn, *a):
+    def _guarded(self, fn: Callable[..., _T], *a: object) -> _T:
         self._busy = True
         try:
             return fn(*a)
@@ -101,19 +106,20 @@ class _WholeWrites:
                 self._pending = False
                 raise KeyboardInterrupt
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         return self._guarded(self._stream.write, text)
 
-    def flush(self):
+    def flush(self) -> None:
         return self._guarded(self._stream.flush)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
 def main() -> None:
     """Console entry point: one-line errors, quiet on a closed pipe or Ctrl-C, never a traceback."""
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError as ClickUsageError
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+    from typer._click.exceptions import UsageError as ClickUsageError
     from typer.exceptions import Abort
 
     argv = sys.argv[1:]
@@ -176,7 +182,7 @@ def _devnull_identity() -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def quiet_exit(code: int) -> None:
+def quiet_exit(code: int) -> NoReturn:
     # Flush what is buffered (whole lines: a cut line would be half flushed and half lost);
     # if stdout is gone, point it at devnull so the interpreter's final flush is silent.
     try:

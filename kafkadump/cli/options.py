@@ -8,12 +8,15 @@ import os
 import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import typer
 
 from ..decode import Options
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class Format(str, Enum):
@@ -79,7 +82,7 @@ def output_format(json_flag: bool, fmt: Format | None) -> Format:
     return fmt or Format.table
 
 
-def console_for(color: bool | None):
+def console_for(color: bool | None) -> Console | None:
     """A rich console for styled tables on a terminal, else None (plain text)."""
     if color is None:
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -158,7 +161,7 @@ class Output:
     def json(self) -> bool:
         return self.format is Format.json
 
-    def console(self):
+    def console(self) -> Console | None:
         """A rich console for a styled table, else None (plain text)."""
         return console_for(self.color) if self.format is Format.table else None
 

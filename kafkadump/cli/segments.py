@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import List, Optional
 
 import typer
@@ -13,14 +14,23 @@ from ..report.status import Tally
 from .app import app
 from .main import run_command
 from .options import (
-    FROM_OPTIONS, Decode, DecodeOpt, Encoding, Format, InputLimits, Output, PathsArg, input_limits, output_options,
+    FROM_OPTIONS,
+    Decode,
+    DecodeOpt,
+    Encoding,
+    Format,
+    InputLimits,
+    Output,
+    PathsArg,
+    input_limits,
+    output_options,
 )
 
 # the renderer each --format names
 WRITERS = {Format.table: table, Format.json: jsonl, Format.dump_log: dumplog}
 
 
-def _write(output: Output, report: str, items) -> None:
+def _write(output: Output, report: str, items: Iterable[object]) -> None:
     """Hand ``items`` to the ``report`` writer of the renderer ``output`` names."""
     writer = getattr(WRITERS[output.format], report)
     writer(items, sys.stdout, output.encoding if output.json else output.console())

@@ -69,12 +69,18 @@ Shape per kind (besides ``kind``, ``records``, ``tombstones``,
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from . import constants as K
 from .model import DecodedRecord, Part
 
+if TYPE_CHECKING:
+    from ..decode.model import Batch, Gap
+    from ..findings import Finding
 
-def summarize(kind: str, decoded) -> dict:
+
+def summarize(kind: str, decoded: Iterable[DecodedRecord]) -> dict[str, Any]:
     """Fold an iterable of :class:`DecodedRecord` (log order) into a JSON-ready dict."""
     s = Summary(kind)
     for d in decoded:
@@ -82,7 +88,7 @@ def summarize(kind: str, decoded) -> dict:
     return s.result()
 
 
-def _plain(v):
+def _plain(v: object) -> Any:
     """JSON-ready: Parts become their data, bytes hex, dict/list recursively."""
     if isinstance(v, Part):
         return _plain(v.data) if v.data is not None else v.raw.hex()
@@ -104,21 +110,21 @@ def _camel(name: str) -> str:
 class Summary:
     """Accumulates one kind's state; :meth:`add` records in log order, :meth:`result` at the end."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str) -> None:
         if kind not in K.KINDS:
             raise ValueError(f"unknown internal topic kind {kind!r}")
         self.kind = kind
-        self.counts = Counter()
-        self.types = Counter()
-        self.state: dict = {}
+        self.counts: Counter[str] = Counter()
+        self.types: Counter[str] = Counter()
+        self.state: dict[str, Any] = {}
 
-    def add_batch(self, batch) -> list:
+    def add_batch(self, batch: Batch | Gap) -> list[Finding]:
         """Decode the records of one :class:`~kafkadump.decode.model.Batch` (or gap: nothing) and
         add them; returns their decoding findings (absolute offsets) for the caller's report."""
         from .decoder import decoder_for
 
         dec = decoder_for(self.kind)
-        findings: list = []
+        findings: list[Finding] = []
         for r in getattr(batch, "records", None) or ():
             d = dec.decode_record(r, batch)
             findings += d.findings
@@ -145,8 +151,8 @@ class Summary:
                 break
         getattr(self, "_" + self.kind.replace("-", "_"))(d)
 
-    def result(self) -> dict:
-        out = {"kind": self.kind}
+    def result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
         for k in ("records", "tombstones", "controlRecords", "undecoded", "findings"):
             out[k] = self.counts[k]
         out["recordTypes"] = dict(sorted(self.types.items()))
@@ -418,9 +424,9 @@ class Summary:
                 "states": dict(sorted(Counter(s["state"] for s in segs.values()).items()))}
 
 
-def _classic_member(m: dict) -> dict:
-    out = {f: m.get(f) for f in ("memberId", "groupInstanceId", "clientId", "clientHost", "sessionTimeout",
-                                 "rebalanceTimeout") if f in m}
+def _classic_member(m: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {f: m.get(f) for f in ("memberId", "groupInstanceId", "clientId", "clientHost",
+                                                 "sessionTimeout", "rebalanceTimeout") if f in m}
     sub, asg = m.get("subscription"), m.get("assignment")
     if isinstance(sub, Part) and sub.data is not None:
         out["subscribedTopics"] = sub.data.get("topics")
@@ -430,9 +436,10 @@ def _classic_member(m: dict) -> dict:
     return out
 
 
-def _endpoint(e: dict) -> str:
+def _endpoint(e: dict[str, Any]) -> str:
     """``NAME://host:port`` (the listener name; the security protocol when it differs)."""
-    proto = K.SECURITY_PROTOCOLS.get(e.get("securityProtocol"))
+    code = e.get("securityProtocol")
+    proto = None if code is None else K.SECURITY_PROTOCOLS.get(code)
     name = e.get("name")
     s = f"{name}://{e.get('host')}:{e.get('port')}"
     return s if proto in (None, name) else f"{s} ({proto})"

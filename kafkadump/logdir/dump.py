@@ -23,18 +23,36 @@ walks a segment's batches itself: ``("batch", Batch | Gap)``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from ..decode import Options
+from ..decode.model import Batch, Gap
 from ..findings import Code, Finding
+from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
-from .indexes import OffsetIndex, TimeIndex, TxnIndex
+from .indexes import IndexEntry, OffsetIndex, TimeIndex, TimeIndexEntry, TxnEntry, TxnIndex
 from .scan import scan_segment
-from .snapshot import ProducerSnapshot
+from .snapshot import ProducerEntry, ProducerSnapshot
 from .textfiles import DECODERS, MAX_TEXT_BYTES
 
+# the events of iter_dump (see the module docstring)
+DumpEvent = (
+    tuple[Literal["entry"], str, IndexEntry | TimeIndexEntry | TxnEntry, list[Finding]]
+    | tuple[Literal["snapshot"], ProducerSnapshot]
+    | tuple[Literal["producer-entry"], ProducerEntry]
+    | tuple[Literal["text"], str, dict[str, Any], list[Finding]]
+    | tuple[Literal["batches"], str]
+    | tuple[Literal["findings"], list[Finding]]
+    | tuple[Literal["note"], str]
+)
+# ... and of dump_report, which adds these two
+ReportEvent = DumpEvent | tuple[Literal["file"], str, int] | tuple[Literal["batch"], Batch | Gap]
+
 DUMP_MAX_FINDINGS = 10_000
-_READERS = {names.OFFSET_INDEX: OffsetIndex, names.TIME_INDEX: TimeIndex, names.TXN_INDEX: TxnIndex}
+_READERS: dict[str, type[OffsetIndex] | type[TimeIndex] | type[TxnIndex]] = {
+    names.OFFSET_INDEX: OffsetIndex, names.TIME_INDEX: TimeIndex, names.TXN_INDEX: TxnIndex}
 _EXT = {names.OFFSET_INDEX: ".index", names.TIME_INDEX: ".timeindex", names.TXN_INDEX: ".txnindex"}
 
 
@@ -47,7 +65,8 @@ def sibling_log(path: str) -> str | None:
     return p if os.path.isfile(p) else None
 
 
-def iter_dump(path: str, kind: str | None = None, *, verify: bool = True, options: Options | None = None):
+def iter_dump(path: str, kind: str | None = None, *, verify: bool = True,
+              options: Options | None = None) -> Iterator[DumpEvent]:
     """Yield the events of ``path`` (kind from its name unless given)."""
     fn = names.classify(path)
     kind = kind or fn.kind
@@ -76,8 +95,9 @@ def iter_dump(path: str, kind: str | None = None, *, verify: bool = True, option
     yield ("note", f"{path}: not a file kafkadump knows by its name; give --type")
 
 
-def _index_events(path, kind, fn, verify, options):
-    extra: dict[int, list] = {}
+def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
+                  options: Options | None) -> Iterator[DumpEvent]:
+    extra: dict[int, list[Finding]] = {}
     loose: list[Finding] = []
     log = sibling_log(path) if verify and kind != names.TXN_INDEX else None
     if log is not None:
@@ -98,7 +118,7 @@ def _index_events(path, kind, fn, verify, options):
                 if (f.code, f.offset) not in {(g.code, g.offset) for g in fs}:
                     fs.append(f)
             yield ("entry", kind, e, fs)
-        for off, fs in sorted(extra.items()):
+        for _off, fs in sorted(extra.items()):
             for f in fs:
                 if (f.code, f.offset) in file_level or f.code in (Code.ZERO_PADDING, Code.TRUNCATED):
                     continue
@@ -111,7 +131,8 @@ def _index_events(path, kind, fn, verify, options):
 __all__ = ["iter_dump", "sibling_log"]
 
 
-def dump_report(paths: list[str], kind: str | None, tally, *, verify: bool = True):
+def dump_report(paths: list[str], kind: str | None, tally: Tally, *,
+                verify: bool = True) -> Iterator[ReportEvent]:
     """``kafkadump dump``: for each path a ``("file", path, count)`` event, then its events,
     a segment's batches walked here (as ``("batch", item)``).  Every problem finding passes
     through ``tally`` (a :class:`kafkadump.report.status.Tally`).
@@ -138,12 +159,11 @@ def dump_report(paths: list[str], kind: str | None, tally, *, verify: bool = Tru
                     yield ("batch", item)
 
 
-def _event_findings(ev) -> list:
-    tag = ev[0]
-    if tag in ("entry", "text"):
+def _event_findings(ev: DumpEvent) -> list[Finding]:
+    if ev[0] in ("entry", "text"):
         return ev[3]
-    if tag == "snapshot":
+    if ev[0] == "snapshot":
         return ev[1].findings
-    if tag == "findings":
+    if ev[0] == "findings":
         return ev[1]
     return []

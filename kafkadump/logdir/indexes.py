@@ -32,6 +32,8 @@ unpacked from the (memory-mapped) buffer as they are iterated.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from mmap import mmap
 
 from ..findings import Code, Finding
 
@@ -43,8 +45,11 @@ OFFSET_ENTRY = _OFF.size   # 8
 TIME_ENTRY = _TIME.size    # 12
 TXN_ENTRY = _TXN.size      # 34
 
+# an index's bytes: the file's mapping, or bytes in memory
+_Buf = bytes | bytearray | memoryview | mmap
 
-def last_nonzero(buf, end: int) -> int:
+
+def last_nonzero(buf: _Buf, end: int) -> int:
     """Position of the last non-zero byte in ``buf[:end]``, or -1."""
     chunk = 1 << 16
     q = end
@@ -63,7 +68,7 @@ class _FixedIndex:
     entry_size = 8
     what = "entry"
 
-    def __init__(self, buf, file: str, base_offset: int | None, zero_tail: bool = True):
+    def __init__(self, buf: _Buf, file: str, base_offset: int | None, zero_tail: bool = True) -> None:
         self.buf = buf
         self.file = file
         self.base_offset = base_offset or 0
@@ -97,13 +102,13 @@ class _FixedIndex:
 class IndexEntry:
     __slots__ = ("index", "position", "relative_offset", "offset", "log_position", "findings")
 
-    def __init__(self, index, position, relative_offset, offset, log_position):
+    def __init__(self, index: int, position: int, relative_offset: int, offset: int, log_position: int) -> None:
         self.index = index
         self.position = position
         self.relative_offset = relative_offset
         self.offset = offset
         self.log_position = log_position
-        self.findings = []
+        self.findings: list[Finding] = []
 
 
 class OffsetIndex(_FixedIndex):
@@ -112,11 +117,11 @@ class OffsetIndex(_FixedIndex):
     entry_size = OFFSET_ENTRY
     what = "offset index entry"
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[IndexEntry]:
         buf = self.buf
         base = self.base_offset
         unpack = _OFF.unpack_from
-        prev = None
+        prev: IndexEntry | None = None
         for i in range(self.count):
             pos = i * 8
             rel, lpos = unpack(buf, pos)
@@ -137,13 +142,13 @@ class OffsetIndex(_FixedIndex):
 class TimeIndexEntry:
     __slots__ = ("index", "position", "timestamp", "relative_offset", "offset", "findings")
 
-    def __init__(self, index, position, timestamp, relative_offset, offset):
+    def __init__(self, index: int, position: int, timestamp: int, relative_offset: int, offset: int) -> None:
         self.index = index
         self.position = position
         self.timestamp = timestamp
         self.relative_offset = relative_offset
         self.offset = offset
-        self.findings = []
+        self.findings: list[Finding] = []
 
 
 class TimeIndex(_FixedIndex):
@@ -152,11 +157,11 @@ class TimeIndex(_FixedIndex):
     entry_size = TIME_ENTRY
     what = "time index entry"
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[TimeIndexEntry]:
         buf = self.buf
         base = self.base_offset
         unpack = _TIME.unpack_from
-        prev = None
+        prev: TimeIndexEntry | None = None
         for i in range(self.count):
             pos = i * 12
             ts, rel = unpack(buf, pos)
@@ -177,7 +182,8 @@ class TxnEntry:
     __slots__ = ("index", "position", "version", "producer_id", "first_offset", "last_offset",
                  "last_stable_offset", "findings")
 
-    def __init__(self, index, position, version, producer_id, first_offset, last_offset, lso):
+    def __init__(self, index: int, position: int, version: int, producer_id: int, first_offset: int,
+                 last_offset: int, lso: int) -> None:
         self.index = index
         self.position = position
         self.version = version
@@ -185,7 +191,7 @@ class TxnEntry:
         self.first_offset = first_offset
         self.last_offset = last_offset
         self.last_stable_offset = lso
-        self.findings = []
+        self.findings: list[Finding] = []
 
 
 class TxnIndex(_FixedIndex):
@@ -194,13 +200,13 @@ class TxnIndex(_FixedIndex):
     entry_size = TXN_ENTRY
     what = "transaction index entry"
 
-    def __init__(self, buf, file: str, base_offset: int | None = None):
+    def __init__(self, buf: _Buf, file: str, base_offset: int | None = None) -> None:
         super().__init__(buf, file, base_offset, zero_tail=False)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[TxnEntry]:
         buf = self.buf
         unpack = _TXN.unpack_from
-        prev_last = None
+        prev_last: int | None = None
         for i in range(self.count):
             pos = i * TXN_ENTRY
             version, pid, first, last, lso = unpack(buf, pos)

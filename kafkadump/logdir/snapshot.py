@@ -21,6 +21,7 @@ preceded by its version:
 from __future__ import annotations
 
 import struct
+from mmap import mmap
 
 from crc32c import crc32c
 
@@ -33,18 +34,30 @@ HEAD_SIZE = _HEAD.size    # 10
 ENTRY_FIELDS = ("producerId", "epoch", "lastSequence", "lastOffset", "offsetDelta", "timestamp",
                 "coordinatorEpoch", "currentTxnFirstOffset")
 
+# a snapshot's bytes: the file's mapping, or bytes in memory
+_Buf = bytes | bytearray | memoryview | mmap
+
 
 class ProducerEntry:
     __slots__ = ("index", "position", "producer_id", "epoch", "last_sequence", "last_offset", "offset_delta",
                  "timestamp", "coordinator_epoch", "current_txn_first_offset")
 
-    def __init__(self, index, position, values):
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int
+
+    def __init__(self, index: int, position: int, values: tuple[int, ...]) -> None:
         self.index = index
         self.position = position
         (self.producer_id, self.epoch, self.last_sequence, self.last_offset, self.offset_delta,
          self.timestamp, self.coordinator_epoch, self.current_txn_first_offset) = values
 
-    def values(self) -> tuple:
+    def values(self) -> tuple[int, ...]:
         return (self.producer_id, self.epoch, self.last_sequence, self.last_offset, self.offset_delta,
                 self.timestamp, self.coordinator_epoch, self.current_txn_first_offset)
 
@@ -52,30 +65,31 @@ class ProducerEntry:
 class ProducerSnapshot:
     """A decoded snapshot: header, entries, findings.  Never raises on bad bytes."""
 
-    def __init__(self, buf, file: str = "-"):
+    def __init__(self, buf: _Buf, file: str = "-") -> None:
         self.file = file
         self.size = len(buf)
-        self.version = None
-        self.crc = None
-        self.computed_crc = None
-        self.count = None
+        self.version: int | None = None
+        self.crc: int | None = None
+        self.computed_crc: int | None = None
+        self.count: int | None = None
         self.entries: list[ProducerEntry] = []
         self.findings: list[Finding] = []
         self._decode(buf)
 
     @property
-    def crc_valid(self):
+    def crc_valid(self) -> bool | None:
         if self.crc is None or self.computed_crc is None:
             return None
         return self.crc == self.computed_crc
 
-    def _decode(self, buf) -> None:
+    def _decode(self, buf: _Buf) -> None:
         size = self.size
         if size < HEAD_SIZE:
             self.findings.append(Finding(Code.TRUNCATED, 0, f"{size} bytes, too few for a snapshot header "
                                                             f"(version, crc, entry count: 10 bytes)", length=size))
             return
-        self.version, self.crc, self.count = _HEAD.unpack_from(buf, 0)
+        version, crc, count = _HEAD.unpack_from(buf, 0)
+        self.version, self.crc, self.count = version, crc, count
         self.computed_crc = crc32c(memoryview(buf)[6:size]) if size > 6 else None
         if self.version != 1:
             self.findings.append(Finding(Code.FILE_VERSION_UNKNOWN, 0,
@@ -84,16 +98,16 @@ class ProducerSnapshot:
         if self.crc != self.computed_crc:
             self.findings.append(Finding(Code.CRC_MISMATCH, 2,
                                          f"stored crc {self.crc} != computed crc32c {self.computed_crc}"))
-        if self.count < 0:
+        if count < 0:
             self.findings.append(Finding(Code.ENTRY_INVALID, 6, f"entry count {self.count} is negative"))
             return
         room = (size - HEAD_SIZE) // ENTRY_SIZE
-        n = min(self.count, room)
+        n = min(count, room)
         for i in range(n):
             pos = HEAD_SIZE + i * ENTRY_SIZE
             self.entries.append(ProducerEntry(i, pos, _ENTRY.unpack_from(buf, pos)))
         end = HEAD_SIZE + n * ENTRY_SIZE
-        if self.count > room:
+        if count > room:
             self.findings.append(Finding(Code.TRUNCATED, end,
                                          f"{self.count} entries declared, room for {room} "
                                          f"({size - end} bytes after entry {n - 1})", length=size - end))

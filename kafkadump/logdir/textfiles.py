@@ -31,12 +31,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..findings import Code, Finding
 from . import names
 
+# what every decoder returns: the file's content (JSON-ready, camelCase) and its findings
+Decoded = tuple[dict[str, Any], list[Finding]]
 
-def _lines(data: bytes):
+
+def _lines(data: bytes) -> Iterator[tuple[int, str]]:
     """``(byte offset, text)`` of each line; invalid UTF-8 is replaced."""
     pos = 0
     for raw in data.split(b"\n"):
@@ -44,10 +49,10 @@ def _lines(data: bytes):
         pos += len(raw) + 1
 
 
-def _checkpoint(data: bytes, fields: int, parse):
+def _checkpoint(data: bytes, fields: int, parse: Callable[[list[str]], dict[str, Any]]) -> Decoded:
     """The frame shared by checkpoint files: version, count, entry lines."""
     findings: list[Finding] = []
-    content: dict = {"version": None, "count": None, "entries": []}
+    content: dict[str, Any] = {"version": None, "count": None, "entries": []}
     lines = [(p, t) for p, t in _lines(data)]
     # a final newline leaves one empty "line" at the end: not an entry
     if lines and lines[-1][1] == "" and lines[-1][0] == len(data):
@@ -92,7 +97,7 @@ def _checkpoint(data: bytes, fields: int, parse):
     return content, findings
 
 
-def decode_offset_checkpoint(data: bytes):
+def decode_offset_checkpoint(data: bytes) -> Decoded:
     content, findings = _checkpoint(data, 3, lambda f: {"topic": f[0], "partition": int(f[1]), "offset": int(f[2])})
     for e in content["entries"]:
         if e["partition"] < 0 or e["offset"] < -1:
@@ -101,7 +106,7 @@ def decode_offset_checkpoint(data: bytes):
     return content, findings
 
 
-def decode_leader_epoch_checkpoint(data: bytes):
+def decode_leader_epoch_checkpoint(data: bytes) -> Decoded:
     content, findings = _checkpoint(data, 2, lambda f: {"epoch": int(f[0]), "startOffset": int(f[1])})
     prev = None
     for e in content["entries"]:
@@ -118,7 +123,7 @@ def decode_leader_epoch_checkpoint(data: bytes):
     return content, findings
 
 
-def _topic_id(text: str):
+def _topic_id(text: str) -> str | None:
     """URL-safe base64 UUID (22 chars) -> canonical UUID string, or None."""
     import uuid
 
@@ -129,10 +134,10 @@ def _topic_id(text: str):
     return str(uuid.UUID(bytes=raw)) if len(raw) == 16 else None
 
 
-def decode_partition_metadata(data: bytes):
+def decode_partition_metadata(data: bytes) -> Decoded:
     findings: list[Finding] = []
-    content: dict = {"version": None, "topicId": None}
-    seen = {}
+    content: dict[str, Any] = {"version": None, "topicId": None}
+    seen: dict[str, tuple[int, str]] = {}
     for p, t in _lines(data):
         if not t.strip():
             continue
@@ -165,9 +170,9 @@ def decode_partition_metadata(data: bytes):
     return content, findings
 
 
-def decode_meta_properties(data: bytes):
+def decode_meta_properties(data: bytes) -> Decoded:
     findings: list[Finding] = []
-    props: dict = {}
+    props: dict[str, str] = {}
     for p, t in _lines(data):
         s = t.strip()
         if not s or s[0] in "#!":
@@ -180,23 +185,24 @@ def decode_meta_properties(data: bytes):
             findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} is not key=value"))
             continue
         props[k] = v
-    content: dict = {"properties": props, "version": None}
-    v = props.get("version")
-    if v is None:
+    content: dict[str, Any] = {"properties": props, "version": None}
+    version = props.get("version")
+    if version is None:
         findings.append(Finding(Code.FILE_MALFORMED, 0, "no version property"))
         return content, findings
     try:
-        content["version"] = int(v)
+        content["version"] = int(version)
     except ValueError:
-        findings.append(Finding(Code.FILE_MALFORMED, 0, f"version {v!r} is not a number"))
+        findings.append(Finding(Code.FILE_MALFORMED, 0, f"version {version!r} is not a number"))
         return content, findings
     required = {0: ("broker.id",), 1: ("node.id", "cluster.id")}.get(content["version"])
     if required is None:
-        findings.append(Finding(Code.FILE_VERSION_UNKNOWN, 0, f"meta.properties version {v} (0 and 1 are defined)"))
+        findings.append(Finding(Code.FILE_VERSION_UNKNOWN, 0,
+                                f"meta.properties version {version} (0 and 1 are defined)"))
         return content, findings
     for k in required:
         if k not in props:
-            findings.append(Finding(Code.FILE_MALFORMED, 0, f"version {v} requires {k}"))
+            findings.append(Finding(Code.FILE_MALFORMED, 0, f"version {version} requires {k}"))
     for k in ("broker.id", "node.id"):
         if k in props and not props[k].lstrip("-").isdigit():
             findings.append(Finding(Code.FILE_MALFORMED, 0, f"{k}={props[k]!r} is not a number"))
@@ -206,7 +212,7 @@ def decode_meta_properties(data: bytes):
     return content, findings
 
 
-def decode_quorum_state(data: bytes):
+def decode_quorum_state(data: bytes) -> Decoded:
     findings: list[Finding] = []
     try:
         obj = json.loads(data.decode("utf-8"))
@@ -228,7 +234,7 @@ def decode_quorum_state(data: bytes):
             "leaderEpoch": obj.get("leaderEpoch")}, findings
 
 
-DECODERS = {
+DECODERS: dict[str, Callable[[bytes], Decoded]] = {
     names.OFFSET_CHECKPOINT: decode_offset_checkpoint,
     names.LEADER_EPOCH_CHECKPOINT: decode_leader_epoch_checkpoint,
     names.PARTITION_METADATA: decode_partition_metadata,

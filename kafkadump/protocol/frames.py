@@ -27,11 +27,18 @@ never exceptions.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Iterator
+from mmap import mmap
+from typing import TYPE_CHECKING, Any
 
-from ..decode.model import Span
+from ..decode.model import Batch, Gap, Span
 from ..findings import Code, DecodeError, Finding
 from . import schema as S
 from .decoder import Overrun, RecordsValue, State, decode_struct
+
+if TYPE_CHECKING:
+    from ..decode import Options
+    from ..sources.pcap import Connection
 
 MAX_FRAME = 1 << 30        # larger size prefixes are not trusted (Kafka's own limit is far lower)
 MAX_RESYNC_WAIT = 64 << 20  # while resynchronising, wait at most this long for a candidate frame
@@ -39,6 +46,11 @@ MIN_REQUEST = 8            # apiKey + apiVersion + correlationId
 MIN_RESPONSE = 4           # correlationId
 _I16 = struct.Struct(">h").unpack_from
 _I32 = struct.Struct(">i").unpack_from
+
+# what frames are decoded from: a file's mapping, a reassembled stream, pasted bytes
+_Buf = bytes | bytearray | memoryview | mmap
+# a RECORDS field: its path in the body, the enclosing topic/partition, its batches
+RecordsField = tuple[str, dict[str, Any], RecordsValue]
 
 
 class Frame:
@@ -54,45 +66,45 @@ class Frame:
                  "spans", "data", "packets", "file", "source", "request_index", "guessed", "items",
                  "body_version", "topic_names")
 
-    def __init__(self, kind: str, position: int, size: int):
-        self.index = None
+    def __init__(self, kind: str, position: int, size: int) -> None:
+        self.index: int | None = None
         self.kind = kind              # request | response | records
         self.position = position
         self.size = size
-        self.declared = None          # the size prefix (bytes after it)
-        self.time = None              # capture time (epoch seconds) of the packet that completed it
-        self.connection = None        # a Connection (pcap / packet text) or None
-        self.direction = None         # "request" | "response" (which way the bytes went)
-        self.api_key = None
-        self.api_version = None
-        self.correlation_id = None
-        self.client_id = None
-        self.header = None            # decoded header dict
-        self.body = None              # decoded body dict (None: not decoded)
-        self.findings: list = []
-        self.spans = None             # list of Span when recorded
-        self.data = None              # the frame's bytes, kept when spans are recorded
-        self.packets = None           # packet numbers that carried it (pcap)
-        self.file = None
-        self.source = None            # "stream 3 client->server" or similar, for messages
-        self.request_index = None     # the paired request's frame index
-        self.guessed = None           # candidate (api_key, versions) when guessed
-        self.items = None             # bare record data: the batches/gaps
-        self.body_version = None      # set when the body was read in another version (ApiVersions v0 fallback)
-        self.topic_names = None       # topic id -> name, learnt from Metadata responses earlier in the input
+        self.declared: int | None = None   # the size prefix (bytes after it)
+        self.time: float | None = None     # capture time (epoch seconds) of the packet that completed it
+        self.connection: Connection | None = None  # a Connection (pcap / packet text) or None
+        self.direction: str | None = None  # "request" | "response" (which way the bytes went)
+        self.api_key: int | None = None
+        self.api_version: int | None = None
+        self.correlation_id: int | None = None
+        self.client_id: str | None = None
+        self.header: dict[str, Any] | None = None  # decoded header dict
+        self.body: dict[str, Any] | None = None    # decoded body dict (None: not decoded)
+        self.findings: list[Finding] = []
+        self.spans: list[Span] | None = None       # list of Span when recorded
+        self.data: bytes | None = None     # the frame's bytes, kept when spans are recorded
+        self.packets: list[int] | None = None      # packet numbers that carried it (pcap)
+        self.file: str | None = None
+        self.source: str | None = None     # "stream 3 client->server" or similar, for messages
+        self.request_index: int | None = None      # the paired request's frame index
+        self.guessed: tuple[int, list[int]] | None = None  # candidate (api_key, versions) when guessed
+        self.items: list[Batch | Gap] | None = None        # bare record data: the batches/gaps
+        self.body_version: int | None = None  # set when the body was read in another version (ApiVersions v0 fallback)
+        self.topic_names: dict[str, str] | None = None  # topic id -> name, learnt from Metadata responses earlier
 
     @property
-    def api_name(self):
+    def api_name(self) -> str | None:
         return None if self.api_key is None else (S.api_name(self.api_key) or f"ApiKey{self.api_key}")
 
     @property
-    def schema_name(self):
+    def schema_name(self) -> str | None:
         n = None if self.api_key is None else S.api_names(self.api_key)
         if not n:
             return None
         return n.get("request" if self.kind == "request" else "response")
 
-    def records_fields(self):
+    def records_fields(self) -> Iterator[RecordsField]:
         """``(path, context, RecordsValue)`` for every RECORDS field, in order.
 
         ``context`` holds the nearest enclosing topic name/id and partition.
@@ -111,7 +123,7 @@ class Frame:
     def record_count(self) -> int:
         return sum(rv.record_count for _, _, rv in self.records_fields())
 
-    def all_findings(self) -> list:
+    def all_findings(self) -> list[Finding]:
         out = list(self.findings)
         for _, _, rv in self.records_fields():
             out.extend(rv.findings())
@@ -122,7 +134,7 @@ _TOPIC_KEYS = ("topic", "name", "topicName")
 _PART_KEYS = ("partition", "partitionIndex", "index")
 
 
-def _walk_records(v, path, ctx):
+def _walk_records(v: object, path: str, ctx: dict[str, Any]) -> Iterator[RecordsField]:
     if isinstance(v, dict):
         c = ctx
         for k in _TOPIC_KEYS:
@@ -154,7 +166,8 @@ class Ctx:
     asked before each frame (so only the frame wanted pays for them).
     """
 
-    def __init__(self, file: str = "-", options=None, spans=False):
+    def __init__(self, file: str = "-", options: Options | None = None,
+                 spans: bool | Callable[[], bool] = False) -> None:
         self.file = file
         self.options = options
         self.spans = spans
@@ -167,7 +180,8 @@ def _state(ctx: Ctx, frame: Frame, base: int, response: bool) -> State:
     return State(frame.findings, frame.spans, base, ctx.options, ctx.file, response, False)
 
 
-def _start(kind: str, buf, pos: int, end: int, base: int, ctx: Ctx):
+def _start(kind: str, buf: _Buf, pos: int, end: int, base: int,
+           ctx: Ctx) -> tuple[Frame, int | None, int | None]:
     """Common start: the size prefix.  ``(frame, declared_end, avail_end)`` or a frame with findings."""
     avail = end - pos
     f = Frame(kind, base + pos, min(avail, 4))
@@ -196,8 +210,8 @@ def _start(kind: str, buf, pos: int, end: int, base: int, ctx: Ctx):
     return f, declared_end, avail_end
 
 
-def _finish(f: Frame, buf, pos: int, body_start: int, p, err, declared_end: int, avail_end: int,
-            base: int, ctx: Ctx) -> Frame:
+def _finish(f: Frame, buf: _Buf, pos: int, body_start: int, p: int | None, err: DecodeError | None,
+            declared_end: int, avail_end: int, base: int, ctx: Ctx) -> Frame:
     """Close a frame: truncation, trailing bytes, unparsed spans, kept bytes."""
     truncated = avail_end < declared_end
     if err is not None and truncated and isinstance(err, Overrun):
@@ -234,18 +248,19 @@ def _finish(f: Frame, buf, pos: int, body_start: int, p, err, declared_end: int,
     return f
 
 
-def decode_request(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None) -> Frame:
+def decode_request(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None) -> Frame:
     """The request frame at ``buf[pos:]`` (``end``: end of the available bytes)."""
     ctx = ctx or Ctx()
     f, declared_end, avail_end = _start("request", buf, pos, end, base, ctx)
     f.direction = "request"
-    if declared_end is None:
+    if declared_end is None or avail_end is None:  # (both are, or neither)
         return f
     p = pos + 4
+    hv = 1
     if avail_end - p >= 4:
-        f.api_key = _I16(buf, p)[0]
-        f.api_version = _I16(buf, p + 2)[0]
-    hv = S.request_header_version(f.api_key, f.api_version) if f.api_key is not None else 1
+        f.api_key = key = _I16(buf, p)[0]
+        f.api_version = version = _I16(buf, p + 2)[0]
+        hv = S.request_header_version(key, version)
     st = _state(ctx, f, base, False)
     hdr_schema = S.message("RequestHeader")
     header, p2, err = decode_struct(hdr_schema["fields"], hv, buf, p, avail_end, st, "header", hv >= 2)
@@ -257,7 +272,7 @@ def decode_request(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = 
     return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", version_at=base + pos + 6)
 
 
-def decode_response(buf, pos: int, end: int, api_key: int | None, api_version: int | None, *, base: int = 0,
+def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_version: int | None, *, base: int = 0,
                     ctx: Ctx | None = None) -> Frame:
     """The response frame at ``buf[pos:]``, decoded as ``api_key``/``api_version``.
 
@@ -269,9 +284,13 @@ def decode_response(buf, pos: int, end: int, api_key: int | None, api_version: i
     f.direction = "response"
     f.api_key = api_key
     f.api_version = api_version
-    if declared_end is None:
+    if declared_end is None or avail_end is None:  # (both are, or neither)
         return f
-    hv = S.response_header_version(api_key, api_version) if api_key is not None else 0
+    if api_key is None:
+        hv = 0
+    else:
+        assert api_version is not None, "an API key comes with its version"
+        hv = S.response_header_version(api_key, api_version)
     st = _state(ctx, f, base, True)
     hdr = S.message("ResponseHeader")
     header, p2, err = decode_struct(hdr["fields"], hv, buf, pos + 4, avail_end, st, "header", hv >= 1)
@@ -292,8 +311,9 @@ def decode_response(buf, pos: int, end: int, api_key: int | None, api_version: i
     return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", version_at=base + pos)
 
 
-def _body(f: Frame, buf, pos, p, declared_end, avail_end, base, ctx, kind, version_at) -> Frame:
-    names = S.api_names(f.api_key)
+def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: int, base: int, ctx: Ctx,
+          kind: str, version_at: int) -> Frame:
+    names = S.api_names(f.api_key) if f.api_key is not None else None
     if not names or kind not in names:
         f.findings.append(Finding(Code.API_KEY_UNKNOWN, version_at - 2 if kind == "request" else base + pos,
                                   f"API key {f.api_key} is not in the schema tables; body kept as raw bytes"))
@@ -326,7 +346,7 @@ def clean(f: Frame) -> bool:
     return f.body is not None and not any(x.severity.value != "info" for x in f.findings)
 
 
-def request_plausible(buf, pos: int, end: int) -> bool:
+def request_plausible(buf: _Buf, pos: int, end: int) -> bool:
     """Do the bytes at ``pos`` start like a request frame?  (Header only: cheap.)"""
     if end - pos < 14:
         return False
@@ -353,7 +373,8 @@ def request_plausible(buf, pos: int, end: int) -> bool:
     return True
 
 
-def guess_response(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None, api_key=None):
+def guess_response(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None,
+                   api_key: int | None = None) -> Frame | None:
     """Try every API (or only ``api_key``) and version on a lone response.
 
     Returns the frame of the single API whose body decodes exactly and
@@ -367,10 +388,10 @@ def guess_response(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = 
     if size < 4 or pos + 4 + size > end:
         return None
     quiet = Ctx(ctx.file, ctx.options, False)
-    fits: dict = {}
+    fits: dict[int, list[int]] = {}
     keys = [api_key] if api_key is not None else S.api_keys()
     for key in keys:
-        name = S.api_names(key).get("response")
+        name = (S.api_names(key) or {}).get("response")  # an --api-key the tables do not know: no fit
         if name is None:
             continue
         lo, hi = S.valid_versions(name)
@@ -396,7 +417,7 @@ def guess_response(buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = 
 
 def _plausible_body(f: Frame) -> bool:
     """Reject decodes that only fit by accident: error codes must be known-small, strings printable."""
-    def ok(v) -> bool:
+    def ok(v: object) -> bool:
         if isinstance(v, dict):
             for k, x in v.items():
                 if k == "errorCode" and isinstance(x, int) and not -1 <= x <= 200:
@@ -415,8 +436,8 @@ def _plausible_body(f: Frame) -> bool:
     return f.body is not None and ok(f.body)
 
 
-def _ranges(vs) -> str:
-    out = []
+def _ranges(vs: list[int]) -> str:
+    out: list[str] = []
     start = prev = vs[0]
     for v in vs[1:] + [None]:
         if v is not None and v == prev + 1:

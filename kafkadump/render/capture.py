@@ -10,13 +10,27 @@ values follow ``--encoding``; record batches inside RECORDS fields use the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
-from ..decode.model import Batch, Gap, Span
+from ..decode.model import Batch, Gap, Record, Span
 from ..report import records as records_model
 from . import jsonl, jsontext
 from .table import Column
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..captures import CaptureTotals
+    from ..findings import Finding
+    from ..protocol.decoder import RecordsValue
+    from ..protocol.frames import Frame
+    from ..protocol.stream import StreamNote
+    from ..sources.pcap import Connection
+
+    CaptureItem = StreamNote | Frame | CaptureTotals
 
 ERROR_NAMES = {
     -1: "UNKNOWN_SERVER_ERROR", 1: "OFFSET_OUT_OF_RANGE", 2: "CORRUPT_MESSAGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
@@ -47,7 +61,7 @@ RECORD_COLUMNS = (
 
 # --- text helpers ----------------------------------------------------------------------------
 
-def time_text(t) -> str:
+def time_text(t: float | None) -> str:
     if t is None:
         return "-"
     if t < 86400 * 2:  # seconds of the day (tcpdump text)
@@ -59,7 +73,7 @@ def time_text(t) -> str:
     return dt.strftime("%H:%M:%S.%f")
 
 
-def time_iso(t):
+def time_iso(t: float | None) -> str | None:
     if t is None:
         return None
     if t < 86400 * 2:
@@ -72,7 +86,7 @@ def error_text(code: int) -> str:
     return f"{code} {name}" if name else str(code)
 
 
-def _errors(v, acc: list) -> None:
+def _errors(v: object, acc: list[int]) -> None:
     if isinstance(v, dict):
         for k, x in v.items():
             if k == "errorCode" and isinstance(x, int) and x != 0:
@@ -84,7 +98,7 @@ def _errors(v, acc: list) -> None:
             _errors(x, acc)
 
 
-def _names(v, acc: list, depth=0) -> None:
+def _names(v: object, acc: list[str], depth: int = 0) -> None:
     """Topic names and ids of a body (from arrays of topic-like structs)."""
     if depth > 3:
         return
@@ -103,14 +117,14 @@ def _names(v, acc: list, depth=0) -> None:
             _names(x, acc, depth + 1)
 
 
-def summary(f) -> str:
+def summary(f: Frame) -> str:
     """A short description: records carried, topics, groups, errors."""
     if f.kind == "records":
         items = f.items or []
         n = sum(len(b.records or ()) for b in items if isinstance(b, Batch))
         nb = sum(1 for b in items if isinstance(b, Batch))
         return f"{nb} batches, {n} records"
-    parts = []
+    parts: list[str] = []
     if f.body is None:
         if f.api_key is None and f.kind == "response":
             parts.append("body not decoded (no request; --api-key/--api-version)")
@@ -123,7 +137,7 @@ def summary(f) -> str:
             parts.append("error " + error_text(top))
         recs = list(f.records_fields())
         if recs:
-            shown = []
+            shown: list[str] = []
             for _, ctx, rv in recs:
                 batches = [x for x in rv.items if isinstance(x, Batch)]
                 if not batches and not rv.items:
@@ -135,7 +149,7 @@ def summary(f) -> str:
             if shown:
                 parts.append(", ".join(shown[:3]) + (f" +{len(shown) - 3}" if len(shown) > 3 else ""))
         if not recs or not parts:
-            names: list = []
+            names: list[str] = []
             _names(b, names)
             if names:
                 parts.append("topics " + ",".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else ""))
@@ -145,7 +159,7 @@ def summary(f) -> str:
                 parts.append(f"{k} {v}")
         if f.api_key == 18 and f.kind == "response" and isinstance(b.get("apiKeys"), list):
             parts.append(f"{len(b['apiKeys'])} APIs")
-        errs: list = []
+        errs: list[int] = []
         _errors({k: v for k, v in b.items() if k != "errorCode"}, errs)
         if errs:
             common = sorted(set(errs))
@@ -156,7 +170,7 @@ def summary(f) -> str:
     return "; ".join(parts)
 
 
-def frame_cells(f) -> list:
+def frame_cells(f: Frame) -> list[object]:
     conn = "-" if f.connection is None else f"c{f.connection.id}"
     if f.kind == "records":
         return [f.index, time_text(f.time), conn, "-", "records", "-", "-", "-", f.size, summary(f)]
@@ -168,7 +182,7 @@ def frame_cells(f) -> list:
             "-" if f.correlation_id is None else f.correlation_id, f.client_id or "-", f.size, summary(f)]
 
 
-def frame_style(f):
+def frame_style(f: Frame) -> str | None:
     sev = {x.severity.value for x in f.all_findings()}
     if "error" in sev:
         return "red"
@@ -177,18 +191,18 @@ def frame_style(f):
     return None if f.kind == "request" else "cyan"
 
 
-def connection_line(c) -> str:
+def connection_line(c: Connection) -> str:
     how = "detected by content" if c.detected else "by port"
     return f"== c{c.id}: {c.label()} (Kafka {how})"
 
 
-def findings_lines(findings) -> list:
+def findings_lines(findings: Iterable[Finding]) -> list[str]:
     return [f"   ! {x.code.value} @{x.offset}: {x.message}" for x in findings]
 
 
 # --- JSON ------------------------------------------------------------------------------------
 
-def connection_dict(c):
+def connection_dict(c: Connection | None) -> dict[str, Any] | None:
     if c is None:
         return None
     from ..sources.pcap import endpoint_str
@@ -200,11 +214,11 @@ def connection_dict(c):
 class FrameJson:
     """Formats frames and notes as JSON lines for one ``--encoding``."""
 
-    def __init__(self, encoding: str = "base64"):
+    def __init__(self, encoding: str = "base64") -> None:
         self.enc = records_model.ENCODERS[encoding]
         self.records = jsonl.RecordLines(encoding)
 
-    def value(self, v):
+    def value(self, v: object) -> Any:
         from ..protocol.decoder import RecordsValue
 
         if isinstance(v, dict):
@@ -219,8 +233,8 @@ class FrameJson:
             return str(v)
         return v
 
-    def records_value(self, rv) -> dict:
-        out = []
+    def records_value(self, rv: RecordsValue) -> dict[str, Any]:
+        out: list[dict[str, Any]] = []
         for item in rv.items:
             if isinstance(item, Gap):
                 out.append(records_model.gap_object(item))
@@ -231,10 +245,11 @@ class FrameJson:
             out.append(bd)
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
-    def frame(self, f) -> str:
-        d_ = {"type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
-              "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
-              "source": f.source, "packets": f.packets, "position": f.position, "size": f.size}
+    def frame(self, f: Frame) -> str:
+        d_: dict[str, Any] = {
+            "type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
+            "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
+            "source": f.source, "packets": f.packets, "position": f.position, "size": f.size}
         if f.kind == "records":
             rv = next(iter(f.records_fields()))[2]
             d_["records"] = self.records_value(rv)
@@ -252,14 +267,14 @@ class FrameJson:
         d_["findings"] = records_model.findings_list(f.all_findings())
         return jsontext.dumps(d_)
 
-    def note(self, n) -> str:
+    def note(self, n: StreamNote) -> str:
         return json.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
                            "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
                            "findings": records_model.findings_list(n.findings)})
 
-    def record_lines(self, f) -> str:
+    def record_lines(self, f: Frame) -> str:
         """The records a frame carries, in the ``records --json`` contract plus frame/topic/partition."""
-        out = []
+        out: list[str] = []
         for _, ctx, rv in f.records_fields():
             extra = f',"frame":{f.index},"topic":{json.dumps(ctx.get("topic"))},' \
                     f'"topicId":{json.dumps(ctx.get("topicId"))},"partition":{json.dumps(ctx.get("partition"))}}}'
@@ -271,11 +286,11 @@ class FrameJson:
 
 # --- record table ------------------------------------------------------------------------------
 
-def record_rows(f):
+def record_rows(f: Frame) -> Iterator[tuple[list[object], Record]]:
     from .table import record_cells
 
     for _, ctx, rv in f.records_fields():
-        for r, b in rv.records():
+        for r, _b in rv.records():
             cells = record_cells(r)
             # record_cells: offset, timestamp, Δoff, Δts, key, value, headers
             yield [f.index, ctx.get("topic") or ctx.get("topicId") or "-", ctx.get("partition", "-"),
@@ -284,14 +299,14 @@ def record_rows(f):
 
 # --- hexdump ------------------------------------------------------------------------------------
 
-def _display_spans(f) -> list:
+def _display_spans(f: Frame) -> list[Span]:
     """Spans with values made readable where a batch gives them meaning (CRC verdicts, attributes)."""
-    batches = {}
+    batches: dict[int, Batch] = {}
     for _, _, rv in f.records_fields():
         for item in rv.items:
             if isinstance(item, Batch):
                 batches[item.position] = item
-    out = []
+    out: list[Span] = []
     for s in f.spans or ():
         v = s.value
         leaf = s.path.rsplit(".", 1)[-1]
@@ -307,15 +322,16 @@ def _display_spans(f) -> list:
     return out
 
 
-def _batch_of(batches: dict, s):
-    best = None
+def _batch_of(batches: dict[int, Batch], s: Span) -> Batch | None:
+    best: Batch | None = None
     for pos, b in batches.items():
         if pos <= s.offset < pos + b.size and (best is None or pos > best.position):
             best = b
     return best
 
 
-def render_hexdump(f, *, expand_records: bool = False, console=None, out=None) -> None:
+def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console | None = None,
+                   out: TextIO | None = None) -> None:
     """Annotated hexdump of one frame: the frame's bytes, then each batch's decompressed bytes."""
     from . import hexdump as hd
 
@@ -335,7 +351,7 @@ def render_hexdump(f, *, expand_records: bool = False, console=None, out=None) -
     hd.render_panes(panes, list(f.all_findings()), console=console, out=out)
 
 
-def span_lines(f, encoding: str = "hex") -> str:
+def span_lines(f: Frame, encoding: str = "hex") -> str:
     from . import hexdump as hd
 
     return "".join(hd.span_json(s, encoding) + "\n" for s in (f.spans or ()))
@@ -347,20 +363,20 @@ __all__ = ["FRAME_COLUMNS", "RECORD_COLUMNS", "frame_cells", "frame_style", "sum
 
 # --- tree view of one frame ---------------------------------------------------------------------
 
-def tree_lines(f, width: int = 100) -> list:
+def tree_lines(f: Frame, width: int = 100) -> list[str]:
     """The decoded header and body as indented ``name: value`` lines (one frame, table mode)."""
     from ..protocol.decoder import RecordsValue
 
-    out = []
+    out: list[str] = []
 
-    def val(v) -> str:
+    def val(v: object) -> str:
         if isinstance(v, (bytes, bytearray)):
             return d.preview(bytes(v), 48)
         if isinstance(v, str):
             return jsontext.dumps(v)
         return str(v)
 
-    def walk(v, indent, name):
+    def walk(v: object, indent: int, name: str) -> None:
         pad = "  " * indent
         if isinstance(v, dict):
             out.append(f"{pad}{name}:")
@@ -399,7 +415,7 @@ def tree_lines(f, width: int = 100) -> list:
 
 # --- whole reports (items from kafkadump.captures.capture_report) --------------------------------
 
-def totals_object(t) -> dict:
+def totals_object(t: CaptureTotals) -> dict[str, Any]:
     """The closing summary of a capture, as its JSON object."""
     return {"type": "summary", "file": t.file, "input": t.input, "frames": t.frames, "requests": t.requests,
             "responses": t.responses, "records": t.records, "findings": t.findings,
@@ -407,7 +423,7 @@ def totals_object(t) -> dict:
             "valid": not t.problems}
 
 
-def totals_line(t) -> str:
+def totals_line(t: CaptureTotals) -> str:
     extra = "" if t.packets is None else f"  packets: {t.packets}  connections: {t.connections}"
     if t.ignored_connections:
         extra += f" (+{t.ignored_connections} not Kafka)"
@@ -415,7 +431,7 @@ def totals_line(t) -> str:
             f"({'no problems' if not t.problems else str(t.problems) + ' problems'})")
 
 
-def write_frames_json(items, out, encoding: str = "base64") -> None:
+def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
     """A line per stream note and frame, then the summary."""
     from ..captures import CaptureTotals
     from ..protocol.stream import StreamNote
@@ -430,14 +446,14 @@ def write_frames_json(items, out, encoding: str = "base64") -> None:
             out.write(fj.frame(item) + "\n")
 
 
-def write_frames_table(items, out, console=None) -> None:
+def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
     """A row per frame under its connection's first line, findings as notes, then the totals."""
     from ..captures import CaptureTotals
     from ..protocol.stream import StreamNote
     from .table import TableStream
 
     table = TableStream(out, FRAME_COLUMNS, console)
-    seen_connections = set()
+    seen_connections: set[int] = set()
     for item in items:
         if isinstance(item, StreamNote):
             where = "" if item.connection is None else f"c{item.connection.id} {item.direction}: "
@@ -455,21 +471,21 @@ def write_frames_table(items, out, console=None) -> None:
                 table.note(line, "yellow")
 
 
-def _frames(items):
+def _frames(items: Iterable[CaptureItem]) -> Iterator[Frame]:
     from ..captures import CaptureTotals
     from ..protocol.stream import StreamNote
 
     return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals)))
 
 
-def write_records_json(items, out, encoding: str = "base64") -> None:
+def write_records_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
     """The records the frames carry, a line each (``records --json`` plus frame/topic/partition)."""
     fj = FrameJson(encoding)
     for f in _frames(items):
         out.write(fj.record_lines(f))
 
 
-def write_records_table(items, out, console=None) -> None:
+def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
     from .table import TableStream
 
     table = TableStream(out, RECORD_COLUMNS, console)
@@ -478,7 +494,7 @@ def write_records_table(items, out, console=None) -> None:
             table.row(cells, "cyan" if r.control is not None else None)
 
 
-def write_frame_table(items, out, console=None) -> None:
+def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
     """One frame in full: its row, its decoded tree, its findings."""
     from .table import TableStream
 
@@ -491,7 +507,7 @@ def write_frame_table(items, out, console=None) -> None:
             table.note(line, "yellow")
 
 
-def write_hexdump_json(items, out, encoding: str = "hex") -> None:
+def write_hexdump_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "hex") -> None:
     """One frame's spans, a line each, then its findings."""
     for f in _frames(items):
         out.write(span_lines(f, encoding))
@@ -499,6 +515,7 @@ def write_hexdump_json(items, out, encoding: str = "hex") -> None:
             out.write(json.dumps({"type": "finding", **x.to_dict()}) + "\n")
 
 
-def write_hexdump_text(items, out, console=None, expand_records: bool = False) -> None:
+def write_hexdump_text(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
+                       expand_records: bool = False) -> None:
     for f in _frames(items):
         render_hexdump(f, expand_records=expand_records, console=console, out=out)

@@ -67,8 +67,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TextIO
 
-from ..decode.model import Batch, Gap
+from ..decode.model import Batch, Gap, Record
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..findings import Finding
+    from ..scans import FileStart, RecordsOf
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.[A-Za-z]+)*$")
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -102,7 +110,8 @@ def file_header(path: str) -> str:
     return out
 
 
-def render(item, records=False, keep=None) -> str:
+def render(item: Batch | Gap, records: bool | list[Record] = False,
+           keep: Callable[[Record], bool] | None = None) -> str:
     """One batch (or gap) as kafka-dump-log lines, with records when asked: ``records`` True
     for all of them (those ``keep`` keeps, when given), or the list of records to show."""
     if isinstance(item, Gap):
@@ -124,7 +133,7 @@ def render(item, records=False, keep=None) -> str:
 
 # --- values ----------------------------------------------------------------------
 
-def _v(x) -> str:
+def _v(x: object) -> str:
     """A value as Java string concatenation shows it (null for missing)."""
     if x is None:
         return "null"
@@ -135,7 +144,7 @@ def _v(x) -> str:
     return str(x)
 
 
-def _text(b) -> str:
+def _text(b: bytes) -> str:
     """Key/payload bytes as Kafka's StringDecoder shows them."""
     return bytes(b).decode("utf-8", "replace")
 
@@ -182,7 +191,7 @@ def _increment_sequence(seq: int, inc: int) -> int:
     return _i32(seq + inc)
 
 
-def _last_sequence(b: Batch):
+def _last_sequence(b: Batch) -> int | None:
     """DefaultRecordBatch.lastSequence: -1 only for baseSequence -1, else incremented (even if odd)."""
     if b.base_sequence is None or b.last_offset_delta is None:
         return None
@@ -191,7 +200,7 @@ def _last_sequence(b: Batch):
     return _increment_sequence(b.base_sequence, b.last_offset_delta)
 
 
-def _sequence(b: Batch, r) -> int:
+def _sequence(b: Batch, r: Record) -> int:
     """DefaultRecord.sequence: -1 unless the batch's baseSequence is >= 0."""
     base = b.base_sequence
     if base is None or base < 0 or r.offset_delta is None:
@@ -199,7 +208,7 @@ def _sequence(b: Batch, r) -> int:
     return _increment_sequence(base, r.offset_delta)
 
 
-def _contents(r) -> str:
+def _contents(r: Record) -> str:
     out = ""
     if r.key is not None:
         out += " key: " + _text(r.key)
@@ -208,7 +217,7 @@ def _contents(r) -> str:
     return out
 
 
-def _control(r) -> str:
+def _control(r: Record) -> str:
     ctl = r.control
     if not ctl:
         return ""
@@ -226,14 +235,14 @@ def _control(r) -> str:
     return f" controlType: {ctype}"  # UNKNOWN(n), as Kafka prints an unknown type
 
 
-def _record_head(r, b: Batch) -> str:
+def _record_head(r: Record, b: Batch) -> str:
     ts = -1 if r.timestamp is None else r.timestamp
     return (f"| offset: {r.offset} {_ts_type(b)}: {ts}"
             f" keySize: {-1 if r.key is None else len(r.key)}"
             f" valueSize: {-1 if r.value is None else len(r.value)}")
 
 
-def _v2_record_line(r, b: Batch, control: bool) -> str:
+def _v2_record_line(r: Record, b: Batch, control: bool) -> str:
     keys = ",".join(k for k, _ in r.headers)
     line = f"{_record_head(r, b)} sequence: {_sequence(b, r)} headerKeys: [{keys}]"
     if control:
@@ -241,15 +250,15 @@ def _v2_record_line(r, b: Batch, control: bool) -> str:
     return line + _contents(r)
 
 
-def _legacy_record_line(r, b: Batch, control: bool) -> str:
+def _legacy_record_line(r: Record, b: Batch, control: bool) -> str:
     return (f"{_record_head(r, b)} isValid: {_v(r.crc_valid)} crc: {_v(r.crc)}"
             + _contents(r))
 
 
 # --- damage ----------------------------------------------------------------------
 
-def _finding_lines(findings) -> list:
-    out = []
+def _finding_lines(findings: Iterable[Finding]) -> list[str]:
+    out: list[str] = []
     for f in findings:
         line = f"{_NOTE}{f.code.value} severity: {f.severity.value} position: {f.offset}"
         if f.source_offset is not None:
@@ -271,7 +280,8 @@ def _gap(g: Gap) -> str:
 
 # --- whole reports (items from kafkadump.scans) ------------------------------------------------
 
-def write_batch_report(items, out, console=None) -> None:
+def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
+                       console: Console | None = None) -> None:
     """``batches -f dump-log``: a header per file, a line per batch."""
     from ..scans import FileStart
 
@@ -279,7 +289,8 @@ def write_batch_report(items, out, console=None) -> None:
         out.write(file_header(item.path) if isinstance(item, FileStart) else render(item, records=False))
 
 
-def write_record_report(items, out, console=None) -> None:
+def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
+                        console: Console | None = None) -> None:
     """``records -f dump-log``: batches with their kept records; batches with nothing to show are left out."""
     from ..scans import FileStart
 

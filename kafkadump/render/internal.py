@@ -18,16 +18,22 @@ are objects of the same shape.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .. import describe as d
 from ..internal import constants as K
 from ..internal.model import Part
 from . import jsontext
 
+if TYPE_CHECKING:
+    from ..internal.model import DecodedRecord
+    from ..report.records import Encoder
+
 
 # --- JSON ---------------------------------------------------------------------------------------------
 
-def jsonable(v, enc):
+def jsonable(v: object, enc: Encoder) -> Any:
     """``v`` with bytes encoded by ``enc``, Parts as objects, non-finite floats as strings."""
     if isinstance(v, Part):
         return part_json(v, enc)
@@ -42,10 +48,10 @@ def jsonable(v, enc):
     return v
 
 
-def part_json(p: Part | None, enc) -> dict | None:
+def part_json(p: Part | None, enc: Encoder) -> dict[str, Any] | None:
     if p is None:
         return None
-    o: dict = {}
+    o: dict[str, Any] = {}
     if p.frame_version is not None:
         o["frameVersion"] = p.frame_version
     if p.api_key is not None:
@@ -62,17 +68,17 @@ def part_json(p: Part | None, enc) -> dict | None:
     return o
 
 
-def _names(p: Part) -> dict:
+def _names(p: Part) -> dict[str, str]:
     if not isinstance(p.data, dict):
         return {}
-    out = {}
+    out: dict[str, str] = {}
     for (schema, field), table in K.ENUMS.items():
         if schema == p.schema and field in p.data:
             out[field] = K.enum_name(table, p.data[field])
     return out
 
 
-def record_dict(base: dict, dec, enc) -> dict:
+def record_dict(base: dict[str, Any], dec: DecodedRecord, enc: Encoder) -> dict[str, Any]:
     """A record line's dict (``base``, the undecoded form) with the decoded key and value.
 
     ``decoded`` names the kind, ``tombstone`` says whether the value is a
@@ -88,7 +94,7 @@ def record_dict(base: dict, dec, enc) -> dict:
 
 # --- one-line summaries --------------------------------------------------------------------------------
 
-def summary(dec) -> str:
+def summary(dec: DecodedRecord) -> str:
     """``offset commit group=g topic=t partition=3 offset=42 ...``: one line for a decoded record."""
     k, v = dec.key, dec.value
     if dec.control is not None:
@@ -158,7 +164,7 @@ def summary(dec) -> str:
     return head + tail
 
 
-def _control(dec) -> str:
+def _control(dec: DecodedRecord) -> str:
     v = dec.value
     name = dec.control
     if v is None:
@@ -187,16 +193,16 @@ def _member(m: dict) -> str:
     return s
 
 
-def _ints(xs) -> str:
+def _ints(xs: Iterable[object] | None) -> str:
     return "/".join(str(x) for x in xs or ()) or "-"
 
 
-def _q(s) -> str:
+def _q(v: object) -> str:
     """A string value: bare when it is one plain word, null when null, else JSON-quoted
     (control characters, C1 and line separators escaped)."""
-    if s is None:
+    if v is None:
         return "null"
-    s = str(s)
+    s = str(v)
     if s and all(c.isalnum() or c in "-_./:@" for c in s):
         return s
     return jsontext.dumps(s)
@@ -209,7 +215,7 @@ def _join(head: str, tail: str) -> str:
 _MAX_ITEMS = 8
 
 
-def _value(key: str, v, schema=None) -> str:
+def _value(key: str, v: object, schema: str | None = None) -> str:
     if isinstance(v, Part):
         if v.data is None:
             return _undecoded(v, key)
@@ -234,8 +240,8 @@ def _value(key: str, v, schema=None) -> str:
     return str(v)
 
 
-def _fields(data: dict, schema) -> str:
-    out = []
+def _fields(data: dict[str, Any], schema: str | None) -> str:
+    out: list[str] = []
     for key, v in data.items():
         if key == "_rawTaggedFields":
             out.append(f"+{len(v)} unknown tagged field{'s' if len(v) != 1 else ''}")

@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import binascii
 import json
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from ..decode.model import Batch, Gap, Record
 from ..report.records import ENCODERS, item_object, record_object
 from .jsontext import dumps as _dumps_text
+
+if TYPE_CHECKING:
+    from ..internal.model import DecodedRecord
+    from ..scans import CrcTotals, FileStart, RecordsOf
 
 _dumps = json.dumps
 _Q = '"'
@@ -32,21 +38,21 @@ def item_line(item: Batch | Gap) -> str:
 class RecordLines:
     """Formats record lines for one encoding; reuse across a whole run."""
 
-    def __init__(self, encoding: str = "base64"):
+    def __init__(self, encoding: str = "base64") -> None:
         self.encoding = encoding
         self.enc = ENCODERS[encoding]
-        self._file = None
+        self._file: str | None = None
         self._file_json = "null"
         # base64/hex output never needs JSON escaping; text does.
         self._escape = encoding == "text"
 
-    def _val(self, b) -> str:
+    def _val(self, b: bytes | None) -> str:
         if b is None:
             return "null"
         s = self.enc(b)
         return _dumps_text(s) if self._escape else '"' + s + '"'
 
-    def _headers(self, headers) -> str:
+    def _headers(self, headers: Iterable[tuple[str, bytes | None]]) -> str:
         val = self._val
         return "[" + ",".join('{"key":' + _dumps(k) + ',"value":' + val(v) + "}" for k, v in headers) + "]"
 
@@ -72,7 +78,7 @@ class RecordLines:
             f'"control":{control}{extra}}}'
         )
 
-    def batch_lines(self, b: Batch, recs) -> str:
+    def batch_lines(self, b: Batch, recs: Sequence[Record]) -> str:
         """All of ``recs`` (records of ``b``) as newline-terminated lines: the hot path.
 
         Same output as :meth:`line` per record; per-batch constants are
@@ -92,7 +98,7 @@ class RecordLines:
         prefix = (f'{{"type":"record","file":{self._file_json},"batchPosition":{b.position},'
                   f'"offset":')
         mid_ts = f',"timestampType":"{tst}","key":'
-        out = []
+        out: list[str] = []
         append = out.append
         if self.encoding == "base64":
             # the benchmarked case: base64 inline, no per-field Python call
@@ -117,7 +123,7 @@ class RecordLines:
         return "".join(out)
 
 
-    def decoded_line(self, r: Record, b: Batch, dec) -> str:
+    def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
         :class:`kafkadump.internal.DecodedRecord`): the same fields as :meth:`line`,
         ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
@@ -132,7 +138,7 @@ __all__ = ["item_line", "RecordLines"]
 
 # --- whole reports (items from kafkadump.scans) ------------------------------------------------
 
-def write_batch_report(items, out, encoding: str = "base64") -> None:
+def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, encoding: str = "base64") -> None:
     """``batches --json``: a line per batch or gap."""
     from ..scans import FileStart
 
@@ -142,7 +148,8 @@ def write_batch_report(items, out, encoding: str = "base64") -> None:
             write(item_line(item) + "\n")
 
 
-def write_record_report(items, out, encoding: str = "base64") -> None:
+def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
+                        encoding: str = "base64") -> None:
     """``records --json``: a line per kept record; damage (gaps, a batch's findings) in the same stream."""
     from ..report.records import findings_object, gap_object
     from ..scans import FileStart
@@ -166,7 +173,8 @@ def write_record_report(items, out, encoding: str = "base64") -> None:
             write("".join(lines.decoded_line(r, b, dr) + "\n" for r, dr in zip(item.records, item.decoded)))
 
 
-def write_crc_report(items, out, encoding: str = "base64") -> None:
+def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
+                     encoding: str = "base64") -> None:
     """``verify-crc --json``: a line per bad batch, message or gap, then the summary object."""
     from ..report.records import crc_summary_object
     from ..scans import CrcTotals, FileStart

@@ -9,10 +9,18 @@ are plain text with no escape codes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..internal.model import DecodedRecord
+    from ..scans import CrcTotals, FileStart, RecordsOf
 
 
 @dataclass(frozen=True)
@@ -53,7 +61,7 @@ def _cell(text: str, col: Column) -> str:
 class TableStream:
     """Prints a header once, then rows as they come."""
 
-    def __init__(self, out, columns, console=None):
+    def __init__(self, out: TextIO, columns: Sequence[Column], console: Console | None = None) -> None:
         self.out = out
         self.columns = columns
         self.console = console  # a rich Console when styling, else None
@@ -70,7 +78,7 @@ class TableStream:
             self._header = True
             self._emit("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold")
 
-    def row(self, cells, style: str | None = None) -> None:
+    def row(self, cells: Iterable[object], style: str | None = None) -> None:
         self.header()
         self._emit("  ".join(_cell(str(v), c) for v, c in zip(cells, self.columns)).rstrip(), style)
 
@@ -78,7 +86,7 @@ class TableStream:
         self._emit(text, style)
 
 
-def batch_cells(b: Batch) -> list:
+def batch_cells(b: Batch) -> list[object]:
     seq = "-" if b.base_sequence is None else (
         str(b.base_sequence) if b.base_sequence < 0 else f"{b.base_sequence}..{b.last_sequence}")
     return [
@@ -106,7 +114,7 @@ def batch_style(b: Batch) -> str | None:
     return None
 
 
-def findings_lines(item) -> list[str]:
+def findings_lines(item: Batch | Gap | DecodedRecord) -> list[str]:
     return [f"  ! {f.code.value} @{f.offset}"
             + (f" (+{f.source_offset} decompressed)" if f.source_offset is not None else "")
             + f": {f.message}" for f in item.findings]
@@ -116,7 +124,7 @@ def gap_line(g: Gap) -> str:
     return f"{g.position:>10}  {'':>11}  {'':>11}  {g.size:>7}  (not a batch)"
 
 
-def record_cells(r: Record) -> list:
+def record_cells(r: Record) -> list[object]:
     if r.control is not None:
         ctl = r.control
         value = f"<{ctl.get('type')}" + (f" coordinatorEpoch={ctl['coordinatorEpoch']}" if "coordinatorEpoch" in ctl else "") + ">"
@@ -133,18 +141,18 @@ def record_cells(r: Record) -> list:
     ]
 
 
-def decoded_record_cells(r: Record, dec) -> list:
+def decoded_record_cells(r: Record, dec: DecodedRecord) -> list[object]:
     """offset, timestamp and the one-line summary of a decoded internal-topic record."""
     from .internal import summary
 
     return [r.offset, d.iso_ms(r.timestamp), summary(dec)]
 
 
-def gap_cells(g: Gap) -> list:
+def gap_cells(g: Gap) -> list[object]:
     return [g.position, "-", "-", g.size, "-", "-", "(not a batch)", "", "", "", "", "", "", "", "BAD"]
 
 
-def verify_line(item) -> str:
+def verify_line(item: Batch | Gap) -> str:
     """One line per bad batch/message/gap for verify-crc."""
     if isinstance(item, Gap):
         codes = ",".join(sorted({f.code.value for f in item.findings}))
@@ -159,17 +167,19 @@ def verify_line(item) -> str:
 
 # --- whole reports (items from kafkadump.scans) ------------------------------------------------
 
-def write_batch_report(items, out, console=None) -> None:
+def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, console: Console | None = None) -> None:
     """``batches`` as a table: a header per file (named when there are several), a row per item."""
     from ..scans import FileStart
 
-    t = None
+    t: TableStream | None = None
     for item in items:
         if isinstance(item, FileStart):
             t = TableStream(out, BATCH_COLUMNS, console)
             if item.files > 1:
                 t.note(f"== {item.path}", "bold")
-        elif isinstance(item, Gap):
+            continue
+        assert t is not None, "a file's items come after its FileStart"
+        if isinstance(item, Gap):
             t.row(gap_cells(item), "red")
             for line in findings_lines(item):
                 t.note(line, "red")
@@ -179,17 +189,19 @@ def write_batch_report(items, out, console=None) -> None:
                 t.note(line, "yellow")
 
 
-def write_record_report(items, out, console=None) -> None:
+def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
+                        console: Console | None = None) -> None:
     """``records`` as a table: findings as notes, a row per kept record (decoded ones as one line)."""
     from ..scans import FileStart
 
-    t = None
+    t: TableStream | None = None
     for item in items:
         if isinstance(item, FileStart):
             t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console)
             if item.files > 1:
                 t.note(f"== {item.path}", "bold")
             continue
+        assert t is not None, "a file's items come after its FileStart"
         batch = item if isinstance(item, Gap) else item.batch
         for line in findings_lines(batch):
             t.note(f"{batch.position}:" + line, "red")
@@ -205,7 +217,8 @@ def write_record_report(items, out, console=None) -> None:
                 t.note(line, "yellow")
 
 
-def write_crc_report(items, out, console=None) -> None:
+def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
+                     console: Console | None = None) -> None:
     """``verify-crc`` as text: a line per bad batch, message or gap, then the totals."""
     from ..scans import CrcTotals, FileStart
 

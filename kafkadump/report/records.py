@@ -9,42 +9,61 @@ ever added.  Byte fields (keys, values, header values) are encoded by the
 
 from __future__ import annotations
 
-import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Iterable
+from typing import Any, Protocol, overload
 
 from ..decode.model import Batch, Gap, Record
 from ..findings import Finding
 
-Encoder = Callable[[bytes], str]
 _b64 = binascii.b2a_base64
 
 
+class Encoder(Protocol):
+    """Bytes as JSON text per ``--encoding``; null stays null."""
+
+    @overload
+    def __call__(self, b: bytes, /) -> str: ...
+    @overload
+    def __call__(self, b: None, /) -> None: ...
+
+
+@overload
+def encode_base64(b: bytes) -> str: ...
+@overload
+def encode_base64(b: None) -> None: ...
 def encode_base64(b: bytes | None) -> str | None:
     return None if b is None else _b64(b, newline=False).decode("ascii")
 
 
+@overload
+def encode_hex(b: bytes) -> str: ...
+@overload
+def encode_hex(b: None) -> None: ...
 def encode_hex(b: bytes | None) -> str | None:
     return None if b is None else b.hex()
 
 
+@overload
+def encode_text(b: bytes) -> str: ...
+@overload
+def encode_text(b: None) -> None: ...
 def encode_text(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", "replace")
 
 
-ENCODERS: dict[str, Callable[[bytes | None], str | None]] = {
-    "base64": encode_base64, "hex": encode_hex, "text": encode_text}
+ENCODERS: dict[str, Encoder] = {"base64": encode_base64, "hex": encode_hex, "text": encode_text}
 
 
-def findings_list(findings: list[Finding]) -> list[dict]:
+def findings_list(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     """Findings as objects: ``code``, ``severity``, ``offset``, ``message`` and, when known,
     ``length`` and ``decompressedOffset``."""
     return [f.to_dict() for f in findings]
 
 
-def batch_object(b: Batch) -> dict:
+def batch_object(b: Batch) -> dict[str, Any]:
     """A batch (or top-level legacy message) as a JSON-ready dict."""
-    d = {"type": "batch", "file": b.file, "position": b.position, "size": b.size}
+    d: dict[str, Any] = {"type": "batch", "file": b.file, "position": b.position, "size": b.size}
     if b.magic >= 2:
         d.update({
             "baseOffset": b.base_offset,
@@ -90,30 +109,30 @@ def batch_object(b: Batch) -> dict:
     return d
 
 
-def gap_object(g: Gap) -> dict:
+def gap_object(g: Gap) -> dict[str, Any]:
     """Bytes that are not a batch, with the findings that say why."""
     return {"type": "gap", "file": g.file, "position": g.position, "size": g.size,
             "findings": findings_list(g.findings)}
 
 
-def item_object(item: Batch | Gap) -> dict:
+def item_object(item: Batch | Gap) -> dict[str, Any]:
     """A batch or a gap, as the walkers yield them."""
     return gap_object(item) if isinstance(item, Gap) else batch_object(item)
 
 
-def findings_object(item: Batch) -> dict:
+def findings_object(item: Batch) -> dict[str, Any]:
     """The findings of a batch, as a line of their own in the record stream."""
     return {"type": "findings", "file": item.file, "position": item.position,
             "findings": findings_list(item.findings)}
 
 
-def record_object(r: Record, b: Batch, encode: Callable[[bytes | None], str | None]) -> dict:
+def record_object(r: Record, b: Batch, encode: Encoder) -> dict[str, Any]:
     """A record (of batch ``b``) as its object: the one definition of a record's fields.
 
     ``render.jsonl.RecordLines`` writes the same object without building the
     dict (the hot path); a test holds the two equal.
     """
-    d = {"type": "record", "file": b.file, "batchPosition": b.position, "offset": r.offset,
+    d: dict[str, Any] = {"type": "record", "file": b.file, "batchPosition": b.position, "offset": r.offset,
          "timestamp": r.timestamp, "timestampType": r.timestamp_type,
          "key": encode(r.key), "value": encode(r.value),
          "headers": [{"key": k, "value": encode(v)} for k, v in r.headers],
@@ -125,7 +144,8 @@ def record_object(r: Record, b: Batch, encode: Callable[[bytes | None], str | No
     return d
 
 
-def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: int, valid: bool) -> dict:
+def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: int,
+                       valid: bool) -> dict[str, Any]:
     """verify-crc's closing line."""
     return {"type": "summary", "files": files, "batches": batches, "bytes": size, "bad": bad,
             "findings": findings, "valid": valid}
