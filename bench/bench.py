@@ -43,9 +43,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import make_segment  # noqa: E402
-from make_segment import parse_size  # noqa: E402
-
 from crc32c import crc32c  # noqa: E402
+from make_segment import parse_size  # noqa: E402
 
 from kafkadump.decode import CrcScan, Options, iter_batches  # noqa: E402
 from kafkadump.decode.model import Batch, Gap  # noqa: E402

@@ -49,20 +49,21 @@ def main(argv) -> int:
     import atheris
 
     with atheris.instrument_imports(include=["kafkadump"]):
+        import targets
+
         import kafkadump.cli  # noqa: F401  (instrument the package before the targets use it)
-        import kafkadump.cli.capture  # noqa: F401
-        import kafkadump.scans  # noqa: F401
+        import kafkadump.cli.capture_command  # noqa: F401
         import kafkadump.cli.logdir_commands  # noqa: F401
         import kafkadump.decode.batch  # noqa: F401
         import kafkadump.decode.compression  # noqa: F401
         import kafkadump.decode.legacy  # noqa: F401
         import kafkadump.decode.walk  # noqa: F401
-        import kafkadump.internal.decoder  # noqa: F401
+        import kafkadump.internal_topics.record_decoder  # noqa: F401
         import kafkadump.logdir.dump  # noqa: F401
         import kafkadump.protocol.stream  # noqa: F401
+        import kafkadump.segment_report  # noqa: F401
         import kafkadump.sources.hextext  # noqa: F401
         import kafkadump.sources.pcap  # noqa: F401
-        import targets
 
     corpus = keep or tempfile.mkdtemp(prefix=f"kafkadump-fuzz-{name}-")
     os.makedirs(corpus, exist_ok=True)

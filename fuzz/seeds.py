@@ -122,7 +122,7 @@ def _frames():
 
 def _internal():
     from kafkadump.decode import Batch, Options, iter_batches
-    from kafkadump.internal.constants import KINDS
+    from kafkadump.internal_topics.constants import KINDS
 
     seg = CORPUS / "real" / "segments"
     dirs = {"offsets": "__consumer_offsets-*", "transactions": "__transaction_state-*",

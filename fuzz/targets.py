@@ -250,9 +250,9 @@ def protocol(data: bytes) -> None:
 
 def internal(data: bytes) -> None:
     """Internal-topic keys and values (__consumer_offsets, __transaction_state, metadata, ...)."""
-    from kafkadump.internal.constants import KINDS
-    from kafkadump.internal.decoder import decoder_for
-    from kafkadump.render.internal import record_dict, summary
+    from kafkadump.internal_topics.constants import KINDS
+    from kafkadump.internal_topics.record_decoder import decoder_for
+    from kafkadump.render.internal_records import record_dict, summary
 
     if len(data) < 3:
         return

@@ -93,7 +93,7 @@ class Code(str, Enum):
     TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
     TCP_CONFLICT = "tcp-overlap-conflict"      # retransmitted TCP data differs from the first copy
     CAPTURE_MALFORMED = "capture-malformed"    # pcap/pcapng structure or packet headers broken
-    # --- internal topics (kafkadump.internal) ------------------------------------
+    # --- internal topics (kafkadump.internal_topics) ------------------------------------
     INTERNAL_TYPE_UNKNOWN = "internal-type-unknown"        # key version / metadata apiKey names no known schema
     INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
     INTERNAL_MALFORMED = "internal-malformed"              # internal-topic key/value does not decode by its schema
@@ -162,7 +162,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.CHECKPOINT_MISMATCH: Severity.WARNING,
     Code.PENDING_FILE: Severity.INFO,
     Code.ORPHAN_FILE: Severity.INFO,
-    # internal topics (kafkadump.internal)
+    # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_MALFORMED: Severity.ERROR,
@@ -235,7 +235,7 @@ DESCRIPTION: dict[Code, str] = {
     Code.CHECKPOINT_MISMATCH: "a broker checkpoint or partition.metadata disagrees with the partitions on disk",
     Code.PENDING_FILE: "a file or directory the broker was deleting, cleaning or moving (.deleted, .cleaned, .swap, -delete, -future)",
     Code.ORPHAN_FILE: "an index or snapshot file whose segment .log is absent",
-    # internal topics (kafkadump.internal)
+    # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
                                 "kafkadump knows (kept as raw bytes)",
     Code.INTERNAL_VERSION_UNKNOWN: "an internal topic record's version (value, metadata record, frame or embedded "

@@ -25,9 +25,15 @@ import zlib
 from dataclasses import dataclass, field
 
 from crc32c import crc32c
-
-from primitive_encoders import (encode_int8, encode_int16, encode_int32, encode_int64,
-                                         encode_uint32, encode_varint, encode_varlong)
+from primitive_encoders import (
+    encode_int8,
+    encode_int16,
+    encode_int32,
+    encode_int64,
+    encode_uint32,
+    encode_varint,
+    encode_varlong,
+)
 
 T0 = 1_700_000_000_000
 HEADER_SIZE = 61

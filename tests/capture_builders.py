@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import struct
 
-from primitive_encoders import (encode_compact_string, encode_int16,
-                                         encode_int32, encode_int64, encode_nullable_string, encode_string,
-                                         encode_unsigned_varint)
+from primitive_encoders import (
+    encode_compact_string,
+    encode_int16,
+    encode_int32,
+    encode_int64,
+    encode_nullable_string,
+    encode_string,
+    encode_unsigned_varint,
+)
 
 I16, I32, I64 = encode_int16, encode_int32, encode_int64
 UV = encode_unsigned_varint

@@ -14,7 +14,7 @@ import json
 import subprocess
 import sys
 
-from kafkadump.spark.schema import CONTROL, FINDING, LEVELS
+from kafkadump.spark.row_schema import CONTROL, FINDING, LEVELS
 
 FIND_KEYS = [n for n, _ in FINDING[1]]
 CTL_KEYS = [n for n, _ in CONTROL[1]]

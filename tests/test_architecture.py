@@ -114,7 +114,7 @@ def test_no_import_cycles():
 
 
 LOWER = ("kafkadump.decode", "kafkadump.sources", "kafkadump.protocol", "kafkadump.findings")
-UPPER = ("kafkadump.cli", "kafkadump.render", "kafkadump.report", "kafkadump.scans", "kafkadump.captures",
+UPPER = ("kafkadump.cli", "kafkadump.render", "kafkadump.report", "kafkadump.segment_report", "kafkadump.capture_report",
          "kafkadump.spark")
 
 

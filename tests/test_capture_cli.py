@@ -13,10 +13,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import capture_builders as B  # noqa: E402
 from conftest import FIXTURES, need_corpus  # noqa: E402
-from kafkadump.cli import app  # noqa: E402
-from kafkadump.render.hexdump import tiling_errors  # noqa: E402
-from kafkadump.decode.model import Span  # noqa: E402
 from test_protocol import first_batch  # noqa: E402
+
+from kafkadump.cli import app  # noqa: E402
+from kafkadump.decode.model import Span  # noqa: E402
+from kafkadump.render.hexdump import tiling_errors  # noqa: E402
 
 
 def run(*args, input=None):

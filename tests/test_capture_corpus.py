@@ -28,8 +28,8 @@ import time
 import uuid
 
 import pytest
-
 from conftest import need_corpus
+
 from kafkadump.protocol import schema as S
 from kafkadump.protocol.decoder import RecordsValue
 from kafkadump.protocol.stream import CaptureDecoder, StreamNote

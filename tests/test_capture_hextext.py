@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import need_corpus
 from typer.testing import CliRunner
 
-from conftest import need_corpus
 from kafkadump.cli import app
 from kafkadump.sources import hextext
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import capture_builders as B  # noqa: E402
 from test_protocol import first_batch  # noqa: E402
+
 from kafkadump.findings import DESCRIPTION, SEVERITY, Code, Severity  # noqa: E402
 from kafkadump.protocol.stream import CaptureDecoder, Hints, StreamNote  # noqa: E402
 from kafkadump.sources.pcap import CaptureReader  # noqa: E402

@@ -12,12 +12,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import need_corpus
+from logdir_helpers import Seg, batch, flip, name, write
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
 from kafkadump.logdir.carve import Damaged, Recovered, carve
-from logdir_helpers import Seg, batch, flip, name, write
-from conftest import need_corpus
 
 runner = CliRunner()
 

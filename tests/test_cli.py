@@ -6,11 +6,11 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FIXTURES, ROOT
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
 from kafkadump.findings import Code
-from conftest import FIXTURES, ROOT
 
 V2 = str(FIXTURES / "segment-v2/00000000000000000000.log")
 MIXED = str(FIXTURES / "segment-mixed/00000000000000000000.log")

@@ -26,9 +26,9 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, load_json, need_corpus
 from crc32c import crc32c
 
-from conftest import CORPUS, load_json, need_corpus
 from kafkadump.decode import Batch, Gap, iter_batches
 
 BATCHES = "clients/batches"

@@ -2,9 +2,9 @@
 from its inputs, not by any decoder)."""
 
 import pytest
+from conftest import FIXTURES, load_json
 
 from kafkadump.decode import Batch, Gap, iter_batches
-from conftest import FIXTURES, load_json
 
 CLEAN = ["segment-v2/00000000000000000000", "segment-mixed/00000000000000000000"]
 

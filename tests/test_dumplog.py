@@ -7,9 +7,9 @@ positions, offsets, timestamps) and Kafka's format, then compared exactly.
 import re
 
 import pytest
+from conftest import FIXTURES, load_json
 from typer.testing import CliRunner
 
-from conftest import FIXTURES, load_json
 from kafkadump.cli import app
 from kafkadump.decode.model import Batch, Gap, Record
 from kafkadump.findings import Code, Finding

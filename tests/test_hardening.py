@@ -18,12 +18,12 @@ import sys
 import zlib
 from pathlib import Path
 
-import pytest
-from crc32c import crc32c
-
 import builders as bld
 import capture_builders as cb
+import pytest
 from conftest import FIXTURES
+from crc32c import crc32c
+
 from kafkadump.decode import Batch, Options, iter_batches
 from kafkadump.decode import compression as C
 from kafkadump.findings import Code, Severity

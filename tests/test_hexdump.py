@@ -6,13 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, need_corpus
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
 from kafkadump.decode import Batch, iter_batches
 from kafkadump.decode.walk import decode_spanned
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
-from conftest import FIXTURES, need_corpus
 
 GOLDEN = Path(__file__).parent / "golden"
 runner = CliRunner()
@@ -68,8 +68,9 @@ def test_tiling_on_generated_batches_of_every_codec_and_magic():
 def test_tiling_on_damaged_batch_marks_unparsed():
     data = bytearray((FIXTURES / "segment-v2/00000000000000000000.log").read_bytes()[:310])
     data[62] = 0x7F  # first record's length varint: 0x7f = -64, impossible
-    from crc32c import crc32c
     import struct
+
+    from crc32c import crc32c
     struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
     items = list(iter_batches(bytes(data), "x"))
     decoded, spans = decode_spanned(bytes(data), items[0])

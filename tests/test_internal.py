@@ -1,4 +1,4 @@
-"""Internal topics (kafkadump.internal): schema round trips, damage, CLI, hexdump, summaries.
+"""Internal topics (kafkadump.internal_topics): schema round trips, damage, CLI, hexdump, summaries.
 
 Records are built by ``internal_encoder`` straight from Kafka's JSON schema
 files (an encoder independent of kafkadump's tables and schema decoder) and
@@ -12,20 +12,20 @@ from __future__ import annotations
 import json
 import struct
 
-import pytest
-from typer.testing import CliRunner
-
 import builders as bld
 import internal_encoder as E
+import pytest
 from conftest import SHARED
+from typer.testing import CliRunner
+
 from kafkadump.cli import app
 from kafkadump.decode import Batch, iter_batches
 from kafkadump.decode.walk import decode_spanned
 from kafkadump.findings import Code, Severity
-from kafkadump.internal.decoder import decoder_for, expand_spans
-from kafkadump.internal.kinds import kind_from_path, resolve_kind
-from kafkadump.internal.model import Part
-from kafkadump.internal.summary import summarize
+from kafkadump.internal_topics.decoded import Part
+from kafkadump.internal_topics.kinds import kind_from_path, resolve_kind
+from kafkadump.internal_topics.record_decoder import decoder_for, expand_spans
+from kafkadump.internal_topics.summary import summarize
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 MUTATION_CODES = {"internal-type-unknown", "internal-version-unknown", "internal-malformed",
@@ -147,7 +147,7 @@ def test_resolve_kind():
 
 
 def test_key_version_map_comes_from_the_schemas():
-    from kafkadump.internal.decoder import key_schemas
+    from kafkadump.internal_topics.record_decoder import key_schemas
 
     m = key_schemas("group-coordinator")
     assert m[0] == m[1] == "OffsetCommitKey" and m[2] == "GroupMetadataKey"
@@ -230,7 +230,7 @@ def test_frame_round_trip_every_record_type_and_version(kind, schema):
 
 
 def test_every_metadata_schema_in_the_tables_is_tested():
-    from kafkadump.internal.decoder import frame_schemas
+    from kafkadump.internal_topics.record_decoder import frame_schemas
 
     assert set(frame_schemas("metadata").values()) == {s for k, s in METADATA if k == "metadata"}
     assert set(frame_schemas("storage").values()) == {s for k, s in METADATA if k == "remote-log-metadata"}
@@ -642,7 +642,7 @@ def test_hexdump_cli_shows_fields(tmp_path):
 
 
 def test_table_summaries():
-    from kafkadump.render.internal import summary
+    from kafkadump.render.internal_records import summary
 
     good = _offset_commit(group="g1", offset=5)
     gdoc = E.load("GroupMetadataValue")
@@ -680,7 +680,7 @@ def test_summary_offsets_last_write_wins_and_tombstones():
 def test_summary_add_batch_and_pickle():
     import pickle
 
-    from kafkadump.internal.summary import Summary
+    from kafkadump.internal_topics.summary import Summary
 
     good = _offset_commit("a", 5)
     bad = (i16(99) + good[0][2:], good[1])

@@ -17,15 +17,15 @@ import re
 from collections import Counter
 
 import pytest
+from conftest import need_corpus
 from typer.testing import CliRunner
 
-from conftest import need_corpus
 from kafkadump.cli import app
 from kafkadump.decode import Batch, iter_batches
 from kafkadump.decode.walk import decode_spanned
-from kafkadump.internal.decoder import decoder_for, expand_spans
-from kafkadump.internal.kinds import kind_from_path
-from kafkadump.internal.summary import summarize
+from kafkadump.internal_topics.kinds import kind_from_path
+from kafkadump.internal_topics.record_decoder import decoder_for, expand_spans
+from kafkadump.internal_topics.summary import summarize
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 runner = CliRunner()

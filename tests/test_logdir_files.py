@@ -11,18 +11,34 @@ import re
 from collections import Counter
 
 import pytest
+from conftest import need_corpus
+from logdir_helpers import (
+    T0,
+    Seg,
+    batch,
+    checkpoint_text,
+    flip,
+    index_bytes,
+    name,
+    snapshot_bytes,
+    timeindex_bytes,
+    txnindex_bytes,
+    write,
+)
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
 from kafkadump.logdir import names
 from kafkadump.logdir.indexes import OffsetIndex, TimeIndex, TxnIndex
 from kafkadump.logdir.snapshot import ProducerSnapshot
-from kafkadump.logdir.textfiles import (decode_leader_epoch_checkpoint, decode_meta_properties,
-                                        decode_offset_checkpoint, decode_partition_metadata, decode_quorum_state)
+from kafkadump.logdir.textfiles import (
+    decode_leader_epoch_checkpoint,
+    decode_meta_properties,
+    decode_offset_checkpoint,
+    decode_partition_metadata,
+    decode_quorum_state,
+)
 from kafkadump.logdir.triage import Triage
-from conftest import need_corpus
-from logdir_helpers import (T0, Seg, batch, checkpoint_text, flip, index_bytes, name, snapshot_bytes,
-                            timeindex_bytes, txnindex_bytes, write)
 
 runner = CliRunner()
 SEG = "real/segments"

@@ -11,14 +11,30 @@ import subprocess
 import sys
 
 import pytest
+from logdir_helpers import (
+    ABORT,
+    COMMIT,
+    T0,
+    Seg,
+    batch,
+    checkpoint_text,
+    control,
+    file_of,
+    findings,
+    flip,
+    index_bytes,
+    name,
+    snapshot_bytes,
+    timeindex_bytes,
+    txnindex_bytes,
+    write,
+)
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
 from kafkadump.findings import DESCRIPTION, SEVERITY, Code
 from kafkadump.logdir import triage as triage_mod
 from kafkadump.logdir.triage import Triage, triage
-from logdir_helpers import (ABORT, COMMIT, T0, Seg, batch, checkpoint_text, control, file_of, findings, flip,
-                            index_bytes, name, snapshot_bytes, timeindex_bytes, txnindex_bytes, write)
 
 runner = CliRunner()
 

@@ -26,12 +26,12 @@ import json
 import struct
 from dataclasses import dataclass, field, replace
 
+import builders as bld
 import pytest
+from builders import GZIP, LZ4, SNAPPY, T0, ZSTD, Rec, fix_crc, patch
+from conftest import FIXTURES, load_json
 from typer.testing import CliRunner
 
-import builders as bld
-from builders import GZIP, LZ4, SNAPPY, ZSTD, Rec, T0, fix_crc, patch
-from conftest import FIXTURES, load_json
 from kafkadump.cli import app
 from kafkadump.decode import Batch, Gap, Options, iter_batches
 from kafkadump.findings import Code, Severity

@@ -33,6 +33,7 @@ import zlib
 from contextlib import contextmanager
 
 import pytest
+from conftest import FIXTURES
 from crc32c import crc32c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,7 +44,6 @@ from kafkadump.decode import Batch, CrcScan, Gap, Options, iter_batches
 from kafkadump.findings import Code
 from kafkadump.render import jsonl
 from kafkadump.report import records as records_model
-from conftest import FIXTURES
 
 SEED_FILES = sorted(FIXTURES.glob("*/*.log"))
 SEEDS = [p.read_bytes() for p in SEED_FILES]

@@ -15,19 +15,19 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 import builders as bld
 import capture_builders as cb
+import pytest
+from test_hardening import v2_raw
+
 from kafkadump.decode import CrcScan, Options, iter_batches
 from kafkadump.decode.step import decode_at, intact_batch_at
 from kafkadump.decode.walk import decode_spanned, locate
 from kafkadump.findings import Code
 from kafkadump.logdir.carve import Recovered, carve
 from kafkadump.protocol import frames as F
-from kafkadump.spark.source import options_for
 from kafkadump.spark.splits import iter_task
-from test_hardening import v2_raw
+from kafkadump.spark.tasks import options_for
 
 MiB = 1 << 20
 RATIO = Code.DECOMPRESSION_RATIO

@@ -3,12 +3,12 @@ internal-topic decoders; encoders only in tests/primitive_encoders.py."""
 
 from __future__ import annotations
 
+import primitive_encoders as E
 import pytest
 
-import primitive_encoders as E
 from kafkadump.decode import primitives as P
 from kafkadump.findings import Code, DecodeError, Truncated
-from kafkadump.internal.decoder import decoder_for
+from kafkadump.internal_topics.record_decoder import decoder_for
 from kafkadump.protocol.decoder import Overrun, State, uvarint
 
 

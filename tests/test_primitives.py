@@ -21,21 +21,20 @@ import math
 import struct
 import time
 import uuid
+import warnings
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import warnings
-
 with warnings.catch_warnings():  # kafka.protocol loads its schemas with deprecated importlib calls
     warnings.simplefilter("ignore", DeprecationWarning)
     from kafka.protocol.old.types import UnsignedVarInt32 as KpUnsignedVarInt32
+import primitive_encoders as E
 from kafka.record.util import decode_varint as kp_decode_varint
 from kafka.record.util import encode_varint as kp_encode_varint
 
 from kafkadump.decode import iter_batches
-import primitive_encoders as E
 from kafkadump.decode import primitives as P
 from kafkadump.findings import Code, DecodeError, Truncated
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import capture_builders as B  # noqa: E402
 from conftest import FIXTURES, ROOT, SHARED, load_json, need_corpus  # noqa: E402
 from primitive_encoders import encode_compact_string  # noqa: E402
+
 from kafkadump.findings import Code, DecodeError  # noqa: E402
 from kafkadump.protocol import schema as S  # noqa: E402
 from kafkadump.protocol.decoder import RecordsValue, decode_message, kafka_uuid  # noqa: E402

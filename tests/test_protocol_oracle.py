@@ -16,8 +16,8 @@ import re
 import uuid
 
 import pytest
-
 from test_protocol import first_batch
+
 from kafkadump.protocol import schema as S
 from kafkadump.protocol.decoder import RecordsValue, decode_message
 

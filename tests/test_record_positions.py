@@ -12,15 +12,14 @@ from __future__ import annotations
 import gzip
 import struct
 
-import pytest
-
 import builders as bld
+import pytest
+from test_hardening import v2_raw
+
 from kafkadump.decode import iter_batches
 from kafkadump.decode.control import decode_control, read_control_key, read_end_txn_marker
 from kafkadump.findings import Code
-from kafkadump.internal.decoder import decoder_for
-from kafkadump.internal.decoder import record_locations
-from test_hardening import v2_raw
+from kafkadump.internal_topics.record_decoder import decoder_for, record_locations
 
 
 def records_of(data: bytes) -> list:

@@ -9,11 +9,11 @@ from conftest import FIXTURES
 
 from kafkadump.decode import Batch, Gap, Options, iter_batches
 from kafkadump.errors import UsageError
+from kafkadump.findings import Code, Finding, Severity
 from kafkadump.query import RecordQuery, parse_key, parse_time
 from kafkadump.render.jsonl import RecordLines
 from kafkadump.report.records import ENCODERS, item_object, record_object
 from kafkadump.report.status import Tally, exit_status
-from kafkadump.findings import Code, Finding, Severity
 
 SEGMENTS = sorted(FIXTURES.glob("*/*.log"))
 

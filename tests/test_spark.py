@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, need_corpus
 from spark_compare import CliRun, assert_same, cli_lines, findings_from_cli, from_cli, from_row
 from spark_fleet import make_fleet

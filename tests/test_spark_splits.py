@@ -13,7 +13,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from builders import simple_batch
 from conftest import CORPUS, FIXTURES
 from spark_compare import assert_same, cli_lines, findings_from_cli, from_cli, names
@@ -22,9 +21,8 @@ from spark_fleet import damaged_variants, make_fleet
 from kafkadump.decode import Options, iter_batches
 from kafkadump.render.jsonl import item_line as render_batch_line
 from kafkadump.sources.segment import open_segment
-from kafkadump.spark.source import _Spooled, options_for, read_task
-from kafkadump.spark.splits import (ListingError, cuts, iter_task, list_local, local_path, log_dir, plan,
-                                    topic_partition)
+from kafkadump.spark.splits import ListingError, cuts, iter_task, list_local, local_path, log_dir, plan, topic_partition
+from kafkadump.spark.tasks import _Spooled, options_for, read_task
 
 SEGMENTS = CORPUS / "real" / "segments"
 
@@ -226,7 +224,7 @@ def _task_rows(level, files, split):
 
 
 def _all_names(level):
-    from kafkadump.spark.schema import LEVELS
+    from kafkadump.spark.row_schema import LEVELS
 
     return [n for n, _ in LEVELS[level]]
 

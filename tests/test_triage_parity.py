@@ -58,7 +58,7 @@ def both(path: str, *extra: str):
 
 
 def without_timing(report: dict) -> dict:
-    from kafkadump.report.logdir import without_timing
+    from kafkadump.report.logdir_objects import without_timing
 
     return without_timing(report)
 

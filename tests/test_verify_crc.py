@@ -3,10 +3,10 @@
 import struct
 
 import pytest
+from conftest import FIXTURES
 from crc32c import crc32c
 
 from kafkadump.decode import Batch, CrcScan, Gap, iter_batches
-from conftest import FIXTURES
 
 
 def _big_segment(copies: int) -> bytearray:

@@ -1,7 +1,7 @@
 """The command line: a thin layer of typer commands over the library.
 
 A command parses its options, calls the one library function that yields
-the items of its report (:mod:`kafkadump.scans`, :mod:`kafkadump.logdir`,
+the items of its report (:mod:`kafkadump.segment_report`, :mod:`kafkadump.logdir`,
 ...), hands them to the renderer its format names (:mod:`kafkadump.render`)
 and exits with the status the report's findings give
 (:mod:`kafkadump.report.status`): 0 clean, 1 the data has problems, 2 usage
@@ -14,7 +14,12 @@ modules.
 
 from __future__ import annotations
 
-from . import capture, logdir_commands, segments, spark_commands  # noqa: F401  (their commands register on the app)
+from . import (  # noqa: F401  (their commands register on the app)
+    capture_command,
+    logdir_commands,
+    segment_commands,
+    spark_commands,
+)
 from .app import app
 from .main import main
 

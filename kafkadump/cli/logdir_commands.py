@@ -13,7 +13,7 @@ from ..errors import UsageError
 from ..report.status import Tally
 from .app import app
 from .main import run_command
-from .options import FROM_OPTIONS, Output, output_options
+from .option_groups import FROM_OPTIONS, Output, output_options
 
 # the kinds --type can name (logdir.names' kinds that dump decodes)
 DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
@@ -48,7 +48,7 @@ def dump(
     finding is reported.
     """
     from ..logdir.dump import dump_report
-    from ..render import logdir as render
+    from ..render import logdir_files as render
 
     def body() -> int:
         tally = Tally()
@@ -104,8 +104,8 @@ def triage(
 
 def show_triage(report: dict, output: Output, files: bool = True) -> int:
     """Write a triage report as ``output`` asks (``kafkadump triage`` and ``spark triage``); its exit status."""
-    from ..render import triage as render
-    from ..report.logdir import triage_exit_status
+    from ..render import triage_table as render
+    from ..report.logdir_objects import triage_exit_status
 
     if output.json:
         render.render_triage_json(report, sys.stdout)
@@ -132,8 +132,8 @@ def carve(
     new segment holding only the intact batches.  The input is never
     modified.  Exit 0 when nothing is damaged, 1 when something is.
     """
-    from ..logdir.recover import carve_report
-    from ..render import logdir as render
+    from ..logdir.carve_report import carve_report
+    from ..render import logdir_files as render
 
     def body() -> int:
         tally = Tally()

@@ -17,8 +17,14 @@ class Progress:
         if self.bar is None:
             from rich.console import Console
             from rich.progress import (
-                BarColumn, DownloadColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn,
+                BarColumn,
+                DownloadColumn,
+                TextColumn,
+                TimeRemainingColumn,
                 TransferSpeedColumn,
+            )
+            from rich.progress import (
+                Progress as RichProgress,
             )
 
             self.bar = RichProgress(TextColumn(self.label), BarColumn(), DownloadColumn(), TransferSpeedColumn(),

@@ -17,7 +17,7 @@ import typer
 from ..errors import UsageError
 from .app import app, command_group
 from .main import run_command
-from .options import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
+from .option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
 
 spark_app = command_group(
     "spark",
@@ -114,7 +114,8 @@ def scan(
     """
 
     def body():
-        from ..spark import jobs, render
+        from ..render import spark_scan as render
+        from ..spark import jobs
         from ..spark.session import build
 
         files = _local_listing(paths, include)   # local paths: fail fast, before the JVM starts

@@ -34,7 +34,7 @@ class Options:
     resync_window: Optional[int] = None               # bytes to scan for the next batch (None: to the end)
     select: Optional[Callable] = None                 # batch -> bool: decode this batch's records?
 
-    def shallow(self) -> "Options":
+    def shallow(self) -> Options:
         """The same limits, records not decoded (header and CRC only; legacy wrappers still expanded)."""
         return self if not self.records else replace(self, records=False)
 

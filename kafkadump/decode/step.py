@@ -63,7 +63,7 @@ class ScanBudget:
         self.reported = False
 
     @classmethod
-    def for_walk(cls, opt: Options, size: int) -> "ScanBudget | None":
+    def for_walk(cls, opt: Options, size: int) -> ScanBudget | None:
         """The budget of a walk over ``size`` bytes (None when ``opt.max_scan`` is 0: no limit)."""
         if not opt.max_scan:
             return None

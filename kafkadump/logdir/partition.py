@@ -129,7 +129,7 @@ class _Fold:
             self._compare_snapshot(off, s)
 
     def _compare_snapshot(self, off: int, s: FileScan) -> None:
-        for pid, epoch, last_seq, last_off, pos in _decoded(s)["snapshot"]:
+        for pid, _epoch, last_seq, last_off, pos in _decoded(s)["snapshot"]:
             st = self.producers.get(pid)
             if last_off < 0 or st is None or st.last_offset is None:
                 continue
@@ -402,7 +402,7 @@ def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, Partitio
                               f"{e['topic']}-{e['partition']}: {what} {e['offset']} is beyond the partition's "
                               f"log end offset {p.log_end_offset} on disk"))
     ids: dict = {}
-    for name, p in partitions.items():
+    for p in partitions.values():
         if p.topic_id and p.state is None:
             ids.setdefault(p.topic, Counter())[p.topic_id] += 1
     for name, p in sorted(partitions.items()):

@@ -28,7 +28,7 @@ from collections import Counter
 from ..decode import Batch, Gap, Options, iter_batches
 from ..errors import InputError
 from ..findings import Code, Finding, Severity
-from ..report.logdir import worst_severity as worst_of
+from ..report.logdir_objects import worst_severity as worst_of
 from ..sources.segment import open_segment
 from . import names
 from .indexes import OffsetIndex, TimeIndex, TxnIndex
@@ -111,8 +111,8 @@ class FileScan:
         return worst_of(self.finding_counts)
 
     def to_dict(self) -> dict:
-        """The report's file object (see :func:`kafkadump.report.logdir.file_object`)."""
-        from ..report.logdir import file_object
+        """The report's file object (see :func:`kafkadump.report.logdir_objects.file_object`)."""
+        from ..report.logdir_objects import file_object
 
         return file_object(self)
 
@@ -477,8 +477,8 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
 def _internal_summary(path: str):
     """Kafka's internal topics: a decoded summary (committed offsets per group, transactions, metadata
     changes) when the segment is one of theirs, else None."""
-    from ..internal.kinds import kind_from_path
-    from ..internal.summary import Summary
+    from ..internal_topics.kinds import kind_from_path
+    from ..internal_topics.summary import Summary
 
     kind = kind_from_path(path)
     return Summary(kind) if kind is not None else None

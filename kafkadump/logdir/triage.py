@@ -10,7 +10,7 @@ Three stages, none of which prints:
    (:mod:`kafkadump.spark.jobs`) -- and, as each directory's units are done,
    folds them into a partition verdict (:mod:`kafkadump.logdir.partition`).
    Memory is bounded by one batch per worker plus the per-file summaries.
-3. :meth:`Triage.report` assembles the report (:mod:`kafkadump.report.logdir`):
+3. :meth:`Triage.report` assembles the report (:mod:`kafkadump.report.logdir_objects`):
    per file the chain of custody (size, mtime, SHA-256), counts, ranges and
    findings; per partition a summary and a verdict; totals.
 """
@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..decode import Options
-from ..findings import Code, Finding
-from ..report.logdir import TriageRun, partition_object, triage_object
 from ..errors import InputError
+from ..findings import Code, Finding
+from ..report.logdir_objects import TriageRun, partition_object, triage_object
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
@@ -343,7 +343,7 @@ class Triage:
             yield from self.group_scans(gi)
 
     def report(self) -> dict:
-        """The report (see :mod:`kafkadump.report.logdir`)."""
+        """The report (see :mod:`kafkadump.report.logdir_objects`)."""
         parts = [partition_object(self.partitions[gi], self.group_scans(gi)) for gi in sorted(self.partitions)]
         return triage_object(TriageRun(self.roots, list(self.file_scans()), parts, self.started, self.elapsed))
 

@@ -552,7 +552,7 @@ def _raw_tag(buf, p, fend, st, path, out, tag, key) -> None:
 def _fill_defaults(plan: Plan, out: dict) -> None:
     for key, v in plan.defaults.items():
         out.setdefault(key, v)
-    for key, kind, r, nullable, emin in plan.steps:
+    for key, kind, r, _nullable, _emin in plan.steps:
         v = out.get(key)
         if kind == STRUCT and isinstance(v, dict):
             _fill_defaults(r, v)

@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..findings import Finding
-    from ..scans import FileStart, RecordsOf
+    from ..segment_report import FileStart, RecordsOf
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.[A-Za-z]+)*$")
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -278,12 +278,12 @@ def _gap(g: Gap) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- whole reports (items from kafkadump.scans) ------------------------------------------------
+# --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
                        console: Console | None = None) -> None:
     """``batches -f dump-log``: a header per file, a line per batch."""
-    from ..scans import FileStart
+    from ..segment_report import FileStart
 
     for item in items:
         out.write(file_header(item.path) if isinstance(item, FileStart) else render(item, records=False))
@@ -292,7 +292,7 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
                         console: Console | None = None) -> None:
     """``records -f dump-log``: batches with their kept records; batches with nothing to show are left out."""
-    from ..scans import FileStart
+    from ..segment_report import FileStart
 
     for item in items:
         if isinstance(item, FileStart):

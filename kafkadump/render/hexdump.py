@@ -18,6 +18,7 @@ import json
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
+from .lines import LineWriter
 
 PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
 UNPARSED_STYLE = "bold white on red"
@@ -168,16 +169,9 @@ def _title(item) -> str:
             + (f", offsets {item.base_offset}..{item.last_offset}" if item.base_offset is not None else ""))
 
 
-class _Emitter:
+class _Emitter(LineWriter):
     def __init__(self, console, out):
-        self.console = console
-        self.out = out
-
-    def line(self, text: str, style: str | None = None) -> None:
-        if self.console is not None:
-            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
-        else:
-            self.out.write(text + "\n")
+        super().__init__(out, console)
 
     def text(self, text_obj) -> None:
         self.console.print(text_obj, highlight=False, soft_wrap=True)
@@ -261,7 +255,7 @@ def _emit_row(emit: _Emitter, pos: int, cells, notes, pane: Pane) -> None:
 
     t = Text(f"{pos:08x}  ")
     asc = Text()
-    for k, c in enumerate(cells):
+    for _k, c in enumerate(cells):
         if c is None:
             t.append("   ")
             asc.append(" ")
@@ -307,7 +301,7 @@ def span_json(s: Span, encoding: str = "hex") -> str:
     return json.dumps(d_)
 
 
-# --- the hexdump command's report (a kafkadump.scans.HexdumpView) -------------------------------
+# --- the hexdump command's report (a kafkadump.segment_report.HexdumpView) -------------------------------
 
 def write_json(view, out, encoding: str = "hex") -> None:
     """A line per leaf field (path, offset, length, value, source), then a line per finding."""

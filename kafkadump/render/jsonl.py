@@ -22,8 +22,8 @@ from ..report.records import ENCODERS, item_object, record_object
 from .jsontext import dumps as _dumps_text
 
 if TYPE_CHECKING:
-    from ..internal.model import DecodedRecord
-    from ..scans import CrcTotals, FileStart, RecordsOf
+    from ..internal_topics.decoded import DecodedRecord
+    from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 _dumps = json.dumps
 _Q = '"'
@@ -125,10 +125,10 @@ class RecordLines:
 
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
-        :class:`kafkadump.internal.DecodedRecord`): the same fields as :meth:`line`,
+        :class:`kafkadump.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
         ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
-        (see :mod:`kafkadump.render.internal`)."""
-        from .internal import record_dict
+        (see :mod:`kafkadump.render.internal_records`)."""
+        from .internal_records import record_dict
 
         return _dumps_text(record_dict(record_object(r, b, self.enc), dec, self.enc), separators=(",", ":"))
 
@@ -136,11 +136,11 @@ class RecordLines:
 __all__ = ["item_line", "RecordLines"]
 
 
-# --- whole reports (items from kafkadump.scans) ------------------------------------------------
+# --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, encoding: str = "base64") -> None:
     """``batches --json``: a line per batch or gap."""
-    from ..scans import FileStart
+    from ..segment_report import FileStart
 
     write = out.write
     for item in items:
@@ -152,7 +152,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
                         encoding: str = "base64") -> None:
     """``records --json``: a line per kept record; damage (gaps, a batch's findings) in the same stream."""
     from ..report.records import findings_object, gap_object
-    from ..scans import FileStart
+    from ..segment_report import FileStart
 
     lines = RecordLines(encoding)
     write = out.write
@@ -177,7 +177,7 @@ def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: 
                      encoding: str = "base64") -> None:
     """``verify-crc --json``: a line per bad batch, message or gap, then the summary object."""
     from ..report.records import crc_summary_object
-    from ..scans import CrcTotals, FileStart
+    from ..segment_report import CrcTotals, FileStart
 
     for item in items:
         if isinstance(item, FileStart):

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
+from .lines import LineWriter
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..internal.model import DecodedRecord
-    from ..scans import CrcTotals, FileStart, RecordsOf
+    from ..internal_topics.decoded import DecodedRecord
+    from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 
 @dataclass(frozen=True)
@@ -58,32 +59,25 @@ def _cell(text: str, col: Column) -> str:
     return text.rjust(col.width) if col.right else text.ljust(col.width)
 
 
-class TableStream:
+class TableStream(LineWriter):
     """Prints a header once, then rows as they come."""
 
     def __init__(self, out: TextIO, columns: Sequence[Column], console: Console | None = None) -> None:
-        self.out = out
+        super().__init__(out, console)
         self.columns = columns
-        self.console = console  # a rich Console when styling, else None
         self._header = False
-
-    def _emit(self, line: str, style: str | None = None) -> None:
-        if self.console is not None:
-            self.console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
-        else:
-            self.out.write(line + "\n")
 
     def header(self) -> None:
         if not self._header:
             self._header = True
-            self._emit("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold")
+            self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold")
 
     def row(self, cells: Iterable[object], style: str | None = None) -> None:
         self.header()
-        self._emit("  ".join(_cell(str(v), c) for v, c in zip(cells, self.columns)).rstrip(), style)
+        self.line("  ".join(_cell(str(v), c) for v, c in zip(cells, self.columns)).rstrip(), style)
 
     def note(self, text: str, style: str | None = None) -> None:
-        self._emit(text, style)
+        self.line(text, style)
 
 
 def batch_cells(b: Batch) -> list[object]:
@@ -143,7 +137,7 @@ def record_cells(r: Record) -> list[object]:
 
 def decoded_record_cells(r: Record, dec: DecodedRecord) -> list[object]:
     """offset, timestamp and the one-line summary of a decoded internal-topic record."""
-    from .internal import summary
+    from .internal_records import summary
 
     return [r.offset, d.iso_ms(r.timestamp), summary(dec)]
 
@@ -165,11 +159,11 @@ def verify_line(item: Batch | Gap) -> str:
     return head + (f"  [{extra}]" if extra else "")
 
 
-# --- whole reports (items from kafkadump.scans) ------------------------------------------------
+# --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, console: Console | None = None) -> None:
     """``batches`` as a table: a header per file (named when there are several), a row per item."""
-    from ..scans import FileStart
+    from ..segment_report import FileStart
 
     t: TableStream | None = None
     for item in items:
@@ -192,7 +186,7 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, co
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
                         console: Console | None = None) -> None:
     """``records`` as a table: findings as notes, a row per kept record (decoded ones as one line)."""
-    from ..scans import FileStart
+    from ..segment_report import FileStart
 
     t: TableStream | None = None
     for item in items:
@@ -220,7 +214,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
 def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
                      console: Console | None = None) -> None:
     """``verify-crc`` as text: a line per bad batch, message or gap, then the totals."""
-    from ..scans import CrcTotals, FileStart
+    from ..segment_report import CrcTotals, FileStart
 
     for item in items:
         if isinstance(item, FileStart):

@@ -34,9 +34,9 @@ import json
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from .schema import LEVELS, struct_type
-from .source import options_for, read_task
+from .row_schema import LEVELS, struct_type
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, list_local, plan
+from .tasks import options_for, read_task
 
 FORMAT = "kafkadump"
 

@@ -178,9 +178,9 @@ def triage_roots(paths) -> list[str]:
 def plan_triage(paths, *, records: bool = True, max_findings: int | None = None):
     """The triage of ``paths``, planned (files listed and cut into units) but not run: a wrong path fails
     here, before Spark starts.  Run it with :func:`run_triage`."""
+    from ..errors import InputError
     from ..logdir.scan import DEFAULT_MAX_FINDINGS
     from ..logdir.triage import Triage
-    from ..errors import InputError
 
     try:
         return Triage(triage_roots(paths), records=records,
@@ -191,7 +191,7 @@ def plan_triage(paths, *, records: bool = True, max_findings: int | None = None)
 
 def run_triage(spark, planned) -> dict:
     """Run a planned triage with its units scanned in Spark tasks; the report
-    (:mod:`kafkadump.report.logdir`)."""
+    (:mod:`kafkadump.report.logdir_objects`)."""
     planned.runner = spark_runner(spark)
     return planned.run().report()
 

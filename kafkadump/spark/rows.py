@@ -13,8 +13,10 @@ pyspark or pyarrow here.
 from __future__ import annotations
 
 from ..decode.model import Batch, Gap
-from ..report.records import batch_object as batch_dict, findings_list, gap_object as gap_dict
-from .schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS
+from ..report.records import batch_object as batch_dict
+from ..report.records import findings_list
+from ..report.records import gap_object as gap_dict
+from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS
 
 CHUNK_ROWS = 8192
 CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed out

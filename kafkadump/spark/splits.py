@@ -45,8 +45,8 @@ from array import array
 from dataclasses import replace
 
 from ..decode import Batch, Options, iter_batches
-from ..errors import InputError
 from ..decode.step import decode_at, intact_batch_at, length_step
+from ..errors import InputError
 
 SPLIT_BYTES_DEFAULT = 128 << 20
 OPEN_COST_DEFAULT = 4 << 20      # as Spark's spark.sql.files.openCostInBytes

@@ -1,6 +1,6 @@
 """Decoded internal-topic records as JSON objects and one-line summaries.
 
-Input is what :mod:`kafkadump.internal` decoded; nothing is decoded here.
+Input is what :mod:`kafkadump.internal_topics` decoded; nothing is decoded here.
 
 JSON: a decoded key or value is an object
 
@@ -22,12 +22,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import describe as d
-from ..internal import constants as K
-from ..internal.model import Part
+from ..internal_topics import constants as K
+from ..internal_topics.decoded import Part
 from . import jsontext
 
 if TYPE_CHECKING:
-    from ..internal.model import DecodedRecord
+    from ..internal_topics.decoded import DecodedRecord
     from ..report.records import Encoder
 
 

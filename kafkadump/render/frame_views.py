@@ -23,7 +23,7 @@ from .table import Column
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..captures import CaptureTotals
+    from ..capture_report import CaptureTotals
     from ..findings import Finding
     from ..protocol.decoder import RecordsValue
     from ..protocol.frames import Frame
@@ -413,7 +413,7 @@ def tree_lines(f: Frame, width: int = 100) -> list[str]:
     return out
 
 
-# --- whole reports (items from kafkadump.captures.capture_report) --------------------------------
+# --- whole reports (items from kafkadump.capture_report.capture_report) --------------------------------
 
 def totals_object(t: CaptureTotals) -> dict[str, Any]:
     """The closing summary of a capture, as its JSON object."""
@@ -433,7 +433,7 @@ def totals_line(t: CaptureTotals) -> str:
 
 def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
     """A line per stream note and frame, then the summary."""
-    from ..captures import CaptureTotals
+    from ..capture_report import CaptureTotals
     from ..protocol.stream import StreamNote
 
     fj = FrameJson(encoding)
@@ -448,7 +448,7 @@ def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str =
 
 def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
     """A row per frame under its connection's first line, findings as notes, then the totals."""
-    from ..captures import CaptureTotals
+    from ..capture_report import CaptureTotals
     from ..protocol.stream import StreamNote
     from .table import TableStream
 
@@ -472,7 +472,7 @@ def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Conso
 
 
 def _frames(items: Iterable[CaptureItem]) -> Iterator[Frame]:
-    from ..captures import CaptureTotals
+    from ..capture_report import CaptureTotals
     from ..protocol.stream import StreamNote
 
     return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals)))

@@ -13,6 +13,7 @@ from .. import describe as d
 from ..decode.model import Gap
 from ..logdir import names
 from ..report.records import findings_list
+from .lines import LineWriter
 from .table import Column, TableStream
 
 # --- entry dumps ------------------------------------------------------------------------
@@ -204,17 +205,12 @@ def write_dump_json(events, out) -> None:
             out.write(json.dumps(obj) + "\n")
 
 
-class _Lines:
+class _Lines(LineWriter):
     """Plain or styled lines, and one table per file (created by the first row)."""
 
     def __init__(self, out, console):
-        self.out, self.console, self.stream = out, console, None
-
-    def emit(self, line: str, style=None) -> None:
-        if self.console is not None:
-            self.console.print(line, style=style, markup=False, highlight=False, soft_wrap=True)
-        else:
-            self.out.write(line + "\n")
+        super().__init__(out, console)
+        self.stream = None
 
     def table(self, columns):
         if self.stream is None:
@@ -233,7 +229,7 @@ def write_dump_table(events, out, console=None) -> None:
         if tag == "file":
             path, lines.stream = ev[1], None
             if ev[2] > 1:
-                lines.emit(f"== {path}", "bold")
+                lines.line(f"== {path}", "bold")
         elif tag == "batch":
             item = ev[1]
             gap = isinstance(item, Gap)
@@ -247,24 +243,24 @@ def write_dump_table(events, out, console=None) -> None:
             for line in findings_lines(ev[3]):
                 stream.note(line, "yellow")
         elif tag == "snapshot":
-            lines.emit(snapshot_header_line(path, ev[1]), "bold")
+            lines.line(snapshot_header_line(path, ev[1]), "bold")
             for line in findings_lines(ev[1].findings):
-                lines.emit(line, "yellow")
+                lines.line(line, "yellow")
         elif tag == "producer-entry":
             lines.table(SNAPSHOT_COLUMNS).row(producer_entry_cells(ev[1]))
         elif tag == "text":
             for line in text_lines(ev[1], ev[2]):
-                lines.emit(line)
+                lines.line(line)
             for line in findings_lines(ev[3]):
-                lines.emit(line, "yellow")
+                lines.line(line, "yellow")
         elif tag == "findings":
             for line in findings_lines(ev[1]):
-                lines.emit(line, "yellow")
+                lines.line(line, "yellow")
         elif tag == "note":
-            lines.emit(f"# {ev[1]}", "dim")
+            lines.line(f"# {ev[1]}", "dim")
 
 
-# --- the carve command's report (items from kafkadump.logdir.recover.carve_report) ----------------
+# --- the carve command's report (items from kafkadump.logdir.carve_report.carve_report) ----------------
 
 def carve_totals_object(t) -> dict:
     d_ = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
@@ -283,7 +279,7 @@ def carve_totals_line(t) -> str:
 
 
 def write_carve_json(items, out) -> None:
-    from ..logdir.recover import CarveTotals
+    from ..logdir.carve_report import CarveTotals
 
     for item in items:
         if isinstance(item, CarveTotals):
@@ -296,14 +292,14 @@ def write_carve_json(items, out) -> None:
 
 
 def write_carve_table(items, out, console=None, list_recovered: bool = False) -> None:
-    from ..logdir.recover import CarveTotals
+    from ..logdir.carve_report import CarveTotals
 
     lines = _Lines(out, console)
     for item in items:
         if isinstance(item, CarveTotals):
-            lines.emit(carve_totals_line(item), "bold")
+            lines.line(carve_totals_line(item), "bold")
         elif hasattr(item, "batch"):
             if list_recovered:
-                lines.emit(recovered_line(item.batch))
+                lines.line(recovered_line(item.batch))
         else:
-            lines.emit(damaged_line(item), "red")
+            lines.line(damaged_line(item), "red")

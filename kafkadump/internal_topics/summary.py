@@ -73,7 +73,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import constants as K
-from .model import DecodedRecord, Part
+from .decoded import DecodedRecord, Part
 
 if TYPE_CHECKING:
     from ..decode.model import Batch, Gap
@@ -121,7 +121,7 @@ class Summary:
     def add_batch(self, batch: Batch | Gap) -> list[Finding]:
         """Decode the records of one :class:`~kafkadump.decode.model.Batch` (or gap: nothing) and
         add them; returns their decoding findings (absolute offsets) for the caller's report."""
-        from .decoder import decoder_for
+        from .record_decoder import decoder_for
 
         dec = decoder_for(self.kind)
         findings: list[Finding] = []

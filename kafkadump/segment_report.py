@@ -19,14 +19,14 @@ from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
 from .errors import UsageError
 from .inputs import check_batches, open_segments
-from .internal.kinds import resolve_kind
+from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import open_segment
 
 if TYPE_CHECKING:
-    from .internal.decoder import Decoder
-    from .internal.model import DecodedRecord
+    from .internal_topics.decoded import DecodedRecord
+    from .internal_topics.record_decoder import Decoder
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def _internal_decoder(decode: str, path: str) -> Decoder | None:
     kind = resolve_kind(decode, path)
     if kind is None:
         return None
-    from .internal.decoder import decoder_for
+    from .internal_topics.record_decoder import decoder_for
 
     return decoder_for(kind)
 
@@ -163,7 +163,7 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         decoded, spans = decode_spanned(seg.buf, item, options)
         kind = resolve_kind(decode, path)
         if kind is not None:
-            from .internal.decoder import expand_spans
+            from .internal_topics.record_decoder import expand_spans
 
             spans, more = expand_spans(kind, decoded, spans)
             decoded.findings.extend(more)

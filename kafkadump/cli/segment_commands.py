@@ -13,7 +13,7 @@ from ..render import dumplog, jsonl, table
 from ..report.status import Tally
 from .app import app
 from .main import run_command
-from .options import (
+from .option_groups import (
     FROM_OPTIONS,
     Decode,
     DecodeOpt,
@@ -48,7 +48,7 @@ def batches(
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
     """One row per batch (per top-level message for magic 0/1), with findings."""
-    from ..scans import batch_report
+    from ..segment_report import batch_report
 
     def body() -> int:
         output.format  # noqa: B018 - a contradictory --json/--format is a usage error before any output
@@ -79,7 +79,7 @@ def records(
 
     Records of Kafka's internal topics are decoded (see --decode).
     """
-    from ..scans import record_report
+    from ..segment_report import record_report
 
     def body() -> int:
         query = RecordQuery.parse(from_offset, to_offset, from_time, to_time, key)
@@ -104,7 +104,7 @@ def verify_crc(
 
     Exit 0 when everything is valid, 1 when any problem was found.
     """
-    from ..scans import crc_report
+    from ..segment_report import crc_report
 
     def body() -> int:
         tally = Tally()
@@ -140,7 +140,7 @@ def hexdump(
     (--decode; with --records).
     """
     from ..render import hexdump as hd
-    from ..scans import hexdump_view
+    from ..segment_report import hexdump_view
 
     def body() -> int:
         tally = Tally()

@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..report.status import Tally
 from .app import app
 from .main import run_command
-from .options import FROM_OPTIONS, Encoding, InputLimits, Output, input_limits, output_options
+from .option_groups import FROM_OPTIONS, Encoding, InputLimits, Output, input_limits, output_options
 
 
 class As(str, Enum):
@@ -58,8 +58,8 @@ def capture(
     --hexdump for one frame's bytes, every field named.
     """
 
-    from ..captures import CaptureRequest, capture_report
-    from ..render import capture as render
+    from ..capture_report import CaptureRequest, capture_report
+    from ..render import frame_views as render
 
     def body() -> int:
         if hexdump and frame is None:

@@ -5,18 +5,18 @@ Decoding only: nothing here prints.  The record batches come from the
 shared decoder (:mod:`kafkadump.decode`); the keys and values inside them
 are decoded by the generated schema tables through the one schema decoder
 (:mod:`kafkadump.protocol.decoder`).  The layouts are in
-:mod:`kafkadump.internal.decoder`.
+:mod:`kafkadump.internal_topics.record_decoder`.
 
-    from kafkadump.internal.kinds import kind_from_path
-    from kafkadump.internal.decoder import decoder_for
-    from kafkadump.internal.summary import summarize
+    from kafkadump.internal_topics.kinds import kind_from_path
+    from kafkadump.internal_topics.record_decoder import decoder_for
+    from kafkadump.internal_topics.summary import summarize
 
     kind = kind_from_path(path)                # "offsets", ..., or None
     dec = decoder_for(kind)
     decoded = [dec.decode_record(r, batch) for batch in batches for r in batch.records]
     summary = summarize(kind, decoded)         # JSON-ready dict: groups and offsets, transactions, ...
 
-Importing :mod:`kafkadump.internal.kinds` is cheap (it reads nothing and
+Importing :mod:`kafkadump.internal_topics.kinds` is cheap (it reads nothing and
 imports nothing heavy), so callers may ask :func:`kind_from_path` about every
 file.
 """

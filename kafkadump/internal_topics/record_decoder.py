@@ -54,15 +54,22 @@ from __future__ import annotations
 import re
 
 from ..decode import primitives as P
-from ..decode.control import (CONTROL_TYPES, CONTROL_VALUE_SCHEMAS, END_TXN_SIZE, END_TXN_TYPES,
-                              control_type_name, read_control_key, read_end_txn_marker)
+from ..decode.control import (
+    CONTROL_TYPES,
+    CONTROL_VALUE_SCHEMAS,
+    END_TXN_SIZE,
+    END_TXN_TYPES,
+    control_type_name,
+    read_control_key,
+    read_end_txn_marker,
+)
 from ..decode.model import Span
 from ..findings import Code, Finding, Truncated
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
+from .decoded import DecodedRecord, Part
 from .kinds import kind_from_path, resolve_kind  # noqa: F401  (re-exported)
-from .model import DecodedRecord, Part
 
 CONSUMER_SUBSCRIPTION = "ConsumerProtocolSubscription"
 CONSUMER_ASSIGNMENT = "ConsumerProtocolAssignment"
@@ -80,7 +87,7 @@ _FRAME_GROUPS = {K.METADATA: "metadata", K.REMOTE_LOG_METADATA: "storage"}
 _DECODERS: dict = {}
 
 
-def decoder_for(kind: str) -> "Decoder":
+def decoder_for(kind: str) -> Decoder:
     """The (cached) :class:`Decoder` of one kind: offsets, transactions, metadata, share-state,
     remote-log-metadata."""
     d = _DECODERS.get(kind)

@@ -1,6 +1,6 @@
 """The triage report as tables: one renderer for ``triage`` and ``spark triage``.
 
-Input is the report object of :mod:`kafkadump.report.logdir` (plain dicts,
+Input is the report object of :mod:`kafkadump.report.logdir_objects` (plain dicts,
 no scans, no Spark objects): partitions with their verdicts, the files'
 chain of custody, every finding kept (worst first), and a closing
 ``verdict:`` line.  A rich table on a terminal, aligned plain text otherwise.

@@ -1,4 +1,4 @@
-"""``spark scan``'s closing line.  (``spark triage`` is drawn by :mod:`kafkadump.render.triage`,
+"""``spark scan``'s closing line.  (``spark triage`` is drawn by :mod:`kafkadump.render.triage_table`,
 the renderer of ``triage``: both give the same report.)"""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ def scan_text(stats: dict) -> str:
             f"in {stats['seconds']:.1f} s")
     if stats["problemRows"]:
         line += f"\n{stats['problemRows']:,} rows carry error or warning findings"
-    for f, e in stats.get("errors", ()):
+    for _f, e in stats.get("errors", ()):
         line += f"\nunreadable: {e}"
     return line
 
