@@ -70,7 +70,8 @@ def _cli(args) -> tuple[int, str, str]:
     return rc, text, err.getvalue()
 
 
-_UNSAFE = frozenset(chr(c) for c in (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029))
+_UNSAFE = frozenset(chr(c) for c in (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F),
+                                     *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C))
 
 
 def _json_lines(text: str) -> None:

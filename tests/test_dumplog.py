@@ -98,15 +98,16 @@ def test_v2_records_plain_batch():
 
 
 def test_v2_records_binary_is_utf8_with_replacement():
+    # as kafka-dump-log.sh decodes it, but with control characters escaped (\\x00): never raw on a terminal
     _, lines = dump("records", V2)
     recs = {ln.split(" ")[2]: ln for ln in lines if ln.startswith("| offset: ")}
     assert recs["5"] == ("| offset: 5 CreateTime: 1700000010000 keySize: 7 valueSize: 18 sequence: -1 "
-                         "headerKeys: [bin-hdr] key: \x00\ufffd\ufffd\ufffdbin payload: \ufffd(\ufffd\ufffd invalid utf-8")
+                         "headerKeys: [bin-hdr] key: \\x00\ufffd\ufffd\ufffdbin payload: \ufffd(\ufffd\ufffd invalid utf-8")
     # a timestamp before the batch's first one (negative delta) is shown as is
     assert recs["6"].startswith("| offset: 6 CreateTime: 1700000009500 keySize: 4 valueSize: 256 sequence: -1 "
-                                "headerKeys: [] key: blob payload: \x00\x01")
+                                "headerKeys: [] key: blob payload: \\x00\\x01")
     assert recs["7"] == ("| offset: 7 CreateTime: 1700000011500 keySize: 4 valueSize: 3 sequence: -1 "
-                         "headerKeys: [] key: \ufffd(\ufffd( payload: \x00\x00\x00")
+                         "headerKeys: [] key: \ufffd(\ufffd( payload: \\x00\\x00\\x00")
 
 
 def test_v2_records_compressed_logappendtime_idempotent_and_control():

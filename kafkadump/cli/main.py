@@ -17,6 +17,7 @@ from typing import Any, NoReturn, TextIO, TypeVar
 import typer
 
 from ..errors import KafkadumpError
+from ..render.lines import terminal_safe
 from .app import app
 
 _T = TypeVar("_T")
@@ -40,7 +41,7 @@ def json_wanted(argv: list[str] | None = None) -> bool:
 
 def say_error(message: str, code: int = 2, as_json: bool | None = None) -> None:
     """One line on stderr: ``kafkadump: MESSAGE`` (under --json, a JSON object)."""
-    message = " ".join(str(message).split())
+    message = terminal_safe(" ".join(str(message).split()))
     if as_json is None:
         as_json = json_wanted()
     if as_json:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from ..render.lines import terminal_safe
+
 
 class Progress:
     """Bytes done of the total, the rate, the time left and the file being read."""
@@ -32,7 +34,7 @@ class Progress:
                                     console=Console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("", total=total)
-        self.bar.update(self.task, completed=done, description=os.path.basename(path))
+        self.bar.update(self.task, completed=done, description=terminal_safe(os.path.basename(path)))
 
     def stop(self) -> None:
         if self.bar is not None:

@@ -71,6 +71,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from ..decode.model import Batch, Gap, Record
+from .lines import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -286,7 +287,8 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
     from ..segment_report import FileStart
 
     for item in items:
-        out.write(file_header(item.path) if isinstance(item, FileStart) else render(item, records=False))
+        text = file_header(item.path) if isinstance(item, FileStart) else render(item, records=False)
+        out.write(terminal_safe(text, keep_newlines=True))
 
 
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
@@ -296,8 +298,8 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
 
     for item in items:
         if isinstance(item, FileStart):
-            out.write(file_header(item.path))
+            out.write(terminal_safe(file_header(item.path), keep_newlines=True))
         elif isinstance(item, Gap):
-            out.write(render(item))
+            out.write(terminal_safe(render(item), keep_newlines=True))
         elif item.shown:
-            out.write(render(item.batch, records=item.records))
+            out.write(terminal_safe(render(item.batch, records=item.records), keep_newlines=True))

@@ -18,7 +18,7 @@ import json
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
-from .lines import LineWriter
+from .lines import LineWriter, terminal_safe
 
 PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
 UNPARSED_STYLE = "bold white on red"
@@ -215,9 +215,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
         notes = []
         for idx, s in enumerate(pane.spans):
             if pos <= s.offset < pos + _ROW:
-                note = describe_span(s, batch)
-                note += _varint_note(s, pane)
-                notes.append((note, idx))
+                notes.append((terminal_safe(describe_span(s, batch) + _varint_note(s, pane)), idx))
         for f in findings:
             if f is None:
                 continue
@@ -225,7 +223,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
             if pane.source == "decompressed" and f.source_offset is not None:
                 where = f.source_offset
             if where is not None and pos <= where < pos + _ROW and (pane.source == "file") == (f.source_offset is None):
-                notes.append((f"! {f.code.value}: {f.message}", -2))
+                notes.append((terminal_safe(f"! {f.code.value}: {f.message}"), -2))
                 findings[findings.index(f)] = None
         _emit_row(emit, pos, cells, notes, pane)
         pos += _ROW

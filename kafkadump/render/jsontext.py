@@ -2,8 +2,8 @@
 
 ``json.dumps(..., ensure_ascii=False)`` leaves U+0085 (NEL), U+2028 and
 U+2029 raw inside strings; ``str.splitlines()`` and many JSON Lines readers
-cut a line there.  It also leaves DEL and the C1 controls raw, which a
-terminal may obey.  :func:`dumps` writes them as ``\\uXXXX`` escapes: the
+cut a line there.  It also leaves DEL, the C1 controls and the bidi
+overrides raw, which a terminal may obey.  :func:`dumps` writes them as ``\\uXXXX`` escapes: the
 text stays valid JSON with the same value, and every other non-ASCII
 character stays readable.  Every JSON output that keeps non-ASCII text
 goes through here.
@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-# DEL, C1 (U+0080..U+009F, NEL among them), LINE SEPARATOR, PARAGRAPH SEPARATOR
-UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029)
+# DEL, C1 (U+0080..U+009F, NEL among them), LINE SEPARATOR, PARAGRAPH SEPARATOR,
+# and the bidirectional controls that reorder what a terminal shows
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *BIDI_CONTROLS)
 _ESCAPES = str.maketrans({c: f"\\u{c:04x}" for c in UNSAFE_CODEPOINTS})
 
 
@@ -29,4 +31,4 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, **kwargs).translate(_ESCAPES)
 
 
-__all__ = ["dumps", "escape_unsafe", "UNSAFE_CODEPOINTS"]
+__all__ = ["dumps", "escape_unsafe", "UNSAFE_CODEPOINTS", "BIDI_CONTROLS"]

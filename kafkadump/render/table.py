@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
-from .lines import LineWriter
+from .lines import LineWriter, terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -224,4 +224,4 @@ def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: 
             out.write(f"files: {item.files}  batches: {item.batches}  bytes: {item.bytes}  "
                       f"bad: {item.bad}  ({verdict})\n")
         else:
-            out.write(verify_line(item) + "\n")
+            out.write(terminal_safe(verify_line(item)) + "\n")

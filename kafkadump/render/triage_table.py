@@ -14,6 +14,7 @@ from typing import TextIO
 
 from .. import describe as d
 from ..logdir import names
+from .lines import terminal_safe
 from .table import Column, TableStream
 
 PARTITION_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("files", 5, True),
@@ -170,10 +171,10 @@ def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -
             t.row(r)
         out.write("\n")
     for sev, code, file, off, msg in rows_x:
-        out.write(f"{sev:<7}  {code:<26}  {file} @{off}: {msg}\n")
+        out.write(terminal_safe(f"{sev:<7}  {code:<26}  {file} @{off}: {msg}") + "\n")
     if rows_x:
         out.write("\n")
-    out.write(summary_line(report) + "\n")
+    out.write(terminal_safe(summary_line(report)) + "\n")
 
 
 def _rich_table(title: str, columns):
@@ -185,24 +186,31 @@ def _rich_table(title: str, columns):
     return t
 
 
+def _cells(row) -> list:
+    """Table cells as rich ``Text`` (never parsed as markup), control characters escaped."""
+    from rich.text import Text
+
+    return [Text(terminal_safe(str(x))) for x in row]
+
+
 def _rich_triage(report, console, rows_p, rows_f, rows_x) -> None:
     if rows_p:
         t = _rich_table("partitions", PARTITION_COLUMNS)
         for r in rows_p:
-            t.add_row(*[str(x) for x in r], style=_STYLE.get(r[1]) if r[1] != "clean" else None)
+            t.add_row(*_cells(r), style=_STYLE.get(r[1]) if r[1] != "clean" else None)
         console.print(t)
     if rows_f:
         t = _rich_table("files (chain of custody: full SHA-256 in --json)", FILE_COLUMNS)
         for r in rows_f:
-            t.add_row(*[str(x) for x in r])
+            t.add_row(*_cells(r))
         console.print(t)
     if rows_x:
         cols = [Column(n, 0, n == "offset") for n in ("severity", "code", "file", "offset", "message")]
         t = _rich_table("findings", cols)
         for sev, code, file, off, msg in rows_x:
-            t.add_row(sev, code, file, str(off), msg, style=_STYLE.get(sev))
+            t.add_row(*_cells((sev, code, file, off, msg)), style=_STYLE.get(sev))
         console.print(t)
-    console.print(summary_line(report), style=_STYLE.get(report["verdict"]), markup=False, highlight=False)
+    console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False, highlight=False)
 
 
 __all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",
