@@ -40,8 +40,12 @@ def parse_time(text: str | None, name: str) -> int | None:
     return int(dt.timestamp() * 1000)
 
 
+NULL_KEY = "null"
+
+
 def parse_key(text: str | None) -> bytes | None:
-    """A key as typed: UTF-8 text, or ``hex:...`` / ``base64:...`` for binary keys."""
+    """A key as typed: UTF-8 text, or ``hex:...`` / ``base64:...`` for binary keys (``hex:6e756c6c``
+    for the text ``null``, which alone means the null key: see :func:`parse_keys`)."""
     if text is None:
         return None
     try:
@@ -54,28 +58,41 @@ def parse_key(text: str | None) -> bytes | None:
     return text.encode("utf-8")
 
 
+def parse_keys(texts: Iterable[str] | None) -> tuple[bytes | None, ...] | None:
+    """Keys as typed (each as :func:`parse_key`; ``null`` is the null key); None when none given."""
+    if not texts:
+        return None
+    return tuple(None if t == NULL_KEY else parse_key(t) for t in texts)
+
+
 @dataclass(frozen=True)
 class RecordQuery:
-    """Which records to show: offsets and times inclusive, key exact; None means no bound."""
+    """Which records to show: offsets and times inclusive, key one of ``keys`` (None in it: the null
+    key); None means no bound.  Refuses bounds no record can meet."""
 
     from_offset: int | None = None
     to_offset: int | None = None
     from_time: int | None = None
     to_time: int | None = None
-    key: bytes | None = None
+    keys: tuple[bytes | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for lo, hi, name in ((self.from_offset, self.to_offset, "offset"), (self.from_time, self.to_time, "time")):
+            if lo is not None and hi is not None and lo > hi:
+                raise UsageError(f"--from-{name} {lo} is after --to-{name} {hi}: no record can match")
 
     @classmethod
     def parse(cls, from_offset: int | None = None, to_offset: int | None = None, from_time: str | None = None,
-              to_time: str | None = None, key: str | None = None) -> RecordQuery:
-        """A query from the strings a user typed (times and key as :func:`parse_time` / :func:`parse_key`)."""
+              to_time: str | None = None, keys: Iterable[str] | None = None) -> RecordQuery:
+        """A query from the strings a user typed (times and keys as :func:`parse_time` / :func:`parse_keys`)."""
         return cls(from_offset, to_offset, parse_time(from_time, "--from-time"), parse_time(to_time, "--to-time"),
-                   parse_key(key))
+                   parse_keys(keys))
 
     @property
     def active(self) -> bool:
         """Whether any record can be dropped at all."""
         return any(v is not None for v in (self.from_offset, self.to_offset, self.from_time, self.to_time,
-                                           self.key))
+                                           self.keys))
 
     @property
     def prunes_batches(self) -> bool:
@@ -107,7 +124,7 @@ class RecordQuery:
             return False
         if self.to_time is not None and (ts is None or ts > self.to_time):
             return False
-        return self.key is None or r.key == self.key
+        return self.keys is None or r.key in self.keys
 
     def select(self, records: Iterable[Record]) -> list[Record]:
         """The records this query keeps, in order (all of them when it is not active)."""
@@ -116,4 +133,4 @@ class RecordQuery:
         return [r for r in records if self.keeps(r)]
 
 
-__all__ = ["RecordQuery", "parse_time", "parse_key"]
+__all__ = ["RecordQuery", "parse_time", "parse_key", "parse_keys", "NULL_KEY"]

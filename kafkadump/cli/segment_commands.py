@@ -8,7 +8,9 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import UsageError
 from ..query import RecordQuery
+from ..record_window import first_records, last_records
 from ..render import dumplog, jsonl, table
 from ..report.status import Tally
 from .app import app
@@ -69,8 +71,13 @@ def records(
     from_time: Optional[str] = typer.Option(None, "--from-time",
                                             help="Earliest timestamp: ISO-8601 (UTC if no zone) or epoch ms."),
     to_time: Optional[str] = typer.Option(None, "--to-time", help="Latest timestamp (inclusive)."),
-    key: Optional[str] = typer.Option(None, "--key",
-                                      help="Only records with this key (UTF-8 text, or hex:..., base64:...)."),
+    key: Optional[List[str]] = typer.Option(None, "--key",
+                                            help="Only records with this key (UTF-8 text, hex:..., base64:..., or "
+                                                 "null for the null key); repeatable: any of them."),
+    count: Optional[int] = typer.Option(None, "--count", min=1, metavar="N",
+                                        help="Only the first N records shown (the walk stops there)."),
+    last: Optional[int] = typer.Option(None, "--last", min=1, metavar="N",
+                                       help="Only the last N records (damage is still shown as it comes)."),
     decode: Decode = DecodeOpt,
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
@@ -82,11 +89,18 @@ def records(
     from ..segment_report import record_report
 
     def body() -> int:
+        if count is not None and last is not None:
+            raise UsageError("--count and --last contradict each other: give one")
         query = RecordQuery.parse(from_offset, to_offset, from_time, to_time, key)
         # kafka-dump-log.sh shows keys and values as they are
         choice = Decode.none if output.format is Format.dump_log else decode
         tally = Tally()
-        _write(output, "write_record_report", record_report(paths, limits.options(), query, tally, choice.value))
+        items = record_report(paths, limits.options(), query, tally, choice.value)
+        if count is not None:
+            items = first_records(items, count)
+        elif last is not None:
+            items = last_records(items, last)
+        _write(output, "write_record_report", items)
         return tally.exit_status
 
     run_command(body)

@@ -1,0 +1,87 @@
+"""The first or the last N records of a record report (``records --count N`` / ``--last N``).
+
+Both work on the items :func:`kafkadump.segment_report.record_report` yields:
+``--count`` stops the walk after the N-th record; ``--last`` holds at most N
+records (never the whole input) and passes damage on as it comes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from itertools import islice
+
+from .segment_report import FileStart, RecordsOf
+
+
+def first_records(items: Iterable, count: int) -> Iterator:
+    """The items of a record report up to its ``count``-th record; the walk stops there.
+
+    Items are :class:`~kafkadump.segment_report.RecordsOf` (cut to what is left)
+    and anything else (file starts, gaps), passed on as they are.
+    """
+    left = count
+    for item in items:
+        if not isinstance(item, RecordsOf):
+            yield item
+            continue
+        if left <= 0:
+            return
+        records = list(islice(item.records, left))
+        decoded = None if item.decoded is None else item.decoded[:len(records)]
+        left -= len(records)
+        yield replace(item, records=records, decoded=decoded)
+        if left <= 0:
+            return
+
+
+def last_records(items: Iterable, count: int) -> Iterator:
+    """The items of a record report with only its last ``count`` records (at most ``count`` held).
+
+    Damage (gaps, batches with findings) is passed on as it comes, under its
+    file; the last records follow, grouped by their batch again.
+    """
+    window: deque = deque(maxlen=count)
+    start = shown_file = None
+    for item in items:
+        if isinstance(item, FileStart):
+            start = item
+            continue
+        if isinstance(item, RecordsOf):
+            decoded = item.decoded or [None] * len(item.records)
+            window.extend((start, item.batch, r, d) for r, d in zip(item.records, decoded))
+            if not item.batch.findings:
+                continue
+            item = replace(item, records=[], decoded=None if item.decoded is None else [])
+        if shown_file is not start:
+            shown_file = start
+            yield start
+        yield item
+    yield from _regrouped(window, shown_file)
+
+
+def _regrouped(window: deque, shown_file) -> Iterator:
+    group: list = []
+    for start, batch, r, d in window:
+        if group and group[0][1] is not batch:
+            yield _records_of(group)
+            group = []
+        if not group and shown_file is not start:
+            shown_file = start
+            yield start
+        group.append((start, batch, r, d))
+    if group:
+        yield _records_of(group)
+
+
+def _records_of(group: list) -> RecordsOf:
+    """A batch's records from the window; its findings were shown when it passed."""
+    batch = copy.copy(group[0][1])
+    batch.findings = []
+    decoded = None if group[0][3] is None else [d for *_, d in group]
+    return RecordsOf(batch, [r for _, _, r, _ in group], decoded)
+
+
+__all__ = ["first_records", "last_records"]
