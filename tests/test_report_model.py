@@ -54,7 +54,7 @@ def test_query_prunes_by_header_and_keeps_by_record():
     kept = [r.offset for b in items for r in q.select(b.records)]
     assert kept == [5, 6, 7, 8, 9]
     assert not RecordQuery().active and RecordQuery().batch_selector() is None
-    assert RecordQuery(key=b"k").active and RecordQuery(key=b"k").batch_selector() is None
+    assert RecordQuery(keys=(b"k",)).active and RecordQuery(keys=(b"k", None)).batch_selector() is None
 
 
 def test_parse_time_and_key():
