@@ -80,3 +80,11 @@ def test_one_exit_rule():
     t.see(problems[:1])
     assert t.exit_status == 1 and t.problems == 1
     assert (exit_status(0), exit_status(3)) == (0, 1)
+
+
+def test_legacy_batch_objects_carry_the_v2_fields_as_kafka_reports_them():
+    items = _items(FIXTURES / "segment-mixed" / "00000000000000000000.log")
+    legacy = [item_object(b) for b in items if isinstance(b, Batch) and b.magic < 2]
+    assert legacy
+    for o in legacy:
+        assert (o["partitionLeaderEpoch"], o["producerId"], o["producerEpoch"], o["baseSequence"]) == (-1, -1, -1, -1)

@@ -93,6 +93,11 @@ def batch_object(b: Batch) -> dict[str, Any]:
             "baseOffset": b.base_offset,
             "lastOffset": b.last_offset,
             "recordCount": b.record_count,
+            # what Kafka reports for a legacy batch, so that one jq filter serves every magic
+            "partitionLeaderEpoch": -1,
+            "producerId": -1,
+            "producerEpoch": -1,
+            "baseSequence": -1,
         })
     d.update({
         "compression": b.compression,
