@@ -69,12 +69,18 @@ def iso_ms(ms: int | None) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
+_LINE_BREAKS = str.maketrans("", "", "\n\t\r")
+
+
 def preview(b: bytes | None, width: int = 40) -> str:
-    """Bytes as readable text for a table cell: UTF-8 if it is, else hex."""
+    """Bytes as readable text for a table cell: UTF-8 if it is (newlines and tabs shown as
+    ``\\n`` ``\\t``), else hex."""
     if b is None:
         return "null"
     try:
         s = b.decode("utf-8")
+        if not s.isprintable() and s.translate(_LINE_BREAKS).isprintable():
+            s = s.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
         if s.isprintable():
             return s if len(s) <= width else s[: width - 1] + "…"
     except UnicodeDecodeError:

@@ -14,6 +14,7 @@ import typer
 
 from ..decode import Options
 from ..errors import UsageError
+from ..render.table import TableLayout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,6 +70,9 @@ JsonOpt = typer.Option(False, "--json", help="JSON Lines on stdout (same as --fo
 FormatOpt = typer.Option(None, "--format", "-f",
                          help="table (default on a terminal), json (JSON Lines), or dump-log "
                               "(the line format of Kafka's kafka-dump-log.sh).")
+WideOpt = typer.Option(False, "--wide", help="(table) Every column, however wide the terminal.")
+ColumnsOpt = typer.Option(None, "--columns", metavar="A,B,...",
+                          help="(table) Only these columns, in this order (titles as in the header).")
 ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
                                                          "unless NO_COLOR is set).")
 
@@ -152,6 +156,8 @@ class Output:
     format_choice: Format | None = None
     encoding: str = "base64"
     color: bool | None = None
+    wide: bool = False
+    columns: str | None = None
 
     @property
     def format(self) -> Format:
@@ -165,10 +171,16 @@ class Output:
         """A rich console for a styled table, else None (plain text)."""
         return console_for(self.color) if self.format is Format.table else None
 
+    def layout(self, console: Console | None = None) -> TableLayout:
+        """Which table columns to show: by priority to fit a terminal's width (``console``), all
+        with ``--wide`` or when piped, or the ``--columns`` named."""
+        names = tuple(n.strip() for n in self.columns.split(",") if n.strip()) if self.columns else None
+        return TableLayout(console.width if console is not None else None, self.wide, names)
+
 
 def output_options(*, formats: bool = False, encoding: Encoding | None = Encoding.base64,
                    encoding_help: str | None = None, color: bool = True,
-                   json_help: str | None = None) -> Callable[[Callable], Callable]:
+                   json_help: str | None = None, table_columns: bool = False) -> Callable[[Callable], Callable]:
     """Give the command an ``output: Output`` built from ``--json`` and, as asked, ``--format``,
     ``--encoding/-e`` (with this default) and ``--color/--no-color``."""
     json_opt = JsonOpt if json_help is None else typer.Option(False, "--json", help=json_help)
@@ -182,9 +194,12 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
         params.append(inspect.Parameter("encoding", _KW, default=opt, annotation=Encoding))
     if color:
         params.append(inspect.Parameter("color", _KW, default=ColorOpt, annotation=Optional[bool]))
+    if table_columns:
+        params.append(inspect.Parameter("wide", _KW, default=WideOpt, annotation=bool))
+        params.append(inspect.Parameter("columns", _KW, default=ColumnsOpt, annotation=Optional[str]))
 
     def build(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.base64,
-              color: bool | None = None) -> Output:
-        return Output(json_, fmt, encoding.value, color)
+              color: bool | None = None, wide: bool = False, columns: str | None = None) -> Output:
+        return Output(json_, fmt, encoding.value, color, wide, columns)
 
     return lambda fn: _with_group(fn, "output", params, build)

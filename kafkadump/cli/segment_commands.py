@@ -35,12 +35,18 @@ WRITERS = {Format.table: table, Format.json: jsonl, Format.dump_log: dumplog}
 def _write(output: Output, report: str, items: Iterable[object]) -> None:
     """Hand ``items`` to the ``report`` writer of the renderer ``output`` names."""
     writer = getattr(WRITERS[output.format], report)
-    writer(items, sys.stdout, output.encoding if output.json else output.console())
+    if output.json:
+        writer(items, sys.stdout, output.encoding)
+    elif output.format is Format.table and report != "write_crc_report":
+        console = output.console()
+        writer(items, sys.stdout, console, output.layout(console))
+    else:
+        writer(items, sys.stdout, output.console())
 
 
 @app.command()
 @input_limits()
-@output_options(formats=True, encoding=None)
+@output_options(formats=True, encoding=None, table_columns=True)
 def batches(
     paths: List[str] = PathsArg,
     shallow: bool = typer.Option(False, "--shallow",
@@ -63,7 +69,7 @@ def batches(
 
 @app.command()
 @input_limits()
-@output_options(formats=True)
+@output_options(formats=True, table_columns=True)
 def records(
     paths: List[str] = PathsArg,
     from_offset: Optional[int] = typer.Option(None, "--from-offset", help="First offset to show."),

@@ -10,11 +10,12 @@ are plain text with no escape codes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
+from ..errors import UsageError
 from .lines import LineWriter, terminal_safe
 
 if TYPE_CHECKING:
@@ -26,29 +27,101 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Column:
+    """A table column: its title and width (0: as wide as its text), right-aligned or not;
+    ``priority`` (lower: kept first on a narrow terminal) and, for a value column that
+    narrows and widens with the terminal, ``min_width``."""
+
     title: str
     width: int
     right: bool = False
+    priority: int = 50
+    min_width: int = 0
 
 
 BATCH_COLUMNS = (
-    Column("position", 10, True), Column("baseOffset", 11, True), Column("lastOffset", 11, True),
-    Column("size", 7, True), Column("magic", 5, True), Column("codec", 6), Column("tsType", 13),
-    Column("flags", 5), Column("producerId", 10, True), Column("epoch", 5, True), Column("seq", 10, True),
-    Column("count", 6, True), Column("leaderEpoch", 11, True), Column("maxTimestamp", 24),
-    Column("crc", 4),
+    Column("position", 10, True, 1), Column("baseOffset", 11, True, 2), Column("lastOffset", 11, True, 3),
+    Column("size", 7, True, 6), Column("magic", 5, True, 14), Column("codec", 6, False, 7),
+    Column("tsType", 13, False, 15), Column("flags", 5, False, 9), Column("producerId", 10, True, 10),
+    Column("epoch", 5, True, 11), Column("seq", 10, True, 12), Column("count", 6, True, 4),
+    Column("leaderEpoch", 11, True, 13), Column("maxTimestamp", 24, False, 8), Column("crc", 4, False, 5),
 )
 
 RECORD_COLUMNS = (
-    Column("offset", 11, True), Column("timestamp", 24), Column("Δoff", 5, True), Column("Δts", 7, True),
-    Column("key", 24), Column("value", 40), Column("headers", 24),
+    Column("offset", 11, True, 1), Column("timestamp", 24, False, 2), Column("Δoff", 5, True, 6),
+    Column("Δts", 7, True, 7), Column("key", 24, False, 3, 12), Column("value", 40, False, 4, 16),
+    Column("headers", 24, False, 5, 10),
 )
 
 
 # records of internal topics (--decode): the decoded record as one line of text
 DECODED_COLUMNS = (
-    Column("offset", 11, True), Column("timestamp", 24), Column("record", 0),
+    Column("offset", 11, True, 1), Column("timestamp", 24, False, 2), Column("record", 0, False, 3, 20),
 )
+
+# how much of a key, value or header value a cell can show at most
+PREVIEW_CHARS = 400
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Which columns a table shows and how wide: ``width`` is the terminal's (None: the stable
+    layout of piped output, every column at its width), ``wide`` shows every column, ``names``
+    picks columns by title."""
+
+    width: int | None = None
+    wide: bool = False
+    names: tuple[str, ...] | None = None
+
+
+def fit_columns(columns: Sequence[Column], layout: TableLayout | None) -> list[tuple[int, Column]]:
+    """``(index, column)`` of the columns to show, widths set for ``layout``."""
+    if layout is not None and layout.names:
+        return _named(columns, layout.names)
+    if layout is None or layout.width is None:
+        return list(enumerate(columns))
+    kept = list(range(len(columns))) if layout.wide else _by_priority(columns, layout.width)
+    return _widened([(i, columns[i]) for i in kept], layout.width)
+
+
+def _named(columns: Sequence[Column], names: tuple[str, ...]) -> list[tuple[int, Column]]:
+    index = {c.title.lower(): i for i, c in enumerate(columns)}
+    unknown = [n for n in names if n.lower() not in index]
+    if unknown:
+        raise UsageError(f"--columns: no column {', '.join(unknown)} (one of {', '.join(c.title for c in columns)})")
+    return [(index[n.lower()], columns[index[n.lower()]]) for n in names]
+
+
+def _narrowest(c: Column) -> int:
+    return c.min_width or c.width
+
+
+def _by_priority(columns: Sequence[Column], width: int) -> list[int]:
+    """The most important columns that fit ``width`` at their narrowest, in table order."""
+    kept: list[int] = []
+    used = 0
+    for i in sorted(range(len(columns)), key=lambda i: (columns[i].priority, i)):
+        need = _narrowest(columns[i]) + (2 if kept else 0)
+        if used + need > width:
+            break
+        kept.append(i)
+        used += need
+    return sorted(kept) or [min(range(len(columns)), key=lambda i: columns[i].priority)]
+
+
+def _widened(cols: list[tuple[int, Column]], width: int) -> list[tuple[int, Column]]:
+    """Value columns share the room the fixed ones leave, in proportion to their usual widths."""
+    flex = [c for _, c in cols if c.min_width]
+    if not flex:
+        return cols
+    fixed = sum(c.width for _, c in cols if not c.min_width) + 2 * (len(cols) - 1)
+    room = max(width - fixed - sum(c.min_width for c in flex), 0)
+    weights = sum(c.width or c.min_width for c in flex)
+    out = []
+    for i, c in cols:
+        if c.min_width:
+            c = replace(c, width=c.min_width + room * (c.width or c.min_width) // weights)
+        out.append((i, c))
+    return out
 
 
 def _cell(text: str, col: Column) -> str:
@@ -62,9 +135,11 @@ def _cell(text: str, col: Column) -> str:
 class TableStream(LineWriter):
     """Prints a header once, then rows as they come."""
 
-    def __init__(self, out: TextIO, columns: Sequence[Column], console: Console | None = None) -> None:
+    def __init__(self, out: TextIO, columns: Sequence[Column], console: Console | None = None,
+                 layout: TableLayout | None = None) -> None:
         super().__init__(out, console)
-        self.columns = columns
+        self.shown = fit_columns(columns, layout)
+        self.columns = [c for _, c in self.shown]
         self._header = False
 
     def header(self) -> None:
@@ -72,9 +147,10 @@ class TableStream(LineWriter):
             self._header = True
             self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold")
 
-    def row(self, cells: Iterable[object], style: str | None = None) -> None:
+    def row(self, cells: Sequence[object], style: str | None = None) -> None:
         self.header()
-        self.line("  ".join(_cell(str(v), c) for v, c in zip(cells, self.columns)).rstrip(), style)
+        n = len(cells)
+        self.line("  ".join(_cell(str(cells[i]) if i < n else "", c) for i, c in self.shown).rstrip(), style)
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)
@@ -124,8 +200,8 @@ def record_cells(r: Record) -> list[object]:
         value = f"<{ctl.get('type')}" + (f" coordinatorEpoch={ctl['coordinatorEpoch']}" if "coordinatorEpoch" in ctl else "") + ">"
         key = "<control>"
     else:
-        key = d.preview(r.key, 24)
-        value = d.preview(r.value, 40)
+        key = d.preview(r.key, PREVIEW_CHARS)
+        value = d.preview(r.value, PREVIEW_CHARS)
     headers = ",".join(f"{k}={d.preview(v, 12)}" for k, v in r.headers) if r.headers else ""
     return [
         r.offset, d.iso_ms(r.timestamp),
@@ -161,14 +237,15 @@ def verify_line(item: Batch | Gap) -> str:
 
 # --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
 
-def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, console: Console | None = None) -> None:
+def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, console: Console | None = None,
+                       layout: TableLayout | None = None) -> None:
     """``batches`` as a table: a header per file (named when there are several), a row per item."""
     from ..segment_report import FileStart
 
     t: TableStream | None = None
     for item in items:
         if isinstance(item, FileStart):
-            t = TableStream(out, BATCH_COLUMNS, console)
+            t = TableStream(out, BATCH_COLUMNS, console, layout)
             if item.files > 1:
                 t.note(f"== {item.path}", "bold")
             continue
@@ -184,14 +261,14 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, co
 
 
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
-                        console: Console | None = None) -> None:
+                        console: Console | None = None, layout: TableLayout | None = None) -> None:
     """``records`` as a table: findings as notes, a row per kept record (decoded ones as one line)."""
     from ..segment_report import FileStart
 
     t: TableStream | None = None
     for item in items:
         if isinstance(item, FileStart):
-            t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console)
+            t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console, layout)
             if item.files > 1:
                 t.note(f"== {item.path}", "bold")
             continue
