@@ -17,6 +17,7 @@ from typing import BinaryIO
 from .decode.walk import find_next_batch
 from .errors import InputError
 from .logdir import names
+from .report.status import Tally
 from .sources.pcap import is_capture
 from .sources.segment import Segment, open_segment
 
@@ -87,18 +88,35 @@ def check_batches(path: str, seg: Segment) -> None:
                          f"for a checkpoint or properties file 'kafkadump dump {path}'")
 
 
-def open_segments(paths: Iterable[str]) -> Iterator[tuple[str, Segment]]:
+def open_segments(paths: Iterable[str], tally: Tally | None = None) -> Iterator[tuple[str, Segment]]:
     """``(path, segment)`` for each path, the file closed after its turn.
 
-    An unreadable path or a file that is not batches raises :class:`InputError`.
+    An unreadable path or a file that is not batches raises :class:`InputError`;
+    with a ``tally`` and several paths, it is kept there and the rest is read.
     """
+    paths = list(paths)
     for path in paths:
-        seg = open_segment(path)
         try:
-            check_batches(path, seg)
+            seg = _opened_batches(path)
+        except InputError as e:
+            if tally is None or len(paths) < 2:
+                raise
+            tally.input_errors.append(str(e))
+            continue
+        try:
             yield path, seg
         finally:
             seg.close()
+
+
+def _opened_batches(path: str) -> Segment:
+    seg = open_segment(path)
+    try:
+        check_batches(path, seg)
+    except InputError:
+        seg.close()
+        raise
+    return seg
 
 
 

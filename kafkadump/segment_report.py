@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from .decode import CrcScan, Options, iter_batches
 from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
-from .errors import UsageError
+from .errors import InputError, UsageError
+from .input_paths import expand
 from .inputs import check_batches, open_segments
 from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
@@ -66,10 +67,26 @@ class CrcTotals:
     valid: bool = True
 
 
+def segment_files(paths: list[str], tally: Tally) -> list[str]:
+    """The segment files ``paths`` name (directories expanded, non-segments of a list skipped: a
+    note in ``tally``); a directory without segments is an input error."""
+    inputs = expand(paths)
+    note = inputs.note()
+    if note:
+        tally.notes.append(note)
+    for d in inputs.empty_directories:
+        message = f"{d}: no segment files (*.log) in it or in its partition directories"
+        if not inputs.files and len(paths) == 1:
+            raise InputError(message)
+        tally.input_errors.append(message)
+    return inputs.files
+
+
 def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap]:
     """``batches``: every batch (or top-level legacy message) and gap of every file."""
-    for path, seg in open_segments(paths):
-        yield FileStart(path, len(paths))
+    files = segment_files(paths, tally)
+    for path, seg in open_segments(files, tally):
+        yield FileStart(path, len(files))
         for item in iter_batches(seg.buf, path, options=options):
             tally.see(item.findings)
             yield item
@@ -94,9 +111,10 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     import dataclasses
 
     options = dataclasses.replace(options, records=True, select=query.batch_selector())
-    for path, seg in open_segments(paths):
+    files = segment_files(paths, tally)
+    for path, seg in open_segments(files, tally):
         internal = _internal_decoder(decode, path)
-        yield FileStart(path, len(paths), decoded=internal is not None)
+        yield FileStart(path, len(files), decoded=internal is not None)
         for item in iter_batches(seg.buf, path, options=options):
             tally.see(item.findings)
             if isinstance(item, Gap):
@@ -117,8 +135,9 @@ def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[Fil
 
     totals = CrcTotals()
     options = dataclasses.replace(options, records=False)
-    for path, seg in open_segments(paths):
-        yield FileStart(path, len(paths))
+    files = segment_files(paths, tally)
+    for path, seg in open_segments(files, tally):
+        yield FileStart(path, len(files))
         scan = CrcScan(seg.buf, path, options)
         for item in scan:
             tally.see(item.findings)

@@ -18,6 +18,7 @@ import typer
 
 from ..errors import KafkadumpError
 from ..render.lines import terminal_safe
+from ..report.status import Tally
 from .app import app
 
 _T = TypeVar("_T")
@@ -53,6 +54,19 @@ def say_error(message: str, code: int = 2, as_json: bool | None = None) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):  # pragma: no cover - stderr is gone too
         pass
+
+
+def finish(tally: Tally) -> int:
+    """After a report is written: its notes and the input errors met on the way on stderr; its exit status."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_exit(0)
+    for note in tally.notes:
+        say_error(f"note: {note}", 0)
+    for error in tally.input_errors:
+        say_error(error, 2)
+    return tally.exit_status
 
 
 def run_command(fn: Callable[[], int]) -> NoReturn:

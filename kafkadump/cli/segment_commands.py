@@ -14,7 +14,7 @@ from ..record_window import first_records, last_records
 from ..render import dumplog, jsonl, table
 from ..report.status import Tally
 from .app import app
-from .main import run_command
+from .main import finish, run_command
 from .option_groups import (
     FROM_OPTIONS,
     Decode,
@@ -62,7 +62,7 @@ def batches(
         output.format  # noqa: B018 - a contradictory --json/--format is a usage error before any output
         tally = Tally()
         _write(output, "write_batch_report", batch_report(paths, limits.options(records=not shallow), tally))
-        return tally.exit_status
+        return finish(tally)
 
     run_command(body)
 
@@ -107,7 +107,7 @@ def records(
         elif last is not None:
             items = last_records(items, last)
         _write(output, "write_record_report", items)
-        return tally.exit_status
+        return finish(tally)
 
     run_command(body)
 
@@ -129,7 +129,7 @@ def verify_crc(
     def body() -> int:
         tally = Tally()
         _write(output, "write_crc_report", crc_report(paths, limits.options(records=False), tally))
-        return tally.exit_status
+        return finish(tally)
 
     run_command(body)
 

@@ -243,21 +243,28 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, co
     from ..segment_report import FileStart
 
     t: TableStream | None = None
+    where = ""
     for item in items:
         if isinstance(item, FileStart):
             t = TableStream(out, BATCH_COLUMNS, console, layout)
-            if item.files > 1:
+            where = _where(item)
+            if where:
                 t.note(f"== {item.path}", "bold")
             continue
         assert t is not None, "a file's items come after its FileStart"
         if isinstance(item, Gap):
             t.row(gap_cells(item), "red")
             for line in findings_lines(item):
-                t.note(line, "red")
+                t.note(where + line, "red")
         else:
             t.row(batch_cells(item), batch_style(item))
             for line in findings_lines(item):
-                t.note(line, "yellow")
+                t.note(where + line, "yellow")
+
+
+def _where(start: FileStart) -> str:
+    """What a problem line starts with: its file, when there are several."""
+    return f"{start.path}: " if start.files > 1 else ""
 
 
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
@@ -266,16 +273,18 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
     from ..segment_report import FileStart
 
     t: TableStream | None = None
+    where = ""
     for item in items:
         if isinstance(item, FileStart):
             t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console, layout)
-            if item.files > 1:
+            where = _where(item)
+            if where:
                 t.note(f"== {item.path}", "bold")
             continue
         assert t is not None, "a file's items come after its FileStart"
         batch = item if isinstance(item, Gap) else item.batch
         for line in findings_lines(batch):
-            t.note(f"{batch.position}:" + line, "red")
+            t.note(f"{where}{batch.position}:" + line, "red")
         if isinstance(item, Gap):
             continue
         if item.decoded is None:
@@ -285,7 +294,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         for r, dr in zip(item.records, item.decoded):
             t.row(decoded_record_cells(r, dr), "yellow" if dr.findings else "cyan" if r.control is not None else None)
             for line in findings_lines(dr):
-                t.note(line, "yellow")
+                t.note(where + line, "yellow")
 
 
 def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
@@ -293,12 +302,14 @@ def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: 
     """``verify-crc`` as text: a line per bad batch, message or gap, then the totals."""
     from ..segment_report import CrcTotals, FileStart
 
+    where = ""
     for item in items:
         if isinstance(item, FileStart):
+            where = _where(item)
             continue
         if isinstance(item, CrcTotals):
             verdict = "all valid" if item.valid else f"{item.bad} bad"
             out.write(f"files: {item.files}  batches: {item.batches}  bytes: {item.bytes}  "
                       f"bad: {item.bad}  ({verdict})\n")
         else:
-            out.write(terminal_safe(verify_line(item)) + "\n")
+            out.write(terminal_safe(where + verify_line(item)) + "\n")

@@ -22,12 +22,16 @@ def is_problem(f: Finding) -> bool:
 
 
 class Tally:
-    """Counts the problem findings a command reports, for its exit status."""
+    """Counts the problem findings a command reports, for its exit status; keeps the input
+    errors met on the way (a bad path in a list: the rest is still read, the exit status is 2)
+    and notes about the inputs, for stderr."""
 
-    __slots__ = ("problems",)
+    __slots__ = ("problems", "input_errors", "notes")
 
     def __init__(self) -> None:
         self.problems = 0
+        self.input_errors: list[str] = []
+        self.notes: list[str] = []
 
     def see(self, findings: Iterable[Finding]) -> None:
         """Count the problems among ``findings``."""
@@ -41,7 +45,7 @@ class Tally:
 
     @property
     def exit_status(self) -> int:
-        return exit_status(self.problems)
+        return USAGE_OR_IO if self.input_errors else exit_status(self.problems)
 
 
 def exit_status(problems: int) -> int:
