@@ -58,3 +58,23 @@ def test_input_limit_options_are_one_group_everywhere():
         for option in ("--max-decompressed", "--max-depth", "--max-ratio"):
             assert option in text, (command, option)
         assert ("--max-scan" in text) is (command != "capture")
+
+
+def test_an_ascii_terminal_gets_escapes_not_an_error():
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    p = subprocess.run([sys.executable, "-m", "kafkadump", "records", str(SEGMENT)], capture_output=True,
+                       env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert b"\\u0394off" in p.stdout.splitlines()[0]  # the Greek delta of the header, escaped
+    assert all(b < 0x80 for b in p.stdout)
+
+
+def test_dump_of_a_directory_says_it_wants_a_file(tmp_path):
+    r = CliRunner().invoke(app, ["dump", str(tmp_path)])
+    assert r.exit_code == 2 and "is a directory; dump reads files" in r.output
+
+
+def test_the_manual_page_is_shown():
+    p = subprocess.run([sys.executable, "-m", "kafkadump", "man"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "EXIT STATUS" in p.stdout and "verify-crc" in p.stdout

@@ -17,6 +17,7 @@ from __future__ import annotations
 from . import (  # noqa: F401  (their commands register on the app)
     capture_command,
     logdir_commands,
+    manual_command,
     segment_commands,
     spark_commands,
 )

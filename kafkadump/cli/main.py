@@ -140,6 +140,7 @@ def main() -> None:
     argv = sys.argv[1:]
     import threading
 
+    _escape_what_the_terminal_cannot_encode()
     if threading.current_thread() is threading.main_thread() and not isinstance(sys.stdout, _WholeWrites):
         sys.stdout = _WholeWrites(sys.stdout)
     stdout_was = _stdout_identity()
@@ -179,6 +180,18 @@ def main() -> None:
     if code == 130:
         quiet_exit(130)
     sys.exit(code or 0)
+
+
+def _escape_what_the_terminal_cannot_encode() -> None:
+    """Characters the output encoding lacks (``PYTHONIOENCODING=ascii``, a C locale) become
+    ``\\u`` escapes instead of an error."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a stream that cannot change
+                pass
 
 
 def _stdout_identity() -> tuple[int, int] | None:

@@ -144,6 +144,9 @@ def dump_report(paths: list[str], kind: str | None, tally: Tally, *,
     from ..errors import UsageError
 
     for path in paths:
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: is a directory; dump reads files (for a partition or log dir use "
+                             f"'kafkadump triage {path}', for its segments 'kafkadump batches {path}')")
         if kind is None and names.classify(path).kind == names.UNKNOWN:
             raise UsageError(f"{path}: cannot tell what kind of file this is from its name; give --type")
         open_segment(path).close()  # a missing or unreadable file: one error line, before any output
