@@ -64,3 +64,40 @@ def test_text_with_newlines_and_tabs_is_text_with_the_escapes_visible():
     assert preview(b"line one\nline\ttwo\r", 40) == "line one\\nline\\ttwo\\r"
     assert preview(b"\x1b[2J", 40) == "0x1b5b324a"  # other controls: binary, shown as hex
     assert preview(b"a\nb\x00", 40) == "0x610a6200"
+
+
+@pytest.fixture()
+def mixed_logdir(tmp_path):
+    import shutil
+
+    from builders import simple_batch
+
+    for n in range(3):
+        d = tmp_path / f"clean-{n}"
+        d.mkdir()
+        (d / "00000000000000000000.log").write_bytes(simple_batch(0, 3).data + simple_batch(3, 2).data)
+    bad = tmp_path / "orders-7"
+    bad.mkdir()
+    shutil.copy(FIXTURES / "damaged" / "00000000000000000000.log", bad / "00000000000000000000.log")
+    return tmp_path
+
+
+def _triage(logdir, columns, *extra):
+    r = CliRunner().invoke(app, ["triage", "--color", *extra, str(logdir)], env={"COLUMNS": str(columns)})
+    assert r.exit_code == 1, r.output
+    return [ANSI.sub("", line) for line in r.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_triage_on_a_terminal_puts_problems_first_and_fits(mixed_logdir, columns):
+    lines = _triage(mixed_logdir, columns)
+    assert lines[0].startswith("verdict: errors")
+    assert max(len(line) for line in lines) <= columns
+    text = "\n".join(lines)
+    assert "orders-7" in text and "clean-0" not in text
+    assert "3 partitions clean" in text
+
+
+def test_triage_all_lists_every_partition(mixed_logdir):
+    text = "\n".join(_triage(mixed_logdir, 200, "--all"))
+    assert all(f"clean-{n}" in text for n in range(3)) and "orders-7" in text

@@ -22,6 +22,8 @@ DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "produce
 FileType = Enum("FileType", {t.replace("-", "_"): t for t in DUMPABLE_KINDS}, type=str)  # type: ignore[misc]
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
+ShowAllOpt = typer.Option(False, "--all", help="(table) Every partition, file and finding; on a terminal the "
+                                               "problems come first and clean partitions are counted.")
 
 
 @app.command()
@@ -74,6 +76,7 @@ def triage(
     max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
                                      help="Findings kept per code per file (counts stay exact)."),
     no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
+    show_all: bool = ShowAllOpt,
     output: Output = FROM_OPTIONS,
 ) -> None:
     """Everything wrong with a segment, partition or log dir: a report with a verdict.
@@ -97,12 +100,12 @@ def triage(
         finally:
             if progress:
                 progress.stop()
-        return show_triage(report, output, files=not no_files)
+        return show_triage(report, output, files=not no_files, show_all=show_all)
 
     run_command(body)
 
 
-def show_triage(report: dict, output: Output, files: bool = True) -> int:
+def show_triage(report: dict, output: Output, files: bool = True, show_all: bool = False) -> int:
     """Write a triage report as ``output`` asks (``kafkadump triage`` and ``spark triage``); its exit status."""
     from ..render import triage_table as render
     from ..report.logdir_objects import triage_exit_status
@@ -110,7 +113,7 @@ def show_triage(report: dict, output: Output, files: bool = True) -> int:
     if output.json:
         render.render_triage_json(report, sys.stdout)
     else:
-        render.render_triage(report, sys.stdout, output.console(), files=files)
+        render.render_triage(report, sys.stdout, output.console(), files=files, show_all=show_all)
     return triage_exit_status(report)
 
 

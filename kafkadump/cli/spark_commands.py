@@ -16,6 +16,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app, command_group
+from .logdir_commands import ShowAllOpt, show_triage
 from .main import run_command
 from .option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
 
@@ -145,6 +146,7 @@ def triage(
     max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
                                      help="Findings kept per code per file (counts stay exact)."),
     no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
+    show_all: bool = ShowAllOpt,
     output: Output = FROM_OPTIONS,
 ):
     """kafkadump triage with the per-file scans in Spark tasks: the same report, partitions and verdict.
@@ -157,11 +159,10 @@ def triage(
     def body():
         from ..spark import jobs
         from ..spark.session import build, check
-        from .logdir_commands import show_triage
 
         check()  # say what is missing first
         planned = jobs.plan_triage(paths, records=not shallow, max_findings=max_findings)  # before the JVM starts
-        return show_triage(jobs.run_triage(build(master, _conf(conf)), planned), output, files=not no_files)
+        return show_triage(jobs.run_triage(build(master, _conf(conf)), planned), output, files=not no_files, show_all=show_all)
 
     _spark_run(body)
 

@@ -42,8 +42,8 @@ def _tail(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
-def _counts(fc: dict) -> str:
-    return ",".join(f"{c}:{n}" for c, n in sorted(fc.items())) or "-"
+def _counts(fc: dict, sep: str = ",") -> str:
+    return sep.join(f"{c}:{n}" for c, n in sorted(fc.items())) or "-"
 
 
 def _range(a, b) -> str:
@@ -111,10 +111,23 @@ def partition_cells(p: dict, root: str, replicas: bool = False) -> list:
             p["abortedTransactions"], p["crcFailures"], _counts(p.get("findingCounts", {}))]
 
 
-def file_cells(f: dict, root: str) -> list:
+def file_cells(f: dict, root: str, sep: str = ",") -> list:
     return [_rel(f["file"], root), f["kind"], "-" if f.get("size") is None else f["size"],
             (f.get("mtime") or "-")[:19], (f.get("sha256") or "-")[:16], file_contents(f),
-            _counts(f.get("findingCounts", {}))]
+            _counts(f.get("findingCounts", {}), sep)]
+
+
+# the problems-first view on a terminal: what a reader needs to decide what to look at
+PROBLEM_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("records", 9, True),
+                   Column("offsets", 23), Column("crcBad", 6, True), Column("findings", 40))
+PROBLEM_FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("contents", 44), Column("findings", 40))
+
+
+def _problem_cells(p: dict, root: str, replicas: bool) -> list:
+    first, leo = p.get("firstOffset"), p.get("logEndOffset")
+    return [_tail(partition_name(p, root, replicas), 40), p["verdict"], p["records"],
+            _range(first, None if leo is None else leo - 1), p["crcFailures"],
+            _counts(p.get("findingCounts", {}), ", ")]
 
 
 def finding_rows(report: dict) -> list[tuple]:
@@ -150,10 +163,24 @@ def render_triage_json(report: dict, out: TextIO) -> None:
     out.write(json.dumps(report) + "\n")
 
 
-def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -> None:
-    """The triage report as tables: partitions, files (chain of custody), findings, verdict."""
+# on a terminal, without --all: how many findings are listed before "... and N more"
+FINDINGS_SHOWN = 50
+_WORST_FIRST = {"errors": 0, "warnings": 1, "clean": 2}
+
+
+def render_triage(report: dict, out: TextIO, console=None, files: bool = True, show_all: bool = False) -> None:
+    """The triage report as tables: partitions, files (chain of custody), findings, verdict.
+
+    On a terminal (``console``) the problems come first: the verdict, then the
+    partitions and files with findings, worst first, and a count of the clean
+    ones; the findings list stops after :data:`FINDINGS_SHOWN` and says how many
+    more there are.  ``show_all`` (and plain output) lists everything, in order.
+    """
     root = report["path"]
     replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
+    if console is not None and not show_all:
+        _problems_first(report, console, root, replicas, files)
+        return
     rows_p = [partition_cells(p, root, replicas) for p in report["partitions"]]
     rows_f = [file_cells(f, root) for f in report["files"]] if files else []
     rows_x = finding_rows(report)
@@ -177,12 +204,51 @@ def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -
     out.write(terminal_safe(summary_line(report)) + "\n")
 
 
+def _problems_first(report: dict, console, root: str, replicas: bool, files: bool) -> None:
+    console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
+                  highlight=False, soft_wrap=False)
+    bad = sorted((p for p in report["partitions"] if p["verdict"] != "clean"),
+                 key=lambda p: _WORST_FIRST.get(p["verdict"], 3))
+    clean = len(report["partitions"]) - len(bad)
+    with_findings = [f for f in report["files"] if f["findings"] or f.get("error")]
+    rows_x = finding_rows(report)
+    # the name's tail tells segments apart: cut paths from the left
+    shown = [(sev, code, _tail(file, 32), off, msg) for sev, code, file, off, msg in rows_x
+             if sev != "info"][:FINDINGS_SHOWN]
+    if bad:
+        t = _rich_table("partitions with findings, worst first", PROBLEM_COLUMNS)
+        for p in bad:
+            t.add_row(*_cells(_problem_cells(p, root, replicas)), style=_STYLE.get(p["verdict"]))
+        console.print(t, soft_wrap=False)
+    if files and with_findings:
+        t = _rich_table("files with findings (chain of custody of every file: --all or --json)",
+                        PROBLEM_FILE_COLUMNS)
+        for f in with_findings:
+            c = file_cells(f, root, ", ")
+            t.add_row(*_cells([_tail(c[0], 32), c[1], c[5], c[6]]))
+        console.print(t, soft_wrap=False)
+    _rich_triage(report, console, [], [], shown, summary=False)
+    notes = []
+    if clean:
+        notes.append(f"{clean:,} partition{'s' if clean != 1 else ''} clean")
+    if files and len(report["files"]) > len(with_findings):
+        notes.append(f"{len(report['files']) - len(with_findings):,} files without findings")
+    if len(rows_x) > len(shown):
+        notes.append(f"{len(rows_x) - len(shown):,} more findings (info ones included)")
+    if notes:
+        console.print("; ".join(notes) + " (--all lists everything; --json gives every field)", style="dim",
+                      markup=False, highlight=False, soft_wrap=False)
+
+
 def _rich_table(title: str, columns):
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", header_style="bold")
     for c in columns:
-        t.add_column(c.title, justify="right" if c.right else "left", overflow="fold")
+        # words are never broken inside a cell: text wraps at spaces, a word too long ends in an ellipsis
+        # a path keeps room for its tail (segment names differ at the end; they come cut from the left)
+        keep = 20 if c.title in ("file", "partition") else len(c.title)
+        t.add_column(c.title, justify="right" if c.right else "left", overflow="ellipsis", min_width=keep)
     return t
 
 
@@ -193,24 +259,26 @@ def _cells(row) -> list:
     return [Text(terminal_safe(str(x))) for x in row]
 
 
-def _rich_triage(report, console, rows_p, rows_f, rows_x) -> None:
+def _rich_triage(report, console, rows_p, rows_f, rows_x, summary: bool = True) -> None:
     if rows_p:
         t = _rich_table("partitions", PARTITION_COLUMNS)
         for r in rows_p:
             t.add_row(*_cells(r), style=_STYLE.get(r[1]) if r[1] != "clean" else None)
-        console.print(t)
+        console.print(t, soft_wrap=False)
     if rows_f:
         t = _rich_table("files (chain of custody: full SHA-256 in --json)", FILE_COLUMNS)
         for r in rows_f:
             t.add_row(*_cells(r))
-        console.print(t)
+        console.print(t, soft_wrap=False)
     if rows_x:
         cols = [Column(n, 0, n == "offset") for n in ("severity", "code", "file", "offset", "message")]
         t = _rich_table("findings", cols)
         for sev, code, file, off, msg in rows_x:
             t.add_row(*_cells((sev, code, file, off, msg)), style=_STYLE.get(sev))
-        console.print(t)
-    console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False, highlight=False)
+        console.print(t, soft_wrap=False)
+    if summary:
+        console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
+                      highlight=False)
 
 
 __all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",
