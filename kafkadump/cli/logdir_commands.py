@@ -22,6 +22,12 @@ DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "produce
 FileType = Enum("FileType", {t.replace("-", "_"): t for t in DUMPABLE_KINDS}, type=str)  # type: ignore[misc]
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
+# the options of both triages (kafkadump triage and spark triage), defined once
+TriageShallowOpt = typer.Option(False, "--shallow", help="Batch headers and CRCs only (control batches still "
+                                                         "decoded): faster, but damage inside records is not seen.")
+MaxFindingsOpt = typer.Option(100, "--max-findings", min=1, metavar="N",
+                              help="Findings kept per code per file (counts stay exact).")
+NoFilesOpt = typer.Option(False, "--no-files", help="(table) Leave out the per-file table.")
 ShowAllOpt = typer.Option(False, "--all", help="(table) Every partition, file and finding; on a terminal the "
                                                "problems come first and clean partitions are counted.")
 
@@ -70,12 +76,9 @@ def triage(
     path: str = typer.Argument(..., help="A segment, a partition directory, a log dir, or any tree of them."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64,
                              help="Worker processes scanning separate files in parallel."),
-    shallow: bool = typer.Option(False, "--shallow",
-                                 help="Batch headers and CRCs only (control batches still decoded): "
-                                      "faster, but damage inside records is not seen."),
-    max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
-                                     help="Findings kept per code per file (counts stay exact)."),
-    no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
+    shallow: bool = TriageShallowOpt,
+    max_findings: int = MaxFindingsOpt,
+    no_files: bool = NoFilesOpt,
     show_all: bool = ShowAllOpt,
     output: Output = FROM_OPTIONS,
 ) -> None:

@@ -16,7 +16,7 @@ import typer
 
 from ..errors import UsageError
 from .app import app, command_group
-from .logdir_commands import ShowAllOpt, show_triage
+from .logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt, show_triage
 from .main import run_command
 from .option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
 
@@ -141,11 +141,9 @@ def triage(
     paths: List[str] = TriagePathsArg,
     master: Optional[str] = MasterOpt,
     conf: Optional[List[str]] = ConfOpt,
-    shallow: bool = typer.Option(False, "--shallow", help="Batch headers and CRCs only (control batches still "
-                                                          "decoded): faster, but damage inside records is not seen."),
-    max_findings: int = typer.Option(100, "--max-findings", min=1, metavar="N",
-                                     help="Findings kept per code per file (counts stay exact)."),
-    no_files: bool = typer.Option(False, "--no-files", help="(table) Leave out the per-file table."),
+    shallow: bool = TriageShallowOpt,
+    max_findings: int = MaxFindingsOpt,
+    no_files: bool = NoFilesOpt,
     show_all: bool = ShowAllOpt,
     output: Output = FROM_OPTIONS,
 ):
