@@ -57,7 +57,7 @@ from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
 from .model import Batch, Record, Span
-from .primitives import decode_varint, decode_varlong
+from .primitives import ByteBuffer, decode_varint, decode_varlong
 
 HEADER_SIZE = 61
 MIN_BATCH_LENGTH = HEADER_SIZE - 12  # 49: a batch with no records
@@ -206,8 +206,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     """
     if source != "file":
         shift = 0  # positions in decompressed data are relative to it
-    out = []
-    findings = []
+    out: list[Record] = []
+    findings: list[Finding] = []
     append = out.append
     count = b.record_count
     base_offset = b.base_offset
@@ -339,8 +339,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
                 else:
                     hcount, pos = decode_varint(data, pos, rend)
             if hcount == 0:
-                headers = []
-                hspans = None
+                headers: list[tuple[str, bytes | None]] = []
+                hspans: list[tuple[int, ...]] | None = None
             else:
                 if hcount < 0 or hcount > (rend - pos) // 2:
                     raise DecodeError(Code.RECORD_MALFORMED, p_hc, f"header count {hcount}")
@@ -380,9 +380,11 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     return out, findings
 
 
-def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
-    headers = []
-    hspans = [] if want_spans else None
+def _decode_headers(data: ByteBuffer, pos: int, rend: int, hcount: int, want_spans: bool
+                    ) -> tuple[list[tuple[str, bytes | None]], int, list[tuple[int, ...]] | None]:
+    headers: list[tuple[str, bytes | None]] = []
+    # per header, when asked for: positions of its start, key, value length, value and end; key and value lengths
+    hspans: list[tuple[int, ...]] | None = [] if want_spans else None
     for _ in range(hcount):
         p0 = pos
         c = data[pos]

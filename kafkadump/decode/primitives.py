@@ -41,6 +41,9 @@ from __future__ import annotations
 
 import struct
 import uuid as _uuid
+from collections.abc import Callable
+from mmap import mmap
+from typing import Any
 
 from ..findings import Code, DecodeError, Truncated
 
@@ -54,6 +57,9 @@ _F64 = struct.Struct(">d")
 _unpack_i16 = _I16.unpack_from
 _unpack_i32 = _I32.unpack_from
 _unpack_i64 = _I64.unpack_from
+
+# what the decoders read: a file's read-only mapping, or bytes in memory
+ByteBuffer = bytes | bytearray | memoryview | mmap
 
 
 class MalformedVarint(DecodeError):
@@ -74,18 +80,22 @@ def _need(pos: int, n: int, end: int, what: str) -> None:
 
 # --- fixed width ------------------------------------------------------------
 
-def _fixed(st: struct.Struct, what: str):
+# the byte width of each fixed-size decoder below (the protocol decoder's field readers need it)
+FIXED_SIZES: dict[Callable[[ByteBuffer, int, int], tuple[Any, int]], int] = {}
+
+
+def _fixed(st: struct.Struct, what: str) -> Callable[[ByteBuffer, int, int], tuple[Any, int]]:
     size = st.size
     unpack_from = st.unpack_from
 
-    def decode(buf, pos: int, end: int):
+    def decode(buf: ByteBuffer, pos: int, end: int) -> tuple[Any, int]:
         if pos + size > end:
             raise Truncated(pos, size, end - pos, what)
         return unpack_from(buf, pos)[0], pos + size
 
     decode.__name__ = "decode_" + what.lower()
     decode.__doc__ = f"Decode {what} ({size} bytes) at ``pos``."
-    decode.size = size
+    FIXED_SIZES[decode] = size
     return decode
 
 
@@ -128,8 +138,8 @@ def decode_uuid(buf, pos: int, end: int):
     return _uuid.UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
 
 
-decode_boolean.size = 1
-decode_uuid.size = 16
+FIXED_SIZES[decode_boolean] = 1
+FIXED_SIZES[decode_uuid] = 16
 
 
 # --- variable length ----------------------------------------------------------

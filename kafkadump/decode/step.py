@@ -59,7 +59,7 @@ class ScanBudget:
     def __init__(self, limit: int):
         self.limit = limit
         self.spent = 0
-        self.hit = None
+        self.hit: int | None = None
         self.reported = False
 
     @classmethod

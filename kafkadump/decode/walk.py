@@ -225,7 +225,7 @@ class CrcScan:
         """
         buf = self.buf
         unpack = self._HEAD.unpack_from
-        runs = []
+        runs: list[tuple[int, int, int]] = []  # (start, next, stored crc) of each batch
         append = runs.append
         stop_at = pos + self.WINDOW_BYTES * self.threads
         while pos < end and len(runs) < limit and pos < stop_at:

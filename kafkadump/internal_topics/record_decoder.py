@@ -100,11 +100,11 @@ def decoder_for(kind: str) -> Decoder:
 
 # --- schema maps, from the generated tables ---------------------------------------------------------------
 
-def key_schemas(group: str) -> dict:
+def key_schemas(group: str) -> dict[int, str]:
     """Coordinator key version -> key schema name, from the key schemas' valid versions."""
     from ..protocol.tables.records import RECORDS
 
-    out = {}
+    out: dict[int, str] = {}
     for name, e in RECORDS.items():
         if e.get("group") == group and name.endswith("Key") and e["valid"] is not None:
             lo, hi = e["valid"]
@@ -113,7 +113,7 @@ def key_schemas(group: str) -> dict:
     return out
 
 
-def frame_schemas(group: str) -> dict:
+def frame_schemas(group: str) -> dict[int, str]:
     """apiKey -> schema name of the ``metadata``-type records of one records/ folder."""
     from ..protocol.tables.records import RECORDS
 
@@ -123,7 +123,7 @@ def frame_schemas(group: str) -> dict:
 
 def _range_text(versions: dict) -> str:
     """{0: "A", 1: "A", 2: "B"} -> "0-1 A, 2 B"."""
-    out = []
+    out: list[list] = []  # [first, last, name]
     for v in sorted(versions):
         if out and out[-1][2] == versions[v] and out[-1][1] == v - 1:
             out[-1][1] = v
@@ -209,7 +209,7 @@ def _struct(out: _Out, name: str, version: int, raw: bytes, pos: int, path: str,
     """Decode schema ``name`` at ``version`` from ``raw[pos:]``: ``(data, end, error, spans)``."""
     fields, flexible = _layout(name, version)
     found: list = []
-    spans = [] if (out.spans is not None or want_spans) else None
+    spans: list[Span] | None = [] if (out.spans is not None or want_spans) else None
     st = State(found, spans, out.start, None, "-", False, False)
     data, p, err = decode_struct(fields, version, raw, pos, len(raw), st, path, flexible)
     for f in found:
@@ -291,7 +291,7 @@ def _frame_value(out: _Out, raw: bytes, path: str, records: dict, what: str):
     if len(raw) >= 3 and raw[0] == 1 and raw[1] < 0x80 and raw[2] < 0x80 and out.spans is None:
         # the common case, one byte each: frame version 1, apiKey and version below 128
         return _frame_record(out, raw, path, records, what, 1, raw[1], raw[2], 3)
-    vals = {}
+    vals: dict[str, int] = {}
     p = 0
     for field in ("frameVersion", "apiKey", "version"):
         v, q = _uvarint(raw, p)
@@ -457,8 +457,9 @@ class Decoder:
 
     def __init__(self, kind: str):
         self.kind = kind
-        self.keys = None
-        self.records = None
+        # a coordinator topic has key schemas; the other kinds frame their values (apiKey -> schema)
+        self.keys: dict[int, str] | None = None
+        self.records: dict[int, str] = {}
         if kind in _COORDINATOR_GROUPS:
             self.keys = key_schemas(_COORDINATOR_GROUPS[kind])
         else:

@@ -135,6 +135,9 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
             found = find_next_batch(buf, bad.position + 1, end, opt.resync_window, budget)
             if found is not None and found < nxt:
                 nxt = found
+                # a batch with a bad CRC is never followed by an intact one in one step's items,
+                # so the damage it opened is still open
+                assert damage is not None
                 damage.end = found
         pos = nxt
     if damage is not None:

@@ -53,9 +53,12 @@ compiled once per schema and version and cached.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from typing import Any
 
 from ..decode import primitives as P
 from ..decode.model import Batch, Gap, Span
+from ..decode.primitives import ByteBuffer
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
 
@@ -129,6 +132,10 @@ class State:
         self.spans.append(Span(path, self.base + pos, n, value, "file", raw))
 
 
+# a field reader: (buf, pos, end, state, path) -> (value, next)
+Reader = Callable[[ByteBuffer, int, int, State, str], tuple[Any, int]]
+
+
 def camel(name: str) -> str:
     return name[:1].lower() + name[1:]
 
@@ -150,11 +157,12 @@ def _overrun(st, pos: int, end: int, path: str, what: str, size: int) -> Overrun
     return Overrun(st.base + pos, f"{path}: {what} needs {size} {unit} at {st.base + pos}, {max(end - pos, 0)} left")
 
 
-def _reader(decode, what: str, convert=None):
-    """A field reader around a fixed-size primitive decoder (``convert`` maps its value)."""
-    size = decode.size
+def _reader(decode: Callable[[ByteBuffer, int, int], tuple[Any, int]], what: str,
+            convert: Callable[[Any], Any] | None = None) -> tuple[Reader, int]:
+    """A field reader around a fixed-size primitive decoder (``convert`` maps its value), and its size."""
+    size = P.FIXED_SIZES[decode]
 
-    def read(buf, pos, end, st, path):
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[Any, int]:
         try:
             v, p = decode(buf, pos, end)
         except Truncated:
@@ -165,8 +173,7 @@ def _reader(decode, what: str, convert=None):
             st.span(path, pos, size, v)
         return v, p
 
-    read.min_size = size
-    return read
+    return read, size
 
 
 _FIXED = {
@@ -212,8 +219,8 @@ def _null(n: int, pos: int, p: int, st, path: str, nullable: bool, what: str):
     return None, p
 
 
-def _string_reader(compact: bool, nullable: bool):
-    def read(buf, pos, end, st, path):
+def _string_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[str | None, int]:
         n, p = _length(buf, pos, end, st, path, compact, False, "string")
         if n < 0:
             return _null(n, pos, p, st, path, nullable, "string")
@@ -230,12 +237,11 @@ def _string_reader(compact: bool, nullable: bool):
             st.span(path, pos, p + n - pos, v)
         return v, p + n
 
-    read.min_size = 1 if compact else 2
-    return read
+    return read, 1 if compact else 2
 
 
-def _bytes_reader(compact: bool, nullable: bool):
-    def read(buf, pos, end, st, path):
+def _bytes_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[bytes | None, int]:
         n, p = _length(buf, pos, end, st, path, compact, True, "bytes")
         if n < 0:
             return _null(n, pos, p, st, path, nullable, "bytes")
@@ -247,12 +253,11 @@ def _bytes_reader(compact: bool, nullable: bool):
             st.span(path, pos, p + n - pos, v)
         return v, p + n
 
-    read.min_size = 1 if compact else 4
-    return read
+    return read, 1 if compact else 4
 
 
-def _records_reader(compact: bool, nullable: bool):
-    def read(buf, pos, end, st, path):
+def _records_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[RecordsValue | None, int]:
         n, p = _length(buf, pos, end, st, path, compact, True, "records")
         if n < 0:
             return _null(n, pos, p, st, path, nullable, "records")
@@ -265,8 +270,7 @@ def _records_reader(compact: bool, nullable: bool):
                                          f"({end - p} bytes left)", partial)
         return decode_records(buf, p, p + n, st, path), p + n
 
-    read.min_size = 1 if compact else 4
-    return read
+    return read, 1 if compact else 4
 
 
 def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool = True) -> RecordsValue:
@@ -344,7 +348,8 @@ def _field_flexible(f, version: int, flexible: bool) -> bool:
     return S.in_range(override, version)
 
 
-def _prim_reader(t: str, compact: bool, nullable: bool):
+def _prim_reader(t: str, compact: bool, nullable: bool) -> tuple[Reader, int]:
+    """The field reader of primitive type ``t`` and the fewest bytes it reads."""
     if t in _FIXED:
         return _FIXED[t]
     if t == "bool":
@@ -370,13 +375,13 @@ def _step(f, version: int, flexible: bool):
         if fields is not None:
             sub = plan_for(fields, version, compact)
             return (key, STRUCT_ARRAY, sub, (nullable, compact), max(sub.min_size, 0)), 1 if compact else 4
-        r = _prim_reader(et, compact, False)
-        return (key, PRIM_ARRAY, r, (nullable, compact), r.min_size), 1 if compact else 4
+        r, rmin = _prim_reader(et, compact, False)
+        return (key, PRIM_ARRAY, r, (nullable, compact), rmin), 1 if compact else 4
     if fields is not None:
         sub = plan_for(fields, version, compact)
         return (key, STRUCT, sub, nullable, 0), (1 if nullable else sub.min_size)
-    r = _prim_reader(t, compact, nullable)
-    return (key, PRIM, r, nullable, 0), r.min_size
+    r, rmin = _prim_reader(t, compact, nullable)
+    return (key, PRIM, r, nullable, 0), rmin
 
 
 def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
@@ -433,7 +438,7 @@ def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
                 if marker >= 128:  # int8 -1: null
                     out[key] = None
                     continue
-            d = {}
+            d: dict[str, Any] = {}
             out[key] = d
             pos = read_struct(r, buf, pos, end, st, fpath, d)
         else:
@@ -470,7 +475,7 @@ def _read_array(kind, r, flags, emin, buf, pos, end, st, path, out, key) -> int:
             lst.append(v)
     else:
         for i in range(n):
-            d = {}
+            d: dict[str, Any] = {}
             lst.append(d)
             p = read_struct(r, buf, p, end, st, f"{path}[{i}]", d)
     return p

@@ -25,7 +25,7 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
-from ..decode.primitives import int32_at
+from ..decode.primitives import ByteBuffer, int32_at
 from ..findings import Code, Finding
 from ..sources.pcap import Connection, HalfStream, endpoint_str
 from . import frames as F
@@ -291,7 +291,7 @@ class CaptureDecoder:
         return f
 
     # --- responses ---------------------------------------------------------------------------
-    def response(self, buf, pos, end, base, conv: Conversation):
+    def response(self, buf: ByteBuffer, pos: int, end: int, base: int, conv: Conversation) -> F.Frame:
         ctx = self.ctx
         size = int32_at(buf, pos) if end - pos >= 4 else None
         if size is None or size < F.MIN_RESPONSE or size > F.MAX_FRAME:
@@ -308,14 +308,16 @@ class CaptureDecoder:
         if h.api_key is not None and h.api_version is not None:
             f = F.decode_response(buf, pos, end, h.api_key, h.api_version, base=base, ctx=ctx)
             return _apiversions_fallback(f, buf, pos, end, base, ctx)
-        f = F.guess_response(buf, pos, end, base=base, ctx=ctx, api_key=h.api_key)
+        guessed = F.guess_response(buf, pos, end, base=base, ctx=ctx, api_key=h.api_key)
         strict = conv.syn_seen and conv.connection is not None
-        if f is None:
+        if guessed is None:
             f = F.decode_response(buf, pos, end, None, None, base=base, ctx=ctx)
             f.findings.insert(0, Finding(Code.RESPONSE_UNPAIRED, base + pos,
                                          f"no request with correlation id {corr} in the input: the body is kept "
                                          f"raw (give --api-key and --api-version to decode it)"))
-        elif strict:
+            return f
+        f = guessed
+        if strict:
             f.findings.insert(0, Finding(Code.RESPONSE_UNPAIRED, base + pos,
                                          f"no request with correlation id {corr} on this connection"))
         return f
@@ -381,12 +383,13 @@ class CaptureDecoder:
             return
         if c.state is None:
             c.state = _Probe(c)
-        if isinstance(c.state, _Probe):
-            c.state.add(half.direction, offset, data, packet)
-            conv = self._decide(c)
+        probe = c.state
+        if isinstance(probe, _Probe):
+            probe.add(half.direction, offset, data, packet)
+            conv = self._decide(c, probe)
             if conv is None:
                 return
-            for direction, items in c.probe:
+            for direction, items in probe.items():
                 sp = conv.req if direction == c.client else conv.resp
                 for off, d, pk in items:
                     sp.add(off, d, pk)
@@ -419,7 +422,7 @@ class CaptureDecoder:
         sp.cands = []
         self._out.append(StreamNote(c, sp.role, [finding], None, self.file))
 
-    def _decide(self, c: Connection):
+    def _decide(self, c: Connection, probe: _Probe) -> Conversation | None:
         """Is this connection Kafka, and which side is the client?  A Conversation, or None (not yet / not Kafka).
 
         Without a port match, the first direction to carry a whole frame
@@ -429,7 +432,6 @@ class CaptureDecoder:
         its sender the server.  A first frame too large to wait for is judged
         by its header alone.
         """
-        probe: _Probe = c.state
         if c.client is None:
             first = probe.first_full(14)
             if first is None:
@@ -468,14 +470,13 @@ class CaptureDecoder:
         c.probe = probe.items()
         return Conversation(self, c, c.syn_from is not None, self.file)
 
-    def _last_chance(self, c: Connection) -> None:
+    def _last_chance(self, c: Connection, probe: _Probe) -> None:
         """End of input with a connection still undecided (its first frame never completed).
 
         Pasted packets (lenient): the side holding a whole request anywhere is the
         client, else the bytes are taken as responses; the splitters resynchronise.
         Captures: not Kafka.
         """
-        probe: _Probe = c.state
         if not self.lenient or not self.detect:
             self._not_kafka(c)
             return
@@ -528,7 +529,7 @@ class CaptureDecoder:
         self._current = c
         self._out = []
         if isinstance(c.state, _Probe):
-            self._last_chance(c)
+            self._last_chance(c, c.state)
         for half in c.halves.values():
             half.finish()
             if half.notes and isinstance(c.state, Conversation):

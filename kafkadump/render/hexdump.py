@@ -173,9 +173,6 @@ class _Emitter(LineWriter):
     def __init__(self, console, out):
         super().__init__(out, console)
 
-    def text(self, text_obj) -> None:
-        self.console.print(text_obj, highlight=False, soft_wrap=True)
-
     def header(self, title: str) -> None:
         self.line(f"── {title}", "bold")
 
@@ -206,7 +203,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
     pos = row_start
     end = base + n
     while pos < end:
-        cells = []
+        cells: list[tuple[int, int, int] | None] = []  # (position, byte, owning span index) or None
         for i in range(pos, pos + _ROW):
             if i < base or i >= end:
                 cells.append(None)
@@ -231,10 +228,12 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
         pos += _ROW
 
 
-def _emit_row(emit: _Emitter, pos: int, cells, notes, pane: Pane) -> None:
+def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None], notes: list[tuple[str, int]],
+              pane: Pane) -> None:
     first_note = notes[0][0] if notes else ""
     rest = notes[1:]
-    if emit.console is None:
+    console = emit.console
+    if console is None:
         # plain: "|" before the first byte of a field, "!" before unparsed bytes
         parts = []
         for c in cells:
@@ -254,27 +253,27 @@ def _emit_row(emit: _Emitter, pos: int, cells, notes, pane: Pane) -> None:
     from rich.text import Text
 
     t = Text(f"{pos:08x}  ")
-    asc = Text()
+    asc_text = Text()
     for _k, c in enumerate(cells):
         if c is None:
             t.append("   ")
-            asc.append(" ")
+            asc_text.append(" ")
             continue
         i, byte, own = c
         style = _style(pane, own)
         t.append(f"{byte:02x}", style=style)
         t.append(" ")
-        asc.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
+        asc_text.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
     t.append(" |")
-    t.append_text(asc)
+    t.append_text(asc_text)
     t.append("| ")
     if notes:
         t.append(first_note, style=_note_style(pane, notes[0][1]))
-    emit.text(t)
+    console.print(t, highlight=False, soft_wrap=True)
     for note, idx in rest:
         line = Text(" " * 77)
         line.append(note, style=_note_style(pane, idx))
-        emit.text(line)
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def _style(pane: Pane, own: int) -> str:

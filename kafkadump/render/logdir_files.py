@@ -8,6 +8,7 @@ they go (:class:`~kafkadump.render.table.TableStream`) for entry dumps.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .. import describe as d
 from ..decode.model import Gap
@@ -83,7 +84,7 @@ def snapshot_header_line(file: str, s) -> str:
 
 
 def text_dict(kind: str, file: str, content: dict, findings) -> dict:
-    out = {"type": kind, "file": file}
+    out: dict[str, Any] = {"type": kind, "file": file}
     body = dict(content)
     if "entries" in body:
         body["entries"] = [{k: v for k, v in e.items()} for e in body["entries"]]
@@ -195,11 +196,12 @@ def _dump_object(ev, path: str) -> dict | None:
 
 def write_dump_json(events, out) -> None:
     """A JSON line per entry, batch, snapshot header, producer, text file or loose findings."""
-    path = None
+    path: str | None = None
     for ev in events:
         if ev[0] == "file":
             path = ev[1]
             continue
+        assert path is not None, "a file's events come after its file event"
         obj = _dump_object(ev, path)
         if obj is not None:
             out.write(json.dumps(obj) + "\n")
@@ -223,7 +225,7 @@ def write_dump_table(events, out, console=None) -> None:
     from . import table as t
 
     lines = _Lines(out, console)
-    path = None
+    path: str | None = None
     for ev in events:
         tag = ev[0]
         if tag == "file":
@@ -243,6 +245,7 @@ def write_dump_table(events, out, console=None) -> None:
             for line in findings_lines(ev[3]):
                 stream.note(line, "yellow")
         elif tag == "snapshot":
+            assert path is not None, "a file's events come after its file event"
             lines.line(snapshot_header_line(path, ev[1]), "bold")
             for line in findings_lines(ev[1].findings):
                 lines.line(line, "yellow")

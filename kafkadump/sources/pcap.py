@@ -31,9 +31,16 @@ from __future__ import annotations
 
 import ipaddress
 import struct
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import InputError
 from ..findings import Code, Finding
+
+if TYPE_CHECKING:
+    from ..protocol.stream import Conversation, _Probe
+
+# an endpoint: (ip, port)
+Endpoint = tuple[str, int]
 
 MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
 RECENT = 1 << 16             # delivered bytes kept per direction to judge retransmissions
@@ -580,18 +587,20 @@ class Connection:
     __slots__ = ("id", "a", "b", "client", "server", "halves", "state", "first_time", "detected", "syn_from",
                  "probe")
 
-    def __init__(self, cid: int, a, b):
+    def __init__(self, cid: int, a: Endpoint, b: Endpoint):
         self.id = cid
         self.a = a          # (ip, port) of the first packet's sender
         self.b = b
-        self.client = None  # (ip, port) once known
-        self.server = None
-        self.halves: dict = {}
-        self.state = None   # protocol-level state (a kafkadump.protocol.stream.Conversation)
-        self.first_time = None
+        self.client: Endpoint | None = None  # (ip, port) once known
+        self.server: Endpoint | None = None
+        self.halves: dict[Endpoint, HalfStream] = {}
+        # protocol-level state: None (nothing yet), a kafkadump.protocol.stream._Probe while
+        # deciding, its Conversation once Kafka, False when not Kafka
+        self.state: _Probe | Conversation | Literal[False] | None = None
+        self.first_time: float | None = None
         self.detected = False
-        self.syn_from = None
-        self.probe = None   # bytes held while deciding whether this is Kafka
+        self.syn_from: Endpoint | None = None
+        self.probe: list | None = None   # bytes held while deciding whether this is Kafka
 
     def label(self) -> str:
         c = self.client or self.a
@@ -599,12 +608,12 @@ class Connection:
         return f"{_ep(c)} > {_ep(s)}"
 
 
-def _ep(e) -> str:
+def _ep(e: Endpoint) -> str:
     ip, port = e
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
-def endpoint_str(e) -> str:
+def endpoint_str(e: Endpoint) -> str:
     return _ep(e)
 
 

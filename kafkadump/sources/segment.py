@@ -21,6 +21,8 @@ class Segment:
 
     def __init__(self, path: str):
         self.path = path
+        self.buf: bytes | mmap.mmap
+        self._map: mmap.mmap | None
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except FileNotFoundError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
 
@@ -141,7 +142,7 @@ def scan(spark, paths, level: str, output: str, *, fmt: str = "parquet", mode: s
     )
     observed.write.partitionBy("topic", "partition").mode(mode).format(fmt).save(output)
     m = obs.get
-    stats = {k: int(m.get(k) or 0) for k in ("rows", "records", "batches", "gaps", "unreadable", "problemRows")}
+    stats: dict[str, Any] = {k: int(m.get(k) or 0) for k in ("rows", "records", "batches", "gaps", "unreadable", "problemRows")}
     stats.update({"files": len(files), "bytes": sum(max(s, 0) for _, s in files), "output": output,
                   "format": fmt, "level": level, "seconds": round(time.perf_counter() - t0, 3)})
     if stats["unreadable"]:

@@ -62,6 +62,10 @@ class Columns:
     def error(self, file: str, message: str) -> None:
         self.add_dict(self.where({"type": "error", "file": file, "error": message}))
 
+    def add(self, item: Batch | Gap) -> None:
+        """The rows of one decoded item (each level has its own)."""
+        raise NotImplementedError
+
 
 class BatchColumns(Columns):
     def __init__(self, topic, partition, log_dir=None):
