@@ -124,6 +124,7 @@ def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
     from .sources.pcap import CaptureReader, packet_from_bytes
 
     if kind is CaptureKind.PCAP:
+        assert not isinstance(data, str), "a capture file is read as bytes (only hex text is a str)"
         reader = CaptureReader(data, path)
         readers.append(reader)
         yield from dec.packets(reader)

@@ -273,7 +273,9 @@ def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None):
     v = _version16(out, raw, path, "value")
     if v is None:
         return Part(name, None, None, raw, partial=True)
-    lo, hi = S.valid_versions(name)
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
     if not lo <= v <= hi:
         out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
                     f"{name} version {v} is outside the schema tables' versions {lo}-{hi} (kept raw)")
@@ -322,7 +324,9 @@ def _frame_record(out: _Out, raw: bytes, path: str, records: dict, what: str, fv
                     f"{what} apiKey {ak} is no record type in the schema tables (known: "
                     f"{', '.join(str(k) for k in sorted(records))}); kept raw")
         return Part(None, ver, None, raw, frame_version=fv, api_key=ak)
-    lo, hi = S.valid_versions(name)
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
     if not lo <= ver <= hi:
         out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
                     f"{name} version {ver} is outside the schema tables' versions {lo}-{hi} (kept raw)")
@@ -380,7 +384,9 @@ def _consumer_protocol(out: _Out, name: str, raw: bytes, path: str) -> Part:
     v = _version16(out, raw, path, name)
     if v is None:
         return Part(name, None, None, raw, partial=True)
-    lo, hi = S.valid_versions(name)
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
     if v < lo:
         out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0, f"{name} version {v} is below {lo} (kept raw)")
         return Part(name, v, None, raw)

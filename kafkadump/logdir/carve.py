@@ -22,7 +22,10 @@ range.  Writing the recovered batches is the command's job.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..decode import Batch, Gap, Options
+from ..decode.primitives import ByteBuffer
 from ..decode.step import ScanBudget, decode_at, find_next_batch
 from ..findings import Code
 
@@ -36,11 +39,11 @@ class Recovered:
         self.batch = batch
 
     @property
-    def position(self):
+    def position(self) -> int:
         return self.batch.position
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.batch.size
 
 
@@ -89,7 +92,8 @@ class Padding:
         return self.end - self.start
 
 
-def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Options | None = None):
+def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None,
+          options: Options | None = None) -> Iterator[Recovered | Damaged | Padding]:
     """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items in file order."""
     end = len(buf)
     opt = (options or Options()).shallow()

@@ -26,6 +26,7 @@ import os
 from collections import Counter
 
 from ..decode import Batch, Gap, Options, iter_batches
+from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding, Severity
 from ..report.logdir_objects import worst_severity as worst_of
@@ -429,7 +430,7 @@ class _TimeIndexCheck(_IndexCheck):
         self._flush(log_size, first_offset, last_offset)
 
 
-def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ctx, tix_ctx) -> None:
+def _walk_segment(buf: ByteBuffer, path, name, opt, log: FileScan, sink: FindingSink, idx_ctx, tix_ctx) -> None:
     """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
     # control batches always get their records decoded (marker types), even when shallow
     if not opt.records:
@@ -549,7 +550,7 @@ def scan_file(path: str, *, options: Options | None = None, max_findings: int | 
     return scan
 
 
-def _scan_other(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
+def _scan_other(buf: ByteBuffer, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
     kind = fn.kind
     if kind in (names.OFFSET_INDEX, names.TIME_INDEX, names.TXN_INDEX):
         cls = {names.OFFSET_INDEX: OffsetIndex, names.TIME_INDEX: TimeIndex, names.TXN_INDEX: TxnIndex}[kind]
@@ -615,7 +616,7 @@ def _text_summary(kind, content, fn) -> dict:
     return {}
 
 
-def _scan_kraft_snapshot(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
+def _scan_kraft_snapshot(buf: ByteBuffer, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
     """A KRaft snapshot: record batches opening with SNAPSHOT_HEADER and closing with SNAPSHOT_FOOTER."""
     opt = options or Options()
     n_batches = n_records = 0

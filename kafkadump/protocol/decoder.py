@@ -186,7 +186,7 @@ _read_bool = _reader(P.decode_boolean, "bool")
 _read_uuid = _reader(P.decode_uuid, "uuid", lambda u: kafka_uuid(u.bytes))
 
 
-def uvarint(buf, pos, end, st, path, what="length"):
+def uvarint(buf: ByteBuffer, pos, end, st, path, what="length"):
     """UNSIGNED_VARINT (at most 5 bytes, 32 bits)."""
     try:
         return P.decode_unsigned_varint(buf, pos, end)
@@ -197,7 +197,7 @@ def uvarint(buf, pos, end, st, path, what="length"):
                           f"{path}: {what} varint at {st.base + pos} {e.reason}") from None
 
 
-def _length(buf, pos, end, st, path, compact, wide, what):
+def _length(buf: ByteBuffer, pos, end, st, path, compact, wide, what):
     """Read a length prefix: ``(n, next)`` with n = -1 for null."""
     if compact:
         n, p = uvarint(buf, pos, end, st, path, what)
@@ -273,7 +273,7 @@ def _records_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
     return read, 1 if compact else 4
 
 
-def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool = True) -> RecordsValue:
+def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, complete: bool = True) -> RecordsValue:
     """The record batches in ``buf[pos:end]``, through the one shared decoder.
 
     ``complete``: the field's declared bytes are all there (only then can a
@@ -297,7 +297,7 @@ def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool
     return RecordsValue(st.base + pos, end - pos, items)
 
 
-def _batch_spans(buf, pos, items, st, path, opt) -> None:
+def _batch_spans(buf: ByteBuffer, pos, items, st, path, opt) -> None:
     from ..decode.walk import decode_spanned
 
     for i, item in enumerate(items):
@@ -416,7 +416,7 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
 
 # --- reading -------------------------------------------------------------------------------
 
-def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: dict) -> int:
+def read_struct(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str, out: dict) -> int:
     spans = st.spans
     for key, kind, r, nullable, emin in plan.steps:
         fpath = f"{path}.{key}"
@@ -448,7 +448,7 @@ def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
     return pos
 
 
-def _read_array(kind, r, flags, emin, buf, pos, end, st, path, out, key) -> int:
+def _read_array(kind, r, flags, emin, buf: ByteBuffer, pos, end, st, path, out, key) -> int:
     nullable, compact = flags
     n, p = _length(buf, pos, end, st, path, compact, True, "array")
     if st.spans is not None:
@@ -481,7 +481,7 @@ def _read_array(kind, r, flags, emin, buf, pos, end, st, path, out, key) -> int:
     return p
 
 
-def read_tagged(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: dict) -> int:
+def read_tagged(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str, out: dict) -> int:
     """The tagged-field section of a flexible struct."""
     count, p = uvarint(buf, pos, end, st, path, "tagged field count")
     if st.spans is not None:
@@ -535,7 +535,7 @@ def read_tagged(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
     return p
 
 
-def _read_one(step, buf, pos, end, st, fpath, out) -> int:
+def _read_one(step, buf: ByteBuffer, pos, end, st, fpath, out) -> int:
     """One field of a plan (used for tagged fields) into ``out``."""
     key, kind, r, nullable, emin = step
     plan = Plan()
@@ -544,7 +544,7 @@ def _read_one(step, buf, pos, end, st, fpath, out) -> int:
     return read_struct(plan, buf, pos, end, st, fpath.rsplit(".", 1)[0], out)
 
 
-def _raw_tag(buf, p, fend, st, path, out, tag, key) -> None:
+def _raw_tag(buf: ByteBuffer, p, fend, st, path, out, tag, key) -> None:
     data = bytes(buf[p:fend])
     entry = {"tag": tag, "data": data}
     if key is not None:
@@ -569,7 +569,7 @@ def _fill_defaults(plan: Plan, out: dict) -> None:
 
 # --- public API ------------------------------------------------------------------------------
 
-def decode_message(name: str, version: int, buf, pos: int = 0, end: int | None = None, spans: list | None = None,
+def decode_message(name: str, version: int, buf: ByteBuffer, pos: int = 0, end: int | None = None, spans: list | None = None,
                    *, findings: list | None = None, base: int = 0, path: str = "body", options=None,
                    file: str = "-", response: bool | None = None, fill_defaults: bool = False,
                    flexible: bool | None = None):
@@ -597,7 +597,7 @@ def decode_message(name: str, version: int, buf, pos: int = 0, end: int | None =
     return out, p
 
 
-def decode_struct(fields: tuple, version: int, buf, pos: int, end: int, st: State, path: str, flexible: bool):
+def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: int, st: State, path: str, flexible: bool):
     """Decode a field tuple with a prepared :class:`State`: ``(value, next_pos, error)``.
 
     ``error`` is the :class:`DecodeError` that stopped the decode (also

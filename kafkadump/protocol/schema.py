@@ -9,7 +9,7 @@ from __future__ import annotations
 OPEN = 32767
 
 
-def in_range(r, v: int) -> bool:
+def in_range(r: list[int] | None, v: int) -> bool:
     """Is version ``v`` inside range ``r`` (``(lo, hi)`` or None for "none")?"""
     return r is not None and r[0] <= v <= r[1]
 
@@ -75,7 +75,8 @@ def api_name(api_key: int) -> str | None:
     return n["request"][: -len("Request")]
 
 
-def valid_versions(name: str):
+def valid_versions(name: str) -> list[int] | None:
+    """``[lo, hi]`` of schema ``name``, or None for a record schema that has no valid version."""
     return message(name)["valid"]
 
 

@@ -670,7 +670,7 @@ class _Probe:
         return None
 
 
-def _apiversions_fallback(f, buf, pos, end, base, ctx):
+def _apiversions_fallback(f, buf: ByteBuffer, pos, end, base, ctx):
     """A broker answers an ApiVersions version it does not support in the v0 layout
     (KIP-511): when the requested version does not fit and v0 does, use v0."""
     if f.api_key != 18 or not f.api_version or F.clean(f) and not any(

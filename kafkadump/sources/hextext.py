@@ -111,9 +111,9 @@ def _token_bytes(tok: str) -> bytes | None:
     return bytes.fromhex(digits)
 
 
-def _tokens(text: str):
+def _tokens(text: str) -> list[tuple[int, str]]:
     """``(column, token)`` for the whitespace-separated tokens of ``text`` (commas split too)."""
-    out = []
+    out: list[tuple[int, str]] = []
     for m in re.finditer(r"[^\s,]+", text):
         out.append((m.start(), m.group(0)))
     return out

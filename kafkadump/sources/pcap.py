@@ -33,6 +33,7 @@ import ipaddress
 import struct
 from typing import TYPE_CHECKING, Literal
 
+from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding
 
@@ -265,7 +266,7 @@ class CaptureReader:
     that are not TCP over IP.
     """
 
-    def __init__(self, buf, name: str = "-"):
+    def __init__(self, buf: ByteBuffer, name: str = "-"):
         self.buf = buf
         self.name = name
         self.findings: list = []
@@ -403,7 +404,7 @@ class CaptureReader:
             pos += blen
 
 
-def _if_tsresol(buf, pos: int, end: int, bo: str) -> float:
+def _if_tsresol(buf: ByteBuffer, pos: int, end: int, bo: str) -> float:
     """The interface's timestamp resolution (option 9), default microseconds."""
     while pos + 4 <= end:
         code, length = struct.unpack_from(bo + "HH", buf, pos)

@@ -45,6 +45,7 @@ from array import array
 from dataclasses import replace
 
 from ..decode import Batch, Options, iter_batches
+from ..decode.primitives import ByteBuffer
 from ..decode.step import decode_at, intact_batch_at, length_step
 from ..errors import InputError
 
@@ -172,9 +173,9 @@ class _LastValid:
     check runs backwards from the newest, so normally one CRC is computed.
     """
 
-    def __init__(self, buf, end, file, opt):
+    def __init__(self, buf: ByteBuffer, end, file, opt):
         self.buf, self.end, self.file, self.opt = buf, end, file, opt
-        self.known = None            # position of the last confirmed-valid batch
+        self.known: int | None = None  # position of the last confirmed-valid batch
         self.cands = array("q")      # unchecked positions after ``known``
         self.checked = 0             # cands[:checked] are known invalid
 
@@ -198,7 +199,7 @@ class _LastValid:
         return self.known
 
 
-def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int):
+def cuts(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int):
     """``(start, stop, resume)`` for task ``k`` of ``n``: walk positions.
 
     The task yields the walk's items in ``[start, stop)``; it starts its
@@ -239,7 +240,7 @@ def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: in
     return start, end, resume
 
 
-def iter_task(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int):
+def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int):
     """The items of task ``k`` of ``n`` over ``buf[:end]``: exactly the whole-file
     walk's items whose position falls in the task's range."""
     if n <= 1:
