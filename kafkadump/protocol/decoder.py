@@ -53,14 +53,17 @@ compiled once per schema and version and cached.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..decode import primitives as P
-from ..decode.model import Batch, Gap, Span
+from ..decode.model import Batch, Gap, Record, Span
 from ..decode.primitives import ByteBuffer
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
+
+if TYPE_CHECKING:
+    from ..decode.options import Options
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
 
@@ -72,7 +75,7 @@ class Overrun(DecodeError):
     batches in the bytes that are there), or None.
     """
 
-    def __init__(self, offset: int, message: str, partial=None):
+    def __init__(self, offset: int, message: str, partial: RecordsValue | None = None):
         super().__init__(Code.FIELD_MALFORMED, offset, message)
         self.partial = partial
 
@@ -82,16 +85,16 @@ class RecordsValue:
 
     __slots__ = ("position", "size", "items")
 
-    def __init__(self, position: int, size: int, items: list):
+    def __init__(self, position: int, size: int, items: list[Batch | Gap]):
         self.position = position
         self.size = size
         self.items = items
 
     @property
-    def batches(self) -> list:
+    def batches(self) -> list[Batch]:
         return [b for b in self.items if isinstance(b, Batch)]
 
-    def records(self):
+    def records(self) -> Iterator[tuple[Record, Batch]]:
         for b in self.items:
             if isinstance(b, Batch) and b.records:
                 yield from ((r, b) for r in b.records)
@@ -100,10 +103,10 @@ class RecordsValue:
     def record_count(self) -> int:
         return sum(len(b.records or ()) for b in self.items if isinstance(b, Batch))
 
-    def findings(self) -> list:
+    def findings(self) -> list[Finding]:
         return [f for b in self.items for f in b.findings]
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"RecordsValue({self.position}+{self.size}, {len(self.items)} items)"
 
 
@@ -112,7 +115,8 @@ class State:
 
     __slots__ = ("findings", "spans", "base", "options", "file", "response", "fill_defaults", "strict")
 
-    def __init__(self, findings, spans, base, options, file, response, fill_defaults):
+    def __init__(self, findings: list[Finding] | None, spans: list[Span] | None, base: int, options: Options | None,
+                 file: str, response: bool, fill_defaults: bool):
         self.strict = findings is None
         self.findings = [] if findings is None else findings
         self.spans = spans
@@ -122,13 +126,15 @@ class State:
         self.response = response
         self.fill_defaults = fill_defaults
 
-    def note(self, code: Code, pos: int, message: str, length=None) -> None:
+    def note(self, code: Code, pos: int, message: str, length: int | None = None) -> None:
         """A problem that does not stop the decode."""
         if self.strict:
             raise DecodeError(code, self.base + pos, message)
         self.findings.append(Finding(code, self.base + pos, message, length=length))
 
-    def span(self, path, pos, n, value, raw=None):
+    def span(self, path: str, pos: int, n: int, value: Any, raw: Any = None) -> None:
+        """Record a span (called only when spans are being recorded)."""
+        assert self.spans is not None
         self.spans.append(Span(path, self.base + pos, n, value, "file", raw))
 
 
@@ -152,7 +158,7 @@ def kafka_uuid(raw: bytes) -> str:
 # error codes (a field that runs past ``end`` is an Overrun: the frame layer
 # decides whether that is truncation).
 
-def _overrun(st, pos: int, end: int, path: str, what: str, size: int) -> Overrun:
+def _overrun(st: State, pos: int, end: int, path: str, what: str, size: int) -> Overrun:
     unit = "byte" if size == 1 else "bytes"
     return Overrun(st.base + pos, f"{path}: {what} needs {size} {unit} at {st.base + pos}, {max(end - pos, 0)} left")
 
@@ -186,7 +192,7 @@ _read_bool = _reader(P.decode_boolean, "bool")
 _read_uuid = _reader(P.decode_uuid, "uuid", lambda u: kafka_uuid(u.bytes))
 
 
-def uvarint(buf: ByteBuffer, pos, end, st, path, what="length"):
+def uvarint(buf: ByteBuffer, pos: int, end: int, st: State, path: str, what: str = "length") -> tuple[int, int]:
     """UNSIGNED_VARINT (at most 5 bytes, 32 bits)."""
     try:
         return P.decode_unsigned_varint(buf, pos, end)
@@ -197,7 +203,8 @@ def uvarint(buf: ByteBuffer, pos, end, st, path, what="length"):
                           f"{path}: {what} varint at {st.base + pos} {e.reason}") from None
 
 
-def _length(buf: ByteBuffer, pos, end, st, path, compact, wide, what):
+def _length(buf: ByteBuffer, pos: int, end: int, st: State, path: str, compact: bool, wide: bool,
+            what: str) -> tuple[int, int]:
     """Read a length prefix: ``(n, next)`` with n = -1 for null."""
     if compact:
         n, p = uvarint(buf, pos, end, st, path, what)
@@ -208,7 +215,7 @@ def _length(buf: ByteBuffer, pos, end, st, path, compact, wide, what):
         raise _overrun(st, pos, end, path, f"{what} length", 4 if wide else 2) from None
 
 
-def _null(n: int, pos: int, p: int, st, path: str, nullable: bool, what: str):
+def _null(n: int, pos: int, p: int, st: State, path: str, nullable: bool, what: str) -> tuple[None, int]:
     """A negative length read at ``pos``: -1 is null (a finding where null is not allowed), less is malformed."""
     if n < -1:
         raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: {what} length {n} at {st.base + pos}")
@@ -293,16 +300,18 @@ def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, co
                                   f"last {g.size} bytes are the start of a batch cut by the fetch size limit",
                                   length=g.size)]
     if st.spans is not None:
-        _batch_spans(buf, pos, items, st, path, opt)
+        _batch_spans(buf, pos, items, st, path, opt, st.spans)
     return RecordsValue(st.base + pos, end - pos, items)
 
 
-def _batch_spans(buf: ByteBuffer, pos, items, st, path, opt) -> None:
+def _batch_spans(buf: ByteBuffer, pos: int, items: list[Batch | Gap], st: State, path: str, opt: Options,
+                 out: list[Span]) -> None:
+    """Spans of ``items`` into ``out`` (``st.spans``)."""
     from ..decode.walk import decode_spanned
 
     for i, item in enumerate(items):
         if isinstance(item, Gap):
-            st.spans.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
+            out.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
             continue
         try:
             b, spans = decode_spanned(buf, item, opt, base=st.base)
@@ -317,12 +326,20 @@ def _batch_spans(buf: ByteBuffer, pos, items, st, path, opt) -> None:
             s.path = f"{path}.{'batch' if item.magic == 2 else 'message'}[{i}]" + (("." + rest) if rest else "")
             if s.source == "decompressed":
                 s.source = src
-            st.spans.append(s)
+            out.append(s)
 
 
 # --- plans ----------------------------------------------------------------------------------
 
 PRIM, STRUCT, STRUCT_ARRAY, PRIM_ARRAY = 0, 1, 2, 3
+
+# a schema field from the generated tables:
+# [name, type, versions, nullableVersions, tag, taggedVersions, default, fields, flexibleVersions]
+Field = list
+# one step of a plan: (key, kind, reader (PRIM, PRIM_ARRAY) or Plan (STRUCT, STRUCT_ARRAY),
+# nullable (PRIM, STRUCT) or (nullable, compact) (arrays), fewest bytes per element (arrays));
+# the kind says which, which a tuple type cannot
+Step = tuple[str, int, Any, Any, int]
 
 
 class Plan:
@@ -330,18 +347,18 @@ class Plan:
 
     __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults")
 
-    def __init__(self):
-        self.steps = []       # (key, kind, reader_or_plan, nullable, elem_min)
-        self.tagged = {}      # tag -> (key, kind, reader_or_plan, nullable, elem_min)
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.tagged: dict[int, Step] = {}   # tag -> step
         self.flexible = False
         self.min_size = 0
-        self.defaults = {}    # key -> default, for absent tagged fields
+        self.defaults: dict[str, Any] = {}  # key -> default, for absent tagged fields
 
 
 _PLANS: dict = {}
 
 
-def _field_flexible(f, version: int, flexible: bool) -> bool:
+def _field_flexible(f: Field, version: int, flexible: bool) -> bool:
     override = f[8]
     if override is False:
         return flexible
@@ -365,7 +382,7 @@ def _prim_reader(t: str, compact: bool, nullable: bool) -> tuple[Reader, int]:
     raise ValueError(f"unknown primitive type {t}")  # pragma: no cover - tables are generated
 
 
-def _step(f, version: int, flexible: bool):
+def _step(f: Field, version: int, flexible: bool) -> tuple[Step, int]:
     name, t, _versions, nullable_r, _tag, _tagged, _default, fields, _flex = f
     key = camel(name)
     nullable = S.in_range(nullable_r, version)
@@ -448,7 +465,8 @@ def read_struct(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path
     return pos
 
 
-def _read_array(kind, r, flags, emin, buf: ByteBuffer, pos, end, st, path, out, key) -> int:
+def _read_array(kind: int, r: Any, flags: tuple[bool, bool], emin: int, buf: ByteBuffer, pos: int, end: int,
+                st: State, path: str, out: dict, key: str) -> int:
     nullable, compact = flags
     n, p = _length(buf, pos, end, st, path, compact, True, "array")
     if st.spans is not None:
@@ -527,7 +545,7 @@ def read_tagged(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path
                 if st.strict:
                     raise
                 del st.findings[nfind:]
-                if nspan is not None:
+                if nspan is not None and st.spans is not None:  # both or neither
                     del st.spans[nspan:]
                 st.note(Code.FIELD_MALFORMED, e.offset - st.base, f"tagged field {tag}: {e.message}")
                 _raw_tag(buf, p, fend, st, path, out, tag, key)
@@ -535,7 +553,7 @@ def read_tagged(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path
     return p
 
 
-def _read_one(step, buf: ByteBuffer, pos, end, st, fpath, out) -> int:
+def _read_one(step: Step, buf: ByteBuffer, pos: int, end: int, st: State, fpath: str, out: dict) -> int:
     """One field of a plan (used for tagged fields) into ``out``."""
     key, kind, r, nullable, emin = step
     plan = Plan()
@@ -544,7 +562,8 @@ def _read_one(step, buf: ByteBuffer, pos, end, st, fpath, out) -> int:
     return read_struct(plan, buf, pos, end, st, fpath.rsplit(".", 1)[0], out)
 
 
-def _raw_tag(buf: ByteBuffer, p, fend, st, path, out, tag, key) -> None:
+def _raw_tag(buf: ByteBuffer, p: int, fend: int, st: State, path: str, out: dict, tag: int,
+             key: str | None) -> None:
     data = bytes(buf[p:fend])
     entry = {"tag": tag, "data": data}
     if key is not None:
@@ -570,9 +589,9 @@ def _fill_defaults(plan: Plan, out: dict) -> None:
 # --- public API ------------------------------------------------------------------------------
 
 def decode_message(name: str, version: int, buf: ByteBuffer, pos: int = 0, end: int | None = None, spans: list | None = None,
-                   *, findings: list | None = None, base: int = 0, path: str = "body", options=None,
+                   *, findings: list | None = None, base: int = 0, path: str = "body", options: Options | None = None,
                    file: str = "-", response: bool | None = None, fill_defaults: bool = False,
-                   flexible: bool | None = None):
+                   flexible: bool | None = None) -> tuple[dict, int]:
     """Decode schema ``name`` at ``version`` from ``buf[pos:end]``: ``(value, next_pos)``.
 
     See the module docstring for the value's shape, findings and spans.
@@ -597,7 +616,8 @@ def decode_message(name: str, version: int, buf: ByteBuffer, pos: int = 0, end: 
     return out, p
 
 
-def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: int, st: State, path: str, flexible: bool):
+def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: int, st: State, path: str,
+                  flexible: bool) -> tuple[dict, int, DecodeError | None]:
     """Decode a field tuple with a prepared :class:`State`: ``(value, next_pos, error)``.
 
     ``error`` is the :class:`DecodeError` that stopped the decode (also
