@@ -132,6 +132,7 @@ def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
             yield StreamNote(None, None, reader.findings, None, path)
         return
     if kind is CaptureKind.BINARY:
+        assert not isinstance(data, str), "a binary file is read as bytes"
         yield from dec.block(data, 0, None)
         return
     dec.lenient = True

@@ -25,10 +25,16 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
 from ..decode.primitives import ByteBuffer, int32_at
 from ..findings import Code, Finding
-from ..sources.pcap import Connection, HalfStream, endpoint_str
+from ..sources.pcap import Connection, Endpoint, HalfStream, Packet, endpoint_str
 from . import frames as F
+
+if TYPE_CHECKING:
+    from ..decode.options import Options
 
 MAX_PENDING_REQUESTS = 1 << 16   # unanswered requests remembered per connection
 
@@ -38,7 +44,8 @@ class StreamNote:
 
     __slots__ = ("connection", "direction", "findings", "time", "file", "block")
 
-    def __init__(self, connection, direction, findings, time=None, file=None, block=None):
+    def __init__(self, connection: Connection | None, direction: str | None, findings: list[Finding],
+                 time: float | None = None, file: str | None = None, block: int | None = None):
         self.connection = connection
         self.direction = direction
         self.findings = findings
@@ -50,7 +57,7 @@ class StreamNote:
 class Hints:
     """How to read what the bytes do not say: ``--as``, ``--api-key``, ``--api-version``."""
 
-    def __init__(self, as_=None, api_key=None, api_version=None):
+    def __init__(self, as_: str | None = None, api_key: int | None = None, api_version: int | None = None):
         self.as_ = as_
         self.api_key = api_key
         self.api_version = api_version
@@ -61,18 +68,18 @@ class _Splitter:
 
     __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands")
 
-    def __init__(self, conv, role):
+    def __init__(self, conv: Conversation, role: str):
         self.conv = conv
         self.role = role            # "request" | "response"
         self.buf = bytearray()
         self.base = 0               # stream offset of buf[0]
         self.synced = conv.syn_seen
         self.marks: list = []       # (start, end, packet number, time)
-        self.skip_from = None       # stream offset where unexplained bytes began
+        self.skip_from: int | None = None  # stream offset where unexplained bytes began
         self.scan = 0               # resync: buffer positions below this were examined
         self.cands: list = []       # resync: plausible starts waiting for their frame's bytes
 
-    def add(self, offset, data, packet) -> None:
+    def add(self, offset: int, data: bytes, packet: Packet | None) -> None:
         if not self.buf:
             self.base = offset
         self.buf += data
@@ -101,9 +108,9 @@ class _Splitter:
             f = F.decode_response(self.buf, i, end, key, ver, ctx=quiet)
         return f.body is not None and not any(x.severity.value == "error" for x in f.findings)
 
-    def drain(self, final: bool = False):
+    def drain(self, final: bool = False) -> list[F.Frame | StreamNote]:
         """Frames (and notes) that the buffered bytes complete."""
-        out = []
+        out: list[F.Frame | StreamNote] = []
         buf = self.buf
         while True:
             n = len(buf)
@@ -153,7 +160,7 @@ class _Splitter:
             out.append(self._frame(need))
         return out
 
-    def _find_start(self, final: bool):
+    def _find_start(self, final: bool) -> tuple[int | None, int]:
         """``(start, drop)``: the first position where a whole, cleanly decoding frame starts
         (None if none yet), and how many leading bytes can be dropped for sure while
         waiting (up to the first plausible start whose frame is not complete yet).
@@ -205,15 +212,17 @@ class _Splitter:
         return None, drop
 
     def _garbage(self, upto: int) -> StreamNote:
-        k = upto - self.skip_from
-        f = Finding(Code.GARBAGE, self.skip_from, f"skipped {k} bytes that start no frame", length=k)
+        start = self.skip_from
+        assert start is not None  # called only while bytes are being skipped
+        k = upto - start
+        f = Finding(Code.GARBAGE, start, f"skipped {k} bytes that start no frame", length=k)
         self.skip_from = None
         return StreamNote(self.conv.connection, self.role, [f], self._time(), self.conv.file)
 
-    def _time(self):
+    def _time(self) -> float | None:
         return self.marks[-1][3] if self.marks else None
 
-    def _frame(self, need: int, final: bool = False):
+    def _frame(self, need: int, final: bool = False) -> F.Frame:
         buf = self.buf
         start = self.base
         end = start + need
@@ -240,16 +249,17 @@ class _Splitter:
 class Conversation:
     """A Kafka connection: two splitters and the requests awaiting answers."""
 
-    def __init__(self, dec, connection, syn_seen: bool, file):
+    def __init__(self, dec: CaptureDecoder, connection: Connection | None, syn_seen: bool, file: str):
         self.dec = dec
         self.connection = connection
         self.syn_seen = syn_seen
         self.file = file
-        self.pending: dict = {}          # correlation id -> (api key, version, (request index, client id))
+        # correlation id -> (api key, version, (request index, client id))
+        self.pending: dict[int, tuple[int, int | None, tuple[int | None, str | None] | None]] = {}
         self.req = _Splitter(self, "request")
         self.resp = _Splitter(self, "response")
 
-    def remember(self, f) -> None:
+    def remember(self, f: F.Frame) -> None:
         """A request awaiting its response (bounded: requests never answered, such as acks=0
         produce requests, are forgotten oldest first)."""
         if f.correlation_id is None or f.api_key is None:
@@ -263,8 +273,8 @@ class Conversation:
 class CaptureDecoder:
     """Turns packets or byte blocks into frames; see the module docstring."""
 
-    def __init__(self, file: str = "-", ports=(9092,), options=None, spans: bool = False, hints: Hints | None = None,
-                 detect: bool = True, lenient: bool = False):
+    def __init__(self, file: str = "-", ports: Iterable[int] | None = (9092,), options: Options | None = None,
+                 spans: bool = False, hints: Hints | None = None, detect: bool = True, lenient: bool = False):
         self.ctx = F.Ctx(file, options, spans)
         self.lenient = lenient
         self.file = file
@@ -272,15 +282,15 @@ class CaptureDecoder:
         self.hints = hints or Hints()
         self.detect = detect
         self.count = 0
-        self.conns: dict = {}        # key -> Connection
-        self.order: list = []        # connections in order of appearance
+        self.conns: dict[tuple[Endpoint, Endpoint], Connection] = {}   # key -> Connection
+        self.order: list[Connection] = []   # connections in order of appearance
         self.ignored = 0             # non-Kafka connections
         self.lone = Conversation(self, None, False, file)  # for pasted blocks: pairing across blocks
-        self.topic_names: dict = {}  # topic id -> name, from Metadata responses seen so far
-        self._out: list = []
+        self.topic_names: dict[str, str] = {}  # topic id -> name, from Metadata responses seen so far
+        self._out: list[F.Frame | StreamNote] = []
 
     # --- numbering ---------------------------------------------------------------------------
-    def number(self, f):
+    def number(self, f: F.Frame) -> F.Frame:
         f.index = self.count
         self.count += 1
         f.topic_names = self.topic_names
@@ -323,13 +333,13 @@ class CaptureDecoder:
         return f
 
     # --- packets -----------------------------------------------------------------------------
-    def packets(self, packets):
+    def packets(self, packets: Iterable[Packet]) -> Iterator[F.Frame | StreamNote]:
         """Frames and notes from TCP segments (generator)."""
         for p in packets:
             yield from self.packet(p)
         yield from self.finish()
 
-    def _conn(self, p):
+    def _conn(self, p: Packet) -> Connection:
         a = (p.src, p.sport)
         b = (p.dst, p.dport)
         key = (a, b) if a <= b else (b, a)
@@ -347,7 +357,7 @@ class CaptureDecoder:
                 c.syn_from = a
         return c
 
-    def packet(self, p):
+    def packet(self, p: Packet) -> list[F.Frame | StreamNote]:
         if not p.payload and not p.missing and not p.syn:
             a, b = (p.src, p.sport), (p.dst, p.dport)
             if ((a, b) if a <= b else (b, a)) not in self.conns:
@@ -377,7 +387,7 @@ class CaptureDecoder:
         return out
 
     # HalfStream sink interface
-    def deliver(self, half: HalfStream, offset: int, data, packet) -> None:
+    def deliver(self, half: HalfStream, offset: int, data: bytes, packet: Packet | None) -> None:
         c = self._current
         if c.state is False:
             return
@@ -398,7 +408,7 @@ class CaptureDecoder:
             self._out.extend(conv.req.drain())
             self._out.extend(conv.resp.drain())
             return
-        conv = c.state
+        conv = probe  # the connection's Conversation
         sp = conv.req if half.direction == c.client else conv.resp
         sp.add(offset, data, packet)
         self._out.extend(sp.drain())
@@ -406,7 +416,7 @@ class CaptureDecoder:
             # a request may unblock a response waiting for resync
             self._out.extend(conv.resp.drain())
 
-    def gap(self, half: HalfStream, offset: int, length: int, finding) -> None:
+    def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None:
         c = self._current
         conv = c.state
         if not isinstance(conv, Conversation):
@@ -512,16 +522,16 @@ class CaptureDecoder:
         c.probe = None
         self.ignored += 1
 
-    def finish(self):
+    def finish(self) -> list[F.Frame | StreamNote]:
         """Flush every connection at the end of the input: held segments, cut frames."""
-        out = []
+        out: list[F.Frame | StreamNote] = []
         for c in self.order:
             if c.halves:
                 out.extend(self._close(c))
         self._out = []
         return out
 
-    def _close(self, c: Connection) -> list:
+    def _close(self, c: Connection) -> list[F.Frame | StreamNote]:
         """A connection ends (both FINs, a RST, or the end of the input): flush it and free its buffers.
 
         Its endpoints may be reused by a later connection, which starts afresh."""
@@ -553,7 +563,7 @@ class CaptureDecoder:
         return out
 
     # --- pasted blocks -------------------------------------------------------------------------
-    def block(self, data, base: int = 0, label=None):
+    def block(self, data: ByteBuffer, base: int = 0, label: str | None = None) -> list[F.Frame]:
         """Frames from one pasted dump (or a binary file's bytes): a list."""
         from ..decode.walk import iter_batches, plausible_at
 
@@ -670,7 +680,7 @@ class _Probe:
         return None
 
 
-def _apiversions_fallback(f, buf: ByteBuffer, pos, end, base, ctx):
+def _apiversions_fallback(f: F.Frame, buf: ByteBuffer, pos: int, end: int, base: int, ctx: F.Ctx) -> F.Frame:
     """A broker answers an ApiVersions version it does not support in the v0 layout
     (KIP-511): when the requested version does not fit and v0 does, use v0."""
     if f.api_key != 18 or not f.api_version or F.clean(f) and not any(
