@@ -15,10 +15,17 @@ The plain form (no terminal, NO_COLOR) marks field starts in the hex with
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
 from .lines import LineWriter
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..findings import Finding
+    from ..segment_report import HexdumpView
 
 PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
 UNPARSED_STYLE = "bold white on red"
@@ -46,7 +53,7 @@ def leaf_spans(spans: list, expand_records: bool) -> list:
     return out
 
 
-def _record_prefix(path: str):
+def _record_prefix(path: str) -> str | None:
     for marker in (".records[", ".inner["):
         i = path.find(marker)
         if i >= 0:
@@ -55,7 +62,7 @@ def _record_prefix(path: str):
     return None
 
 
-def describe_span(s: Span, batch) -> str:
+def describe_span(s: Span, batch: Batch | None) -> str:
     """``name = value`` for the annotation column."""
     name = s.path.split(".", 1)[1] if "." in s.path else s.path
     v = s.value
@@ -83,7 +90,7 @@ def describe_span(s: Span, batch) -> str:
 _VARINT_FIELDS = ("length", "timestampDelta", "offsetDelta", "keyLength", "valueLength", "headersCount")
 
 
-def _varint_note(s: Span, pane) -> str:
+def _varint_note(s: Span, pane: Pane) -> str:
     """Raw bytes and zig-zag form of a record's varint fields (v2 records only)."""
     leaf = s.path.rsplit(".", 1)[-1]
     if leaf not in _VARINT_FIELDS or ".records[" not in s.path or not isinstance(s.value, int):
@@ -123,8 +130,9 @@ def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> li
     return errs
 
 
-def render_text(item, spans: list, file_bytes: bytes, file_base: int, *, expand_records: bool = False,
-                context: tuple[bytes, int, bytes] | None = None, console=None, out=None) -> None:
+def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_base: int, *,
+                expand_records: bool = False, context: tuple[bytes, int, bytes] | None = None,
+                console: Console | None = None, out: TextIO | None = None) -> None:
     """Print the annotated dump of one item.
 
     ``file_bytes`` are the item's bytes, starting at ``file_base``;
@@ -144,7 +152,8 @@ def render_text(item, spans: list, file_bytes: bytes, file_base: int, *, expand_
                  console=console, out=out, before=before, after=after)
 
 
-def render_panes(panes: list, findings: list, *, batch=None, console=None, out=None,
+def render_panes(panes: list[Pane], findings: list[Finding | None], *, batch: Batch | None = None,
+                 console: Console | None = None, out: TextIO | None = None,
                  before: tuple[bytes, int] | None = None, after: tuple[bytes, int] | None = None) -> None:
     """The one hexdump driver: each pane's rows under its title, dimmed context bytes around
     them, and last the findings no row could show (a batch's, a frame's)."""
@@ -161,7 +170,7 @@ def render_panes(panes: list, findings: list, *, batch=None, console=None, out=N
             emit.line(f"  ! {f.code.value} @{f.offset}: {f.message}", "red")
 
 
-def _title(item) -> str:
+def _title(item: Batch | Gap) -> str:
     if isinstance(item, Gap):
         return f"unparsed bytes at position {item.position} ({item.size} bytes)"
     kind = "record batch" if item.magic >= 2 else f"message (magic {item.magic})"
@@ -188,7 +197,7 @@ def _ascii(chunk: bytes) -> str:
     return "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
 
 
-def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
+def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list[Finding | None]) -> None:
     data = pane.data
     base = pane.base
     n = len(data)
@@ -302,7 +311,7 @@ def span_json(s: Span, encoding: str = "hex") -> str:
 
 # --- the hexdump command's report (a kafkadump.segment_report.HexdumpView) -------------------------------
 
-def write_json(view, out, encoding: str = "hex") -> None:
+def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     """A line per leaf field (path, offset, length, value, source), then a line per finding."""
 
     for sp in leaf_spans(view.spans, expand_records=True):
@@ -310,7 +319,7 @@ def write_json(view, out, encoding: str = "hex") -> None:
     for f in view.decoded.findings:
         out.write(json.dumps({"type": "finding", **f.to_dict()}) + "\n")
 
-def write_text(view, out, console=None, expand_records: bool = False) -> None:
+def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False) -> None:
     """The annotated hexdump of the view's item, with its context bytes."""
     render_text(view.decoded, view.spans, view.raw, view.start, expand_records=expand_records,
                 context=(view.before, view.start - len(view.before), view.after), console=console, out=out)
