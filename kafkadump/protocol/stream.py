@@ -651,27 +651,27 @@ class CaptureDecoder:
 class _Probe:
     """Bytes of a connection held until we know whether it is Kafka and who the client is."""
 
-    def __init__(self, c):
+    def __init__(self, c: Connection):
         self.c = c
-        self.data: dict = {}   # direction -> list of (offset, bytes, packet)
+        self.data: dict[Endpoint, list[tuple[int, bytes, Packet | None]]] = {}  # direction -> (offset, bytes, packet)s
 
-    def add(self, direction, offset, data, packet):
+    def add(self, direction: Endpoint, offset: int, data: bytes, packet: Packet | None) -> None:
         self.data.setdefault(direction, []).append((offset, bytes(data), packet))
 
-    def stream(self, direction) -> bytes:
+    def stream(self, direction: Endpoint) -> bytes:
         return b"".join(d for _, d, _ in self.data.get(direction, ()))
 
-    def streams(self):
+    def streams(self) -> Iterator[tuple[Endpoint, bytes]]:
         for direction in self.data:
             yield direction, self.stream(direction)
 
     def total(self) -> int:
         return sum(len(d) for v in self.data.values() for _, d, _ in v)
 
-    def items(self):
+    def items(self) -> list[tuple[Endpoint, list[tuple[int, bytes, Packet | None]]]]:
         return list(self.data.items())
 
-    def first_full(self, n: int):
+    def first_full(self, n: int) -> tuple[Endpoint, bytes] | None:
         """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, bytes)``."""
         for direction in self.data:
             d = self.stream(direction)

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..logdir import names
 from .table import Column, TableStream
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 PARTITION_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("files", 5, True),
                      Column("segs", 4, True), Column("batches", 9, True), Column("records", 9, True),
@@ -45,7 +50,7 @@ def _counts(fc: dict) -> str:
     return ",".join(f"{c}:{n}" for c, n in sorted(fc.items())) or "-"
 
 
-def _range(a, b) -> str:
+def _range(a: int | None, b: int | None) -> str:
     if a is None and b is None:
         return "-"
     return f"{'?' if a is None else a}..{'?' if b is None else b}"
@@ -149,7 +154,7 @@ def render_triage_json(report: dict, out: TextIO) -> None:
     out.write(json.dumps(report) + "\n")
 
 
-def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -> None:
+def render_triage(report: dict, out: TextIO, console: Console | None = None, files: bool = True) -> None:
     """The triage report as tables: partitions, files (chain of custody), findings, verdict."""
     root = report["path"]
     replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
@@ -176,7 +181,7 @@ def render_triage(report: dict, out: TextIO, console=None, files: bool = True) -
     out.write(summary_line(report) + "\n")
 
 
-def _rich_table(title: str, columns):
+def _rich_table(title: str, columns: Sequence[Column]) -> Table:
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", header_style="bold")
@@ -185,7 +190,7 @@ def _rich_table(title: str, columns):
     return t
 
 
-def _rich_triage(report, console, rows_p, rows_f, rows_x) -> None:
+def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: list[list], rows_x: list[tuple]) -> None:
     if rows_p:
         t = _rich_table("partitions", PARTITION_COLUMNS)
         for r in rows_p:

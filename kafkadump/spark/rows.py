@@ -12,7 +12,7 @@ pyspark or pyarrow here.
 
 from __future__ import annotations
 
-from ..decode.model import Batch, Gap
+from ..decode.model import Batch, Gap, Record
 from ..report.records import batch_object as batch_dict
 from ..report.records import findings_list
 from ..report.records import gap_object as gap_dict
@@ -71,7 +71,7 @@ class BatchColumns(Columns):
     def __init__(self, topic, partition, log_dir=None):
         super().__init__(BATCH_FIELDS, topic, partition, log_dir)
 
-    def add(self, item) -> None:
+    def add(self, item: Batch | Gap) -> None:
         d = gap_dict(item) if isinstance(item, Gap) else batch_dict(item)
         self.add_dict(self.where(d))
 
@@ -80,15 +80,15 @@ class FindingColumns(Columns):
     def __init__(self, topic, partition, log_dir=None):
         super().__init__(FINDING_FIELDS, topic, partition, log_dir)
 
-    def add(self, item) -> None:
+    def add(self, item: Batch | Gap) -> None:
         if not item.findings:
             return
-        is_batch = isinstance(item, Batch)
+        batch = item if isinstance(item, Batch) else None
         base = self.where({
-            "type": "batch" if is_batch else "gap", "file": item.file, "position": item.position,
+            "type": "batch" if batch is not None else "gap", "file": item.file, "position": item.position,
             "size": item.size,
-            "baseOffset": item.base_offset if is_batch else None,
-            "lastOffset": item.last_offset if is_batch else None,
+            "baseOffset": batch.base_offset if batch is not None else None,
+            "lastOffset": batch.last_offset if batch is not None else None,
         })
         for f in findings_list(item.findings):
             self.add_dict({**base, **f})
@@ -106,7 +106,7 @@ class RecordColumns(Columns):
                                     "offsetDelta", "timestampDelta", "control", "magic", "crc", "crcValid",
                                     "findings", "error")]
 
-    def add(self, item) -> None:
+    def add(self, item: Batch | Gap) -> None:
         if isinstance(item, Gap):
             self.add_dict(self.where(gap_dict(item)))
             return
@@ -117,7 +117,7 @@ class RecordColumns(Columns):
         if recs:
             self.add_records(item, recs)
 
-    def add_records(self, b: Batch, recs) -> None:
+    def add_records(self, b: Batch, recs: list[Record]) -> None:
         (c_topic, c_part, c_logdir, c_type, c_file, c_pos, c_size, c_bpos, c_off, c_ts, c_tst, c_key, c_val, c_hdr,
          c_od, c_td, c_ctl, c_magic, c_crc, c_crcv, c_find, c_err) = (self.cols[i] for i in self._rec)
         n = len(recs)
