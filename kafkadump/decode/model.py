@@ -7,8 +7,13 @@ snake_case; renderers map them to the spec's field names.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .compression import CODEC_NAMES
 from .control import CONTROL_TYPES  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    from ..findings import Finding
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
@@ -24,15 +29,17 @@ class Span:
 
     __slots__ = ("path", "offset", "length", "value", "source", "raw")
 
-    def __init__(self, path, offset, length, value, source="file", raw=None):
+    def __init__(self, path: str, offset: int, length: int, value: Any, source: str = "file",
+                 raw: int | str | None = None):
         self.path = path
         self.offset = offset
         self.length = length
         self.value = value
         self.source = source
-        self.raw = raw  # for varints: the decoded unsigned/zig-zag form, shown beside the bytes
+        self.raw = raw  # for varints: the decoded unsigned/zig-zag form, shown beside the bytes;
+        # "unparsed" / "block" for bytes that are not one field
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"Span({self.path}@{self.source}:{self.offset}+{self.length}={self.value!r})"
 
 
@@ -189,7 +196,7 @@ class Gap:
 
     __slots__ = ("file", "position", "size", "findings")
 
-    def __init__(self, file, position, size, findings):
+    def __init__(self, file: str, position: int, size: int, findings: list[Finding]):
         self.file = file
         self.position = position
         self.size = size

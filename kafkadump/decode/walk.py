@@ -184,7 +184,7 @@ class CrcScan:
                 out.append(it)
         return out, new
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Batch | Gap]:
         if self.threads > 1 and len(self.buf) >= self.THREAD_MIN_BYTES:
             yield from self._threaded()
         else:

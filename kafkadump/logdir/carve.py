@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from ..decode import Batch, Gap, Options
 from ..decode.primitives import ByteBuffer
 from ..decode.step import ScanBudget, decode_at, find_next_batch
-from ..findings import Code
+from ..findings import Code, Finding
 
 
 class Recovered:
@@ -53,20 +53,20 @@ class Damaged:
     __slots__ = ("file", "start", "end", "findings", "lost_first", "lost_last", "claimed_first", "claimed_last",
                  "batches", "nothing_lost")
 
-    def __init__(self, file, start):
+    def __init__(self, file: str, start: int):
         self.file = file
         self.start = start
         self.end = start
-        self.findings = []
-        self.lost_first = None     # inferred from the neighbours; None: unknown (no intact batch before)
-        self.lost_last = None      # None: unknown (no intact batch after: damage to the end)
+        self.findings: list[Finding] = []
+        self.lost_first: int | None = None     # inferred from the neighbours; None: unknown (no intact batch before)
+        self.lost_last: int | None = None      # None: unknown (no intact batch after: damage to the end)
         self.nothing_lost = False  # the intact neighbours are contiguous
-        self.claimed_first = None  # from damaged batch headers (unverified)
-        self.claimed_last = None
+        self.claimed_first: int | None = None  # from damaged batch headers (unverified)
+        self.claimed_last: int | None = None
         self.batches = 0           # damaged batch headers seen in the range
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.end - self.start
 
     def claim(self, b: Batch) -> None:
@@ -83,12 +83,12 @@ class Padding:
 
     __slots__ = ("start", "end")
 
-    def __init__(self, start, end):
+    def __init__(self, start: int, end: int):
         self.start = start
         self.end = end
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.end - self.start
 
 

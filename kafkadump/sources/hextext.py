@@ -56,7 +56,7 @@ class HexBlock:
         self.time = time
         self.offsets: int | None = None   # first offset-column value, when the dump had one
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"HexBlock({self.kind}, line {self.line}, {len(self.data)} bytes)"
 
 

@@ -69,10 +69,10 @@ class Segment:
             self._map.close()
             self._map = None
 
-    def __enter__(self):
+    def __enter__(self) -> Segment:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

@@ -39,7 +39,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from .row_schema import LEVELS, struct_type
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, list_local, plan
 from .tasks import options_for, read_task
 
@@ -50,7 +54,7 @@ class FilePart(InputPartition):
     """One task: a list of units ``(path, size, k, n)``, share ``k`` of ``n`` of the file
     ``path`` (``size`` bytes when planned), read one after the other."""
 
-    def __init__(self, units):
+    def __init__(self, units: list[tuple]):
         super().__init__(units)
         self.units = [tuple(u) for u in units]
 
@@ -98,10 +102,10 @@ class KafkaDumpDataSource(DataSource):
     def name(cls) -> str:
         return FORMAT
 
-    def schema(self):
+    def schema(self) -> StructType:
         return struct_type(_level(self.options))
 
-    def reader(self, schema):
+    def reader(self, schema: StructType) -> KafkaDumpReader:
         return KafkaDumpReader(dict(self.options))
 
 
@@ -138,10 +142,10 @@ class KafkaDumpReader(DataSourceReader):
             except ListingError as e:
                 raise ValueError(f"kafkadump: {e}") from None
 
-    def partitions(self):
+    def partitions(self) -> list[FilePart]:
         return [FilePart(units) for units in plan(self.files, self.split_bytes, self.open_cost, self.pack_bytes)]
 
-    def read(self, partition):
+    def read(self, partition: InputPartition) -> Iterator[RecordBatch]:
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 

@@ -16,7 +16,7 @@ from ..decode.model import Batch, Gap, Record
 from ..report.records import batch_object as batch_dict
 from ..report.records import findings_list
 from ..report.records import gap_object as gap_dict
-from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS
+from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
 
 CHUNK_ROWS = 8192
 CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed out
@@ -25,7 +25,7 @@ CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed o
 class Columns:
     """Column lists for one level; ``take()`` returns and resets them."""
 
-    def __init__(self, fields, topic, partition, log_dir=None):
+    def __init__(self, fields: Fields, topic: str | None, partition: int | None, log_dir: str | None = None):
         self.names = [n for n, _ in fields]
         self.index = {n: i for i, n in enumerate(self.names)}
         self.topic = topic
@@ -41,7 +41,7 @@ class Columns:
     def full(self) -> bool:
         return self.rows >= CHUNK_ROWS or self.bytes >= CHUNK_BYTES
 
-    def take(self):
+    def take(self) -> tuple[list[list], int]:
         cols, n = self.cols, self.rows
         self._reset()
         return cols, n
@@ -68,7 +68,7 @@ class Columns:
 
 
 class BatchColumns(Columns):
-    def __init__(self, topic, partition, log_dir=None):
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
         super().__init__(BATCH_FIELDS, topic, partition, log_dir)
 
     def add(self, item: Batch | Gap) -> None:
@@ -77,7 +77,7 @@ class BatchColumns(Columns):
 
 
 class FindingColumns(Columns):
-    def __init__(self, topic, partition, log_dir=None):
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
         super().__init__(FINDING_FIELDS, topic, partition, log_dir)
 
     def add(self, item: Batch | Gap) -> None:
@@ -98,7 +98,7 @@ class RecordColumns(Columns):
     """``records --json`` lines as rows: a gap line per gap, a findings line for a
     batch with findings (before its records), a record line per record."""
 
-    def __init__(self, topic, partition, log_dir=None):
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
         super().__init__(RECORD_FIELDS, topic, partition, log_dir)
         i = self.index
         self._rec = [i[n] for n in ("topic", "partition", "logDir", "type", "file", "position", "size", "batchPosition",
