@@ -84,10 +84,10 @@ class Record:
         self.value_position = value_position
 
     @property
-    def crc_valid(self):
+    def crc_valid(self) -> bool | None:
         return None if self.crc is None else self.crc == self.computed_crc
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"Record(offset={self.offset}, key={self.key!r}, value={self.value!r})"
 
 
@@ -147,7 +147,7 @@ class Batch:
         return CODEC_NAMES[c] if c < len(CODEC_NAMES) else f"unknown({c})"
 
     @property
-    def timestamp_type(self):
+    def timestamp_type(self) -> str | None:
         if self.magic == 0:
             return None
         return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
@@ -165,13 +165,13 @@ class Batch:
         return self.magic >= 2 and bool(self.attributes & 0x40)
 
     @property
-    def crc_valid(self):
+    def crc_valid(self) -> bool | None:
         if self.crc is None or self.computed_crc is None:
             return None
         return self.crc == self.computed_crc
 
     @property
-    def last_offset(self):
+    def last_offset(self) -> int | None:
         if self.magic >= 2:
             if self.base_offset is None or self.last_offset_delta is None:
                 return None
@@ -179,7 +179,7 @@ class Batch:
         return self.offset
 
     @property
-    def last_sequence(self):
+    def last_sequence(self) -> int | None:
         """baseSequence + lastOffsetDelta, wrapping past INT32_MAX as the broker does."""
         if self.base_sequence is None or self.base_sequence < 0 or self.last_offset_delta is None:
             return -1 if self.base_sequence == -1 else None
