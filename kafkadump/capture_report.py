@@ -124,6 +124,7 @@ def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
     from .sources.pcap import CaptureReader, packet_from_bytes
 
     if kind is CaptureKind.PCAP:
+        assert not isinstance(data, str), "a capture file is read as bytes (only hex text is a str)"
         reader = CaptureReader(data, path)
         readers.append(reader)
         yield from dec.packets(reader)
@@ -131,6 +132,7 @@ def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
             yield StreamNote(None, None, reader.findings, None, path)
         return
     if kind is CaptureKind.BINARY:
+        assert not isinstance(data, str), "a binary file is read as bytes"
         yield from dec.block(data, 0, None)
         return
     dec.lenient = True

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
-from mmap import mmap
 from typing import BinaryIO
 
+from .decode.primitives import ByteBuffer
 from .decode.walk import find_next_batch
 from .errors import InputError
 from .logdir import names
@@ -23,8 +23,6 @@ from .sources.segment import Segment, open_segment
 
 SNIFF_BYTES = 65536
 
-# a file's bytes: its read-only mapping, or bytes in memory
-ByteBuffer = bytes | bytearray | memoryview | mmap
 # what read_capture_input gives: the bytes of a pcap or of raw frames, or the text of a hex dump
 CaptureData = ByteBuffer | str
 

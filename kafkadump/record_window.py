@@ -13,10 +13,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from itertools import islice
 
+from .decode.model import Gap
 from .segment_report import FileStart, RecordsOf
 
+ReportItem = FileStart | Gap | RecordsOf
 
-def first_records(items: Iterable, count: int) -> Iterator:
+
+def first_records(items: Iterable[ReportItem], count: int) -> Iterator[ReportItem]:
     """The items of a record report up to its ``count``-th record; the walk stops there.
 
     Items are :class:`~kafkadump.segment_report.RecordsOf` (cut to what is left)
@@ -37,32 +40,33 @@ def first_records(items: Iterable, count: int) -> Iterator:
             return
 
 
-def last_records(items: Iterable, count: int) -> Iterator:
+def last_records(items: Iterable[ReportItem], count: int) -> Iterator[ReportItem]:
     """The items of a record report with only its last ``count`` records (at most ``count`` held).
 
     Damage (gaps, batches with findings) is passed on as it comes, under its
     file; the last records follow, grouped by their batch again.
     """
     window: deque = deque(maxlen=count)
-    start = shown_file = None
+    start: FileStart | None = None
+    shown_file: FileStart | None = None
     for item in items:
         if isinstance(item, FileStart):
             start = item
             continue
         if isinstance(item, RecordsOf):
-            decoded = item.decoded or [None] * len(item.records)
+            decoded: list = item.decoded if item.decoded is not None else [None] * len(item.records)
             window.extend((start, item.batch, r, d) for r, d in zip(item.records, decoded))
             if not item.batch.findings:
                 continue
             item = replace(item, records=[], decoded=None if item.decoded is None else [])
-        if shown_file is not start:
+        if shown_file is not start and start is not None:
             shown_file = start
             yield start
         yield item
     yield from _regrouped(window, shown_file)
 
 
-def _regrouped(window: deque, shown_file) -> Iterator:
+def _regrouped(window: deque, shown_file: FileStart | None) -> Iterator[ReportItem]:
     group: list = []
     for start, batch, r, d in window:
         if group and group[0][1] is not batch:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import typer
 
 from ..decode import Options
+from ..decode.compression import DEFAULT_MAX_RATIO
+from ..decode.options import DEFAULT_MAX_SCAN
 from ..errors import UsageError
 from ..render.table import TableLayout
 
@@ -132,8 +134,9 @@ class InputLimits:
 
     def options(self, records: bool = True) -> Options:
         """The decoder options these limits give."""
-        kw = {k: v for k, v in (("max_ratio", self.max_ratio), ("max_scan", self.max_scan)) if v is not None}
-        return Options(records=records, max_decompressed=self.max_decompressed, max_depth=self.max_depth, **kw)
+        return Options(records=records, max_decompressed=self.max_decompressed, max_depth=self.max_depth,
+                       max_ratio=DEFAULT_MAX_RATIO if self.max_ratio is None else self.max_ratio,
+                       max_scan=DEFAULT_MAX_SCAN if self.max_scan is None else self.max_scan)
 
 
 def input_limits(*, scan: bool = True) -> Callable[[Callable], Callable]:

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 from ..render.lines import terminal_safe
 
@@ -12,11 +17,12 @@ class Progress:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.bar = None
-        self.task = None
+        self.bar: RichProgress | None = None   # both set at the first update
+        self.task: TaskID | None = None
 
     def update(self, done: int, total: int, path: str) -> None:
-        if self.bar is None:
+        bar, task = self.bar, self.task
+        if bar is None or task is None:
             from rich.console import Console
             from rich.progress import (
                 BarColumn,
@@ -29,12 +35,12 @@ class Progress:
                 Progress as RichProgress,
             )
 
-            self.bar = RichProgress(TextColumn(self.label), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+            bar = self.bar = RichProgress(TextColumn(self.label), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                                     TimeRemainingColumn(), TextColumn("{task.description}"),
                                     console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("", total=total)
-        self.bar.update(self.task, completed=done, description=terminal_safe(os.path.basename(path)))
+            bar.start()
+            task = self.task = bar.add_task("", total=total)
+        bar.update(task, completed=done, description=terminal_safe(os.path.basename(path)))
 
     def stop(self) -> None:
         if self.bar is not None:

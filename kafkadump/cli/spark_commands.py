@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from enum import Enum
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import typer
 
@@ -74,10 +74,10 @@ def _conf(items: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _spark_run(fn) -> None:
+def _spark_run(fn: Callable[[], int]) -> None:
     """:func:`run_command` plus Spark's own failures, as exit 2 with a one-line reason."""
 
-    def body():
+    def body() -> int:
         try:
             return fn()
         except Exception as e:  # noqa: BLE001
@@ -107,7 +107,7 @@ def scan(
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
     json_: bool = typer.Option(False, "--json", help="The closing summary as one JSON object."),
-):
+) -> None:
     """Decode every file and write the rows (Parquet by default), partitioned by topic/partition.
 
     Exit 0 clean, 1 rows with error or warning findings were written, 2 a file could not be read
@@ -146,7 +146,7 @@ def triage(
     no_files: bool = NoFilesOpt,
     show_all: bool = ShowAllOpt,
     output: Output = FROM_OPTIONS,
-):
+) -> None:
     """kafkadump triage with the per-file scans in Spark tasks: the same report, partitions and verdict.
 
     Every file under the paths is scanned (a segment with its indexes in one task), and the driver folds the scans into partitions and the fleet summary with triage's own code.
@@ -175,5 +175,5 @@ def _local_listing(paths, include):
     return jobs.list_files(None, paths, _globs(include)) if jobs.all_local(paths) else None
 
 
-def _globs(text: str):
+def _globs(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip()) or ("*.log",)

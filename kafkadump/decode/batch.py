@@ -49,6 +49,7 @@ variable (free) and only when a ``spans`` list is passed turns them into
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from operator import attrgetter
 
 from crc32c import crc32c
@@ -57,7 +58,7 @@ from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
 from .model import Batch, Record, Span
-from .primitives import decode_varint, decode_varlong
+from .primitives import ByteBuffer, decode_varint, decode_varlong
 
 HEADER_SIZE = 61
 MIN_BATCH_LENGTH = HEADER_SIZE - 12  # 49: a batch with no records
@@ -78,7 +79,7 @@ _OFFSET_DELTA = attrgetter("offset_delta")
 _TIMESTAMP = attrgetter("timestamp")
 
 
-def header_spans(position: int, values) -> list[Span]:
+def header_spans(position: int, values: tuple[int, ...]) -> list[Span]:
     """Spans of the 13 header fields of a batch at ``position``."""
     spans = []
     off = position
@@ -89,7 +90,7 @@ def header_spans(position: int, values) -> list[Span]:
     return spans
 
 
-def decode_batch_header(buf, pos: int, file: str, base: int = 0) -> Batch:
+def decode_batch_header(buf: ByteBuffer, pos: int, file: str, base: int = 0) -> Batch:
     """Fill a :class:`Batch` from the 61 header bytes at ``buf[pos:]``.
 
     ``base`` is added to ``pos`` to make the batch's absolute position.
@@ -128,12 +129,12 @@ def check_header(b: Batch) -> None:
                                   f"lastOffsetDelta is {b.last_offset_delta} with {b.record_count} records"))
 
 
-def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = True,
+def decode_batch(buf: bytes, pos: int, file: str, *, base: int = 0, records: bool = True,
                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
-                 spans: list | None = None, select=None) -> Batch:
+                 spans: list[Span] | None = None, select: Callable[[Batch], bool] | None = None) -> Batch:
     """Decode the whole v2 batch at ``buf[pos:]`` (the caller checked it fits).
 
-    ``buf`` is any buffer; absolute positions are ``base + pos``.  CRC is
+    ``buf`` holds bytes (records keep slices of it); absolute positions are ``base + pos``.  CRC is
     always verified; records are decoded when ``records`` is true (and
     ``select``, if given, says yes), decompressing at most ``max_decompressed``
     bytes and at most ``max_ratio`` times the payload (0: no ratio limit).
@@ -153,7 +154,7 @@ def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = Tru
     return b
 
 
-def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
+def decode_batch_records(b: Batch, buf: bytes, pos: int, end: int, base: int,
                          max_decompressed: int, max_ratio: int, spans: list | None) -> None:
     """Decode the records of ``b`` from ``buf[pos:end]`` into ``b.records``."""
     codec = b.codec
@@ -196,8 +197,8 @@ def _anchor(b: Batch, source: str, shift: int, rel: int) -> tuple[int, int | Non
     return b.position + HEADER_SIZE, rel
 
 
-def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
-                   spans: list | None = None):
+def decode_records(data: bytes, pos: int, end: int, b: Batch, source: str, shift: int,
+                   spans: list[Span] | None = None) -> tuple[list[Record], list[Finding]]:
     """The record loop.  Returns ``(records, findings)``.
 
     ``shift`` turns a position in ``data`` into an absolute file offset when
@@ -206,8 +207,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     """
     if source != "file":
         shift = 0  # positions in decompressed data are relative to it
-    out = []
-    findings = []
+    out: list[Record] = []
+    findings: list[Finding] = []
     append = out.append
     count = b.record_count
     base_offset = b.base_offset
@@ -339,8 +340,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
                 else:
                     hcount, pos = decode_varint(data, pos, rend)
             if hcount == 0:
-                headers = []
-                hspans = None
+                headers: list[tuple[str, bytes | None]] = []
+                hspans: list[tuple[int, ...]] | None = None
             else:
                 if hcount < 0 or hcount > (rend - pos) // 2:
                     raise DecodeError(Code.RECORD_MALFORMED, p_hc, f"header count {hcount}")
@@ -380,9 +381,11 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     return out, findings
 
 
-def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
-    headers = []
-    hspans = [] if want_spans else None
+def _decode_headers(data: ByteBuffer, pos: int, rend: int, hcount: int, want_spans: bool
+                    ) -> tuple[list[tuple[str, bytes | None]], int, list[tuple[int, ...]] | None]:
+    headers: list[tuple[str, bytes | None]] = []
+    # per header, when asked for: positions of its start, key, value length, value and end; key and value lengths
+    hspans: list[tuple[int, ...]] | None = [] if want_spans else None
     for _ in range(hcount):
         p0 = pos
         c = data[pos]
@@ -437,7 +440,8 @@ def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
     return headers, pos, hspans
 
 
-def _control(key, value, b: Batch, source, shift, p_key, p_val, findings) -> dict:
+def _control(key: bytes | None, value: bytes | None, b: Batch, source: str, shift: int, p_key: int,
+             p_val: int, findings: list[Finding]) -> dict:
     """A control record's ``control`` dict; its problems as findings at its key or value."""
     ctl, problems = decode_control(key, value)
     for code, where, message in problems:
@@ -515,7 +519,7 @@ def _check_records(b: Batch, recs: list) -> None:
                                       f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
 
 
-def plausible_v2_header(buf, pos: int, end: int) -> bool:
+def plausible_v2_header(buf: ByteBuffer, pos: int, end: int) -> bool:
     """Cheap checks that the bytes at ``pos`` could start a v2 batch (no CRC)."""
     if pos + HEADER_SIZE > end:
         return False
@@ -527,7 +531,7 @@ def plausible_v2_header(buf, pos: int, end: int) -> bool:
     return True
 
 
-def crc_ok_v2(buf, pos: int) -> bool:
+def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
     (blen,) = struct.unpack_from(">i", buf, pos + 8)
     (crc,) = struct.unpack_from(">I", buf, pos + 17)
     return crc32c(memoryview(buf)[pos + CRC_START:pos + 12 + blen]) == crc

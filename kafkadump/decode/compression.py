@@ -24,6 +24,7 @@ import struct
 import zlib
 
 from ..findings import Code, DecodeError
+from .primitives import ByteBuffer
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 
@@ -55,7 +56,7 @@ def _failed(codec: str, why: object) -> DecodeError:
     return DecodeError(Code.DECOMPRESSION_FAILED, 0, f"{codec}: {why}")
 
 
-def decompress(codec: int, data, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: list | None = None,
+def decompress(codec: int, data: ByteBuffer, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: list | None = None,
                ratio: int = 0) -> bytes:
     """Decompress ``data`` written with ``codec``; at most ``cap`` bytes out.
 
@@ -89,7 +90,7 @@ def decompress(codec: int, data, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: lis
 
 # --- gzip ------------------------------------------------------------------------
 
-def _gunzip(data, cap: int) -> bytes:
+def _gunzip(data: ByteBuffer, cap: int) -> bytes:
     # The input is fed in growing pieces so that many concatenated members cost
     # linear time (zlib copies everything after a member's end into unused_data).
     out = []
@@ -127,7 +128,7 @@ def _gunzip(data, cap: int) -> bytes:
 
 # --- snappy -----------------------------------------------------------------------
 
-def _snappy_declared_len(block, what: str) -> int:
+def _snappy_declared_len(block: bytes, what: str) -> int:
     """A raw snappy block starts with its uncompressed length as a varint."""
     value = shift = 0
     for i in range(min(5, len(block))):
@@ -139,7 +140,7 @@ def _snappy_declared_len(block, what: str) -> int:
     raise _failed("snappy", f"{what}: bad length preamble")
 
 
-def _raw_snappy(block, cap_left: int, what: str) -> bytes:
+def _raw_snappy(block: bytes, cap_left: int, what: str) -> bytes:
     import snappy  # python-snappy
 
     n = _snappy_declared_len(block, what)
@@ -152,7 +153,7 @@ def _raw_snappy(block, cap_left: int, what: str) -> bytes:
     return bytes(out)
 
 
-def _unsnappy(data, cap: int) -> bytes:
+def _unsnappy(data: ByteBuffer, cap: int) -> bytes:
     data = bytes(data)
     if not data.startswith(XERIAL_MAGIC):
         return _raw_snappy(data, cap, "raw block")
@@ -253,7 +254,7 @@ def lz4_fix_legacy_checksum(data: bytes) -> bytes | None:
     return data[:hc] + bytes([good]) + data[hc + 1:]
 
 
-def _unlz4(data, cap: int, notes) -> bytes:
+def _unlz4(data: ByteBuffer, cap: int, notes: list | None) -> bytes:
     import lz4.frame
 
     data = bytes(data)
@@ -303,7 +304,7 @@ def _unlz4(data, cap: int, notes) -> bytes:
 ZSTD_MAGIC = 0xFD2FB528
 
 
-def zstd_frames_end(data) -> int | None:
+def zstd_frames_end(data: ByteBuffer) -> int | None:
     """Walk the zstd frames in ``data`` by their block headers (no decoding).
 
     Returns where the last complete frame ends, or None when a frame is cut
@@ -350,7 +351,7 @@ def zstd_frames_end(data) -> int | None:
     return pos
 
 
-def _unzstd(data, cap: int) -> bytes:
+def _unzstd(data: ByteBuffer, cap: int) -> bytes:
     import zstandard
 
     if zstd_frames_end(data) is None:

@@ -29,7 +29,7 @@ import zlib
 from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import Batch, Record, Span
-from .primitives import int32_at, int64_at
+from .primitives import ByteBuffer, int32_at, int64_at
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
 
@@ -42,8 +42,24 @@ class _Msg:
     __slots__ = ("pos", "size", "offset", "message_size", "crc", "computed_crc", "magic",
                  "attributes", "timestamp", "key", "value", "p_key", "p_value", "p_ts")
 
+    # declared for the type checker only: annotations without values add no class attributes
+    pos: int
+    size: int  # LOG_OVERHEAD + message_size
+    offset: int
+    message_size: int
+    crc: int
+    computed_crc: int
+    magic: int
+    attributes: int
+    timestamp: int | None  # None in magic 0
+    key: bytes | None
+    value: bytes | None
+    p_key: int
+    p_value: int
+    p_ts: int | None  # None in magic 0
 
-def parse_message(buf, pos: int, end: int) -> _Msg:
+
+def parse_message(buf: ByteBuffer, pos: int, end: int) -> _Msg:
     """Parse one legacy entry (offset, size, message) at ``pos``; raise on damage.
 
     Offsets in raised errors are positions in ``buf``.
@@ -89,7 +105,7 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     return m
 
 
-def _bytes(buf, p: int, end: int, what: str):
+def _bytes(buf: ByteBuffer, p: int, end: int, what: str) -> tuple[bytes | None, int]:
     if p + 4 > end:
         raise DecodeError(Code.RECORD_MALFORMED, p, f"{what} length runs past the message")
     n = int32_at(buf, p)
@@ -101,8 +117,8 @@ def _bytes(buf, p: int, end: int, what: str):
     return bytes(buf[p:p + n]), p + n
 
 
-def _message_spans(spans: list, m: _Msg, prefix: str, source: str, shift: int) -> None:
-    def add(name, a, n, value):
+def _message_spans(spans: list[Span], m: _Msg, prefix: str, source: str, shift: int) -> None:
+    def add(name: str, a: int, n: int, value: object) -> None:
         spans.append(Span(prefix + name, shift + a, n, value, source))
 
     p = m.pos
@@ -123,9 +139,9 @@ def _message_spans(spans: list, m: _Msg, prefix: str, source: str, shift: int) -
             m.value if codec == 0 else f"<compressed message set, {len(m.value)} bytes>")
 
 
-def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records: bool = True,
+def decode_legacy(buf: ByteBuffer, pos: int, end: int, file: str, *, base: int = 0, records: bool = True,
                   max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
-                  max_depth: int = DEFAULT_MAX_DEPTH, spans: list | None = None) -> Batch:
+                  max_depth: int = DEFAULT_MAX_DEPTH, spans: list[Span] | None = None) -> Batch:
     """Decode the top-level legacy message at ``buf[pos:]`` as a :class:`Batch`.
 
     Raises :class:`DecodeError` only when the message's own framing is
@@ -172,7 +188,7 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
     return b
 
 
-def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -> Record:
+def _record(m: _Msg, offset: int, timestamp: int | None, ts_type: str | None, source: str, shift: int) -> Record:
     at = shift if source == "file" else 0
     # key and value positions: after their INT32 length prefixes
     return Record(offset, timestamp, ts_type, m.key, m.value, [], None, None, m.attributes,
@@ -180,8 +196,8 @@ def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -
                   m.crc, m.computed_crc, m.offset)
 
 
-def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,
-            wrapper_offset: int, anchor: tuple) -> list:
+def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple[int, int], max_depth: int,
+            spans: list[Span] | None, wrapper_offset: int, anchor: tuple[int, int | None]) -> list[Record]:
     """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
 
     ``limits`` is ``(max_decompressed, max_ratio)``, applied to every level.
@@ -193,7 +209,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
     """
     a_off, a_src = anchor
 
-    def at(p):
+    def at(p: int | None) -> tuple[int, int | None]:
         return (a_off, p) if depth == 1 else (a_off, a_src)
 
     if depth > max_depth:
@@ -222,7 +238,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
         b.decompressed_size = len(data)
         if spans is not None:
             b.decompressed = data
-    msgs = []
+    msgs: list[_Msg] = []
     p = 0
     end = len(data)
     while p < end:

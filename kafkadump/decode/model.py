@@ -7,8 +7,13 @@ snake_case; renderers map them to the spec's field names.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .compression import CODEC_NAMES
 from .control import CONTROL_TYPES  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    from ..findings import Finding
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
@@ -24,15 +29,17 @@ class Span:
 
     __slots__ = ("path", "offset", "length", "value", "source", "raw")
 
-    def __init__(self, path, offset, length, value, source="file", raw=None):
+    def __init__(self, path: str, offset: int, length: int, value: Any, source: str = "file",
+                 raw: int | str | None = None):
         self.path = path
         self.offset = offset
         self.length = length
         self.value = value
         self.source = source
-        self.raw = raw  # for varints: the decoded unsigned/zig-zag form, shown beside the bytes
+        self.raw = raw  # for varints: the decoded unsigned/zig-zag form, shown beside the bytes;
+        # "unparsed" / "block" for bytes that are not one field
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"Span({self.path}@{self.source}:{self.offset}+{self.length}={self.value!r})"
 
 
@@ -77,10 +84,10 @@ class Record:
         self.value_position = value_position
 
     @property
-    def crc_valid(self):
+    def crc_valid(self) -> bool | None:
         return None if self.crc is None else self.crc == self.computed_crc
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"Record(offset={self.offset}, key={self.key!r}, value={self.value!r})"
 
 
@@ -140,7 +147,7 @@ class Batch:
         return CODEC_NAMES[c] if c < len(CODEC_NAMES) else f"unknown({c})"
 
     @property
-    def timestamp_type(self):
+    def timestamp_type(self) -> str | None:
         if self.magic == 0:
             return None
         return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
@@ -158,13 +165,13 @@ class Batch:
         return self.magic >= 2 and bool(self.attributes & 0x40)
 
     @property
-    def crc_valid(self):
+    def crc_valid(self) -> bool | None:
         if self.crc is None or self.computed_crc is None:
             return None
         return self.crc == self.computed_crc
 
     @property
-    def last_offset(self):
+    def last_offset(self) -> int | None:
         if self.magic >= 2:
             if self.base_offset is None or self.last_offset_delta is None:
                 return None
@@ -172,7 +179,7 @@ class Batch:
         return self.offset
 
     @property
-    def last_sequence(self):
+    def last_sequence(self) -> int | None:
         """baseSequence + lastOffsetDelta, wrapping past INT32_MAX as the broker does."""
         if self.base_sequence is None or self.base_sequence < 0 or self.last_offset_delta is None:
             return -1 if self.base_sequence == -1 else None
@@ -189,7 +196,7 @@ class Gap:
 
     __slots__ = ("file", "position", "size", "findings")
 
-    def __init__(self, file, position, size, findings):
+    def __init__(self, file: str, position: int, size: int, findings: list[Finding]):
         self.file = file
         self.position = position
         self.size = size

@@ -41,6 +41,9 @@ from __future__ import annotations
 
 import struct
 import uuid as _uuid
+from collections.abc import Callable
+from mmap import mmap
+from typing import Any
 
 from ..findings import Code, DecodeError, Truncated
 
@@ -54,6 +57,9 @@ _F64 = struct.Struct(">d")
 _unpack_i16 = _I16.unpack_from
 _unpack_i32 = _I32.unpack_from
 _unpack_i64 = _I64.unpack_from
+
+# what the decoders read: a file's read-only mapping, or bytes in memory
+ByteBuffer = bytes | bytearray | memoryview | mmap
 
 
 class MalformedVarint(DecodeError):
@@ -74,18 +80,25 @@ def _need(pos: int, n: int, end: int, what: str) -> None:
 
 # --- fixed width ------------------------------------------------------------
 
-def _fixed(st: struct.Struct, what: str):
+# a primitive decoder: (buf, pos, end) -> (value, next)
+Decoder = Callable[[ByteBuffer, int, int], tuple[Any, int]]
+
+# the byte width of each fixed-size decoder below (the protocol decoder's field readers need it)
+FIXED_SIZES: dict[Decoder, int] = {}
+
+
+def _fixed(st: struct.Struct, what: str) -> Decoder:
     size = st.size
     unpack_from = st.unpack_from
 
-    def decode(buf, pos: int, end: int):
+    def decode(buf: ByteBuffer, pos: int, end: int) -> tuple[Any, int]:
         if pos + size > end:
             raise Truncated(pos, size, end - pos, what)
         return unpack_from(buf, pos)[0], pos + size
 
     decode.__name__ = "decode_" + what.lower()
     decode.__doc__ = f"Decode {what} ({size} bytes) at ``pos``."
-    decode.size = size
+    FIXED_SIZES[decode] = size
     return decode
 
 
@@ -101,40 +114,40 @@ decode_uint32 = _fixed(_U32, "UINT32")
 decode_float64 = _fixed(_F64, "FLOAT64")
 
 
-def int16_at(buf, pos: int) -> int:
+def int16_at(buf: ByteBuffer, pos: int) -> int:
     """INT16 at ``pos``; the caller has checked that its two bytes are there."""
     return _unpack_i16(buf, pos)[0]
 
 
-def int32_at(buf, pos: int) -> int:
+def int32_at(buf: ByteBuffer, pos: int) -> int:
     """INT32 at ``pos``; the caller has checked that its four bytes are there."""
     return _unpack_i32(buf, pos)[0]
 
 
-def int64_at(buf, pos: int) -> int:
+def int64_at(buf: ByteBuffer, pos: int) -> int:
     """INT64 at ``pos``; the caller has checked that its eight bytes are there."""
     return _unpack_i64(buf, pos)[0]
 
 
-def decode_boolean(buf, pos: int, end: int):
+def decode_boolean(buf: ByteBuffer, pos: int, end: int) -> tuple[bool, int]:
     """BOOLEAN: 0 is false, any non-zero value is true."""
     _need(pos, 1, end, "BOOLEAN")
     return buf[pos] != 0, pos + 1
 
 
-def decode_uuid(buf, pos: int, end: int):
+def decode_uuid(buf: ByteBuffer, pos: int, end: int) -> tuple[_uuid.UUID, int]:
     """UUID as a :class:`uuid.UUID` (the null UUID is all zeros, returned as such)."""
     _need(pos, 16, end, "UUID")
     return _uuid.UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
 
 
-decode_boolean.size = 1
-decode_uuid.size = 16
+FIXED_SIZES[decode_boolean] = 1
+FIXED_SIZES[decode_uuid] = 16
 
 
 # --- variable length ----------------------------------------------------------
 
-def decode_unsigned_varint(buf, pos: int, end: int, max_bytes: int = 5):
+def decode_unsigned_varint(buf: ByteBuffer, pos: int, end: int, max_bytes: int = 5) -> tuple[int, int]:
     """UNSIGNED_VARINT (``max_bytes`` 5) or the raw part of a VARLONG (10).
 
     Rejects encodings longer than ``max_bytes`` and, for the 32-bit form,
@@ -160,7 +173,7 @@ def decode_unsigned_varint(buf, pos: int, end: int, max_bytes: int = 5):
     raise MalformedVarint(pos, f"is longer than {max_bytes} bytes")
 
 
-def decode_varint(buf, pos: int, end: int):
+def decode_varint(buf: ByteBuffer, pos: int, end: int) -> tuple[int, int]:
     """VARINT: zig-zag signed 32-bit, at most 5 bytes."""
     b = buf[pos] if pos < end else -1
     if 0 <= b < 0x80:  # fast path: one byte
@@ -169,7 +182,7 @@ def decode_varint(buf, pos: int, end: int):
     return (u >> 1) ^ -(u & 1), p
 
 
-def decode_varlong(buf, pos: int, end: int):
+def decode_varlong(buf: ByteBuffer, pos: int, end: int) -> tuple[int, int]:
     """VARLONG: zig-zag signed 64-bit, at most 10 bytes."""
     b = buf[pos] if pos < end else -1
     if 0 <= b < 0x80:
@@ -180,7 +193,7 @@ def decode_varlong(buf, pos: int, end: int):
 
 # --- strings and bytes -----------------------------------------------------------
 
-def _utf8(raw, pos: int) -> str:
+def _utf8(raw: ByteBuffer, pos: int) -> str:
     try:
         return bytes(raw).decode("utf-8")
     except UnicodeDecodeError as e:
@@ -188,7 +201,7 @@ def _utf8(raw, pos: int) -> str:
                           f"invalid UTF-8 in string at {pos}") from None
 
 
-def decode_length(buf, pos: int, end: int, compact: bool, wide: bool):
+def decode_length(buf: ByteBuffer, pos: int, end: int, compact: bool, wide: bool) -> tuple[int, int]:
     """A length or count prefix: ``(n, next)``, n = -1 for null.
 
     ``compact``: UNSIGNED_VARINT n+1 (0 = null); else INT32 (``wide``) or INT16.
@@ -200,7 +213,7 @@ def decode_length(buf, pos: int, end: int, compact: bool, wide: bool):
     return (decode_int32 if wide else decode_int16)(buf, pos, end)
 
 
-def take(buf, pos: int, n: int, end: int, what: str):
+def take(buf: ByteBuffer, pos: int, n: int, end: int, what: str) -> tuple[bytes, int]:
     """The ``n`` raw bytes at ``pos`` (after their length prefix): ``(bytes, next)``."""
     if n < 0:
         raise DecodeError(Code.LENGTH_INVALID, pos, f"negative {what} length {n}")
@@ -209,7 +222,7 @@ def take(buf, pos: int, n: int, end: int, what: str):
     return bytes(buf[pos:pos + n]), pos + n
 
 
-def decode_string(buf, pos: int, end: int):
+def decode_string(buf: ByteBuffer, pos: int, end: int) -> tuple[str, int]:
     n, p = decode_int16(buf, pos, end)
     if n < 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"STRING at {pos} has length {n} (null not allowed)")
@@ -217,7 +230,7 @@ def decode_string(buf, pos: int, end: int):
     return _utf8(raw, pos + 2), p
 
 
-def decode_nullable_string(buf, pos: int, end: int):
+def decode_nullable_string(buf: ByteBuffer, pos: int, end: int) -> tuple[str | None, int]:
     n, p = decode_int16(buf, pos, end)
     if n == -1:
         return None, p
@@ -227,7 +240,7 @@ def decode_nullable_string(buf, pos: int, end: int):
     return _utf8(raw, pos + 2), p
 
 
-def decode_compact_string(buf, pos: int, end: int):
+def decode_compact_string(buf: ByteBuffer, pos: int, end: int) -> tuple[str, int]:
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"COMPACT_STRING at {pos} is null (not allowed)")
@@ -235,7 +248,7 @@ def decode_compact_string(buf, pos: int, end: int):
     return _utf8(raw, p), p2
 
 
-def decode_compact_nullable_string(buf, pos: int, end: int):
+def decode_compact_nullable_string(buf: ByteBuffer, pos: int, end: int) -> tuple[str | None, int]:
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         return None, p
@@ -243,14 +256,14 @@ def decode_compact_nullable_string(buf, pos: int, end: int):
     return _utf8(raw, p), p2
 
 
-def decode_bytes(buf, pos: int, end: int):
+def decode_bytes(buf: ByteBuffer, pos: int, end: int) -> tuple[bytes, int]:
     n, p = decode_int32(buf, pos, end)
     if n < 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"BYTES at {pos} has length {n} (null not allowed)")
     return take(buf, p, n, end, "BYTES")
 
 
-def decode_nullable_bytes(buf, pos: int, end: int):
+def decode_nullable_bytes(buf: ByteBuffer, pos: int, end: int) -> tuple[bytes | None, int]:
     n, p = decode_int32(buf, pos, end)
     if n == -1:
         return None, p
@@ -259,14 +272,14 @@ def decode_nullable_bytes(buf, pos: int, end: int):
     return take(buf, p, n, end, "NULLABLE_BYTES")
 
 
-def decode_compact_bytes(buf, pos: int, end: int):
+def decode_compact_bytes(buf: ByteBuffer, pos: int, end: int) -> tuple[bytes, int]:
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         raise DecodeError(Code.RECORD_MALFORMED, pos, f"COMPACT_BYTES at {pos} is null (not allowed)")
     return take(buf, p, n - 1, end, "COMPACT_BYTES")
 
 
-def decode_compact_nullable_bytes(buf, pos: int, end: int):
+def decode_compact_nullable_bytes(buf: ByteBuffer, pos: int, end: int) -> tuple[bytes | None, int]:
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
         return None, p
@@ -281,7 +294,7 @@ decode_compact_records = decode_compact_nullable_bytes
 
 # --- arrays ------------------------------------------------------------------------
 
-def decode_array(buf, pos: int, end: int, element, min_element_size: int = 1):
+def decode_array(buf: ByteBuffer, pos: int, end: int, element: Decoder, min_element_size: int = 1) -> tuple[list[Any] | None, int]:
     """ARRAY<T>: INT32 count, -1 = null.  Returns None for null, [] for empty.
 
     The count is checked against the bytes that remain (each element takes
@@ -293,7 +306,7 @@ def decode_array(buf, pos: int, end: int, element, min_element_size: int = 1):
     return _elements(buf, pos, p, end, n, element, min_element_size, "ARRAY")
 
 
-def decode_compact_array(buf, pos: int, end: int, element, min_element_size: int = 1):
+def decode_compact_array(buf: ByteBuffer, pos: int, end: int, element: Decoder, min_element_size: int = 1) -> tuple[list[Any] | None, int]:
     """COMPACT_ARRAY<T>: UNSIGNED_VARINT count+1, 0 = null."""
     n, p = decode_unsigned_varint(buf, pos, end)
     if n == 0:
@@ -301,12 +314,13 @@ def decode_compact_array(buf, pos: int, end: int, element, min_element_size: int
     return _elements(buf, pos, p, end, n - 1, element, min_element_size, "COMPACT_ARRAY")
 
 
-def _elements(buf, start, p, end, n, element, min_size, what):
+def _elements(buf: ByteBuffer, start: int, p: int, end: int, n: int, element: Decoder, min_size: int,
+              what: str) -> tuple[list[Any], int]:
     if n < 0:
         raise DecodeError(Code.RECORD_MALFORMED, start, f"{what} at {start} has count {n}")
     if min_size > 0 and n * min_size > end - p:
         raise Truncated(start, n * min_size, end - p, f"{what} of {n} elements")
-    out = []
+    out: list[Any] = []
     for _ in range(n):
         v, p = element(buf, p, end)
         out.append(v)
@@ -315,7 +329,7 @@ def _elements(buf, start, p, end, n, element, min_size, what):
 
 # --- tagged fields -------------------------------------------------------------------
 
-def decode_tagged_fields(buf, pos: int, end: int, known=None):
+def decode_tagged_fields(buf: ByteBuffer, pos: int, end: int, known: dict[int, Decoder] | None = None) -> tuple[dict[int, object], int]:
     """TaggedFields: returns ``({tag: value_or_raw_bytes}, next_pos)``.
 
     ``known`` maps a tag to a decoder ``(buf, pos, end) -> (value, next)`` that

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import struct
 import zlib
+from mmap import mmap
 
 from ..findings import Code, DecodeError, Finding
 from .batch import HEADER_SIZE, MIN_BATCH_LENGTH, crc_ok_v2, decode_batch, plausible_v2_header
 from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy
-from .model import Batch, Gap
+from .model import Batch, Gap, Span
 from .options import SCAN_FLOOR, Options
+from .primitives import ByteBuffer
 
 _PREFIX = struct.Struct(">qi")
 _ZERO_CHUNK = 1 << 16
@@ -59,7 +61,7 @@ class ScanBudget:
     def __init__(self, limit: int):
         self.limit = limit
         self.spent = 0
-        self.hit = None
+        self.hit: int | None = None
         self.reported = False
 
     @classmethod
@@ -72,7 +74,7 @@ class ScanBudget:
 
 # --- predicates ------------------------------------------------------------------------------------
 
-def _legacy_ok(buf, pos: int, end: int) -> bool:
+def _legacy_ok(buf: ByteBuffer, pos: int, end: int) -> bool:
     if pos + LOG_OVERHEAD + 5 > end:
         return False
     _, size = _PREFIX.unpack_from(buf, pos)
@@ -83,7 +85,7 @@ def _legacy_ok(buf, pos: int, end: int) -> bool:
     return zlib.crc32(memoryview(buf)[pos + 16:pos + 12 + size]) == crc
 
 
-def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
+def plausible_at(buf: ByteBuffer, pos: int, end: int, check_crc: bool = True) -> bool:
     """Could a batch or legacy message start at ``pos``?  (With ``check_crc``: and it is intact.)"""
     if pos + 17 > end:
         return False
@@ -100,7 +102,7 @@ def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
     return False
 
 
-def _next_ok(buf, pos: int, end: int) -> bool:
+def _next_ok(buf: ByteBuffer, pos: int, end: int) -> bool:
     """Does the end of a batch at ``pos`` look like the start of the next item (or of padding)?"""
     if end - pos < 17:
         return not any(buf[pos:end])  # a few zero bytes: padding, fine
@@ -109,7 +111,7 @@ def _next_ok(buf, pos: int, end: int) -> bool:
     return plausible_at(buf, pos, end, check_crc=False)
 
 
-def _bad_length(buf, pos: int, end: int, opt: Options) -> bool:
+def _bad_length(buf: ByteBuffer, pos: int, end: int, opt: Options) -> bool:
     _, length = _PREFIX.unpack_from(buf, pos)
     magic = buf[pos + 16]
     minimum = MIN_BATCH_LENGTH if magic == 2 else MIN_MESSAGE_SIZE.get(magic, 0)
@@ -122,7 +124,7 @@ def _bad_length(buf, pos: int, end: int, opt: Options) -> bool:
     return False
 
 
-def length_step(buf, pos: int, end: int, opt: Options) -> int | None:
+def length_step(buf: ByteBuffer, pos: int, end: int, opt: Options) -> int | None:
     """Where :func:`decode_at` goes from the v2 batch at ``pos`` whatever its CRC, read from the
     header alone; None when the step needs the decoder (not v2, a length not trusted, or a
     declared end that lands on no plausible header)."""
@@ -136,7 +138,7 @@ def length_step(buf, pos: int, end: int, opt: Options) -> int | None:
 
 # --- the next candidate ----------------------------------------------------------------------------
 
-def find_next_batch(buf, start: int, end: int, limit: int | None = None,
+def find_next_batch(buf: ByteBuffer, start: int, end: int, limit: int | None = None,
                     budget: ScanBudget | None = None) -> int | None:
     """Scan forward from ``start`` for an intact batch or message; its position, or None.
 
@@ -166,8 +168,8 @@ def find_next_batch(buf, start: int, end: int, limit: int | None = None,
 
 # --- one item ----------------------------------------------------------------------------------------
 
-def decode_item(chunk, magic: int, file: str, base: int, opt: Options, records: bool,
-                spans: list | None = None) -> Batch:
+def decode_item(chunk: bytes, magic: int, file: str, base: int, opt: Options, records: bool,
+                spans: list[Span] | None = None) -> Batch:
     """Decode the batch (magic 2) or top-level legacy message that is all of ``chunk``.
 
     The one place where the options' limits reach the decoders.  ``base`` is
@@ -185,7 +187,7 @@ def decode_item(chunk, magic: int, file: str, base: int, opt: Options, records: 
                          max_depth=opt.max_depth, spans=spans)
 
 
-def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0,
+def decode_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options, base: int = 0,
               budget: ScanBudget | None = None) -> tuple[list, int]:
     """Decode what is at ``pos``: ``([Batch or Gap, ...], next_position)``.
 
@@ -215,7 +217,7 @@ def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0,
     return [b], nxt
 
 
-def _distrusted_length(buf, pos: int, nxt: int, end: int, file: str, base: int, opt: Options,
+def _distrusted_length(buf: ByteBuffer, pos: int, nxt: int, end: int, file: str, base: int, opt: Options,
                        budget: ScanBudget | None, b: Batch) -> tuple[list, int]:
     """CRC failed and the declared end does not land on a batch: the length itself may be damaged.
 
@@ -239,7 +241,7 @@ def _distrusted_length(buf, pos: int, nxt: int, end: int, file: str, base: int, 
     return [b], nxt
 
 
-def intact_batch_at(buf, pos: int, end: int, file: str, opt: Options) -> Batch | None:
+def intact_batch_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options) -> Batch | None:
     """The batch at ``pos`` when the walk would take it as CRC-valid with a known last offset, else None.
 
     Records are not decoded.
@@ -253,7 +255,7 @@ def intact_batch_at(buf, pos: int, end: int, file: str, opt: Options) -> Batch |
 
 # --- damage ----------------------------------------------------------------------------------------
 
-def _zero_run_end(buf, pos: int, end: int) -> int:
+def _zero_run_end(buf: bytes | bytearray | mmap, pos: int, end: int) -> int:
     """First position >= pos that is not a zero byte (or ``end``)."""
     p = pos
     while p < end:
@@ -266,12 +268,14 @@ def _zero_run_end(buf, pos: int, end: int) -> int:
     return end
 
 
-def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, budget: ScanBudget | None,
+def _damage(buf: ByteBuffer, pos: int, end: int, file: str, base: int, opt: Options, budget: ScanBudget | None,
             first: Finding | None = None) -> Gap:
     """Describe the bad bytes at ``pos`` and find where good data resumes."""
     absolute = base + pos
     remaining = end - pos
     # 1. all-zero tail: preallocated segment space
+    # (walks read bytes, bytearrays or mappings: a memoryview's slices would have no lstrip)
+    assert not isinstance(buf, memoryview)
     zend = _zero_run_end(buf, pos, end)
     if zend == end:
         return Gap(file, absolute, remaining,
@@ -303,7 +307,7 @@ def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, budget:
     return Gap(file, absolute, nxt - pos, findings)
 
 
-def _describe_head(buf, pos: int, end: int, base: int, tail: bool) -> Finding:
+def _describe_head(buf: ByteBuffer, pos: int, end: int, base: int, tail: bool) -> Finding:
     """Say why the bytes at ``pos`` are not a batch."""
     absolute = base + pos
     remaining = end - pos

@@ -23,6 +23,7 @@ from ..findings import Code, Finding
 from .batch import MIN_BATCH_LENGTH
 from .model import Batch, Gap, Span
 from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)
+from .primitives import ByteBuffer
 from .step import ScanBudget, decode_at, decode_item, find_next_batch, plausible_at  # noqa: F401 (re-exported)
 
 # The walkers hand the mapped pages behind them back every this many bytes, so
@@ -31,7 +32,7 @@ from .step import ScanBudget, decode_at, decode_item, find_next_batch, plausible
 RELEASE_STEP = 32 << 20
 
 
-def page_releaser(buf) -> Optional[Callable[[int], None]]:
+def page_releaser(buf: ByteBuffer) -> Optional[Callable[[int], None]]:
     """For a mapped ``buf``: a function dropping its resident pages before a position; else None."""
     if not isinstance(buf, mmap.mmap) or not hasattr(buf, "madvise"):
         return None
@@ -47,7 +48,7 @@ def page_releaser(buf) -> Optional[Callable[[int], None]]:
     return release
 
 
-def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None,
+def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int | None = None,
                  options: Options | None = None, base: int = 0) -> Iterator[Batch | Gap]:
     """Yield :class:`Batch` and :class:`Gap` objects for ``buf[start:end]`` in order.
 
@@ -77,7 +78,7 @@ def iter_batches(buf, file: str = "-", *, start: int = 0, end: int | None = None
             yield b
 
 
-def locate(buf, file: str, *, position: int | None = None, offset: int | None = None,
+def locate(buf: ByteBuffer, file: str, *, position: int | None = None, offset: int | None = None,
            index: int | None = None, options: Options | None = None) -> Batch | Gap | None:
     """Find one item of the walk: the one containing byte ``position``, the
     batch holding Kafka ``offset``, or the ``index``-th batch (0-based; gaps
@@ -106,7 +107,7 @@ def locate(buf, file: str, *, position: int | None = None, offset: int | None = 
     return None
 
 
-def decode_spanned(buf, item: Batch | Gap, options: Options | None = None, base: int = 0) -> tuple:
+def decode_spanned(buf: ByteBuffer, item: Batch | Gap, options: Options | None = None, base: int = 0) -> tuple:
     """Decode one located item again, recording every field's span.
 
     Returns ``(item, spans)``: for a batch, the fully decoded batch (records
@@ -124,7 +125,7 @@ def decode_spanned(buf, item: Batch | Gap, options: Options | None = None, base:
     return b, spans
 
 
-def _bad_crcs(mv, runs) -> list:
+def _bad_crcs(mv: memoryview, runs: list[tuple[int, int, int]]) -> list[int]:
     """CRC-32C of each ``(pos, nxt, stored)`` run; the positions that fail.
 
     Runs in a worker thread: crc32c releases the GIL for large buffers, so
@@ -158,7 +159,7 @@ class CrcScan:
     WINDOW_BYTES = 4 << 20   # bytes per unit of threaded work (at most): bounds the mapped pages ahead
     THREAD_MIN_BYTES = 8 << 20
 
-    def __init__(self, buf, file: str = "-", options: Options | None = None, threads: int = 2):
+    def __init__(self, buf: ByteBuffer, file: str = "-", options: Options | None = None, threads: int = 2):
         self.buf = buf
         self.file = file
         self.opt = (options or Options()).shallow()
@@ -169,7 +170,7 @@ class CrcScan:
         self.bytes = 0
         self.bad = 0
 
-    def _problem(self, pos: int, end: int):
+    def _problem(self, pos: int, end: int) -> tuple[list[Batch | Gap], int]:
         """Decode at ``pos`` with the full decoder; count; return (problem items, next)."""
         items, new = decode_at(self.buf, pos, end, self.file, self.opt, 0, self.budget)
         out = []
@@ -183,7 +184,7 @@ class CrcScan:
                 out.append(it)
         return out, new
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Batch | Gap]:
         if self.threads > 1 and len(self.buf) >= self.THREAD_MIN_BYTES:
             yield from self._threaded()
         else:
@@ -217,7 +218,7 @@ class CrcScan:
         finally:
             mv.release()
 
-    def _collect(self, pos: int, end: int, limit: int):
+    def _collect(self, pos: int, end: int, limit: int) -> tuple[list[tuple[int, int, int]], int]:
         """Walk plausible v2 batches by length from ``pos``: ``(runs, stop)``.
 
         Stops after ``limit`` batches or at the first position that is not a
@@ -225,7 +226,7 @@ class CrcScan:
         """
         buf = self.buf
         unpack = self._HEAD.unpack_from
-        runs = []
+        runs: list[tuple[int, int, int]] = []  # (start, next, stored crc) of each batch
         append = runs.append
         stop_at = pos + self.WINDOW_BYTES * self.threads
         while pos < end and len(runs) < limit and pos < stop_at:

@@ -73,7 +73,7 @@ ENUMS = {
 }
 
 
-def enum_name(table: dict, value) -> str:
+def enum_name(table: dict, value: object) -> str:
     """``table[value]``, or ``unknown(<value>)``."""
     name = table.get(value)
     return name if name is not None else f"unknown({value})"

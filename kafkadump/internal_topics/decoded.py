@@ -35,7 +35,7 @@ class Part:
     def decoded(self) -> bool:
         return self.data is not None
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"Part({self.schema} v{self.version}{' partial' if self.partial else ''}: {self.data!r})"
 
 
@@ -65,7 +65,7 @@ class DecodedRecord:
     def tombstone(self) -> bool:
         return self.value is None and self.key is not None and self.control is None
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"DecodedRecord({self.kind}@{self.offset}: key={self.key!r} value={self.value!r})"
 
 

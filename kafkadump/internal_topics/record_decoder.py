@@ -52,6 +52,7 @@ spans, which say the same.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..decode import primitives as P
 from ..decode.control import (
@@ -63,13 +64,16 @@ from ..decode.control import (
     read_control_key,
     read_end_txn_marker,
 )
-from ..decode.model import Span
-from ..findings import Code, Finding, Truncated
+from ..decode.model import Batch, Gap, Record, Span
+from ..findings import Code, DecodeError, Finding, Truncated
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
 from .decoded import DecodedRecord, Part
 from .kinds import kind_from_path, resolve_kind  # noqa: F401  (re-exported)
+
+# where a key or value starts: (position, source, file offset its findings anchor at or None)
+Loc = tuple[int, str, int | None]
 
 CONSUMER_SUBSCRIPTION = "ConsumerProtocolSubscription"
 CONSUMER_ASSIGNMENT = "ConsumerProtocolAssignment"
@@ -100,11 +104,11 @@ def decoder_for(kind: str) -> Decoder:
 
 # --- schema maps, from the generated tables ---------------------------------------------------------------
 
-def key_schemas(group: str) -> dict:
+def key_schemas(group: str) -> dict[int, str]:
     """Coordinator key version -> key schema name, from the key schemas' valid versions."""
     from ..protocol.tables.records import RECORDS
 
-    out = {}
+    out: dict[int, str] = {}
     for name, e in RECORDS.items():
         if e.get("group") == group and name.endswith("Key") and e["valid"] is not None:
             lo, hi = e["valid"]
@@ -113,7 +117,7 @@ def key_schemas(group: str) -> dict:
     return out
 
 
-def frame_schemas(group: str) -> dict:
+def frame_schemas(group: str) -> dict[int, str]:
     """apiKey -> schema name of the ``metadata``-type records of one records/ folder."""
     from ..protocol.tables.records import RECORDS
 
@@ -123,7 +127,7 @@ def frame_schemas(group: str) -> dict:
 
 def _range_text(versions: dict) -> str:
     """{0: "A", 1: "A", 2: "B"} -> "0-1 A, 2 B"."""
-    out = []
+    out: list[list] = []  # [first, last, name]
     for v in sorted(versions):
         if out and out[-1][2] == versions[v] and out[-1][1] == v - 1:
             out[-1][1] = v
@@ -144,15 +148,16 @@ class _Out:
 
     __slots__ = ("start", "source", "anchor", "findings", "spans", "added")
 
-    def __init__(self, start, source, anchor, findings, spans):
+    def __init__(self, start: int, source: str, anchor: int | None, findings: list[Finding],
+                 spans: list[Span] | None):
         self.start = start
         self.source = source
         self.anchor = anchor
         self.findings = findings
         self.spans = spans
-        self.added = []
+        self.added: list[Span] = []
 
-    def finding(self, code: Code, rel: int, message: str, length=None) -> None:
+    def finding(self, code: Code, rel: int, message: str, length: int | None = None) -> None:
         pos = self.start + rel
         if self.source == "file":
             self.findings.append(Finding(code, pos, message, length=length))
@@ -169,7 +174,7 @@ class _Out:
             self.findings.append(Finding(code, f.offset if self.anchor is None else self.anchor, f.message,
                                          length=f.length, source_offset=f.offset))
 
-    def span(self, path: str, rel: int, n: int, value, raw=None) -> None:
+    def span(self, path: str, rel: int, n: int, value: Any, raw: Any = None) -> None:
         if self.spans is not None:
             s = Span(path, self.start + rel, n, value, self.source, raw)
             self.spans.append(s)
@@ -195,7 +200,7 @@ class _Out:
 _LAYOUTS: dict = {}
 
 
-def _layout(name: str, version: int):
+def _layout(name: str, version: int) -> tuple[tuple, bool]:
     """``(fields, flexible)`` of schema ``name`` at ``version`` (cached)."""
     k = (name, version)
     lay = _LAYOUTS.get(k)
@@ -205,11 +210,12 @@ def _layout(name: str, version: int):
     return lay
 
 
-def _struct(out: _Out, name: str, version: int, raw: bytes, pos: int, path: str, want_spans: bool = False):
+def _struct(out: _Out, name: str, version: int, raw: bytes, pos: int, path: str, want_spans: bool = False
+            ) -> tuple[dict, int, DecodeError | None, list[Span] | None]:
     """Decode schema ``name`` at ``version`` from ``raw[pos:]``: ``(data, end, error, spans)``."""
     fields, flexible = _layout(name, version)
     found: list = []
-    spans = [] if (out.spans is not None or want_spans) else None
+    spans: list[Span] | None = [] if (out.spans is not None or want_spans) else None
     st = State(found, spans, out.start, None, "-", False, False)
     data, p, err = decode_struct(fields, version, raw, pos, len(raw), st, path, flexible)
     for f in found:
@@ -224,7 +230,7 @@ def _trailing(out: _Out, raw: bytes, p: int, what: str) -> None:
         out.finding(Code.INTERNAL_TRAILING, p, f"{len(raw) - p} bytes after the {what}", length=len(raw) - p)
 
 
-def _version16(out: _Out, raw: bytes, path: str, what: str):
+def _version16(out: _Out, raw: bytes, path: str, what: str) -> int | None:
     """The INT16 version prefix, or None (a finding) when the bytes are too short."""
     if len(raw) < 2:
         out.finding(Code.INTERNAL_MALFORMED, 0, f"{what} of {len(raw)} bytes has no INT16 version",
@@ -235,7 +241,7 @@ def _version16(out: _Out, raw: bytes, path: str, what: str):
     return v
 
 
-def _uvarint(raw: bytes, pos: int):
+def _uvarint(raw: bytes, pos: int) -> tuple[int, int] | tuple[None, str]:
     """UNSIGNED_VARINT (at most 5 bytes, 32 bits): ``(value, next)``, or ``(None, why)``."""
     try:
         return P.decode_unsigned_varint(raw, pos, len(raw))
@@ -247,7 +253,7 @@ def _uvarint(raw: bytes, pos: int):
 
 # --- parts ------------------------------------------------------------------------------------------------
 
-def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict, kind: str):
+def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict[int, str], kind: str) -> tuple[Part, str | None]:
     """``(Part, value schema name or None)``."""
     v = _version16(out, raw, path, "key")
     if v is None:
@@ -263,7 +269,7 @@ def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict, kind: str):
     return Part(name, v, data, raw, partial=err is not None), name[: -len("Key")] + "Value"
 
 
-def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None):
+def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None) -> Part:
     if name is None:
         # the key named no schema (already a finding): only the version can be shown
         v = P.int16_at(raw, 0) if len(raw) >= 2 else None
@@ -273,7 +279,9 @@ def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None):
     v = _version16(out, raw, path, "value")
     if v is None:
         return Part(name, None, None, raw, partial=True)
-    lo, hi = S.valid_versions(name)
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
     if not lo <= v <= hi:
         out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
                     f"{name} version {v} is outside the schema tables' versions {lo}-{hi} (kept raw)")
@@ -282,23 +290,24 @@ def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None):
     data, p, err, spans = _struct(out, name, v, raw, 2, path, want_spans=embedded)
     if err is None:
         _trailing(out, raw, p, f"{name} v{v}")
-    if embedded and data:
+    if embedded and data and spans is not None:  # spans: asked for when embedded
         _embedded(out, name, data, spans, path)
     return Part(name, v, data, raw, partial=err is not None)
 
 
-def _frame_value(out: _Out, raw: bytes, path: str, records: dict, what: str):
+def _frame_value(out: _Out, raw: bytes, path: str, records: dict[int, str], what: str) -> Part:
     if len(raw) >= 3 and raw[0] == 1 and raw[1] < 0x80 and raw[2] < 0x80 and out.spans is None:
         # the common case, one byte each: frame version 1, apiKey and version below 128
         return _frame_record(out, raw, path, records, what, 1, raw[1], raw[2], 3)
-    vals = {}
+    vals: dict[str, int] = {}
     p = 0
     for field in ("frameVersion", "apiKey", "version"):
-        v, q = _uvarint(raw, p)
-        if v is None:
-            out.finding(Code.INTERNAL_MALFORMED, p, f"{what} frame: {field} varint at byte {p} {q}")
+        got = _uvarint(raw, p)
+        if got[0] is None:
+            out.finding(Code.INTERNAL_MALFORMED, p, f"{what} frame: {field} varint at byte {p} {got[1]}")
             return Part(None, vals.get("version"), None, raw, partial=True,
                         frame_version=vals.get("frameVersion"), api_key=vals.get("apiKey"))
+        v, q = got
         if v > 0x7FFF:
             out.finding(Code.INTERNAL_MALFORMED, p, f"{what} frame: {field} {v} is larger than an INT16")
             return Part(None, vals.get("version"), None, raw, partial=True,
@@ -310,7 +319,8 @@ def _frame_value(out: _Out, raw: bytes, path: str, records: dict, what: str):
     return _frame_record(out, raw, path, records, what, vals["frameVersion"], vals["apiKey"], vals["version"], p)
 
 
-def _frame_record(out: _Out, raw: bytes, path: str, records: dict, what: str, fv: int, ak: int, ver: int, p: int):
+def _frame_record(out: _Out, raw: bytes, path: str, records: dict[int, str], what: str, fv: int, ak: int, ver: int,
+                  p: int) -> Part:
     """The record after its frame (``p``: where it starts)."""
     if fv != 1:
         why = " (frame version 0 was written only by KRaft's 2.8 preview)" if fv == 0 else ""
@@ -322,7 +332,9 @@ def _frame_record(out: _Out, raw: bytes, path: str, records: dict, what: str, fv
                     f"{what} apiKey {ak} is no record type in the schema tables (known: "
                     f"{', '.join(str(k) for k in sorted(records))}); kept raw")
         return Part(None, ver, None, raw, frame_version=fv, api_key=ak)
-    lo, hi = S.valid_versions(name)
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
     if not lo <= ver <= hi:
         out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
                     f"{name} version {ver} is outside the schema tables' versions {lo}-{hi} (kept raw)")
@@ -333,7 +345,7 @@ def _frame_record(out: _Out, raw: bytes, path: str, records: dict, what: str, fv
     return Part(name, ver, data, raw, partial=err is not None, frame_version=fv, api_key=ak)
 
 
-def _control_key(out: _Out, raw: bytes | None, path: str):
+def _control_key(out: _Out, raw: bytes | None, path: str) -> tuple[Part | None, int | None]:
     """``(Part or None, type or None)``.  A short key is the batch decoder's control-malformed finding."""
     if raw is None:
         return None, None
@@ -349,10 +361,10 @@ def _control_key(out: _Out, raw: bytes | None, path: str):
     return Part("ControlRecordKey", v, {"version": v, "type": t}, raw), t
 
 
-def _control_value(out: _Out, raw: bytes | None, path: str, ctype):
-    name = CONTROL_VALUE_SCHEMAS.get(ctype)
+def _control_value(out: _Out, raw: bytes | None, path: str, ctype: int | None) -> Part | None:
+    name = None if ctype is None else CONTROL_VALUE_SCHEMAS.get(ctype)
     if raw is None:
-        if name is not None:
+        if name is not None and ctype is not None:
             out.finding(Code.INTERNAL_MALFORMED, 0, f"{CONTROL_TYPES[ctype]} control record has no value")
         return None
     if ctype in END_TXN_TYPES:
@@ -380,7 +392,9 @@ def _consumer_protocol(out: _Out, name: str, raw: bytes, path: str) -> Part:
     v = _version16(out, raw, path, name)
     if v is None:
         return Part(name, None, None, raw, partial=True)
-    lo, hi = S.valid_versions(name)
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
     if v < lo:
         out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0, f"{name} version {v} is below {lo} (kept raw)")
         return Part(name, v, None, raw)
@@ -435,7 +449,7 @@ def _embedded(out: _Out, name: str, data: dict, spans: list, path: str) -> None:
 
 # --- records ----------------------------------------------------------------------------------------------
 
-def payload_anchor(batch) -> int | None:
+def payload_anchor(batch: Batch | None) -> int | None:
     """File offset of a batch's compressed payload (where findings in its decompressed bytes anchor)."""
     if batch is None:
         return None
@@ -444,7 +458,7 @@ def payload_anchor(batch) -> int | None:
     return batch.position + 18 + (8 if batch.magic == 1 else 0) + 4 + len(batch.key or b"") + 4
 
 
-def record_locations(r, batch=None):
+def record_locations(r: Record, batch: Batch | None = None) -> tuple[Loc, Loc]:
     """``((key start, source, anchor), (value start, source, anchor))`` of a record's key and value:
     the positions the batch decoder kept on the record, and for a decompressed source the file
     offset of the batch's payload, where findings anchor."""
@@ -457,14 +471,15 @@ class Decoder:
 
     def __init__(self, kind: str):
         self.kind = kind
-        self.keys = None
-        self.records = None
+        # a coordinator topic has key schemas; the other kinds frame their values (apiKey -> schema)
+        self.keys: dict[int, str] | None = None
+        self.records: dict[int, str] = {}
         if kind in _COORDINATOR_GROUPS:
             self.keys = key_schemas(_COORDINATOR_GROUPS[kind])
         else:
             self.records = frame_schemas(_FRAME_GROUPS[kind])
 
-    def decode_record(self, record, batch=None) -> DecodedRecord:
+    def decode_record(self, record: Record, batch: Batch | None = None) -> DecodedRecord:
         """Decode one :class:`~kafkadump.decode.model.Record` (pass its batch: findings inside
         compressed batches are anchored at its payload).  Never raises on bad bytes."""
         control = record.control is not None
@@ -476,8 +491,9 @@ class Decoder:
                             offset=record.offset, timestamp=record.timestamp)
         return d
 
-    def decode(self, key, value, control: bool, kloc=(0, "file", None), vloc=(0, "file", None), *,
-               spans: list | None = None, prefix: str = "", offset=None, timestamp=None) -> DecodedRecord:
+    def decode(self, key: bytes | None, value: bytes | None, control: bool, kloc: Loc = (0, "file", None),
+               vloc: Loc = (0, "file", None), *, spans: list[Span] | None = None, prefix: str = "",
+               offset: int | None = None, timestamp: int | None = None) -> DecodedRecord:
         """Decode a key and a value given where they are (``(start, source, anchor)`` each).
 
         With ``spans`` (a list) each decoded field's :class:`Span` is appended,
@@ -526,7 +542,7 @@ class Decoder:
 _RECORD_PREFIX = re.compile(r"^(batch\.records\[\d+\]|message|message\.inner\[\d+\])$")
 
 
-def expand_spans(kind: str, item, spans: list):
+def expand_spans(kind: str, item: Batch | Gap, spans: list[Span]) -> tuple[list[Span], list[Finding]]:
     """The spans of one decoded batch with each record's key and value split into their fields.
 
     ``item`` is the batch :func:`kafkadump.decode.walk.decode_spanned`
@@ -535,8 +551,6 @@ def expand_spans(kind: str, item, spans: list):
     fields (together they tile the same bytes; bytes that do not decode
     become an unparsed span), and the decoding findings.
     """
-    from ..decode.model import Batch
-
     if not isinstance(item, Batch) or not spans:
         return list(spans), []
     dec = decoder_for(kind)

@@ -121,11 +121,14 @@ class Summary:
     def add_batch(self, batch: Batch | Gap) -> list[Finding]:
         """Decode the records of one :class:`~kafkadump.decode.model.Batch` (or gap: nothing) and
         add them; returns their decoding findings (absolute offsets) for the caller's report."""
+        from ..decode.model import Batch
         from .record_decoder import decoder_for
 
         dec = decoder_for(self.kind)
         findings: list[Finding] = []
-        for r in getattr(batch, "records", None) or ():
+        if not isinstance(batch, Batch):  # a gap has no records
+            return findings
+        for r in batch.records or ():
             d = dec.decode_record(r, batch)
             findings += d.findings
             self.add(d)

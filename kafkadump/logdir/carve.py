@@ -22,9 +22,12 @@ range.  Writing the recovered batches is the command's job.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..decode import Batch, Gap, Options
+from ..decode.primitives import ByteBuffer
 from ..decode.step import ScanBudget, decode_at, find_next_batch
-from ..findings import Code
+from ..findings import Code, Finding
 
 
 class Recovered:
@@ -36,11 +39,11 @@ class Recovered:
         self.batch = batch
 
     @property
-    def position(self):
+    def position(self) -> int:
         return self.batch.position
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.batch.size
 
 
@@ -50,20 +53,20 @@ class Damaged:
     __slots__ = ("file", "start", "end", "findings", "lost_first", "lost_last", "claimed_first", "claimed_last",
                  "batches", "nothing_lost")
 
-    def __init__(self, file, start):
+    def __init__(self, file: str, start: int):
         self.file = file
         self.start = start
         self.end = start
-        self.findings = []
-        self.lost_first = None     # inferred from the neighbours; None: unknown (no intact batch before)
-        self.lost_last = None      # None: unknown (no intact batch after: damage to the end)
+        self.findings: list[Finding] = []
+        self.lost_first: int | None = None     # inferred from the neighbours; None: unknown (no intact batch before)
+        self.lost_last: int | None = None      # None: unknown (no intact batch after: damage to the end)
         self.nothing_lost = False  # the intact neighbours are contiguous
-        self.claimed_first = None  # from damaged batch headers (unverified)
-        self.claimed_last = None
+        self.claimed_first: int | None = None  # from damaged batch headers (unverified)
+        self.claimed_last: int | None = None
         self.batches = 0           # damaged batch headers seen in the range
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.end - self.start
 
     def claim(self, b: Batch) -> None:
@@ -80,16 +83,17 @@ class Padding:
 
     __slots__ = ("start", "end")
 
-    def __init__(self, start, end):
+    def __init__(self, start: int, end: int):
         self.start = start
         self.end = end
 
     @property
-    def size(self):
+    def size(self) -> int:
         return self.end - self.start
 
 
-def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Options | None = None):
+def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None,
+          options: Options | None = None) -> Iterator[Recovered | Damaged | Padding]:
     """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items in file order."""
     end = len(buf)
     opt = (options or Options()).shallow()
@@ -135,6 +139,9 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
             found = find_next_batch(buf, bad.position + 1, end, opt.resync_window, budget)
             if found is not None and found < nxt:
                 nxt = found
+                # a batch with a bad CRC is never followed by an intact one in one step's items,
+                # so the damage it opened is still open
+                assert damage is not None
                 damage.end = found
         pos = nxt
     if damage is not None:

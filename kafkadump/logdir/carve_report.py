@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..decode.model import Batch
 from ..errors import UsageError
 from ..report.status import Tally
 from ..sources.segment import open_segment
@@ -36,7 +37,7 @@ class CarveTotals:
     last_offset: int | None = None
     output_sha256: str | None = None
 
-    def add_recovered(self, b) -> None:
+    def add_recovered(self, b: Batch) -> None:
         self.recovered += 1
         self.recovered_bytes += b.size
         if self.first_offset is None:
@@ -60,7 +61,7 @@ class CarveOutput:
         self.hash = hashlib.sha256()
         self.sha256: str | None = None
 
-    def write(self, data) -> None:
+    def write(self, data: bytes) -> None:
         self.file.write(data)
         self.hash.update(data)
 

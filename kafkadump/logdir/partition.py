@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from ..findings import Code, Finding
 from . import names
 from .scan import FileScan
-from .trackers import EpochStart, SegmentDigest, TxnStart, check_sequence
+from .trackers import EpochStart, ProducerTxns, SegmentDigest, TxnStart, check_sequence
 
 
 @dataclass
@@ -97,7 +97,7 @@ def _decoded(s: FileScan) -> dict:
     return s.digest
 
 
-def _order_key(s: FileScan):
+def _order_key(s: FileScan) -> tuple[int, str]:
     f = _digest(s).offsets
     return (f.base if f.base is not None else (f.first if f.first is not None else -1), s.path)
 
@@ -224,7 +224,7 @@ class _Fold:
         return expected
 
     @staticmethod
-    def _transactions(seg: FileScan, pid: int, st: _ProducerState, txn) -> list[_ExpectedAbort]:
+    def _transactions(seg: FileScan, pid: int, st: _ProducerState, txn: ProducerTxns) -> list[_ExpectedAbort]:
         marker = txn.first_marker
         if marker is None:
             if txn.open is not None and st.open is None:

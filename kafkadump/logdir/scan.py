@@ -24,16 +24,24 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 from ..decode import Batch, Gap, Options, iter_batches
+from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding, Severity
 from ..report.logdir_objects import worst_severity as worst_of
 from ..sources.segment import open_segment
 from . import names
-from .indexes import OffsetIndex, TimeIndex, TxnIndex
+from .indexes import IndexEntry, OffsetIndex, TimeIndex, TimeIndexEntry, TxnEntry, TxnIndex
+from .names import FileName
 from .snapshot import ProducerSnapshot
 from .textfiles import DECODERS, MAX_TEXT_BYTES
+
+if TYPE_CHECKING:
+    from ..internal_topics.summary import Summary
+
 from .trackers import (
     LeaderEpochTracker,
     OffsetTracker,
@@ -62,7 +70,7 @@ class FindingSink:
         if self.cap is None or self.counts[f.code] <= self.cap:
             self.kept.append(f)
 
-    def extend(self, fs) -> None:
+    def extend(self, fs: Iterable[Finding]) -> None:
         for f in fs:
             self.add(f)
 
@@ -117,7 +125,7 @@ class FileScan:
         return file_object(self)
 
 
-def custody(path: str, scan: FileScan, buf=None) -> None:
+def custody(path: str, scan: FileScan, buf: ByteBuffer | None = None) -> None:
     """Chain of custody: size, modification time (UTC ISO-8601), SHA-256."""
     from datetime import datetime, timezone
 
@@ -252,10 +260,10 @@ def _entries(ctx):
         yield e
 
 
-def _entry_json(e) -> dict:
-    if hasattr(e, "timestamp"):
+def _entry_json(e: IndexEntry | TimeIndexEntry | TxnEntry) -> dict:
+    if isinstance(e, TimeIndexEntry):
         return {"timestamp": e.timestamp, "offset": e.offset}
-    if hasattr(e, "producer_id"):
+    if isinstance(e, TxnEntry):
         return {"producerId": e.producer_id, "firstOffset": e.first_offset, "lastOffset": e.last_offset}
     return {"offset": e.offset, "position": e.log_position}
 
@@ -332,20 +340,22 @@ class _OffsetIndexCheck(_IndexCheck):
     def _describe(e):
         return f"offset {e.offset}, position {e.log_position}"
 
-    def item(self, it, valid: bool):
+    def item(self, it: Batch | Gap, valid: bool) -> None:  # valid: an intact batch (a Gap never is)
+        # offsets are read only from a valid item, which is a Batch (a gap is never valid)
+        b = cast(Batch, it)
         start = it.position
         end = start + it.size
         if valid and self.first is None:
-            self.first = it.base_offset
+            self.first = b.base_offset
         c = self.claim
         if c is not None:
             if valid:
-                if it.last_offset == c.offset:
+                if b.last_offset == c.offset:
                     self.ctx.verified += 1
                     self.claim = None
-                elif it.last_offset > c.offset:
+                elif b.last_offset > c.offset:
                     self._bad(c, f"no batch from position {c.log_position} on ends at offset {c.offset} "
-                                 f"(the batch at {start} holds {it.base_offset}..{it.last_offset})")
+                                 f"(the batch at {start} holds {b.base_offset}..{b.last_offset})")
                     self.claim = None
             else:
                 self.ctx.unverified += 1   # damage in the way: cannot tell
@@ -364,16 +374,16 @@ class _OffsetIndexCheck(_IndexCheck):
                 continue
             if e.log_position > start:
                 self._bad(e, f"position {e.log_position} is inside the batch at {start} "
-                             f"(offsets {it.base_offset}..{it.last_offset}), not at a batch boundary")
+                             f"(offsets {b.base_offset}..{b.last_offset}), not at a batch boundary")
                 continue
-            if it.base_offset > e.offset:
-                self._bad(e, f"the batch at {start} holds offsets {it.base_offset}..{it.last_offset}, "
+            if b.base_offset > e.offset:
+                self._bad(e, f"the batch at {start} holds offsets {b.base_offset}..{b.last_offset}, "
                              f"all after {e.offset}")
-            elif it.last_offset == e.offset:
+            elif b.last_offset == e.offset:
                 self.ctx.verified += 1
-            elif it.last_offset > e.offset:
+            elif b.last_offset > e.offset:
                 self._bad(e, f"offset {e.offset} is inside the batch at {start} "
-                             f"({it.base_offset}..{it.last_offset}), not its last offset")
+                             f"({b.base_offset}..{b.last_offset}), not its last offset")
             else:
                 if self.claim is not None:
                     self.ctx.unverified += 1
@@ -406,7 +416,7 @@ class _TimeIndexCheck(_IndexCheck):
     def _describe(e):
         return f"timestamp {e.timestamp}, offset {e.offset}"
 
-    def batch(self, b: Batch, damaged_before: bool):
+    def batch(self, b: Batch, damaged_before: bool) -> None:
         while self.pending is not None and self.pending.offset <= b.last_offset:
             e = self.pending
             self._next()
@@ -429,7 +439,8 @@ class _TimeIndexCheck(_IndexCheck):
         self._flush(log_size, first_offset, last_offset)
 
 
-def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ctx, tix_ctx) -> None:
+def _walk_segment(buf: ByteBuffer, path: str, name: FileName, opt: Options, log: FileScan, sink: FindingSink,
+                  idx_ctx: _IndexCtx | None, tix_ctx: _IndexCtx | None) -> None:
     """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
     # control batches always get their records decoded (marker types), even when shallow
     if not opt.records:
@@ -474,11 +485,11 @@ def _walk_segment(buf, path, name, opt, log: FileScan, sink: FindingSink, idx_ct
         log.summary["internal"] = internal.result()
 
 
-def _internal_summary(path: str):
+def _internal_summary(path: str) -> Summary | None:
     """Kafka's internal topics: a decoded summary (committed offsets per group, transactions, metadata
     changes) when the segment is one of theirs, else None."""
     from ..internal_topics.kinds import kind_from_path
-    from ..internal_topics.summary import Summary
+    from ..internal_topics.summary import Summary  # noqa: F811 (imported lazily: it is heavy)
 
     kind = kind_from_path(path)
     return Summary(kind) if kind is not None else None
@@ -503,12 +514,12 @@ def _segment_summary(d: SegmentDigest, txns: TransactionTracker) -> dict:
     }
 
 
-def _txnindex_entries(ctx) -> list[TxnIndexEntry]:
+def _txnindex_entries(ctx: _IndexCtx | None) -> list[TxnIndexEntry]:
     return [TxnIndexEntry(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.position)
             for e in _entries(ctx)]
 
 
-def _scan_txnindex(ctx, digest: SegmentDigest | None) -> None:
+def _scan_txnindex(ctx: _IndexCtx, digest: SegmentDigest | None) -> None:
     """Decode a .txnindex; its entries go into the log's digest for the partition fold."""
     entries = _txnindex_entries(ctx)
     if digest is not None:
@@ -549,7 +560,8 @@ def scan_file(path: str, *, options: Options | None = None, max_findings: int | 
     return scan
 
 
-def _scan_other(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
+def _scan_other(buf: ByteBuffer, path: str, fn: FileName, scan: FileScan, sink: FindingSink,
+                options: Options | None) -> None:
     kind = fn.kind
     if kind in (names.OFFSET_INDEX, names.TIME_INDEX, names.TXN_INDEX):
         cls = {names.OFFSET_INDEX: OffsetIndex, names.TIME_INDEX: TimeIndex, names.TXN_INDEX: TxnIndex}[kind]
@@ -597,7 +609,7 @@ def _scan_other(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> No
     scan.summary["note"] = "not a file kafkadump knows; listed for the chain of custody only"
 
 
-def _text_summary(kind, content, fn) -> dict:
+def _text_summary(kind: str, content: dict, fn: FileName) -> dict:
     if kind == names.OFFSET_CHECKPOINT:
         return {"checkpoint": fn.checkpoint, "version": content.get("version"), "entries": len(content["entries"])}
     if kind == names.LEADER_EPOCH_CHECKPOINT:
@@ -615,7 +627,8 @@ def _text_summary(kind, content, fn) -> dict:
     return {}
 
 
-def _scan_kraft_snapshot(buf, path, fn, scan: FileScan, sink: FindingSink, options) -> None:
+def _scan_kraft_snapshot(buf: ByteBuffer, path: str, fn: FileName, scan: FileScan, sink: FindingSink,
+                         options: Options | None) -> None:
     """A KRaft snapshot: record batches opening with SNAPSHOT_HEADER and closing with SNAPSHOT_FOOTER."""
     opt = options or Options()
     n_batches = n_records = 0

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..decode import Batch
+from ..decode import Batch, Gap
 from ..findings import Code, Finding
 
 INT32_MAX = 0x7FFFFFFF
@@ -226,7 +226,7 @@ class OffsetTracker:
         self.below_base: Batch | None = None
         self.name_gap: tuple[int, int, int] | None = None   # (name's base, first offset, its position)
 
-    def damage(self, item, padding: bool, crc_failed: bool) -> None:
+    def damage(self, item: Batch | Gap, padding: bool, crc_failed: bool) -> None:
         """A gap or a batch whose CRC fails (a preallocated zero tail is no damage)."""
         f = self.facts
         f.crc_failures += crc_failed

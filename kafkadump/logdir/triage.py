@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..decode import Options
 from ..errors import InputError
@@ -31,6 +32,9 @@ from ..report.logdir_objects import TriageRun, partition_object, triage_object
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 PARALLEL_MIN_BYTES = 16 << 20
 
@@ -62,7 +66,8 @@ class Group:
     is_partition: bool = False
 
 
-def _file_size(path: str):
+def _file_size(path: str) -> tuple[int, None] | tuple[None, str]:
+    """``(size, None)`` of a regular file, else ``(None, why)``."""
     try:
         st = os.stat(path)
     except OSError as e:
@@ -187,9 +192,9 @@ def run_units(units: list, records: bool, max_findings: int | None) -> list[list
     return [run_unit(u, records, max_findings) for u in units]
 
 
-def chunks(units: list, max_bytes: int = 4 << 20, max_units: int = 64):
+def chunks(units: list[Unit], max_bytes: int = 4 << 20, max_units: int = 64) -> Iterator[list[Unit]]:
     """Consecutive units cut into tasks of at most ``max_bytes`` (a larger unit goes alone)."""
-    chunk: list = []
+    chunk: list[Unit] = []
     size = 0
     for u in units:
         if chunk and (size + u.size > max_bytes or len(chunk) >= max_units):
@@ -201,7 +206,7 @@ def chunks(units: list, max_bytes: int = 4 << 20, max_units: int = 64):
         yield chunk
 
 
-def _pool(jobs: int):
+def _pool(jobs: int) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -232,7 +237,8 @@ def local_runner(jobs: int = 2) -> Runner:
     return run
 
 
-def _in_pool(jobs: int, units: list, records: bool, max_findings: int | None):
+def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None
+             ) -> Iterator[tuple[int, list[FileScan]]]:
     window = 4 * jobs
     pool = _pool(jobs)
     try:
@@ -240,7 +246,7 @@ def _in_pool(jobs: int, units: list, records: bool, max_findings: int | None):
         tasks = chunks(units)
         start = 0
 
-        def submit():
+        def submit() -> bool:
             nonlocal start
             chunk = next(tasks, None)
             if chunk is not None:
@@ -269,7 +275,8 @@ class Triage:
     """
 
     def __init__(self, root: str | list[str], *, jobs: int = 2, records: bool = True,
-                 max_findings: int | None = DEFAULT_MAX_FINDINGS, progress=None, runner: Runner | None = None):
+                 max_findings: int | None = DEFAULT_MAX_FINDINGS, progress: Callable[[int, int, str], None] | None = None,
+                 runner: Runner | None = None):
         self.roots = [root] if isinstance(root, str) else list(root)
         self.records = records
         self.max_findings = max_findings
@@ -338,7 +345,7 @@ class Triage:
                         {k: v[1] for k, v in kids.items() if v[1] is not None})
 
     # --- the report -----------------------------------------------------------------------
-    def file_scans(self):
+    def file_scans(self) -> Iterator[FileScan]:
         for gi in range(len(self.groups)):
             yield from self.group_scans(gi)
 
@@ -348,7 +355,7 @@ class Triage:
         return triage_object(TriageRun(self.roots, list(self.file_scans()), parts, self.started, self.elapsed))
 
 
-def triage(root: str | list[str], **kw) -> dict:
+def triage(root: str | list[str], **kw: Any) -> dict:  # kw: Triage's keyword arguments
     """Triage ``root`` and return the report (see :meth:`Triage.report`)."""
     return Triage(root, **kw).run().report()
 

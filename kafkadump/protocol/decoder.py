@@ -53,11 +53,17 @@ compiled once per schema and version and cached.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..decode import primitives as P
-from ..decode.model import Batch, Gap, Span
+from ..decode.model import Batch, Gap, Record, Span
+from ..decode.primitives import ByteBuffer
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
+
+if TYPE_CHECKING:
+    from ..decode.options import Options
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
 
@@ -69,7 +75,7 @@ class Overrun(DecodeError):
     batches in the bytes that are there), or None.
     """
 
-    def __init__(self, offset: int, message: str, partial=None):
+    def __init__(self, offset: int, message: str, partial: RecordsValue | None = None):
         super().__init__(Code.FIELD_MALFORMED, offset, message)
         self.partial = partial
 
@@ -79,16 +85,16 @@ class RecordsValue:
 
     __slots__ = ("position", "size", "items")
 
-    def __init__(self, position: int, size: int, items: list):
+    def __init__(self, position: int, size: int, items: list[Batch | Gap]):
         self.position = position
         self.size = size
         self.items = items
 
     @property
-    def batches(self) -> list:
+    def batches(self) -> list[Batch]:
         return [b for b in self.items if isinstance(b, Batch)]
 
-    def records(self):
+    def records(self) -> Iterator[tuple[Record, Batch]]:
         for b in self.items:
             if isinstance(b, Batch) and b.records:
                 yield from ((r, b) for r in b.records)
@@ -97,10 +103,10 @@ class RecordsValue:
     def record_count(self) -> int:
         return sum(len(b.records or ()) for b in self.items if isinstance(b, Batch))
 
-    def findings(self) -> list:
+    def findings(self) -> list[Finding]:
         return [f for b in self.items for f in b.findings]
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"RecordsValue({self.position}+{self.size}, {len(self.items)} items)"
 
 
@@ -109,7 +115,8 @@ class State:
 
     __slots__ = ("findings", "spans", "base", "options", "file", "response", "fill_defaults", "strict")
 
-    def __init__(self, findings, spans, base, options, file, response, fill_defaults):
+    def __init__(self, findings: list[Finding] | None, spans: list[Span] | None, base: int, options: Options | None,
+                 file: str, response: bool, fill_defaults: bool):
         self.strict = findings is None
         self.findings = [] if findings is None else findings
         self.spans = spans
@@ -119,14 +126,20 @@ class State:
         self.response = response
         self.fill_defaults = fill_defaults
 
-    def note(self, code: Code, pos: int, message: str, length=None) -> None:
+    def note(self, code: Code, pos: int, message: str, length: int | None = None) -> None:
         """A problem that does not stop the decode."""
         if self.strict:
             raise DecodeError(code, self.base + pos, message)
         self.findings.append(Finding(code, self.base + pos, message, length=length))
 
-    def span(self, path, pos, n, value, raw=None):
+    def span(self, path: str, pos: int, n: int, value: Any, raw: Any = None) -> None:
+        """Record a span (called only when spans are being recorded)."""
+        assert self.spans is not None
         self.spans.append(Span(path, self.base + pos, n, value, "file", raw))
+
+
+# a field reader: (buf, pos, end, state, path) -> (value, next)
+Reader = Callable[[ByteBuffer, int, int, State, str], tuple[Any, int]]
 
 
 def camel(name: str) -> str:
@@ -145,16 +158,17 @@ def kafka_uuid(raw: bytes) -> str:
 # error codes (a field that runs past ``end`` is an Overrun: the frame layer
 # decides whether that is truncation).
 
-def _overrun(st, pos: int, end: int, path: str, what: str, size: int) -> Overrun:
+def _overrun(st: State, pos: int, end: int, path: str, what: str, size: int) -> Overrun:
     unit = "byte" if size == 1 else "bytes"
     return Overrun(st.base + pos, f"{path}: {what} needs {size} {unit} at {st.base + pos}, {max(end - pos, 0)} left")
 
 
-def _reader(decode, what: str, convert=None):
-    """A field reader around a fixed-size primitive decoder (``convert`` maps its value)."""
-    size = decode.size
+def _reader(decode: Callable[[ByteBuffer, int, int], tuple[Any, int]], what: str,
+            convert: Callable[[Any], Any] | None = None) -> tuple[Reader, int]:
+    """A field reader around a fixed-size primitive decoder (``convert`` maps its value), and its size."""
+    size = P.FIXED_SIZES[decode]
 
-    def read(buf, pos, end, st, path):
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[Any, int]:
         try:
             v, p = decode(buf, pos, end)
         except Truncated:
@@ -165,8 +179,7 @@ def _reader(decode, what: str, convert=None):
             st.span(path, pos, size, v)
         return v, p
 
-    read.min_size = size
-    return read
+    return read, size
 
 
 _FIXED = {
@@ -179,7 +192,7 @@ _read_bool = _reader(P.decode_boolean, "bool")
 _read_uuid = _reader(P.decode_uuid, "uuid", lambda u: kafka_uuid(u.bytes))
 
 
-def uvarint(buf, pos, end, st, path, what="length"):
+def uvarint(buf: ByteBuffer, pos: int, end: int, st: State, path: str, what: str = "length") -> tuple[int, int]:
     """UNSIGNED_VARINT (at most 5 bytes, 32 bits)."""
     try:
         return P.decode_unsigned_varint(buf, pos, end)
@@ -190,7 +203,8 @@ def uvarint(buf, pos, end, st, path, what="length"):
                           f"{path}: {what} varint at {st.base + pos} {e.reason}") from None
 
 
-def _length(buf, pos, end, st, path, compact, wide, what):
+def _length(buf: ByteBuffer, pos: int, end: int, st: State, path: str, compact: bool, wide: bool,
+            what: str) -> tuple[int, int]:
     """Read a length prefix: ``(n, next)`` with n = -1 for null."""
     if compact:
         n, p = uvarint(buf, pos, end, st, path, what)
@@ -201,7 +215,7 @@ def _length(buf, pos, end, st, path, compact, wide, what):
         raise _overrun(st, pos, end, path, f"{what} length", 4 if wide else 2) from None
 
 
-def _null(n: int, pos: int, p: int, st, path: str, nullable: bool, what: str):
+def _null(n: int, pos: int, p: int, st: State, path: str, nullable: bool, what: str) -> tuple[None, int]:
     """A negative length read at ``pos``: -1 is null (a finding where null is not allowed), less is malformed."""
     if n < -1:
         raise DecodeError(Code.FIELD_MALFORMED, st.base + pos, f"{path}: {what} length {n} at {st.base + pos}")
@@ -212,8 +226,8 @@ def _null(n: int, pos: int, p: int, st, path: str, nullable: bool, what: str):
     return None, p
 
 
-def _string_reader(compact: bool, nullable: bool):
-    def read(buf, pos, end, st, path):
+def _string_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[str | None, int]:
         n, p = _length(buf, pos, end, st, path, compact, False, "string")
         if n < 0:
             return _null(n, pos, p, st, path, nullable, "string")
@@ -230,12 +244,11 @@ def _string_reader(compact: bool, nullable: bool):
             st.span(path, pos, p + n - pos, v)
         return v, p + n
 
-    read.min_size = 1 if compact else 2
-    return read
+    return read, 1 if compact else 2
 
 
-def _bytes_reader(compact: bool, nullable: bool):
-    def read(buf, pos, end, st, path):
+def _bytes_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[bytes | None, int]:
         n, p = _length(buf, pos, end, st, path, compact, True, "bytes")
         if n < 0:
             return _null(n, pos, p, st, path, nullable, "bytes")
@@ -247,12 +260,11 @@ def _bytes_reader(compact: bool, nullable: bool):
             st.span(path, pos, p + n - pos, v)
         return v, p + n
 
-    read.min_size = 1 if compact else 4
-    return read
+    return read, 1 if compact else 4
 
 
-def _records_reader(compact: bool, nullable: bool):
-    def read(buf, pos, end, st, path):
+def _records_reader(compact: bool, nullable: bool) -> tuple[Reader, int]:
+    def read(buf: ByteBuffer, pos: int, end: int, st: State, path: str) -> tuple[RecordsValue | None, int]:
         n, p = _length(buf, pos, end, st, path, compact, True, "records")
         if n < 0:
             return _null(n, pos, p, st, path, nullable, "records")
@@ -265,11 +277,10 @@ def _records_reader(compact: bool, nullable: bool):
                                          f"({end - p} bytes left)", partial)
         return decode_records(buf, p, p + n, st, path), p + n
 
-    read.min_size = 1 if compact else 4
-    return read
+    return read, 1 if compact else 4
 
 
-def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool = True) -> RecordsValue:
+def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, complete: bool = True) -> RecordsValue:
     """The record batches in ``buf[pos:end]``, through the one shared decoder.
 
     ``complete``: the field's declared bytes are all there (only then can a
@@ -289,16 +300,18 @@ def decode_records(buf, pos: int, end: int, st: State, path: str, complete: bool
                                   f"last {g.size} bytes are the start of a batch cut by the fetch size limit",
                                   length=g.size)]
     if st.spans is not None:
-        _batch_spans(buf, pos, items, st, path, opt)
+        _batch_spans(buf, pos, items, st, path, opt, st.spans)
     return RecordsValue(st.base + pos, end - pos, items)
 
 
-def _batch_spans(buf, pos, items, st, path, opt) -> None:
+def _batch_spans(buf: ByteBuffer, pos: int, items: list[Batch | Gap], st: State, path: str, opt: Options,
+                 out: list[Span]) -> None:
+    """Spans of ``items`` into ``out`` (``st.spans``)."""
     from ..decode.walk import decode_spanned
 
     for i, item in enumerate(items):
         if isinstance(item, Gap):
-            st.spans.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
+            out.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
             continue
         try:
             b, spans = decode_spanned(buf, item, opt, base=st.base)
@@ -313,12 +326,20 @@ def _batch_spans(buf, pos, items, st, path, opt) -> None:
             s.path = f"{path}.{'batch' if item.magic == 2 else 'message'}[{i}]" + (("." + rest) if rest else "")
             if s.source == "decompressed":
                 s.source = src
-            st.spans.append(s)
+            out.append(s)
 
 
 # --- plans ----------------------------------------------------------------------------------
 
 PRIM, STRUCT, STRUCT_ARRAY, PRIM_ARRAY = 0, 1, 2, 3
+
+# a schema field from the generated tables:
+# [name, type, versions, nullableVersions, tag, taggedVersions, default, fields, flexibleVersions]
+Field = list
+# one step of a plan: (key, kind, reader (PRIM, PRIM_ARRAY) or Plan (STRUCT, STRUCT_ARRAY),
+# nullable (PRIM, STRUCT) or (nullable, compact) (arrays), fewest bytes per element (arrays));
+# the kind says which, which a tuple type cannot
+Step = tuple[str, int, Any, Any, int]
 
 
 class Plan:
@@ -326,25 +347,26 @@ class Plan:
 
     __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults")
 
-    def __init__(self):
-        self.steps = []       # (key, kind, reader_or_plan, nullable, elem_min)
-        self.tagged = {}      # tag -> (key, kind, reader_or_plan, nullable, elem_min)
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.tagged: dict[int, Step] = {}   # tag -> step
         self.flexible = False
         self.min_size = 0
-        self.defaults = {}    # key -> default, for absent tagged fields
+        self.defaults: dict[str, Any] = {}  # key -> default, for absent tagged fields
 
 
 _PLANS: dict = {}
 
 
-def _field_flexible(f, version: int, flexible: bool) -> bool:
+def _field_flexible(f: Field, version: int, flexible: bool) -> bool:
     override = f[8]
     if override is False:
         return flexible
     return S.in_range(override, version)
 
 
-def _prim_reader(t: str, compact: bool, nullable: bool):
+def _prim_reader(t: str, compact: bool, nullable: bool) -> tuple[Reader, int]:
+    """The field reader of primitive type ``t`` and the fewest bytes it reads."""
     if t in _FIXED:
         return _FIXED[t]
     if t == "bool":
@@ -360,7 +382,7 @@ def _prim_reader(t: str, compact: bool, nullable: bool):
     raise ValueError(f"unknown primitive type {t}")  # pragma: no cover - tables are generated
 
 
-def _step(f, version: int, flexible: bool):
+def _step(f: Field, version: int, flexible: bool) -> tuple[Step, int]:
     name, t, _versions, nullable_r, _tag, _tagged, _default, fields, _flex = f
     key = camel(name)
     nullable = S.in_range(nullable_r, version)
@@ -370,13 +392,13 @@ def _step(f, version: int, flexible: bool):
         if fields is not None:
             sub = plan_for(fields, version, compact)
             return (key, STRUCT_ARRAY, sub, (nullable, compact), max(sub.min_size, 0)), 1 if compact else 4
-        r = _prim_reader(et, compact, False)
-        return (key, PRIM_ARRAY, r, (nullable, compact), r.min_size), 1 if compact else 4
+        r, rmin = _prim_reader(et, compact, False)
+        return (key, PRIM_ARRAY, r, (nullable, compact), rmin), 1 if compact else 4
     if fields is not None:
         sub = plan_for(fields, version, compact)
         return (key, STRUCT, sub, nullable, 0), (1 if nullable else sub.min_size)
-    r = _prim_reader(t, compact, nullable)
-    return (key, PRIM, r, nullable, 0), r.min_size
+    r, rmin = _prim_reader(t, compact, nullable)
+    return (key, PRIM, r, nullable, 0), rmin
 
 
 def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
@@ -411,7 +433,7 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
 
 # --- reading -------------------------------------------------------------------------------
 
-def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: dict) -> int:
+def read_struct(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str, out: dict) -> int:
     spans = st.spans
     for key, kind, r, nullable, emin in plan.steps:
         fpath = f"{path}.{key}"
@@ -433,7 +455,7 @@ def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
                 if marker >= 128:  # int8 -1: null
                     out[key] = None
                     continue
-            d = {}
+            d: dict[str, Any] = {}
             out[key] = d
             pos = read_struct(r, buf, pos, end, st, fpath, d)
         else:
@@ -443,7 +465,8 @@ def read_struct(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
     return pos
 
 
-def _read_array(kind, r, flags, emin, buf, pos, end, st, path, out, key) -> int:
+def _read_array(kind: int, r: Any, flags: tuple[bool, bool], emin: int, buf: ByteBuffer, pos: int, end: int,
+                st: State, path: str, out: dict, key: str) -> int:
     nullable, compact = flags
     n, p = _length(buf, pos, end, st, path, compact, True, "array")
     if st.spans is not None:
@@ -470,13 +493,13 @@ def _read_array(kind, r, flags, emin, buf, pos, end, st, path, out, key) -> int:
             lst.append(v)
     else:
         for i in range(n):
-            d = {}
+            d: dict[str, Any] = {}
             lst.append(d)
             p = read_struct(r, buf, p, end, st, f"{path}[{i}]", d)
     return p
 
 
-def read_tagged(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: dict) -> int:
+def read_tagged(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str, out: dict) -> int:
     """The tagged-field section of a flexible struct."""
     count, p = uvarint(buf, pos, end, st, path, "tagged field count")
     if st.spans is not None:
@@ -522,7 +545,7 @@ def read_tagged(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
                 if st.strict:
                     raise
                 del st.findings[nfind:]
-                if nspan is not None:
+                if nspan is not None and st.spans is not None:  # both or neither
                     del st.spans[nspan:]
                 st.note(Code.FIELD_MALFORMED, e.offset - st.base, f"tagged field {tag}: {e.message}")
                 _raw_tag(buf, p, fend, st, path, out, tag, key)
@@ -530,7 +553,7 @@ def read_tagged(plan: Plan, buf, pos: int, end: int, st: State, path: str, out: 
     return p
 
 
-def _read_one(step, buf, pos, end, st, fpath, out) -> int:
+def _read_one(step: Step, buf: ByteBuffer, pos: int, end: int, st: State, fpath: str, out: dict) -> int:
     """One field of a plan (used for tagged fields) into ``out``."""
     key, kind, r, nullable, emin = step
     plan = Plan()
@@ -539,7 +562,8 @@ def _read_one(step, buf, pos, end, st, fpath, out) -> int:
     return read_struct(plan, buf, pos, end, st, fpath.rsplit(".", 1)[0], out)
 
 
-def _raw_tag(buf, p, fend, st, path, out, tag, key) -> None:
+def _raw_tag(buf: ByteBuffer, p: int, fend: int, st: State, path: str, out: dict, tag: int,
+             key: str | None) -> None:
     data = bytes(buf[p:fend])
     entry = {"tag": tag, "data": data}
     if key is not None:
@@ -564,10 +588,10 @@ def _fill_defaults(plan: Plan, out: dict) -> None:
 
 # --- public API ------------------------------------------------------------------------------
 
-def decode_message(name: str, version: int, buf, pos: int = 0, end: int | None = None, spans: list | None = None,
-                   *, findings: list | None = None, base: int = 0, path: str = "body", options=None,
+def decode_message(name: str, version: int, buf: ByteBuffer, pos: int = 0, end: int | None = None, spans: list | None = None,
+                   *, findings: list | None = None, base: int = 0, path: str = "body", options: Options | None = None,
                    file: str = "-", response: bool | None = None, fill_defaults: bool = False,
-                   flexible: bool | None = None):
+                   flexible: bool | None = None) -> tuple[dict, int]:
     """Decode schema ``name`` at ``version`` from ``buf[pos:end]``: ``(value, next_pos)``.
 
     See the module docstring for the value's shape, findings and spans.
@@ -592,7 +616,8 @@ def decode_message(name: str, version: int, buf, pos: int = 0, end: int | None =
     return out, p
 
 
-def decode_struct(fields: tuple, version: int, buf, pos: int, end: int, st: State, path: str, flexible: bool):
+def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: int, st: State, path: str,
+                  flexible: bool) -> tuple[dict, int, DecodeError | None]:
     """Decode a field tuple with a prepared :class:`State`: ``(value, next_pos, error)``.
 
     ``error`` is the :class:`DecodeError` that stopped the decode (also

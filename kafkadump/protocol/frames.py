@@ -394,7 +394,9 @@ def guess_response(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
         name = (S.api_names(key) or {}).get("response")  # an --api-key the tables do not know: no fit
         if name is None:
             continue
-        lo, hi = S.valid_versions(name)
+        versions = S.valid_versions(name)
+        assert versions is not None  # every protocol message has versions
+        lo, hi = versions
         for v in range(hi, lo - 1, -1):
             try:
                 f = decode_response(buf, pos, end, key, v, base=base, ctx=quiet)

@@ -9,13 +9,13 @@ from __future__ import annotations
 OPEN = 32767
 
 
-def in_range(r, v: int) -> bool:
+def in_range(r: list[int] | None, v: int) -> bool:
     """Is version ``v`` inside range ``r`` (``(lo, hi)`` or None for "none")?"""
     return r is not None and r[0] <= v <= r[1]
 
 
 _ALL: dict | None = None
-_BY_KEY: dict | None = None
+_BY_KEY: dict[int, dict[str, str]] = {}  # filled by _load() with _ALL
 
 
 def _load() -> dict:
@@ -26,7 +26,7 @@ def _load() -> dict:
 
         allm = dict(RECORDS)
         allm.update(MESSAGES)  # a name in both: the protocol message wins
-        by_key: dict = {}
+        by_key: dict[int, dict[str, str]] = {}
         for name, m in MESSAGES.items():
             if m["type"] in ("request", "response") and "apiKey" in m:
                 by_key.setdefault(m["apiKey"], {})[m["type"]] = name
@@ -56,7 +56,7 @@ def record_schemas(group: str | None = None) -> list[str]:
     return sorted(n for n, m in RECORDS.items() if group is None or m.get("group") == group)
 
 
-def api_names(api_key: int) -> dict | None:
+def api_names(api_key: int) -> dict[str, str] | None:
     """``{"request": name, "response": name}`` for an API key, or None."""
     _load()
     return _BY_KEY.get(api_key)
@@ -75,7 +75,8 @@ def api_name(api_key: int) -> str | None:
     return n["request"][: -len("Request")]
 
 
-def valid_versions(name: str):
+def valid_versions(name: str) -> list[int] | None:
+    """``[lo, hi]`` of schema ``name``, or None for a record schema that has no valid version."""
     return message(name)["valid"]
 
 

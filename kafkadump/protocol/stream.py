@@ -25,10 +25,16 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
-from ..decode.primitives import int32_at
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from ..decode.primitives import ByteBuffer, int32_at
 from ..findings import Code, Finding
-from ..sources.pcap import Connection, HalfStream, endpoint_str
+from ..sources.pcap import Connection, Endpoint, HalfStream, Packet, endpoint_str
 from . import frames as F
+
+if TYPE_CHECKING:
+    from ..decode.options import Options
 
 MAX_PENDING_REQUESTS = 1 << 16   # unanswered requests remembered per connection
 
@@ -38,7 +44,8 @@ class StreamNote:
 
     __slots__ = ("connection", "direction", "findings", "time", "file", "block")
 
-    def __init__(self, connection, direction, findings, time=None, file=None, block=None):
+    def __init__(self, connection: Connection | None, direction: str | None, findings: list[Finding],
+                 time: float | None = None, file: str | None = None, block: int | None = None):
         self.connection = connection
         self.direction = direction
         self.findings = findings
@@ -50,7 +57,7 @@ class StreamNote:
 class Hints:
     """How to read what the bytes do not say: ``--as``, ``--api-key``, ``--api-version``."""
 
-    def __init__(self, as_=None, api_key=None, api_version=None):
+    def __init__(self, as_: str | None = None, api_key: int | None = None, api_version: int | None = None):
         self.as_ = as_
         self.api_key = api_key
         self.api_version = api_version
@@ -61,18 +68,18 @@ class _Splitter:
 
     __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands")
 
-    def __init__(self, conv, role):
+    def __init__(self, conv: Conversation, role: str):
         self.conv = conv
         self.role = role            # "request" | "response"
         self.buf = bytearray()
         self.base = 0               # stream offset of buf[0]
         self.synced = conv.syn_seen
         self.marks: list = []       # (start, end, packet number, time)
-        self.skip_from = None       # stream offset where unexplained bytes began
+        self.skip_from: int | None = None  # stream offset where unexplained bytes began
         self.scan = 0               # resync: buffer positions below this were examined
         self.cands: list = []       # resync: plausible starts waiting for their frame's bytes
 
-    def add(self, offset, data, packet) -> None:
+    def add(self, offset: int, data: bytes, packet: Packet | None) -> None:
         if not self.buf:
             self.base = offset
         self.buf += data
@@ -101,9 +108,9 @@ class _Splitter:
             f = F.decode_response(self.buf, i, end, key, ver, ctx=quiet)
         return f.body is not None and not any(x.severity.value == "error" for x in f.findings)
 
-    def drain(self, final: bool = False):
+    def drain(self, final: bool = False) -> list[F.Frame | StreamNote]:
         """Frames (and notes) that the buffered bytes complete."""
-        out = []
+        out: list[F.Frame | StreamNote] = []
         buf = self.buf
         while True:
             n = len(buf)
@@ -153,7 +160,7 @@ class _Splitter:
             out.append(self._frame(need))
         return out
 
-    def _find_start(self, final: bool):
+    def _find_start(self, final: bool) -> tuple[int | None, int]:
         """``(start, drop)``: the first position where a whole, cleanly decoding frame starts
         (None if none yet), and how many leading bytes can be dropped for sure while
         waiting (up to the first plausible start whose frame is not complete yet).
@@ -205,15 +212,17 @@ class _Splitter:
         return None, drop
 
     def _garbage(self, upto: int) -> StreamNote:
-        k = upto - self.skip_from
-        f = Finding(Code.GARBAGE, self.skip_from, f"skipped {k} bytes that start no frame", length=k)
+        start = self.skip_from
+        assert start is not None  # called only while bytes are being skipped
+        k = upto - start
+        f = Finding(Code.GARBAGE, start, f"skipped {k} bytes that start no frame", length=k)
         self.skip_from = None
         return StreamNote(self.conv.connection, self.role, [f], self._time(), self.conv.file)
 
-    def _time(self):
+    def _time(self) -> float | None:
         return self.marks[-1][3] if self.marks else None
 
-    def _frame(self, need: int, final: bool = False):
+    def _frame(self, need: int, final: bool = False) -> F.Frame:
         buf = self.buf
         start = self.base
         end = start + need
@@ -240,16 +249,17 @@ class _Splitter:
 class Conversation:
     """A Kafka connection: two splitters and the requests awaiting answers."""
 
-    def __init__(self, dec, connection, syn_seen: bool, file):
+    def __init__(self, dec: CaptureDecoder, connection: Connection | None, syn_seen: bool, file: str):
         self.dec = dec
         self.connection = connection
         self.syn_seen = syn_seen
         self.file = file
-        self.pending: dict = {}          # correlation id -> (api key, version, (request index, client id))
+        # correlation id -> (api key, version, (request index, client id))
+        self.pending: dict[int, tuple[int, int | None, tuple[int | None, str | None] | None]] = {}
         self.req = _Splitter(self, "request")
         self.resp = _Splitter(self, "response")
 
-    def remember(self, f) -> None:
+    def remember(self, f: F.Frame) -> None:
         """A request awaiting its response (bounded: requests never answered, such as acks=0
         produce requests, are forgotten oldest first)."""
         if f.correlation_id is None or f.api_key is None:
@@ -263,8 +273,8 @@ class Conversation:
 class CaptureDecoder:
     """Turns packets or byte blocks into frames; see the module docstring."""
 
-    def __init__(self, file: str = "-", ports=(9092,), options=None, spans: bool = False, hints: Hints | None = None,
-                 detect: bool = True, lenient: bool = False):
+    def __init__(self, file: str = "-", ports: Iterable[int] | None = (9092,), options: Options | None = None,
+                 spans: bool = False, hints: Hints | None = None, detect: bool = True, lenient: bool = False):
         self.ctx = F.Ctx(file, options, spans)
         self.lenient = lenient
         self.file = file
@@ -272,15 +282,15 @@ class CaptureDecoder:
         self.hints = hints or Hints()
         self.detect = detect
         self.count = 0
-        self.conns: dict = {}        # key -> Connection
-        self.order: list = []        # connections in order of appearance
+        self.conns: dict[tuple[Endpoint, Endpoint], Connection] = {}   # key -> Connection
+        self.order: list[Connection] = []   # connections in order of appearance
         self.ignored = 0             # non-Kafka connections
         self.lone = Conversation(self, None, False, file)  # for pasted blocks: pairing across blocks
-        self.topic_names: dict = {}  # topic id -> name, from Metadata responses seen so far
-        self._out: list = []
+        self.topic_names: dict[str, str] = {}  # topic id -> name, from Metadata responses seen so far
+        self._out: list[F.Frame | StreamNote] = []
 
     # --- numbering ---------------------------------------------------------------------------
-    def number(self, f):
+    def number(self, f: F.Frame) -> F.Frame:
         f.index = self.count
         self.count += 1
         f.topic_names = self.topic_names
@@ -291,7 +301,7 @@ class CaptureDecoder:
         return f
 
     # --- responses ---------------------------------------------------------------------------
-    def response(self, buf, pos, end, base, conv: Conversation):
+    def response(self, buf: ByteBuffer, pos: int, end: int, base: int, conv: Conversation) -> F.Frame:
         ctx = self.ctx
         size = int32_at(buf, pos) if end - pos >= 4 else None
         if size is None or size < F.MIN_RESPONSE or size > F.MAX_FRAME:
@@ -308,26 +318,28 @@ class CaptureDecoder:
         if h.api_key is not None and h.api_version is not None:
             f = F.decode_response(buf, pos, end, h.api_key, h.api_version, base=base, ctx=ctx)
             return _apiversions_fallback(f, buf, pos, end, base, ctx)
-        f = F.guess_response(buf, pos, end, base=base, ctx=ctx, api_key=h.api_key)
+        guessed = F.guess_response(buf, pos, end, base=base, ctx=ctx, api_key=h.api_key)
         strict = conv.syn_seen and conv.connection is not None
-        if f is None:
+        if guessed is None:
             f = F.decode_response(buf, pos, end, None, None, base=base, ctx=ctx)
             f.findings.insert(0, Finding(Code.RESPONSE_UNPAIRED, base + pos,
                                          f"no request with correlation id {corr} in the input: the body is kept "
                                          f"raw (give --api-key and --api-version to decode it)"))
-        elif strict:
+            return f
+        f = guessed
+        if strict:
             f.findings.insert(0, Finding(Code.RESPONSE_UNPAIRED, base + pos,
                                          f"no request with correlation id {corr} on this connection"))
         return f
 
     # --- packets -----------------------------------------------------------------------------
-    def packets(self, packets):
+    def packets(self, packets: Iterable[Packet]) -> Iterator[F.Frame | StreamNote]:
         """Frames and notes from TCP segments (generator)."""
         for p in packets:
             yield from self.packet(p)
         yield from self.finish()
 
-    def _conn(self, p):
+    def _conn(self, p: Packet) -> Connection:
         a = (p.src, p.sport)
         b = (p.dst, p.dport)
         key = (a, b) if a <= b else (b, a)
@@ -345,7 +357,7 @@ class CaptureDecoder:
                 c.syn_from = a
         return c
 
-    def packet(self, p):
+    def packet(self, p: Packet) -> list[F.Frame | StreamNote]:
         if not p.payload and not p.missing and not p.syn:
             a, b = (p.src, p.sport), (p.dst, p.dport)
             if ((a, b) if a <= b else (b, a)) not in self.conns:
@@ -375,18 +387,19 @@ class CaptureDecoder:
         return out
 
     # HalfStream sink interface
-    def deliver(self, half: HalfStream, offset: int, data, packet) -> None:
+    def deliver(self, half: HalfStream, offset: int, data: bytes, packet: Packet | None) -> None:
         c = self._current
         if c.state is False:
             return
         if c.state is None:
             c.state = _Probe(c)
-        if isinstance(c.state, _Probe):
-            c.state.add(half.direction, offset, data, packet)
-            conv = self._decide(c)
+        probe = c.state
+        if isinstance(probe, _Probe):
+            probe.add(half.direction, offset, data, packet)
+            conv = self._decide(c, probe)
             if conv is None:
                 return
-            for direction, items in c.probe:
+            for direction, items in probe.items():
                 sp = conv.req if direction == c.client else conv.resp
                 for off, d, pk in items:
                     sp.add(off, d, pk)
@@ -395,7 +408,7 @@ class CaptureDecoder:
             self._out.extend(conv.req.drain())
             self._out.extend(conv.resp.drain())
             return
-        conv = c.state
+        conv = probe  # the connection's Conversation
         sp = conv.req if half.direction == c.client else conv.resp
         sp.add(offset, data, packet)
         self._out.extend(sp.drain())
@@ -403,7 +416,7 @@ class CaptureDecoder:
             # a request may unblock a response waiting for resync
             self._out.extend(conv.resp.drain())
 
-    def gap(self, half: HalfStream, offset: int, length: int, finding) -> None:
+    def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None:
         c = self._current
         conv = c.state
         if not isinstance(conv, Conversation):
@@ -419,7 +432,7 @@ class CaptureDecoder:
         sp.cands = []
         self._out.append(StreamNote(c, sp.role, [finding], None, self.file))
 
-    def _decide(self, c: Connection):
+    def _decide(self, c: Connection, probe: _Probe) -> Conversation | None:
         """Is this connection Kafka, and which side is the client?  A Conversation, or None (not yet / not Kafka).
 
         Without a port match, the first direction to carry a whole frame
@@ -429,7 +442,6 @@ class CaptureDecoder:
         its sender the server.  A first frame too large to wait for is judged
         by its header alone.
         """
-        probe: _Probe = c.state
         if c.client is None:
             first = probe.first_full(14)
             if first is None:
@@ -468,14 +480,13 @@ class CaptureDecoder:
         c.probe = probe.items()
         return Conversation(self, c, c.syn_from is not None, self.file)
 
-    def _last_chance(self, c: Connection) -> None:
+    def _last_chance(self, c: Connection, probe: _Probe) -> None:
         """End of input with a connection still undecided (its first frame never completed).
 
         Pasted packets (lenient): the side holding a whole request anywhere is the
         client, else the bytes are taken as responses; the splitters resynchronise.
         Captures: not Kafka.
         """
-        probe: _Probe = c.state
         if not self.lenient or not self.detect:
             self._not_kafka(c)
             return
@@ -511,16 +522,16 @@ class CaptureDecoder:
         c.probe = None
         self.ignored += 1
 
-    def finish(self):
+    def finish(self) -> list[F.Frame | StreamNote]:
         """Flush every connection at the end of the input: held segments, cut frames."""
-        out = []
+        out: list[F.Frame | StreamNote] = []
         for c in self.order:
             if c.halves:
                 out.extend(self._close(c))
         self._out = []
         return out
 
-    def _close(self, c: Connection) -> list:
+    def _close(self, c: Connection) -> list[F.Frame | StreamNote]:
         """A connection ends (both FINs, a RST, or the end of the input): flush it and free its buffers.
 
         Its endpoints may be reused by a later connection, which starts afresh."""
@@ -528,7 +539,7 @@ class CaptureDecoder:
         self._current = c
         self._out = []
         if isinstance(c.state, _Probe):
-            self._last_chance(c)
+            self._last_chance(c, c.state)
         for half in c.halves.values():
             half.finish()
             if half.notes and isinstance(c.state, Conversation):
@@ -552,7 +563,7 @@ class CaptureDecoder:
         return out
 
     # --- pasted blocks -------------------------------------------------------------------------
-    def block(self, data, base: int = 0, label=None):
+    def block(self, data: ByteBuffer, base: int = 0, label: str | None = None) -> list[F.Frame]:
         """Frames from one pasted dump (or a binary file's bytes): a list."""
         from ..decode.walk import iter_batches, plausible_at
 
@@ -640,27 +651,27 @@ class CaptureDecoder:
 class _Probe:
     """Bytes of a connection held until we know whether it is Kafka and who the client is."""
 
-    def __init__(self, c):
+    def __init__(self, c: Connection):
         self.c = c
-        self.data: dict = {}   # direction -> list of (offset, bytes, packet)
+        self.data: dict[Endpoint, list[tuple[int, bytes, Packet | None]]] = {}  # direction -> (offset, bytes, packet)s
 
-    def add(self, direction, offset, data, packet):
+    def add(self, direction: Endpoint, offset: int, data: bytes, packet: Packet | None) -> None:
         self.data.setdefault(direction, []).append((offset, bytes(data), packet))
 
-    def stream(self, direction) -> bytes:
+    def stream(self, direction: Endpoint) -> bytes:
         return b"".join(d for _, d, _ in self.data.get(direction, ()))
 
-    def streams(self):
+    def streams(self) -> Iterator[tuple[Endpoint, bytes]]:
         for direction in self.data:
             yield direction, self.stream(direction)
 
     def total(self) -> int:
         return sum(len(d) for v in self.data.values() for _, d, _ in v)
 
-    def items(self):
+    def items(self) -> list[tuple[Endpoint, list[tuple[int, bytes, Packet | None]]]]:
         return list(self.data.items())
 
-    def first_full(self, n: int):
+    def first_full(self, n: int) -> tuple[Endpoint, bytes] | None:
         """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, bytes)``."""
         for direction in self.data:
             d = self.stream(direction)
@@ -669,7 +680,7 @@ class _Probe:
         return None
 
 
-def _apiversions_fallback(f, buf, pos, end, base, ctx):
+def _apiversions_fallback(f: F.Frame, buf: ByteBuffer, pos: int, end: int, base: int, ctx: F.Ctx) -> F.Frame:
     """A broker answers an ApiVersions version it does not support in the v0 layout
     (KIP-511): when the requested version does not fit and v0 does, use v0."""
     if f.api_key != 18 or not f.api_version or F.clean(f) and not any(

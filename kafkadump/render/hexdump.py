@@ -15,10 +15,17 @@ The plain form (no terminal, NO_COLOR) marks field starts in the hex with
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
 from .lines import LineWriter, terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..findings import Finding
+    from ..segment_report import HexdumpView
 
 PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
 UNPARSED_STYLE = "bold white on red"
@@ -46,7 +53,7 @@ def leaf_spans(spans: list, expand_records: bool) -> list:
     return out
 
 
-def _record_prefix(path: str):
+def _record_prefix(path: str) -> str | None:
     for marker in (".records[", ".inner["):
         i = path.find(marker)
         if i >= 0:
@@ -55,7 +62,7 @@ def _record_prefix(path: str):
     return None
 
 
-def describe_span(s: Span, batch) -> str:
+def describe_span(s: Span, batch: Batch | None) -> str:
     """``name = value`` for the annotation column."""
     name = s.path.split(".", 1)[1] if "." in s.path else s.path
     v = s.value
@@ -83,7 +90,7 @@ def describe_span(s: Span, batch) -> str:
 _VARINT_FIELDS = ("length", "timestampDelta", "offsetDelta", "keyLength", "valueLength", "headersCount")
 
 
-def _varint_note(s: Span, pane) -> str:
+def _varint_note(s: Span, pane: Pane) -> str:
     """Raw bytes and zig-zag form of a record's varint fields (v2 records only)."""
     leaf = s.path.rsplit(".", 1)[-1]
     if leaf not in _VARINT_FIELDS or ".records[" not in s.path or not isinstance(s.value, int):
@@ -123,8 +130,9 @@ def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> li
     return errs
 
 
-def render_text(item, spans: list, file_bytes: bytes, file_base: int, *, expand_records: bool = False,
-                context: tuple[bytes, int, bytes] | None = None, console=None, out=None) -> None:
+def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_base: int, *,
+                expand_records: bool = False, context: tuple[bytes, int, bytes] | None = None,
+                console: Console | None = None, out: TextIO | None = None) -> None:
     """Print the annotated dump of one item.
 
     ``file_bytes`` are the item's bytes, starting at ``file_base``;
@@ -144,7 +152,8 @@ def render_text(item, spans: list, file_bytes: bytes, file_base: int, *, expand_
                  console=console, out=out, before=before, after=after)
 
 
-def render_panes(panes: list, findings: list, *, batch=None, console=None, out=None,
+def render_panes(panes: list[Pane], findings: list[Finding | None], *, batch: Batch | None = None,
+                 console: Console | None = None, out: TextIO | None = None,
                  before: tuple[bytes, int] | None = None, after: tuple[bytes, int] | None = None) -> None:
     """The one hexdump driver: each pane's rows under its title, dimmed context bytes around
     them, and last the findings no row could show (a batch's, a frame's)."""
@@ -161,7 +170,7 @@ def render_panes(panes: list, findings: list, *, batch=None, console=None, out=N
             emit.line(f"  ! {f.code.value} @{f.offset}: {f.message}", "red")
 
 
-def _title(item) -> str:
+def _title(item: Batch | Gap) -> str:
     if isinstance(item, Gap):
         return f"unparsed bytes at position {item.position} ({item.size} bytes)"
     kind = "record batch" if item.magic >= 2 else f"message (magic {item.magic})"
@@ -172,9 +181,6 @@ def _title(item) -> str:
 class _Emitter(LineWriter):
     def __init__(self, console, out):
         super().__init__(out, console)
-
-    def text(self, text_obj) -> None:
-        self.console.print(text_obj, highlight=False, soft_wrap=True)
 
     def header(self, title: str) -> None:
         self.line(f"── {title}", "bold")
@@ -191,7 +197,7 @@ def _ascii(chunk: bytes) -> str:
     return "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
 
 
-def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
+def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list[Finding | None]) -> None:
     data = pane.data
     base = pane.base
     n = len(data)
@@ -206,7 +212,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
     pos = row_start
     end = base + n
     while pos < end:
-        cells = []
+        cells: list[tuple[int, int, int] | None] = []  # (position, byte, owning span index) or None
         for i in range(pos, pos + _ROW):
             if i < base or i >= end:
                 cells.append(None)
@@ -229,10 +235,12 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
         pos += _ROW
 
 
-def _emit_row(emit: _Emitter, pos: int, cells, notes, pane: Pane) -> None:
+def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None], notes: list[tuple[str, int]],
+              pane: Pane) -> None:
     first_note = notes[0][0] if notes else ""
     rest = notes[1:]
-    if emit.console is None:
+    console = emit.console
+    if console is None:
         # plain: "|" before the first byte of a field, "!" before unparsed bytes
         parts = []
         for c in cells:
@@ -252,27 +260,27 @@ def _emit_row(emit: _Emitter, pos: int, cells, notes, pane: Pane) -> None:
     from rich.text import Text
 
     t = Text(f"{pos:08x}  ")
-    asc = Text()
+    asc_text = Text()
     for _k, c in enumerate(cells):
         if c is None:
             t.append("   ")
-            asc.append(" ")
+            asc_text.append(" ")
             continue
         i, byte, own = c
         style = _style(pane, own)
         t.append(f"{byte:02x}", style=style)
         t.append(" ")
-        asc.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
+        asc_text.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
     t.append(" |")
-    t.append_text(asc)
+    t.append_text(asc_text)
     t.append("| ")
     if notes:
         t.append(first_note, style=_note_style(pane, notes[0][1]))
-    emit.text(t)
+    console.print(t, highlight=False, soft_wrap=True)
     for note, idx in rest:
         line = Text(" " * 77)
         line.append(note, style=_note_style(pane, idx))
-        emit.text(line)
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 def _style(pane: Pane, own: int) -> str:
@@ -301,7 +309,7 @@ def span_json(s: Span, encoding: str = "hex") -> str:
 
 # --- the hexdump command's report (a kafkadump.segment_report.HexdumpView) -------------------------------
 
-def write_json(view, out, encoding: str = "hex") -> None:
+def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     """A line per leaf field (path, offset, length, value, source), then a line per finding."""
 
     for sp in leaf_spans(view.spans, expand_records=True):
@@ -309,7 +317,7 @@ def write_json(view, out, encoding: str = "hex") -> None:
     for f in view.decoded.findings:
         out.write(json.dumps({"type": "finding", **f.to_dict()}) + "\n")
 
-def write_text(view, out, console=None, expand_records: bool = False) -> None:
+def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False) -> None:
     """The annotated hexdump of the view's item, with its context bytes."""
     render_text(view.decoded, view.spans, view.raw, view.start, expand_records=expand_records,
                 context=(view.before, view.start - len(view.before), view.after), console=console, out=out)

@@ -8,13 +8,28 @@ they go (:class:`~kafkadump.render.table.TableStream`) for entry dumps.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
 from ..decode.model import Gap
 from ..logdir import names
+from ..logdir.indexes import IndexEntry, TimeIndexEntry
 from ..report.records import findings_list
 from .lines import LineWriter
 from .table import Column, TableStream
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..decode.model import Batch
+    from ..findings import Finding
+    from ..logdir.carve import Damaged, Recovered
+    from ..logdir.carve_report import CarveTotals
+    from ..logdir.indexes import TxnEntry
+    from ..logdir.snapshot import ProducerEntry, ProducerSnapshot
+
+    IndexRow = IndexEntry | TimeIndexEntry | TxnEntry
 
 # --- entry dumps ------------------------------------------------------------------------
 
@@ -32,58 +47,59 @@ SNAPSHOT_COLUMNS = (Column("position", 10, True), Column("producerId", 20, True)
 COLUMNS = {names.OFFSET_INDEX: INDEX_COLUMNS, names.TIME_INDEX: TIMEINDEX_COLUMNS, names.TXN_INDEX: TXNINDEX_COLUMNS}
 
 
-def entry_dict(kind: str, file: str, e, findings) -> dict:
+def entry_dict(kind: str, file: str, e: IndexRow, findings: list[Finding]) -> dict:
     """One index entry as a JSON-ready dict."""
-    if kind == names.OFFSET_INDEX:
+    body: dict[str, Any]
+    if isinstance(e, IndexEntry):  # kind: names.OFFSET_INDEX
         body = {"type": "index-entry", "relativeOffset": e.relative_offset, "offset": e.offset,
                 "logPosition": e.log_position}
-    elif kind == names.TIME_INDEX:
+    elif isinstance(e, TimeIndexEntry):  # names.TIME_INDEX
         body = {"type": "timeindex-entry", "timestamp": e.timestamp, "relativeOffset": e.relative_offset,
                 "offset": e.offset}
     else:
         body = {"type": "txnindex-entry", "version": e.version, "producerId": e.producer_id,
                 "firstOffset": e.first_offset, "lastOffset": e.last_offset,
                 "lastStableOffset": e.last_stable_offset}
-    out = {"type": body.pop("type"), "file": file, "position": e.position, "entry": e.index}
+    out: dict[str, Any] = {"type": body.pop("type"), "file": file, "position": e.position, "entry": e.index}
     out.update(body)
     out["findings"] = findings_list(findings)
     return out
 
 
-def entry_cells(kind: str, e) -> list:
-    if kind == names.OFFSET_INDEX:
+def entry_cells(kind: str, e: IndexRow) -> list:
+    if isinstance(e, IndexEntry):  # kind: names.OFFSET_INDEX
         return [e.position, e.index, e.relative_offset, e.offset, e.log_position]
-    if kind == names.TIME_INDEX:
+    if isinstance(e, TimeIndexEntry):  # names.TIME_INDEX
         return [e.position, e.index, d.iso_ms(e.timestamp), e.relative_offset, e.offset]
     return [e.position, e.index, e.version, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset]
 
 
-def snapshot_dict(file: str, s) -> dict:
+def snapshot_dict(file: str, s: ProducerSnapshot) -> dict:
     return {"type": "producer-snapshot", "file": file, "version": s.version, "crc": s.crc,
             "computedCrc": s.computed_crc, "crcValid": s.crc_valid, "producerCount": s.count,
             "findings": findings_list(s.findings)}
 
 
-def producer_entry_dict(file: str, e) -> dict:
+def producer_entry_dict(file: str, e: ProducerEntry) -> dict:
     return {"type": "producer-entry", "file": file, "position": e.position, "entry": e.index,
             "producerId": e.producer_id, "epoch": e.epoch, "lastSequence": e.last_sequence,
             "lastOffset": e.last_offset, "offsetDelta": e.offset_delta, "timestamp": e.timestamp,
             "coordinatorEpoch": e.coordinator_epoch, "currentTxnFirstOffset": e.current_txn_first_offset}
 
 
-def producer_entry_cells(e) -> list:
+def producer_entry_cells(e: ProducerEntry) -> list:
     return [e.position, e.producer_id, e.epoch, e.last_sequence, e.last_offset, e.offset_delta,
             d.iso_ms(e.timestamp), e.coordinator_epoch, e.current_txn_first_offset]
 
 
-def snapshot_header_line(file: str, s) -> str:
+def snapshot_header_line(file: str, s: ProducerSnapshot) -> str:
     crc = d.crc_verdict(s.crc_valid)
     return (f"version: {s.version}  crc: {s.crc}  computedCrc: {s.computed_crc}  crcValid: {crc}  "
             f"producers: {s.count}")
 
 
-def text_dict(kind: str, file: str, content: dict, findings) -> dict:
-    out = {"type": kind, "file": file}
+def text_dict(kind: str, file: str, content: dict, findings: list[Finding]) -> dict:
+    out: dict[str, Any] = {"type": kind, "file": file}
     body = dict(content)
     if "entries" in body:
         body["entries"] = [{k: v for k, v in e.items()} for e in body["entries"]]
@@ -115,28 +131,28 @@ def text_lines(kind: str, content: dict) -> list[str]:
     return []
 
 
-def findings_lines(findings) -> list[str]:
+def findings_lines(findings: Iterable[Finding]) -> list[str]:
     return [f"  ! {f.severity.value} {f.code.value} @{f.offset}: {f.message}" for f in findings]
 
 
 # --- carve --------------------------------------------------------------------------------
 
-def recovered_dict(file: str, b) -> dict:
+def recovered_dict(file: str, b: Batch) -> dict:
     return {"type": "recovered", "file": file, "position": b.position, "size": b.size, "magic": b.magic,
             "baseOffset": b.base_offset, "lastOffset": b.last_offset, "recordCount": b.record_count,
             "crc": b.crc}
 
 
-def lost_dict(dmg) -> dict | None:
+def lost_dict(dmg: Damaged) -> dict | None:
     if dmg.nothing_lost:
         return None
-    out = {"first": dmg.lost_first, "last": dmg.lost_last}
+    out: dict[str, int | None] = {"first": dmg.lost_first, "last": dmg.lost_last}
     if dmg.lost_first is not None and dmg.lost_last is not None:
         out["count"] = dmg.lost_last - dmg.lost_first + 1
     return out
 
 
-def damaged_dict(dmg) -> dict:
+def damaged_dict(dmg: Damaged) -> dict:
     out = {"type": "damaged", "file": dmg.file, "start": dmg.start, "end": dmg.end, "size": dmg.size,
            "lostOffsets": lost_dict(dmg),
            "claimedOffsets": None if dmg.claimed_first is None else {"first": dmg.claimed_first,
@@ -146,7 +162,7 @@ def damaged_dict(dmg) -> dict:
     return out
 
 
-def damaged_line(dmg) -> str:
+def damaged_line(dmg: Damaged) -> str:
     lost = lost_dict(dmg)
     if lost is None:
         what = "no offsets lost (its intact neighbours are contiguous)"
@@ -160,7 +176,7 @@ def damaged_line(dmg) -> str:
     return f"damaged [{dmg.start}, {dmg.end}) {dmg.size} bytes: {what}  [{codes}]"
 
 
-def recovered_line(b) -> str:
+def recovered_line(b: Batch) -> str:
     return (f"recovered position: {b.position} size: {b.size} magic: {b.magic} "
             f"offsets: {b.base_offset}..{b.last_offset} records: {b.record_count}")
 
@@ -172,7 +188,7 @@ __all__ = ["entry_dict", "entry_cells", "snapshot_dict", "producer_entry_dict", 
 
 # --- the dump command's report (events from kafkadump.logdir.dump.dump_report) --------------------
 
-def _dump_object(ev, path: str) -> dict | None:
+def _dump_object(ev: tuple, path: str) -> dict | None:  # an event of kafkadump.logdir.dump
     from ..report.records import item_object
 
     tag = ev[0]
@@ -193,13 +209,16 @@ def _dump_object(ev, path: str) -> dict | None:
     return None
 
 
-def write_dump_json(events, out) -> None:
+# events: kafkadump.logdir.dump's ReportEvent tuples, typed as plain tuples here: a union of
+# tuples told apart by their first item is one mypy cannot narrow by comparing that item
+def write_dump_json(events: Iterable[tuple], out: TextIO) -> None:
     """A JSON line per entry, batch, snapshot header, producer, text file or loose findings."""
-    path = None
+    path: str | None = None
     for ev in events:
         if ev[0] == "file":
             path = ev[1]
             continue
+        assert path is not None, "a file's events come after its file event"
         obj = _dump_object(ev, path)
         if obj is not None:
             out.write(json.dumps(obj) + "\n")
@@ -208,22 +227,22 @@ def write_dump_json(events, out) -> None:
 class _Lines(LineWriter):
     """Plain or styled lines, and one table per file (created by the first row)."""
 
-    def __init__(self, out, console):
+    def __init__(self, out: TextIO, console: Console | None):
         super().__init__(out, console)
-        self.stream = None
+        self.stream: TableStream | None = None
 
-    def table(self, columns):
+    def table(self, columns: tuple[Column, ...]) -> TableStream:
         if self.stream is None:
             self.stream = TableStream(self.out, columns, self.console)
         return self.stream
 
 
-def write_dump_table(events, out, console=None) -> None:
+def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | None = None) -> None:
     """Tables of entries or batches, snapshot headers, text files, findings as notes."""
     from . import table as t
 
     lines = _Lines(out, console)
-    path = None
+    path: str | None = None
     for ev in events:
         tag = ev[0]
         if tag == "file":
@@ -233,16 +252,17 @@ def write_dump_table(events, out, console=None) -> None:
         elif tag == "batch":
             item = ev[1]
             gap = isinstance(item, Gap)
-            lines.table(t.BATCH_COLUMNS).row(t.gap_cells(item) if gap else t.batch_cells(item),
-                                              "red" if gap else t.batch_style(item))
+            batches = lines.table(t.BATCH_COLUMNS)
+            batches.row(t.gap_cells(item) if gap else t.batch_cells(item), "red" if gap else t.batch_style(item))
             for line in t.findings_lines(item):
-                lines.stream.note(line, "yellow")
+                batches.note(line, "yellow")
         elif tag == "entry":
             stream = lines.table(COLUMNS[ev[1]])
             stream.row(entry_cells(ev[1], ev[2]), "red" if ev[3] else None)
             for line in findings_lines(ev[3]):
                 stream.note(line, "yellow")
         elif tag == "snapshot":
+            assert path is not None, "a file's events come after its file event"
             lines.line(snapshot_header_line(path, ev[1]), "bold")
             for line in findings_lines(ev[1].findings):
                 lines.line(line, "yellow")
@@ -262,8 +282,8 @@ def write_dump_table(events, out, console=None) -> None:
 
 # --- the carve command's report (items from kafkadump.logdir.carve_report.carve_report) ----------------
 
-def carve_totals_object(t) -> dict:
-    d_ = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
+def carve_totals_object(t: CarveTotals) -> dict:
+    d_: dict[str, Any] = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
           "recoveredBytes": t.recovered_bytes, "damagedRanges": t.damaged_ranges, "damagedBytes": t.damaged_bytes,
           "paddingBytes": t.padding_bytes, "firstOffset": t.first_offset, "lastOffset": t.last_offset}
     if t.output is not None:
@@ -271,34 +291,37 @@ def carve_totals_object(t) -> dict:
     return d_
 
 
-def carve_totals_line(t) -> str:
+def carve_totals_line(t: CarveTotals) -> str:
     return (f"recovered: {t.recovered} batches ({t.recovered_bytes} bytes, offsets "
             f"{t.first_offset}..{t.last_offset})  damaged: {t.damaged_ranges} ranges "
             f"({t.damaged_bytes} bytes)  zero padding: {t.padding_bytes} bytes"
             + (f"  written: {t.output} (sha256 {t.output_sha256})" if t.output is not None else ""))
 
 
-def write_carve_json(items, out) -> None:
+def write_carve_json(items: Iterable[Recovered | Damaged | CarveTotals], out: TextIO) -> None:
+    from ..logdir.carve import Recovered
     from ..logdir.carve_report import CarveTotals
 
     for item in items:
         if isinstance(item, CarveTotals):
             obj = carve_totals_object(item)
-        elif hasattr(item, "batch"):
+        elif isinstance(item, Recovered):
             obj = recovered_dict(item.batch.file, item.batch)
         else:
             obj = damaged_dict(item)
         out.write(json.dumps(obj) + "\n")
 
 
-def write_carve_table(items, out, console=None, list_recovered: bool = False) -> None:
+def write_carve_table(items: Iterable[Recovered | Damaged | CarveTotals], out: TextIO, console: Console | None = None,
+                      list_recovered: bool = False) -> None:
+    from ..logdir.carve import Recovered
     from ..logdir.carve_report import CarveTotals
 
     lines = _Lines(out, console)
     for item in items:
         if isinstance(item, CarveTotals):
             lines.line(carve_totals_line(item), "bold")
-        elif hasattr(item, "batch"):
+        elif isinstance(item, Recovered):
             if list_recovered:
                 lines.line(recovered_line(item.batch))
         else:

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..logdir import names
 from .lines import terminal_safe
 from .table import Column, TableStream
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 PARTITION_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("files", 5, True),
                      Column("segs", 4, True), Column("batches", 9, True), Column("records", 9, True),
@@ -46,7 +51,7 @@ def _counts(fc: dict, sep: str = ",") -> str:
     return sep.join(f"{c}:{n}" for c, n in sorted(fc.items())) or "-"
 
 
-def _range(a, b) -> str:
+def _range(a: int | None, b: int | None) -> str:
     if a is None and b is None:
         return "-"
     return f"{'?' if a is None else a}..{'?' if b is None else b}"
@@ -168,7 +173,8 @@ FINDINGS_SHOWN = 50
 _WORST_FIRST = {"errors": 0, "warnings": 1, "clean": 2}
 
 
-def render_triage(report: dict, out: TextIO, console=None, files: bool = True, show_all: bool = False) -> None:
+def render_triage(report: dict, out: TextIO, console: Console | None = None, files: bool = True,
+                  show_all: bool = False) -> None:
     """The triage report as tables: partitions, files (chain of custody), findings, verdict.
 
     On a terminal (``console``) the problems come first: the verdict, then the
@@ -204,7 +210,7 @@ def render_triage(report: dict, out: TextIO, console=None, files: bool = True, s
     out.write(terminal_safe(summary_line(report)) + "\n")
 
 
-def _problems_first(report: dict, console, root: str, replicas: bool, files: bool) -> None:
+def _problems_first(report: dict, console: Console, root: str, replicas: bool, files: bool) -> None:
     console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
                   highlight=False, soft_wrap=False)
     bad = sorted((p for p in report["partitions"] if p["verdict"] != "clean"),
@@ -240,7 +246,7 @@ def _problems_first(report: dict, console, root: str, replicas: bool, files: boo
                       markup=False, highlight=False, soft_wrap=False)
 
 
-def _rich_table(title: str, columns):
+def _rich_table(title: str, columns: Sequence[Column]) -> Table:
     from rich.table import Table
 
     t = Table(title=title, title_justify="left", header_style="bold")
@@ -252,14 +258,15 @@ def _rich_table(title: str, columns):
     return t
 
 
-def _cells(row) -> list:
+def _cells(row: list | tuple) -> list:
     """Table cells as rich ``Text`` (never parsed as markup), control characters escaped."""
     from rich.text import Text
 
     return [Text(terminal_safe(str(x))) for x in row]
 
 
-def _rich_triage(report, console, rows_p, rows_f, rows_x, summary: bool = True) -> None:
+def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: list[list], rows_x: list[tuple],
+                 summary: bool = True) -> None:
     if rows_p:
         t = _rich_table("partitions", PARTITION_COLUMNS)
         for r in rows_p:

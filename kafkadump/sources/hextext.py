@@ -48,15 +48,15 @@ class HexBlock:
 
     __slots__ = ("kind", "data", "line", "title", "time", "offsets")
 
-    def __init__(self, kind: str, line: int, title: str | None = None, time=None):
+    def __init__(self, kind: str, line: int, title: str | None = None, time: float | None = None):
         self.kind = kind
         self.data = bytearray()
         self.line = line
         self.title = title
         self.time = time
-        self.offsets = None   # first offset-column value, when the dump had one
+        self.offsets: int | None = None   # first offset-column value, when the dump had one
 
-    def __repr__(self):  # pragma: no cover
+    def __repr__(self) -> str:  # pragma: no cover
         return f"HexBlock({self.kind}, line {self.line}, {len(self.data)} bytes)"
 
 
@@ -111,9 +111,9 @@ def _token_bytes(tok: str) -> bytes | None:
     return bytes.fromhex(digits)
 
 
-def _tokens(text: str):
+def _tokens(text: str) -> list[tuple[int, str]]:
     """``(column, token)`` for the whitespace-separated tokens of ``text`` (commas split too)."""
-    out = []
+    out: list[tuple[int, str]] = []
     for m in re.finditer(r"[^\s,]+", text):
         out.append((m.start(), m.group(0)))
     return out
@@ -146,8 +146,9 @@ def _data_line(rest: str, with_ascii: bool) -> bytes | None:
             if tail is not None and not line[hex_end:len(line) - len(data)].strip() \
                     and _ascii_matches(data, tail):
                 return data
-    if all(v is not None for v in vals):
-        return b"".join(vals)
+    present = [v for v in vals if v is not None]
+    if len(present) == len(vals):
+        return b"".join(present)
     return None
 
 
@@ -157,11 +158,11 @@ def parse(text: str, name: str = "-") -> list[HexBlock]:
         raise InputError(f"{name}: {len(text)} characters of hex text is more than the {MAX_TEXT} accepted")
     blocks: list[HexBlock] = []
     cur: HexBlock | None = None
-    has_offsets = None        # does the current block have an offset column?
+    has_offsets: bool | None = None  # does the current block have an offset column?
     expect = 0                # offset the next line must have
     lines = text.splitlines()
 
-    def new(kind, lineno, title=None, time=None):
+    def new(kind: str, lineno: int, title: str | None = None, time: float | None = None) -> HexBlock:
         nonlocal cur, has_offsets, expect
         cur = HexBlock(kind, lineno, title, time)
         blocks.append(cur)
@@ -213,15 +214,15 @@ def parse(text: str, name: str = "-") -> list[HexBlock]:
                 else:
                     raise HexError(f"{name}: line {i}: offset {om.group('o')} does not follow the previous "
                                    f"line (expected {expect:x}; lines missing?): {stripped[:80]!r}")
-        elif _LONE_OFFSET.match(s) and has_offsets and cur is not None:
+        elif (lm := _LONE_OFFSET.match(s)) and has_offsets and cur is not None:
             # hexdump -C / xxd end marker: the total length
-            if int(_LONE_OFFSET.match(s).group(1), 16) == expect:
+            if int(lm.group(1), 16) == expect:
                 continue
         data = _data_line(rest, True) if offset is not None else _data_line(s, False)
         if data is None:
             raise HexError(f"{name}: line {i} is not hex: {stripped[:80]!r}")
         if cur is None:
-            new("raw", i)
+            cur = new("raw", i)
         if has_offsets is None:
             has_offsets = offset is not None
             if offset is not None:

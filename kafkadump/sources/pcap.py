@@ -31,9 +31,28 @@ from __future__ import annotations
 
 import ipaddress
 import struct
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Literal, Protocol
 
+from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding
+
+if TYPE_CHECKING:
+    from ..protocol.stream import Conversation, _Probe
+
+# an endpoint: (ip, port)
+Endpoint = tuple[str, int]
+# (src, dst, tcp_start, tcp_end, fragmented) of an IP packet
+IpInfo = tuple[str, str, int, int, bool]
+
+
+class StreamSink(Protocol):
+    """Where a :class:`HalfStream` delivers its bytes (the capture decoder)."""
+
+    def deliver(self, half: HalfStream, offset: int, data: bytes, packet: Packet | None) -> None: ...
+
+    def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None: ...
 
 MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
 RECENT = 1 << 16             # delivered bytes kept per direction to judge retransmissions
@@ -54,7 +73,8 @@ class Packet:
     __slots__ = ("number", "time", "src", "dst", "sport", "dport", "seq", "flags", "payload", "missing",
                  "position", "ack")
 
-    def __init__(self, number, time, src, dst, sport, dport, seq, flags, payload, missing, position, ack=0):
+    def __init__(self, number: int, time: float | None, src: str, dst: str, sport: int, dport: int, seq: int,
+                 flags: int, payload: bytes, missing: int, position: int, ack: int = 0):
         self.number = number      # 1-based packet number in the file (as Wireshark counts)
         self.time = time          # epoch seconds (float), or seconds of the day for tcpdump text
         self.src = src
@@ -69,25 +89,25 @@ class Packet:
         self.ack = ack            # acknowledgment number (valid when the ACK flag is set)
 
     @property
-    def syn(self):
+    def syn(self) -> bool:
         return bool(self.flags & 0x02)
 
     @property
-    def fin(self):
+    def fin(self) -> bool:
         return bool(self.flags & 0x01)
 
     @property
-    def rst(self):
+    def rst(self) -> bool:
         return bool(self.flags & 0x04)
 
     @property
-    def ack_flag(self):
+    def ack_flag(self) -> bool:
         return bool(self.flags & 0x10)
 
 
 # --- IP / TCP ---------------------------------------------------------------------------
 
-def _ipv4_checksum_ok(data, pos, ihl) -> bool:
+def _ipv4_checksum_ok(data: ByteBuffer, pos: int, ihl: int) -> bool:
     s = 0
     for i in range(pos, pos + ihl, 2):
         s += (data[i] << 8) | data[i + 1]
@@ -96,7 +116,7 @@ def _ipv4_checksum_ok(data, pos, ihl) -> bool:
     return s == 0xFFFF
 
 
-def parse_ip(data, pos: int, strict: bool = False):
+def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
     """``(src, dst, tcp_start, tcp_end, fragmented)`` of the IP packet at ``pos``, or None.
 
     ``strict`` (used when guessing the link header of a hex dump) also
@@ -155,7 +175,8 @@ def parse_ip(data, pos: int, strict: bool = False):
     return None
 
 
-def parse_tcp(data, ip, captured_end: int, strict: bool = False):
+def parse_tcp(data: ByteBuffer, ip: IpInfo, captured_end: int, strict: bool = False
+              ) -> tuple[int, int, int, int, int, int, int, int] | None:
     """``(sport, dport, seq, flags, payload_start, payload_end, missing, ack)`` or None."""
     src, dst, start, end, _frag = ip
     if start + 20 > captured_end:
@@ -175,7 +196,7 @@ def parse_tcp(data, ip, captured_end: int, strict: bool = False):
     return sport, dport, seq, flags, pstart, pend, missing, ack
 
 
-def link_offset(linktype: int, data) -> int | None:
+def link_offset(linktype: int, data: ByteBuffer) -> int | None:
     """Where the IP header starts for a known link type, or None (not IP)."""
     n = len(data)
     if linktype == LINK_ETHERNET:
@@ -204,8 +225,8 @@ def link_offset(linktype: int, data) -> int | None:
     return None
 
 
-def packet_from_bytes(data, number: int = 0, time=None, linktype: int | None = None, position: int = 0,
-                      orig_len: int | None = None):
+def packet_from_bytes(data: ByteBuffer, number: int = 0, time: float | None = None, linktype: int | None = None,
+                      position: int = 0, orig_len: int | None = None) -> Packet | None:
     """A :class:`Packet` from one captured frame's bytes, or None (not TCP/IP).
 
     With ``linktype`` None (hex text) the link header is guessed: raw IP,
@@ -258,15 +279,15 @@ class CaptureReader:
     that are not TCP over IP.
     """
 
-    def __init__(self, buf, name: str = "-"):
+    def __init__(self, buf: ByteBuffer, name: str = "-"):
         self.buf = buf
         self.name = name
-        self.findings: list = []
+        self.findings: list[Finding] = []
         self.packets = 0
         self.skipped = 0
         self.fragments = 0
-        self.format = None
-        self.linktypes: set = set()
+        self.format: str | None = None
+        self.linktypes: set[int] = set()
         head = bytes(buf[:4])
         if head in PCAP_MAGICS:
             self.format = "pcap"
@@ -275,7 +296,7 @@ class CaptureReader:
         else:
             raise CaptureError(f"{name}: not a pcap or pcapng file (magic {head.hex()})")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Packet]:
         if self.format == "pcap":
             yield from self._pcap()
         else:
@@ -284,7 +305,8 @@ class CaptureReader:
     def _bad(self, pos: int, message: str) -> None:
         self.findings.append(Finding(Code.CAPTURE_MALFORMED, pos, message))
 
-    def _packet(self, data, time, linktype, position, orig_len):
+    def _packet(self, data: ByteBuffer, time: float | None, linktype: int, position: int, orig_len: int | None
+                ) -> Packet | None:
         self.packets += 1
         p = packet_from_bytes(data, self.packets, time, linktype, position, orig_len)
         if p is None:
@@ -296,7 +318,7 @@ class CaptureReader:
                     self.fragments += 1
         return p
 
-    def _pcap(self):
+    def _pcap(self) -> Iterator[Packet]:
         buf = self.buf
         n = len(buf)
         if n < 24:
@@ -325,7 +347,7 @@ class CaptureReader:
                 yield p
             pos += 16 + incl
 
-    def _pcapng(self):
+    def _pcapng(self) -> Iterator[Packet]:
         buf = self.buf
         n = len(buf)
         pos = 0
@@ -396,7 +418,7 @@ class CaptureReader:
             pos += blen
 
 
-def _if_tsresol(buf, pos: int, end: int, bo: str) -> float:
+def _if_tsresol(buf: ByteBuffer, pos: int, end: int, bo: str) -> float:
     """The interface's timestamp resolution (option 9), default microseconds."""
     while pos + 4 <= end:
         code, length = struct.unpack_from(bo + "HH", buf, pos)
@@ -421,20 +443,22 @@ class HalfStream:
     __slots__ = ("next_seq", "offset", "pending", "pending_bytes", "recent", "sink", "fin", "notes", "direction",
                  "acked", "fin_end")
 
-    def __init__(self, sink, direction):
-        self.next_seq = None
+    def __init__(self, sink: StreamSink, direction: Endpoint):
+        self.next_seq: int | None = None
         self.offset = 0
         self.pending: dict = {}
         self.pending_bytes = 0
         self.recent = bytearray()
         self.sink = sink
         self.fin = False
-        self.notes: list = []
+        self.notes: list[Finding] = []
         self.direction = direction
-        self.acked = None      # highest sequence number the peer acknowledged
-        self.fin_end = None    # sequence number where the FIN says the data ends
+        self.acked: int | None = None      # highest sequence number the peer acknowledged
+        self.fin_end: int | None = None    # sequence number where the FIN says the data ends
 
     def _rel(self, seq: int) -> int:
+        """``seq`` relative to the next expected byte (known once a segment was seen)."""
+        assert self.next_seq is not None
         r = (seq - self.next_seq) & 0xFFFFFFFF
         return r - 0x100000000 if r >= 0x80000000 else r
 
@@ -491,7 +515,8 @@ class HalfStream:
         self._take(data, p)
         self._drain()
 
-    def _take(self, data, p: Packet) -> None:
+    def _take(self, data: bytes, p: Packet) -> None:
+        assert self.next_seq is not None  # set by the segment being taken
         if data:
             self.sink.deliver(self, self.offset, data, p)
             self.offset += len(data)
@@ -525,7 +550,7 @@ class HalfStream:
             if not progressed:
                 return
 
-    def _retransmitted(self, rel: int, data, p: Packet) -> None:
+    def _retransmitted(self, rel: int, data: bytes, p: Packet) -> None:
         start = len(self.recent) + rel
         if start < 0 or start + len(data) > len(self.recent):
             same = None  # beyond what is kept: cannot compare
@@ -580,18 +605,20 @@ class Connection:
     __slots__ = ("id", "a", "b", "client", "server", "halves", "state", "first_time", "detected", "syn_from",
                  "probe")
 
-    def __init__(self, cid: int, a, b):
+    def __init__(self, cid: int, a: Endpoint, b: Endpoint):
         self.id = cid
         self.a = a          # (ip, port) of the first packet's sender
         self.b = b
-        self.client = None  # (ip, port) once known
-        self.server = None
-        self.halves: dict = {}
-        self.state = None   # protocol-level state (a kafkadump.protocol.stream.Conversation)
-        self.first_time = None
+        self.client: Endpoint | None = None  # (ip, port) once known
+        self.server: Endpoint | None = None
+        self.halves: dict[Endpoint, HalfStream] = {}
+        # protocol-level state: None (nothing yet), a kafkadump.protocol.stream._Probe while
+        # deciding, its Conversation once Kafka, False when not Kafka
+        self.state: _Probe | Conversation | Literal[False] | None = None
+        self.first_time: float | None = None
         self.detected = False
-        self.syn_from = None
-        self.probe = None   # bytes held while deciding whether this is Kafka
+        self.syn_from: Endpoint | None = None
+        self.probe: list | None = None   # bytes held while deciding whether this is Kafka
 
     def label(self) -> str:
         c = self.client or self.a
@@ -599,12 +626,12 @@ class Connection:
         return f"{_ep(c)} > {_ep(s)}"
 
 
-def _ep(e) -> str:
+def _ep(e: Endpoint) -> str:
     ip, port = e
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
 
 
-def endpoint_str(e) -> str:
+def endpoint_str(e: Endpoint) -> str:
     return _ep(e)
 
 

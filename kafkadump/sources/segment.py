@@ -21,6 +21,8 @@ class Segment:
 
     def __init__(self, path: str):
         self.path = path
+        self.buf: bytes | mmap.mmap
+        self._map: mmap.mmap | None
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except FileNotFoundError:
@@ -67,10 +69,10 @@ class Segment:
             self._map.close()
             self._map = None
 
-    def __enter__(self):
+    def __enter__(self) -> Segment:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

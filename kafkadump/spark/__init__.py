@@ -17,22 +17,28 @@ Importing this package does not import pyspark.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-def build_session(master: str | None = None, conf: dict | None = None, **kw):
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def build_session(master: str | None = None, conf: dict | None = None, **kw: Any) -> SparkSession:
     """A SparkSession with the ``kafkadump`` format registered (see :func:`.session.build`)."""
     from .session import build
 
     return build(master, conf, **kw)
 
 
-def register(spark) -> None:
+def register(spark: SparkSession) -> None:
     """Register the ``kafkadump`` format in an existing session."""
     from .datasource import register as _register
 
     _register(spark)
 
 
-def read(spark, paths, level: str = "batches", **options):
+def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", **options: Any) -> DataFrame:
     """A DataFrame of ``level`` rows for ``paths``, listed with Spark's own file listing
     (so ``hdfs://``, ``s3a://``, ... globs work wherever the cluster's Hadoop does)."""
     from .jobs import read as _read

@@ -31,10 +31,19 @@ batches of at most 8192 rows.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from .row_schema import LEVELS, struct_type
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyarrow import RecordBatch
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, list_local, plan
 from .tasks import options_for, read_task
 
@@ -45,12 +54,12 @@ class FilePart(InputPartition):
     """One task: a list of units ``(path, size, k, n)``, share ``k`` of ``n`` of the file
     ``path`` (``size`` bytes when planned), read one after the other."""
 
-    def __init__(self, units):
+    def __init__(self, units: list[tuple]):
         super().__init__(units)
         self.units = [tuple(u) for u in units]
 
 
-def _opt(options, name: str, default=None):
+def _opt(options: Mapping[str, Any], name: str, default: Any = None) -> Any:
     # the options mapping is case-insensitive in Spark; be lenient with plain dicts too
     for key in (name, name.lower()):
         if key in options:
@@ -58,7 +67,7 @@ def _opt(options, name: str, default=None):
     return default
 
 
-def _bool(text, name: str) -> bool:
+def _bool(text: object, name: str) -> bool:
     t = str(text).strip().lower()
     if t in ("true", "1", "yes"):
         return True
@@ -67,7 +76,7 @@ def _bool(text, name: str) -> bool:
     raise ValueError(f"kafkadump: option {name}={text!r} is not true or false")
 
 
-def _int(text, name: str, default: int, minimum: int = 1) -> int:
+def _int(text: object, name: str, default: int, minimum: int = 1) -> int:
     if text is None:
         return default
     try:
@@ -79,7 +88,7 @@ def _int(text, name: str, default: int, minimum: int = 1) -> int:
     return v
 
 
-def _level(options) -> str:
+def _level(options: Mapping[str, Any]) -> str:
     level = str(_opt(options, "level", "batches")).strip().lower()
     if level not in LEVELS:
         raise ValueError(f"kafkadump: option level={level!r}: expected one of {', '.join(LEVELS)}")
@@ -93,10 +102,10 @@ class KafkaDumpDataSource(DataSource):
     def name(cls) -> str:
         return FORMAT
 
-    def schema(self):
+    def schema(self) -> StructType:
         return struct_type(_level(self.options))
 
-    def reader(self, schema):
+    def reader(self, schema: StructType) -> KafkaDumpReader:
         return KafkaDumpReader(dict(self.options))
 
 
@@ -133,10 +142,10 @@ class KafkaDumpReader(DataSourceReader):
             except ListingError as e:
                 raise ValueError(f"kafkadump: {e}") from None
 
-    def partitions(self):
+    def partitions(self) -> list[FilePart]:
         return [FilePart(units) for units in plan(self.files, self.split_bytes, self.open_cost, self.pack_bytes)]
 
-    def read(self, partition):
+    def read(self, partition: InputPartition) -> Iterator[RecordBatch]:
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -150,7 +159,7 @@ class KafkaDumpReader(DataSourceReader):
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def register(spark) -> None:
+def register(spark: SparkSession) -> None:
     """Make ``spark.read.format("kafkadump")`` available in this session."""
     spark.dataSource.register(KafkaDumpDataSource)
 

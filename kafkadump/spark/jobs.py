@@ -9,18 +9,27 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from ..logdir.scan import FileScan
+    from ..logdir.triage import Runner, Triage, Unit
 
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
 
 # --- listing -------------------------------------------------------------------------------
 
-def _included(name: str, include) -> bool:
+def _included(name: str, include: Iterable[str]) -> bool:
     import fnmatch
 
     return any(fnmatch.fnmatchcase(name, p) for p in include)
 
 
-def list_files(spark, paths, include=DEFAULT_INCLUDE) -> list[tuple[str, int]]:
+def list_files(spark: SparkSession | None, paths: Iterable[str], include: Iterable[str] | None = DEFAULT_INCLUDE
+               ) -> list[tuple[str, int]]:
     """``(path, size)`` of the files ``paths`` name, sorted.
 
     Plain local paths are listed here; URIs (``file:``, ``hdfs://``, ``s3a://``,
@@ -36,6 +45,7 @@ def list_files(spark, paths, include=DEFAULT_INCLUDE) -> list[tuple[str, int]]:
         if spark is None:
             raise ListingError(f"{given}: a URI is listed with Spark's file listing; no session given")
         jvm = spark._jvm
+        assert jvm is not None  # a classic session (the one kafkadump builds) runs a JVM
         conf = spark._jsc.hadoopConfiguration()
         jpath = jvm.org.apache.hadoop.fs.Path(given)
         try:
@@ -64,15 +74,15 @@ def _plain(uri: str) -> str:
     return lp if lp is not None else uri
 
 
-def _jvm_message(e) -> str:
+def _jvm_message(e: BaseException) -> str:
     text = str(getattr(e, "java_exception", None) or e)
     return text.strip().splitlines()[0] if text.strip() else type(e).__name__
 
 
-def read(spark, paths, level: str = "batches", *, split_bytes: int | None = None,
-         open_cost: int | None = None, include=None,
+def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, split_bytes: int | None = None,
+         open_cost: int | None = None, include: Iterable[str] | None = None,
          shallow: bool = False, max_decompressed: int | None = None, max_depth: int | None = None,
-         files=None):
+         files: list[tuple[str, int]] | None = None) -> DataFrame:
     """The ``kafkadump`` DataFrame of ``level`` for ``paths`` (listed with :func:`list_files`)."""
     from .datasource import FORMAT, register
 
@@ -99,7 +109,7 @@ def read(spark, paths, level: str = "batches", *, split_bytes: int | None = None
     return r.load()
 
 
-def _problem(level: str):
+def _problem(level: str) -> Column:
     from pyspark.sql import functions as F
 
     if level == "findings":
@@ -109,12 +119,12 @@ def _problem(level: str):
 
 # --- scan ----------------------------------------------------------------------------------
 
-def all_local(paths) -> bool:
+def all_local(paths: Iterable[str]) -> bool:
     return all("://" not in p and not p.startswith("file:") for p in paths)
 
 
-def scan(spark, paths, level: str, output: str, *, fmt: str = "parquet", mode: str = "errorifexists",
-         files=None, **read_options) -> dict:
+def scan(spark: SparkSession, paths: Iterable[str], level: str, output: str, *, fmt: str = "parquet",
+         mode: str = "errorifexists", files: list[tuple[str, int]] | None = None, **read_options: Any) -> dict:
     """Decode ``paths`` at ``level`` and write the rows to ``output``, partitioned by
     topic and partition.  Returns counts gathered while writing (one pass)."""
     from pyspark.sql import Observation
@@ -141,7 +151,7 @@ def scan(spark, paths, level: str, output: str, *, fmt: str = "parquet", mode: s
     )
     observed.write.partitionBy("topic", "partition").mode(mode).format(fmt).save(output)
     m = obs.get
-    stats = {k: int(m.get(k) or 0) for k in ("rows", "records", "batches", "gaps", "unreadable", "problemRows")}
+    stats: dict[str, Any] = {k: int(m.get(k) or 0) for k in ("rows", "records", "batches", "gaps", "unreadable", "problemRows")}
     stats.update({"files": len(files), "bytes": sum(max(s, 0) for _, s in files), "output": output,
                   "format": fmt, "level": level, "seconds": round(time.perf_counter() - t0, 3)})
     if stats["unreadable"]:
@@ -162,7 +172,7 @@ def scan(spark, paths, level: str, output: str, *, fmt: str = "parquet", mode: s
 TASK_MIN_BYTES = 4 << 20     # a task's share is at least this (as Spark's open cost), at most total / 3 cores
 
 
-def triage_roots(paths) -> list[str]:
+def triage_roots(paths: Iterable[str]) -> list[str]:
     """The local paths ``paths`` name (``file:`` URIs included); a path executors cannot open as a local
     file is a :class:`ListingError`."""
     roots = []
@@ -175,7 +185,7 @@ def triage_roots(paths) -> list[str]:
     return roots
 
 
-def plan_triage(paths, *, records: bool = True, max_findings: int | None = None):
+def plan_triage(paths: Iterable[str], *, records: bool = True, max_findings: int | None = None) -> Triage:
     """The triage of ``paths``, planned (files listed and cut into units) but not run: a wrong path fails
     here, before Spark starts.  Run it with :func:`run_triage`."""
     from ..errors import InputError
@@ -189,23 +199,23 @@ def plan_triage(paths, *, records: bool = True, max_findings: int | None = None)
         raise ListingError(str(e)) from None
 
 
-def run_triage(spark, planned) -> dict:
+def run_triage(spark: SparkSession, planned: Triage) -> dict:
     """Run a planned triage with its units scanned in Spark tasks; the report
     (:mod:`kafkadump.report.logdir_objects`)."""
     planned.runner = spark_runner(spark)
     return planned.run().report()
 
 
-def triage(spark, paths, *, records: bool = True, max_findings: int | None = None) -> dict:
+def triage(spark: SparkSession, paths: Iterable[str], *, records: bool = True, max_findings: int | None = None) -> dict:
     """``kafkadump triage`` of ``paths``, its file scans run in Spark tasks: the same report."""
     return run_triage(spark, plan_triage(paths, records=records, max_findings=max_findings))
 
 
-def spark_runner(spark):
+def spark_runner(spark: SparkSession) -> Runner:
     """A :data:`kafkadump.logdir.triage.Runner` scanning units in Spark tasks, packed by size."""
     from functools import partial
 
-    def run(units, records, max_findings):
+    def run(units: list[Unit], records: bool, max_findings: int | None) -> Iterator[tuple[int, list[FileScan]]]:
         if not units:
             return
         sc = spark.sparkContext
@@ -216,20 +226,22 @@ def spark_runner(spark):
     return run
 
 
-def _unit_tasks(units, cores: int) -> list[list[tuple]]:
+def _unit_tasks(units: list[Unit], cores: int) -> list[list[tuple[int, Unit]]]:
     """``(index, unit)`` packs of about a third of each core's share of the bytes (at least
     :data:`TASK_MIN_BYTES`): every core gets work, few tasks for small fleets."""
     from ..logdir.triage import chunks
 
     share = max(TASK_MIN_BYTES, sum(u.size for u in units) // (3 * cores))
-    tasks, start = [], 0
+    tasks: list[list[tuple[int, Unit]]] = []
+    start = 0
     for chunk in chunks(units, share, max_units=256):
         tasks.append(list(enumerate(chunk, start)))
         start += len(chunk)
     return tasks
 
 
-def _scan_task(task, records: bool, max_findings):
+def _scan_task(task: list[tuple[int, Unit]], records: bool, max_findings: int | None
+               ) -> list[tuple[int, list[FileScan]]]:
     """What a Spark task runs: the CLI's unit scan over its pack; ``(index, file scans)`` per unit."""
     from ..logdir.triage import run_unit
 

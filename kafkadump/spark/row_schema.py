@@ -22,18 +22,25 @@ Types are written as small tuples so this module needs no pyspark;
 
 from __future__ import annotations
 
-FINDING = ("struct", [
+from collections.abc import Sequence
+from typing import Any, TypeAlias
+
+# a column's type: a Spark type name, ("array", element type) or ("struct", [(name, type), ...])
+ColumnType: TypeAlias = "str | tuple[str, ColumnType] | tuple[str, Sequence[tuple[str, ColumnType]]]"
+Fields: TypeAlias = "list[tuple[str, ColumnType]]"
+
+FINDING: ColumnType = ("struct", [
     ("code", "string"), ("severity", "string"), ("offset", "bigint"), ("message", "string"),
     ("length", "bigint"), ("decompressedOffset", "bigint"),
 ])
-FINDINGS = ("array", FINDING)
-HEADER = ("struct", [("key", "string"), ("value", "binary")])
-CONTROL = ("struct", [("type", "string"), ("version", "int"), ("valueVersion", "int"),
+FINDINGS: ColumnType = ("array", FINDING)
+HEADER: ColumnType = ("struct", [("key", "string"), ("value", "binary")])
+CONTROL: ColumnType = ("struct", [("type", "string"), ("version", "int"), ("valueVersion", "int"),
                       ("coordinatorEpoch", "int")])
 
-_WHERE = [("topic", "string"), ("partition", "int"), ("logDir", "string")]
+_WHERE: Fields = [("topic", "string"), ("partition", "int"), ("logDir", "string")]
 
-BATCH_FIELDS = _WHERE + [
+BATCH_FIELDS: Fields = _WHERE + [
     ("type", "string"), ("file", "string"), ("position", "bigint"), ("size", "bigint"),
     ("baseOffset", "bigint"), ("batchLength", "int"), ("partitionLeaderEpoch", "int"),
     ("magic", "int"), ("crc", "bigint"), ("attributes", "int"), ("lastOffsetDelta", "int"),
@@ -47,7 +54,7 @@ BATCH_FIELDS = _WHERE + [
     ("findings", FINDINGS), ("error", "string"),
 ]
 
-RECORD_FIELDS = _WHERE + [
+RECORD_FIELDS: Fields = _WHERE + [
     ("type", "string"), ("file", "string"),
     ("position", "bigint"), ("size", "bigint"),          # gap and findings lines
     ("batchPosition", "bigint"), ("offset", "bigint"), ("timestamp", "bigint"),
@@ -57,17 +64,17 @@ RECORD_FIELDS = _WHERE + [
     ("findings", FINDINGS), ("error", "string"),
 ]
 
-FINDING_FIELDS = _WHERE + [
+FINDING_FIELDS: Fields = _WHERE + [
     ("type", "string"), ("file", "string"), ("position", "bigint"), ("size", "bigint"),
     ("baseOffset", "bigint"), ("lastOffset", "bigint"),
     ("code", "string"), ("severity", "string"), ("offset", "bigint"), ("message", "string"),
     ("length", "bigint"), ("decompressedOffset", "bigint"), ("error", "string"),
 ]
 
-LEVELS = {"batches": BATCH_FIELDS, "records": RECORD_FIELDS, "findings": FINDING_FIELDS}
+LEVELS: dict[str, Fields] = {"batches": BATCH_FIELDS, "records": RECORD_FIELDS, "findings": FINDING_FIELDS}
 
 
-def _ddl(t) -> str:
+def _ddl(t: Any) -> str:  # a ColumnType: its tuples' second items are told apart by their first
     if isinstance(t, str):
         return t
     kind, inner = t
@@ -81,7 +88,7 @@ def ddl(level: str) -> str:
     return ", ".join(f"`{n}` {_ddl(t)}" for n, t in LEVELS[level])
 
 
-def _spark_type(t):
+def _spark_type(t: Any) -> Any:  # a ColumnType, as for _ddl; returns a pyspark DataType
     from pyspark.sql import types as T
 
     simple = {"string": T.StringType(), "bigint": T.LongType(), "int": T.IntegerType(),
@@ -94,7 +101,7 @@ def _spark_type(t):
     return T.StructType([T.StructField(n, _spark_type(x), True) for n, x in inner])
 
 
-def struct_type(level: str):
+def struct_type(level: str) -> Any:  # a pyspark.sql.types.StructType (pyspark is imported lazily)
     """The level's schema as a ``pyspark.sql.types.StructType``."""
     from pyspark.sql import types as T
 

@@ -12,11 +12,11 @@ pyspark or pyarrow here.
 
 from __future__ import annotations
 
-from ..decode.model import Batch, Gap
+from ..decode.model import Batch, Gap, Record
 from ..report.records import batch_object as batch_dict
 from ..report.records import findings_list
 from ..report.records import gap_object as gap_dict
-from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS
+from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
 
 CHUNK_ROWS = 8192
 CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed out
@@ -25,7 +25,7 @@ CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed o
 class Columns:
     """Column lists for one level; ``take()`` returns and resets them."""
 
-    def __init__(self, fields, topic, partition, log_dir=None):
+    def __init__(self, fields: Fields, topic: str | None, partition: int | None, log_dir: str | None = None):
         self.names = [n for n, _ in fields]
         self.index = {n: i for i, n in enumerate(self.names)}
         self.topic = topic
@@ -41,7 +41,7 @@ class Columns:
     def full(self) -> bool:
         return self.rows >= CHUNK_ROWS or self.bytes >= CHUNK_BYTES
 
-    def take(self):
+    def take(self) -> tuple[list[list], int]:
         cols, n = self.cols, self.rows
         self._reset()
         return cols, n
@@ -62,29 +62,33 @@ class Columns:
     def error(self, file: str, message: str) -> None:
         self.add_dict(self.where({"type": "error", "file": file, "error": message}))
 
+    def add(self, item: Batch | Gap) -> None:
+        """The rows of one decoded item (each level has its own)."""
+        raise NotImplementedError
+
 
 class BatchColumns(Columns):
-    def __init__(self, topic, partition, log_dir=None):
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
         super().__init__(BATCH_FIELDS, topic, partition, log_dir)
 
-    def add(self, item) -> None:
+    def add(self, item: Batch | Gap) -> None:
         d = gap_dict(item) if isinstance(item, Gap) else batch_dict(item)
         self.add_dict(self.where(d))
 
 
 class FindingColumns(Columns):
-    def __init__(self, topic, partition, log_dir=None):
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
         super().__init__(FINDING_FIELDS, topic, partition, log_dir)
 
-    def add(self, item) -> None:
+    def add(self, item: Batch | Gap) -> None:
         if not item.findings:
             return
-        is_batch = isinstance(item, Batch)
+        batch = item if isinstance(item, Batch) else None
         base = self.where({
-            "type": "batch" if is_batch else "gap", "file": item.file, "position": item.position,
+            "type": "batch" if batch is not None else "gap", "file": item.file, "position": item.position,
             "size": item.size,
-            "baseOffset": item.base_offset if is_batch else None,
-            "lastOffset": item.last_offset if is_batch else None,
+            "baseOffset": batch.base_offset if batch is not None else None,
+            "lastOffset": batch.last_offset if batch is not None else None,
         })
         for f in findings_list(item.findings):
             self.add_dict({**base, **f})
@@ -94,7 +98,7 @@ class RecordColumns(Columns):
     """``records --json`` lines as rows: a gap line per gap, a findings line for a
     batch with findings (before its records), a record line per record."""
 
-    def __init__(self, topic, partition, log_dir=None):
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
         super().__init__(RECORD_FIELDS, topic, partition, log_dir)
         i = self.index
         self._rec = [i[n] for n in ("topic", "partition", "logDir", "type", "file", "position", "size", "batchPosition",
@@ -102,7 +106,7 @@ class RecordColumns(Columns):
                                     "offsetDelta", "timestampDelta", "control", "magic", "crc", "crcValid",
                                     "findings", "error")]
 
-    def add(self, item) -> None:
+    def add(self, item: Batch | Gap) -> None:
         if isinstance(item, Gap):
             self.add_dict(self.where(gap_dict(item)))
             return
@@ -113,7 +117,7 @@ class RecordColumns(Columns):
         if recs:
             self.add_records(item, recs)
 
-    def add_records(self, b: Batch, recs) -> None:
+    def add_records(self, b: Batch, recs: list[Record]) -> None:
         (c_topic, c_part, c_logdir, c_type, c_file, c_pos, c_size, c_bpos, c_off, c_ts, c_tst, c_key, c_val, c_hdr,
          c_od, c_td, c_ctl, c_magic, c_crc, c_crcv, c_find, c_err) = (self.cols[i] for i in self._rec)
         n = len(recs)

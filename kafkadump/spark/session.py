@@ -11,8 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import KafkadumpError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 MIN_PYSPARK = (4, 0)
 MIN_JAVA = 17
@@ -28,7 +32,7 @@ def in_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def _version_tuple(text: str):
+def _version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text)[:2])
 
 
@@ -92,7 +96,7 @@ def local_conf(master: str) -> dict:
 
 
 def build(master: str | None = None, conf: dict | None = None, app_name: str = "kafkadump",
-          quiet: bool = True):
+          quiet: bool = True) -> SparkSession:
     """A SparkSession with the ``kafkadump`` format registered.
 
     ``master`` None means ``local[*]``, or whatever ``spark-submit`` chose when

@@ -42,9 +42,11 @@ import math
 import os
 import re
 from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from ..decode import Batch, Options, iter_batches
+from ..decode import Batch, Gap, Options, iter_batches
+from ..decode.primitives import ByteBuffer
 from ..decode.step import decode_at, intact_batch_at, length_step
 from ..errors import InputError
 
@@ -54,7 +56,7 @@ DEFAULT_INCLUDE = ("*.log",)
 CHECK_EVERY = 4096
 
 
-def topic_partition(path: str):
+def topic_partition(path: str) -> tuple[str, int] | tuple[None, None]:
     """``(topic, partition)`` from the name of the file's directory (``orders-3``, and the
     ``orders-3.<uuid>-delete|-future|-stray`` forms a broker leaves), or ``(None, None)``."""
     from ..logdir.names import parse_partition_dir
@@ -92,11 +94,11 @@ def local_path(path: str) -> str | None:
     return path
 
 
-def _included(name: str, include) -> bool:
+def _included(name: str, include: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pat) for pat in include)
 
 
-def list_local(paths, include=DEFAULT_INCLUDE) -> list[tuple[str, int]]:
+def list_local(paths: Iterable[str], include: Iterable[str] = DEFAULT_INCLUDE) -> list[tuple[str, int]]:
     """``(absolute path, size)`` of every file the paths name, sorted, no duplicates.
 
     A file named directly is always taken; directories are walked recursively
@@ -132,7 +134,7 @@ def list_local(paths, include=DEFAULT_INCLUDE) -> list[tuple[str, int]]:
     return sorted(out.items())
 
 
-def plan(files, split_bytes: int = SPLIT_BYTES_DEFAULT, open_cost: int = OPEN_COST_DEFAULT,
+def plan(files: Iterable[tuple[str, int]], split_bytes: int = SPLIT_BYTES_DEFAULT, open_cost: int = OPEN_COST_DEFAULT,
          pack_bytes: int | None = None) -> list[list[tuple]]:
     """Tasks for ``[(path, size), ...]``: each a list of units ``(path, size, k, n)``.
 
@@ -172,9 +174,9 @@ class _LastValid:
     check runs backwards from the newest, so normally one CRC is computed.
     """
 
-    def __init__(self, buf, end, file, opt):
+    def __init__(self, buf: ByteBuffer, end: int, file: str, opt: Options):
         self.buf, self.end, self.file, self.opt = buf, end, file, opt
-        self.known = None            # position of the last confirmed-valid batch
+        self.known: int | None = None  # position of the last confirmed-valid batch
         self.cands = array("q")      # unchecked positions after ``known``
         self.checked = 0             # cands[:checked] are known invalid
 
@@ -198,7 +200,8 @@ class _LastValid:
         return self.known
 
 
-def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int):
+def cuts(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int
+         ) -> tuple[int, int, int]:
     """``(start, stop, resume)`` for task ``k`` of ``n``: walk positions.
 
     The task yields the walk's items in ``[start, stop)``; it starts its
@@ -222,6 +225,7 @@ def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: in
             if hi is None:
                 return start, end, resume
         if hi is not None and pos >= hi:
+            assert start is not None  # pos >= hi > lo: start was set at the first pos >= lo
             return start, pos, resume
         nxt = length_step(buf, pos, end, shallow)
         if nxt is not None:
@@ -239,7 +243,8 @@ def cuts(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: in
     return start, end, resume
 
 
-def iter_task(buf, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int):
+def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: int, k: int, n: int
+              ) -> Iterator[Batch | Gap]:
     """The items of task ``k`` of ``n`` over ``buf[:end]``: exactly the whole-file
     walk's items whose position falls in the task's range."""
     if n <= 1:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 
 from ..decode import Options
 from ..errors import InputError
-from ..sources.segment import open_segment
+from ..sources.segment import Segment, open_segment
 from .rows import COLUMNS
 from .splits import iter_task, local_path, log_dir, topic_partition
 
@@ -62,7 +63,7 @@ class _Spooled:
             pass
 
 
-def open_any(path: str):
+def open_any(path: str) -> tuple[Segment | _Spooled, bool]:
     """``(segment-like with .buf and .close(), local)`` for a local path or any URI."""
     lp = local_path(path)
     if lp is not None:
@@ -80,7 +81,8 @@ def options_for(shallow: bool = False, max_decompressed: int | None = None, max_
     return o
 
 
-def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options):
+def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options
+              ) -> Iterator[tuple[list[list], int]]:
     """Yield ``(columns, nrows)`` chunks of one task's rows.  Never raises on bad input:
     a file that cannot be opened, or an unexpected decoder failure, becomes one
     ``type = "error"`` row saying why."""
