@@ -125,3 +125,33 @@ def test_decoders_never_import_renderers_reports_or_the_cli():
 
 def test_graph_is_not_empty():
     assert len(MODULES) > 50 and sum(len(t) for t in GRAPH.values()) > 100
+
+
+# ARCHITECTURE.md's table, top to bottom: a module imports only from its own layer or the ones below
+LAYERS = [
+    ("kafkadump.cli", "kafkadump.__main__"),
+    ("kafkadump.spark",),
+    ("kafkadump.render", "kafkadump.describe"),
+    ("kafkadump.segment_report", "kafkadump.capture_report", "kafkadump.record_window", "kafkadump.logdir.dump",
+     "kafkadump.logdir.carve_report", "kafkadump.logdir.triage", "kafkadump.logdir.scan",
+     "kafkadump.logdir.partition"),
+    ("kafkadump.query", "kafkadump.inputs", "kafkadump.input_paths"),
+    ("kafkadump.report",),
+    # the decoders and the sources they read are one layer (sources type their buffers as the decoders do)
+    ("kafkadump.decode", "kafkadump.protocol", "kafkadump.internal_topics", "kafkadump.logdir", "kafkadump.sources"),
+    ("kafkadump.findings", "kafkadump.errors", "kafkadump"),
+]
+
+
+def _layer(module: str) -> int:
+    best, rank = -1, len(LAYERS)
+    for i, prefixes in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best:
+                best, rank = len(p), i
+    return rank
+
+
+def test_imports_go_down_the_layers():
+    up = sorted((m, t) for m in MODULES for t in GRAPH[m] if _layer(t) < _layer(m))
+    assert up == []
