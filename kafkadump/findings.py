@@ -56,6 +56,7 @@ class Code(str, Enum):
     # --- whole-file ------------------------------------------------------
     OFFSET_ORDER = "offset-order"              # batch offsets go backwards within a file
     SCAN_LIMIT = "scan-limit"                  # resync CRC budget spent: later candidates checked by header
+    FILE_CHANGED = "file-changed"              # the file shrank while it was read (truncated by the broker?)
     # --- log directories: indexes, snapshots, checkpoints, cross-checks (kafkadump.logdir) ---
     INDEX_ENTRY_MISMATCH = "index-entry-mismatch"    # offset index entry not at a batch boundary with its offset
     INDEX_NOT_MONOTONIC = "index-not-monotonic"      # offset index entries go backwards
@@ -126,6 +127,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.INNER_OFFSETS: Severity.WARNING,
     Code.OFFSET_ORDER: Severity.WARNING,
     Code.SCAN_LIMIT: Severity.WARNING,
+    Code.FILE_CHANGED: Severity.ERROR,
     Code.FRAME_SIZE_INVALID: Severity.ERROR,
     Code.FRAME_TRAILING: Severity.WARNING,
     Code.FIELD_MALFORMED: Severity.ERROR,
@@ -198,6 +200,8 @@ DESCRIPTION: dict[Code, str] = {
     Code.SCAN_LIMIT: "resynchronising after damage spent its CRC budget (--max-scan times the input) on "
                      "candidates that were not intact batches; from the offset given, candidates are accepted "
                      "by their headers (bounded work on hostile input)",
+    Code.FILE_CHANGED: "the file shrank while kafkadump read it (log retention or recovery truncating a live "
+                       "segment): the bytes still there are decoded, the rest is gone",
     Code.FRAME_SIZE_INVALID: "a protocol frame's size prefix is impossible or disagrees with its body",
     Code.FRAME_TRAILING: "bytes remain in a protocol frame after its decoded body",
     Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",

@@ -9,13 +9,15 @@ file's mapped pages as they pass them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from enum import Enum
 from mmap import mmap
 from typing import BinaryIO
 
+from .decode.model import Batch, Gap
 from .decode.walk import find_next_batch
 from .errors import InputError
+from .findings import Code, Finding
 from .logdir import names
 from .sources.pcap import is_capture
 from .sources.segment import Segment, open_segment
@@ -57,7 +59,9 @@ def sniff(path: str, buf: ByteBuffer, size: int) -> InputKind:
     """The kind of the file at ``path`` whose bytes are ``buf`` (``size`` of them).
 
     The name decides only when the bytes agree: a file named ``.index`` that
-    does hold batches is :attr:`InputKind.BATCHES`.
+    does hold batches is :attr:`InputKind.BATCHES`.  A file named as a
+    segment is decoded as one whatever its head (erased flash, a log line
+    written over it): garbage, then the batches after it.
     """
     kind = names.classify(path).kind
     if size == 0:
@@ -65,6 +69,8 @@ def sniff(path: str, buf: ByteBuffer, size: int) -> InputKind:
     head = bytes(buf[:SNIFF_BYTES])
     if is_capture(head[:4]):
         return InputKind.CAPTURE
+    if kind in (names.SEGMENT, names.KRAFT_SNAPSHOT):
+        return InputKind.BATCHES  # named as a segment: decoded as one (garbage, then resync)
     if kind in _NOT_SEGMENT and find_next_batch(buf, 0, size, limit=SNIFF_BYTES) is None:
         return InputKind.LOG_DIR_FILE
     if looks_like_text(head) and find_next_batch(buf, 0, size, limit=SNIFF_BYTES) is None:
@@ -85,6 +91,44 @@ def check_batches(path: str, seg: Segment) -> None:
     if kind is InputKind.TEXT:
         raise InputError(f"{path}: is text, not record batches; for a hex dump use 'kafkadump capture {path}', "
                          f"for a checkpoint or properties file 'kafkadump dump {path}'")
+
+
+Walk = Callable[[int, int], Generator[Batch | Gap, None, None]]
+
+
+def _shrunk(path: str, was: int, now: int) -> Gap:
+    return Gap(path, now, 0, [Finding(Code.FILE_CHANGED, now,
+                                      f"the file shrank from {was} to {now} bytes while it was read; "
+                                      f"the bytes still there are decoded")])
+
+
+def guarded_walk(seg: Segment, path: str, walk: Walk) -> Iterator[Batch | Gap]:
+    """The items of ``walk(start, end)`` over ``seg``, its size checked at every item boundary.
+
+    A file truncated while it is read (the broker's retention or recovery)
+    must not fault on the pages past its new end: the walk stops, a
+    ``file-changed`` finding says so, and the bytes still there are walked.
+    """
+    end = seg.current_size()
+    if end < seg.size:
+        yield _shrunk(path, seg.size, end)
+    pos = 0
+    items = walk(0, end)
+    while True:
+        item = next(items, None)
+        if item is None:
+            break
+        yield item
+        pos = item.position + item.size
+        now = seg.current_size()
+        if now < end:
+            items.close()
+            yield _shrunk(path, end, now)
+            end = now
+            items = walk(min(pos, end), end)
+    now = seg.current_size()
+    if now < end:
+        yield _shrunk(path, end, now)
 
 
 def open_segments(paths: Iterable[str]) -> Iterator[tuple[str, Segment]]:
@@ -141,5 +185,5 @@ def read_capture_input(path: str, stdin: BinaryIO | None = None
     return CaptureKind.BINARY, buf, close
 
 
-__all__ = ["InputKind", "sniff", "check_batches", "open_segments", "looks_like_text", "CaptureKind",
+__all__ = ["InputKind", "sniff", "check_batches", "open_segments", "guarded_walk", "looks_like_text", "CaptureKind",
            "read_capture_input"]

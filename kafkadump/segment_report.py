@@ -10,7 +10,8 @@ status.  Nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,11 +19,11 @@ from .decode import CrcScan, Options, iter_batches
 from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
 from .errors import UsageError
-from .inputs import check_batches, open_segments
+from .inputs import Walk, check_batches, guarded_walk, open_segments
 from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
-from .sources.segment import open_segment
+from .sources.segment import Segment, open_segment
 
 if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
@@ -70,9 +71,16 @@ def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[F
     """``batches``: every batch (or top-level legacy message) and gap of every file."""
     for path, seg in open_segments(paths):
         yield FileStart(path, len(paths))
-        for item in iter_batches(seg.buf, path, options=options):
+        for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
             yield item
+
+
+def _walker(seg: Segment, path: str, options: Options) -> Walk:
+    """``iter_batches`` over ``seg`` from ``start`` to ``end`` (for :func:`guarded_walk`)."""
+    def walk(start: int, end: int) -> Generator[Batch | Gap, None, None]:
+        return iter_batches(seg.buf, path, start=start, end=end, options=options)
+    return walk
 
 
 def _internal_decoder(decode: str, path: str) -> Decoder | None:
@@ -97,7 +105,7 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     for path, seg in open_segments(paths):
         internal = _internal_decoder(decode, path)
         yield FileStart(path, len(paths), decoded=internal is not None)
-        for item in iter_batches(seg.buf, path, options=options):
+        for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
             if isinstance(item, Gap):
                 yield item
@@ -119,17 +127,39 @@ def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[Fil
     options = dataclasses.replace(options, records=False)
     for path, seg in open_segments(paths):
         yield FileStart(path, len(paths))
-        scan = CrcScan(seg.buf, path, options)
-        for item in scan:
+        for item in _crc_items(seg, path, options, totals):
             tally.see(item.findings)
             totals.findings += len(item.findings)
             yield item
         totals.files += 1
-        totals.batches += scan.batches
-        totals.bytes += seg.size
-        totals.bad += scan.bad
     totals.valid = not tally.problems
     yield totals
+
+
+def _crc_items(seg: Segment, path: str, options: Options, totals: CrcTotals) -> Iterator[Batch | Gap]:
+    """The problem items of ``seg`` by the CRC scan, counted in ``totals``; if the file shrinks
+    while it is read, the rest of what is still there is walked by :func:`guarded_walk`."""
+    scan = CrcScan(seg.buf, path, options)
+    end = 0
+    for item in scan:
+        yield item
+        end = item.position + item.size
+        if seg.current_size() < seg.size:
+            break
+    totals.batches += scan.batches
+    totals.bad += scan.bad
+    totals.bytes += min(seg.size, seg.current_size())
+    if seg.current_size() >= seg.size:
+        return
+    options = dataclasses.replace(options, records=False)
+    rest = guarded_walk(seg, path, lambda _, now: iter_batches(seg.buf, path, start=min(end, now), end=now,
+                                                             options=options))
+    for item in rest:
+        if isinstance(item, Batch):
+            totals.batches += 1
+        if item.findings:
+            totals.bad += any(f.severity.value != "info" for f in item.findings)
+            yield item
 
 
 @dataclass
