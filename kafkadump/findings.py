@@ -94,6 +94,7 @@ class Code(str, Enum):
     TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
     TCP_CONFLICT = "tcp-overlap-conflict"      # retransmitted TCP data differs from the first copy
     CAPTURE_MALFORMED = "capture-malformed"    # pcap/pcapng structure or packet headers broken
+    PACKETS_NOT_READ = "packets-not-read"      # packets in the capture kafkadump did not read (counted by reason)
     # --- internal topics (kafkadump.internal_topics) ------------------------------------
     INTERNAL_TYPE_UNKNOWN = "internal-type-unknown"        # key version / metadata apiKey names no known schema
     INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
@@ -142,6 +143,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.TCP_RETRANSMISSION: Severity.INFO,
     Code.TCP_CONFLICT: Severity.WARNING,
     Code.CAPTURE_MALFORMED: Severity.ERROR,
+    Code.PACKETS_NOT_READ: Severity.WARNING,
     # log directories (kafkadump.logdir)
     Code.INDEX_ENTRY_MISMATCH: Severity.ERROR,
     Code.INDEX_NOT_MONOTONIC: Severity.ERROR,
@@ -216,6 +218,9 @@ DESCRIPTION: dict[Code, str] = {
     Code.TCP_RETRANSMISSION: "TCP data retransmitted (identical copy ignored)",
     Code.TCP_CONFLICT: "retransmitted TCP data differs from the first copy (first copy kept)",
     Code.CAPTURE_MALFORMED: "the pcap/pcapng file or a packet header in it is malformed",
+    Code.PACKETS_NOT_READ: "packets in the capture that kafkadump did not read, counted by reason (a link type it "
+                           "cannot read, fragments never completed, headers cut short): their bytes are in the "
+                           "file, not missing from the capture",
     # log directories (kafkadump.logdir)
     Code.INDEX_ENTRY_MISMATCH: "an offset index entry does not point at a batch boundary whose offsets match it",
     Code.INDEX_NOT_MONOTONIC: "offset index entries do not increase (offset or position goes backwards)",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
+from collections.abc import Callable
 
 from ..errors import InputError
 
@@ -67,6 +68,24 @@ def _read_stream(path: str, fd: int) -> bytes:
     if total > MAX_STREAM:
         raise InputError(f"{path}: more than {MAX_STREAM} bytes from a pipe; save them to a file first")
     return b"".join(chunks)
+
+
+def page_releaser(buf: object) -> Callable[[int], None] | None:
+    """For a mapped ``buf``: a function handing its resident pages before a position back
+    to the kernel (a read-only file mapping: they stay in the page cache); else None."""
+    if not isinstance(buf, mmap.mmap) or not hasattr(buf, "madvise"):
+        return None
+    mapped = buf
+
+    def release(upto: int) -> None:
+        upto -= upto % mmap.PAGESIZE
+        if upto > 0:
+            try:
+                mapped.madvise(mmap.MADV_DONTNEED, 0, upto)
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    return release
 
 
 class Segment:
