@@ -17,14 +17,15 @@ damaged).  An all-zero tail is a preallocated segment's unused space, not
 damage.
 
 :func:`carve` yields items as it goes; nothing is held but the current
-range.  Writing the recovered batches is the command's job.
+range, and of its findings the first few of each code (the rest summarised:
+count, first and last offset).  Writing the recovered batches is the command's job.
 """
 
 from __future__ import annotations
 
 from ..decode import Batch, Gap, Options
 from ..decode.step import ScanBudget, decode_at, find_next_batch
-from ..findings import Code
+from ..findings import BoundedFindings, Code, Finding
 
 
 class Recovered:
@@ -48,13 +49,14 @@ class Damaged:
     """A damaged byte range ``[start, end)`` and what it held."""
 
     __slots__ = ("file", "start", "end", "findings", "lost_first", "lost_last", "claimed_first", "claimed_last",
-                 "batches", "nothing_lost")
+                 "batches", "nothing_lost", "log")
 
     def __init__(self, file, start):
         self.file = file
         self.start = start
         self.end = start
-        self.findings = []
+        self.findings: list[Finding] = []  # set when the range closes: the log's, bounded
+        self.log = BoundedFindings()
         self.lost_first = None     # inferred from the neighbours; None: unknown (no intact batch before)
         self.lost_last = None      # None: unknown (no intact batch after: damage to the end)
         self.nothing_lost = False  # the intact neighbours are contiguous
@@ -102,6 +104,7 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
         nonlocal damage
         d = damage
         damage = None
+        d.findings = d.log.findings()
         d.lost_first = None if prev_last is None else prev_last + 1
         d.lost_last = None if next_base is None else next_base - 1
         if d.lost_first is not None and d.lost_last is not None and d.lost_last < d.lost_first:
@@ -126,7 +129,7 @@ def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Opti
             if damage is None:
                 damage = Damaged(file, it.position)
             damage.end = max(damage.end, it.position + it.size)
-            damage.findings.extend(it.findings)
+            damage.log.extend(it.findings)
             if isinstance(it, Batch):
                 damage.claim(it)
         # a batch whose CRC failed may hide intact batches behind a damaged length
