@@ -43,7 +43,7 @@ def fragmented_capture(n: int, whole: int = 0) -> tuple[bytes, int]:
     frames = 0
     for k in range(n + whole):
         c, idx, _ = cb.kafka_conversation(bld.simple_batch(0, 3).data, segment=1400)
-        c.client = ("10.0.%d.%d" % (k // 250, k % 250 + 1), 50000)
+        c.client = (f"10.0.{k // 250}.{k % 250 + 1}", 50000)
         lost = set(idx["fetch_resp"][-1:]) if k >= n else set()
         for i, (t, ip, info) in enumerate(c.packets):
             ip = _renumber(ip, k * 100 + i)

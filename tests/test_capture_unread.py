@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import struct
 
-import builders as bld
 import capture_builders as cb
 import capture_scaled as cs
 import pytest

@@ -12,7 +12,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 
 import builders as bld
 import capture_builders as cb

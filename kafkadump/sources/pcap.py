@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import ipaddress
 import struct
-
 from collections import Counter
 
 from ..errors import InputError
