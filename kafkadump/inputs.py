@@ -9,7 +9,7 @@ file's mapped pages as they pass them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
 from mmap import mmap
 from typing import BinaryIO
@@ -93,7 +93,7 @@ def check_batches(path: str, seg: Segment) -> None:
                          f"for a checkpoint or properties file 'kafkadump dump {path}'")
 
 
-Walk = Callable[[int, int], Generator[Batch | Gap, None, None]]
+Walk = Callable[[int, int], Iterator[Batch | Gap]]
 
 
 def _shrunk(path: str, was: int, now: int) -> Gap:
@@ -122,7 +122,9 @@ def guarded_walk(seg: Segment, path: str, walk: Walk) -> Iterator[Batch | Gap]:
         pos = item.position + item.size
         now = seg.current_size()
         if now < end:
-            items.close()
+            close = getattr(items, "close", None)  # a generator: finish it now
+            if close is not None:
+                close()
             yield _shrunk(path, end, now)
             end = now
             items = walk(min(pos, end), end)

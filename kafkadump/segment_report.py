@@ -11,7 +11,7 @@ status.  Nothing here prints.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,7 +78,7 @@ def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[F
 
 def _walker(seg: Segment, path: str, options: Options) -> Walk:
     """``iter_batches`` over ``seg`` from ``start`` to ``end`` (for :func:`guarded_walk`)."""
-    def walk(start: int, end: int) -> Generator[Batch | Gap, None, None]:
+    def walk(start: int, end: int) -> Iterator[Batch | Gap]:
         return iter_batches(seg.buf, path, start=start, end=end, options=options)
     return walk
 

@@ -202,7 +202,7 @@ def write_dump_json(events, out) -> None:
             path = ev[1]
             continue
         if ev[0] == "text" and "entries" in ev[2]:
-            write_text_json(ev[1], path, ev[2], ev[3], out)
+            write_text_json(ev[1], path or "-", ev[2], ev[3], out)
             continue
         obj = _dump_object(ev, path)
         if obj is not None:
