@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from enum import Enum
 from mmap import mmap
+from time import monotonic
 from typing import BinaryIO
 
 from .decode.model import Batch, Gap
@@ -102,8 +103,13 @@ def _shrunk(path: str, was: int, now: int) -> Gap:
                                       f"the bytes still there are decoded")])
 
 
+# the size is checked after an item when this long has passed since the last check: a consumer that
+# paused (a full pipe, a slow terminal) is checked before the walk reads on; a busy walk costs nothing
+CHECK_EVERY = 0.002
+
+
 def guarded_walk(seg: Segment, path: str, walk: Walk) -> Iterator[Batch | Gap]:
-    """The items of ``walk(start, end)`` over ``seg``, its size checked at every item boundary.
+    """The items of ``walk(start, end)`` over ``seg``, its size checked at item boundaries.
 
     A file truncated while it is read (the broker's retention or recovery)
     must not fault on the pages past its new end: the walk stops, a
@@ -112,22 +118,26 @@ def guarded_walk(seg: Segment, path: str, walk: Walk) -> Iterator[Batch | Gap]:
     end = seg.current_size()
     if end < seg.size:
         yield _shrunk(path, seg.size, end)
-    pos = 0
     items = walk(0, end)
+    last = monotonic()
     while True:
-        item = next(items, None)
-        if item is None:
+        for item in items:
+            yield item
+            t = monotonic()
+            if t - last < CHECK_EVERY:
+                continue
+            last = t
+            now = seg.current_size()
+            if now < end:
+                close = getattr(items, "close", None)  # a generator: finish it now
+                if close is not None:
+                    close()
+                yield _shrunk(path, end, now)
+                items = walk(min(item.position + item.size, now), now)
+                end = now
+                break
+        else:
             break
-        yield item
-        pos = item.position + item.size
-        now = seg.current_size()
-        if now < end:
-            close = getattr(items, "close", None)  # a generator: finish it now
-            if close is not None:
-                close()
-            yield _shrunk(path, end, now)
-            end = now
-            items = walk(min(pos, end), end)
     now = seg.current_size()
     if now < end:
         yield _shrunk(path, end, now)
