@@ -11,7 +11,7 @@ status.  Nothing here prints.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from .decode import CrcScan, Options, iter_batches
 from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
 from .errors import UsageError
+from .findings import Code
 from .inputs import Walk, check_batches, guarded_walk, open_segments
 from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
@@ -136,16 +137,39 @@ def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[Fil
     yield totals
 
 
+class _Shrunk(Exception):
+    """The file shrank while the CRC scan read it (raised at a page-release point, before the pages
+    past the new end are read)."""
+
+    def __init__(self, upto: int):
+        super().__init__(upto)
+        self.upto = upto
+
+
+def _checking_release(seg: Segment, release: Callable[[int], None] | None) -> Callable[[int], None]:
+    """The scan's page release (every 32 MiB), checking the file's size as well."""
+    def release_and_check(upto: int) -> None:
+        if release is not None:
+            release(upto)
+        if seg.current_size() < seg.size:
+            raise _Shrunk(upto)
+    return release_and_check
+
+
 def _crc_items(seg: Segment, path: str, options: Options, totals: CrcTotals) -> Iterator[Batch | Gap]:
     """The problem items of ``seg`` by the CRC scan, counted in ``totals``; if the file shrinks
     while it is read, the rest of what is still there is walked by :func:`guarded_walk`."""
     scan = CrcScan(seg.buf, path, options)
+    scan.release = _checking_release(seg, scan.release)
     end = 0
-    for item in scan:
-        yield item
-        end = item.position + item.size
-        if seg.current_size() < seg.size:
-            break
+    try:
+        for item in scan:
+            yield item
+            end = item.position + item.size
+            if seg.current_size() < seg.size:
+                break
+    except _Shrunk as e:
+        end = max(end, e.upto)
     totals.batches += scan.batches
     totals.bad += scan.bad
     totals.bytes += min(seg.size, seg.current_size())
@@ -157,6 +181,8 @@ def _crc_items(seg: Segment, path: str, options: Options, totals: CrcTotals) -> 
     for item in rest:
         if isinstance(item, Batch):
             totals.batches += 1
+            # the CRC scan judges each batch on its own: the walk's offset-order is not its verdict
+            item.findings = [f for f in item.findings if f.code is not Code.OFFSET_ORDER]
         if item.findings:
             totals.bad += any(f.severity.value != "info" for f in item.findings)
             yield item

@@ -15,6 +15,7 @@ from measured import RSS_LIMIT_MB, findings_of, json_lines, kd
 MUTATION_CODES = {"file-changed"}
 
 HEAD = 65536
+SEG_NAME = "00000000000000000000.log"
 
 
 def head_then_batches(head: bytes, batches: int = 100) -> tuple[bytes, list[int]]:
@@ -130,3 +131,44 @@ def test_a_file_shrunk_before_the_walk_is_walked_to_its_new_end(tmp_path):
         items = list(guarded_walk(seg, str(path), lambda s, e: iter_batches(seg.buf, str(path), start=s, end=e)))
     assert items[0].findings[0].code.value == "file-changed" and items[0].findings[0].offset == positions[5]
     assert [i.position for i in items[1:]] == positions[:5]
+
+
+@pytest.mark.parametrize("batches", [60, 6])  # 60 MiB: the threaded scan; 6 MiB: the serial one
+def test_verify_crc_of_a_clean_file_truncated_mid_scan(tmp_path, monkeypatch, batches):
+    """The CRC scan yields nothing on a clean file: its page-release points check the size.  The file
+    is cut at the first of them (as a broker would, while the scan runs)."""
+    from kafkadump.decode import Batch, Gap, Options
+    from kafkadump.decode import walk as W
+    from kafkadump.report.status import Tally
+    from kafkadump.segment_report import crc_report
+
+    path = tmp_path / SEG_NAME
+    one = bld.simple_batch(0, 1, value_size=(1 << 20) - 100).data
+    with open(path, "wb") as f:
+        for _ in range(batches):
+            f.write(one)  # the same batch again and again: the scan judges each on its own
+    size = path.stat().st_size
+    # the threaded scan reads up to 32 MiB ahead of its release points: the cut is beyond that
+    cut = size * 3 // 4 // len(one) * len(one)
+    real = W.page_releaser
+
+    def cutting_releaser(buf):
+        release = real(buf)
+
+        def cut_then_release(upto):
+            if os.path.getsize(path) == size:
+                os.truncate(path, cut)
+            if release is not None:
+                release(upto)
+        return cut_then_release
+
+    monkeypatch.setattr(W, "page_releaser", cutting_releaser)
+    monkeypatch.setattr(W, "RELEASE_STEP", 1 << 20)
+    tally = Tally()
+    items = list(crc_report([str(path)], Options(), tally))
+    changed = [f for it in items if isinstance(it, (Batch, Gap)) for f in it.findings
+               if f.code.value == "file-changed"]
+    assert len(changed) == 1 and changed[0].offset == cut, [(i.position, [f.message for f in i.findings]) for i in items[1:-1]]
+    totals = items[-1]
+    assert totals.batches == cut // len(one) and totals.bytes == cut and tally.problems == 1, \
+        [(i.position, [f.message for f in i.findings]) for i in items[1:-1]]
