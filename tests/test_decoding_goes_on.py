@@ -102,7 +102,7 @@ def run_and_truncate(path, size: int, command: str) -> tuple[int, list[dict], st
     return p.returncode, json_lines((first + out).decode()), err.decode()
 
 
-@pytest.mark.parametrize("command", ["batches", "records", "verify-crc"])
+@pytest.mark.parametrize("command", ["batches", "records", "verify-crc", "carve"])
 def test_truncated_while_read_is_file_changed(tmp_path, command):
     path = tmp_path / "00000000000000000000.log"
     size = (bad_crc_segment if command == "verify-crc" else big_segment)(path)
@@ -112,7 +112,7 @@ def test_truncated_while_read_is_file_changed(tmp_path, command):
     changed = [f for f in findings_of(docs) if f["code"] == "file-changed"]
     assert len(changed) == 1 and changed[0]["offset"] == size // 3 and changed[0]["severity"] == "error"
     # the bytes still there were decoded, up to the new end
-    ends = [d["position"] + d["size"] for d in docs if d["type"] in ("batch", "gap") and d.get("size")]
+    ends = [d["position"] + d["size"] for d in docs if d["type"] in ("batch", "gap", "recovered") and d.get("size")]
     ends += [d["batchPosition"] for d in docs if d["type"] == "record"]
     assert max(ends) >= size // 3 - 100_000
 

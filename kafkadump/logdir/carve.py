@@ -68,6 +68,10 @@ class Damaged:
     def size(self):
         return self.end - self.start
 
+    @property
+    def position(self):
+        return self.start
+
     def claim(self, b: Batch) -> None:
         self.batches += 1
         lo, hi = b.base_offset, b.last_offset
@@ -90,13 +94,19 @@ class Padding:
     def size(self):
         return self.end - self.start
 
+    @property
+    def position(self):
+        return self.start
 
-def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Options | None = None):
-    """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items in file order."""
-    end = len(buf)
+
+def carve(buf, file: str = "-", *, base_offset: int | None = None, options: Options | None = None,
+          start: int = 0, end: int | None = None):
+    """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items of ``buf[start:end]`` in
+    file order."""
+    end = len(buf) if end is None else end
     opt = (options or Options()).shallow()
-    budget = ScanBudget.for_walk(opt, end)
-    pos = 0
+    budget = ScanBudget.for_walk(opt, end - start)
+    pos = start
     prev_last = None if base_offset is None else base_offset - 1
     damage: Damaged | None = None
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..errors import OutputError, UsageError
+from ..inputs import file_changed, guarded_walk
 from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
@@ -156,7 +157,11 @@ def carve_report(segment: str, tally: Tally, output: str | None = None, force: b
         try:
             fn = names.classify(segment)
             base = fn.offset if fn.kind == names.SEGMENT else None
-            for item in carve(seg.buf, segment, base_offset=base):
+
+            def walk(start: int, end: int) -> Iterator[Recovered | Damaged | Padding]:
+                return carve(seg.buf, segment, base_offset=base, start=start, end=end)
+
+            for item in guarded_walk(seg, segment, walk, _changed):
                 if isinstance(item, Recovered):
                     b = item.batch
                     totals.add_recovered(b)
@@ -177,6 +182,14 @@ def carve_report(segment: str, tally: Tally, output: str | None = None, force: b
         if writer:
             totals.output_sha256 = writer.sha256
         yield totals
+
+
+def _changed(path: str, was: int, now: int) -> Damaged:
+    """The bytes from ``now`` to ``was`` went while carving (the file was truncated): a damaged range."""
+    d = Damaged(path, now)
+    d.end = was
+    d.findings = [file_changed(was, now)]
+    return d
 
 
 __all__ = ["CarveOutput", "CarveTotals", "carve_report"]
