@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from .decode import CrcScan, Options, iter_batches
 from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
-from .errors import UsageError
+from .errors import InputError, UsageError
 from .findings import Code
-from .inputs import Walk, check_batches, guarded_walk, open_segments
+from .inputs import Walk, check_batches, file_changed, guarded_walk, open_segments
 from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
@@ -216,7 +216,10 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
                     "offset " + str(offset) if offset is not None else
                     "batch " + str(index) if index is not None else "batch at all")
             raise UsageError(f"{path}: no {what} in this file")
+        _still_there(seg, path, item)
         decoded, spans = decode_spanned(seg.buf, item, options)
+        if seg.current_size() < seg.size:
+            decoded.findings.append(file_changed(seg.size, seg.current_size()))
         kind = resolve_kind(decode, path)
         if kind is not None:
             from .internal_topics.record_decoder import expand_spans
@@ -226,8 +229,16 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         tally.see(decoded.findings)
         start, end = item.position, item.position + item.size
         before = bytes(seg.buf[max(0, start - context):start]) if context else b""
-        after = bytes(seg.buf[end:end + context]) if context else b""
+        after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
         return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after)
+
+
+def _still_there(seg: Segment, path: str, item: Batch | Gap) -> None:
+    """Refuse (exit 2) to show an item the file no longer holds (truncated while it was located)."""
+    now = seg.current_size()
+    if item.position + item.size > now:
+        raise InputError(f"{path}: the file shrank from {seg.size} to {now} bytes while it was read; "
+                         f"the item at {item.position} is gone")
 
 
 __all__ = ["FileStart", "RecordsOf", "CrcTotals", "HexdumpView", "batch_report", "record_report", "crc_report",
