@@ -36,10 +36,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..findings import Code, Finding
+from ..sources.segment import page_releaser
 from . import names
 
 # what every decoder returns: the file's content (JSON-ready, camelCase) and its findings
 Decoded = tuple[dict[str, Any], list[Finding]]
+RELEASE_STEP = 8 << 20
 # a file's bytes: in memory, or its read-only mapping
 ByteBuffer = bytes | bytearray | mmap.mmap
 
@@ -56,7 +58,12 @@ def _buffer_lines(buf: ByteBuffer) -> Iterator[tuple[int, str]]:
     """``(byte offset, text)`` of each line of ``buf`` (bytes or a mapping), one at a time; a final
     newline ends the last line (no empty line after it); invalid UTF-8 is replaced."""
     pos, n = 0, len(buf)
+    release = page_releaser(buf)  # a mapping: its pages behind are handed back as it is read
+    released = 0
     while pos < n:
+        if release is not None and pos - released >= RELEASE_STEP:
+            release(pos)
+            released = pos
         nl = buf.find(b"\n", pos)
         stop = n if nl < 0 else nl
         yield pos, bytes(buf[pos:stop]).rstrip(b"\r").decode("utf-8", "replace")
