@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .decode import CrcScan, Options, iter_batches
+from .decode.guard import Walk, file_changed, guarded_walk
 from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
 from .errors import InputError, UsageError
 from .findings import Code
-from .inputs import Walk, check_batches, file_changed, guarded_walk, open_segments
+from .inputs import check_batches, open_segments
 from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
 from .report.status import Tally

@@ -120,7 +120,7 @@ def test_truncated_while_read_is_file_changed(tmp_path, command):
 def test_a_file_shrunk_before_the_walk_is_walked_to_its_new_end(tmp_path):
     """The guard itself: a mapping longer than the file (cut between open and walk)."""
     from kafkadump.decode import iter_batches
-    from kafkadump.inputs import guarded_walk
+    from kafkadump.decode.guard import guarded_walk
     from kafkadump.sources.segment import open_segment
 
     path = tmp_path / "00000000000000000000.log"

@@ -15,8 +15,8 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..decode.guard import file_changed, guarded_walk
 from ..errors import OutputError, UsageError
-from ..inputs import file_changed, guarded_walk
 from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
