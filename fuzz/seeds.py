@@ -113,6 +113,23 @@ def _text():
 def _pcaps():
     yield from _files(CORPUS / "real" / "pcaps", "*.pcap")
     yield from _files(CORPUS / "real" / "pcaps", "*.pcapng")
+    yield from _generated_pcaps()
+
+
+def _generated_pcaps():
+    """Small instances of the capture generators (tests/capture_scaled.py): IPv4 fragments, a
+    fragment lost, TSO super-packets, a link type kafkadump cannot read, a huge size prefix."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import capture_builders as cb
+    import capture_scaled as cs
+
+    yield cs.fragmented_capture(1, whole=1)[0]
+    yield cs.unknown_link_capture(3)
+    yield cs.bogus_prefix_capture(2)[0]
+    c, _, _ = cs.conversation()
+    yield cb.pcap([(t, cs.tso(ip)) for t, ip, _ in c.packets])[0]
 
 
 def _frames():

@@ -7,6 +7,7 @@ options that contradict each other, a runtime that is missing.
     KafkadumpError        the root: catch this to map any of them to exit 2
         InputError        the input itself: missing, a directory, unreadable, not the kind expected
         UsageError        the command line: options that contradict each other or name nothing
+        OutputError       an output cannot be written (a full disk, a write error): which file, and why
 """
 
 from __future__ import annotations
@@ -24,4 +25,8 @@ class UsageError(KafkadumpError):
     """Options that cannot be honoured as given: exit 2."""
 
 
-__all__ = ["KafkadumpError", "InputError", "UsageError"]
+class OutputError(KafkadumpError):
+    """An output that cannot be written (a full disk, an I/O error): exit 2, naming the file."""
+
+
+__all__ = ["KafkadumpError", "InputError", "UsageError", "OutputError"]

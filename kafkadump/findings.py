@@ -56,6 +56,9 @@ class Code(str, Enum):
     # --- whole-file ------------------------------------------------------
     OFFSET_ORDER = "offset-order"              # batch offsets go backwards within a file
     SCAN_LIMIT = "scan-limit"                  # resync CRC budget spent: later candidates checked by header
+    FILE_CHANGED = "file-changed"              # the file shrank while it was read (truncated by the broker?)
+    TRACKING_LIMIT = "tracking-limit"          # more entities (producers) than kafkadump follows: the rest not checked
+    FINDINGS_SUMMARISED = "findings-summarised"  # more findings of a code than are listed: count, first, last
     # --- log directories: indexes, snapshots, checkpoints, cross-checks (kafkadump.logdir) ---
     INDEX_ENTRY_MISMATCH = "index-entry-mismatch"    # offset index entry not at a batch boundary with its offset
     INDEX_NOT_MONOTONIC = "index-not-monotonic"      # offset index entries go backwards
@@ -93,6 +96,7 @@ class Code(str, Enum):
     TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
     TCP_CONFLICT = "tcp-overlap-conflict"      # retransmitted TCP data differs from the first copy
     CAPTURE_MALFORMED = "capture-malformed"    # pcap/pcapng structure or packet headers broken
+    PACKETS_NOT_READ = "packets-not-read"      # packets in the capture kafkadump did not read (counted by reason)
     # --- internal topics (kafkadump.internal_topics) ------------------------------------
     INTERNAL_TYPE_UNKNOWN = "internal-type-unknown"        # key version / metadata apiKey names no known schema
     INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
@@ -126,6 +130,9 @@ SEVERITY: dict[Code, Severity] = {
     Code.INNER_OFFSETS: Severity.WARNING,
     Code.OFFSET_ORDER: Severity.WARNING,
     Code.SCAN_LIMIT: Severity.WARNING,
+    Code.FILE_CHANGED: Severity.ERROR,
+    Code.FINDINGS_SUMMARISED: Severity.INFO,
+    Code.TRACKING_LIMIT: Severity.WARNING,
     Code.FRAME_SIZE_INVALID: Severity.ERROR,
     Code.FRAME_TRAILING: Severity.WARNING,
     Code.FIELD_MALFORMED: Severity.ERROR,
@@ -140,6 +147,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.TCP_RETRANSMISSION: Severity.INFO,
     Code.TCP_CONFLICT: Severity.WARNING,
     Code.CAPTURE_MALFORMED: Severity.ERROR,
+    Code.PACKETS_NOT_READ: Severity.WARNING,
     # log directories (kafkadump.logdir)
     Code.INDEX_ENTRY_MISMATCH: Severity.ERROR,
     Code.INDEX_NOT_MONOTONIC: Severity.ERROR,
@@ -198,6 +206,12 @@ DESCRIPTION: dict[Code, str] = {
     Code.SCAN_LIMIT: "resynchronising after damage spent its CRC budget (--max-scan times the input) on "
                      "candidates that were not intact batches; from the offset given, candidates are accepted "
                      "by their headers (bounded work on hostile input)",
+    Code.FILE_CHANGED: "the file shrank while kafkadump read it (log retention or recovery truncating a live "
+                       "segment): the bytes still there are decoded, the rest is gone",
+    Code.TRACKING_LIMIT: "more producers in a segment or partition than kafkadump follows (its state is "
+                         "bounded): the sequences and transactions of the producers beyond are not checked",
+    Code.FINDINGS_SUMMARISED: "more findings of one code than are listed (a long damaged range): how many more, "
+                              "and the offsets of the first and the last of them (offset and length span them)",
     Code.FRAME_SIZE_INVALID: "a protocol frame's size prefix is impossible or disagrees with its body",
     Code.FRAME_TRAILING: "bytes remain in a protocol frame after its decoded body",
     Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",
@@ -212,6 +226,9 @@ DESCRIPTION: dict[Code, str] = {
     Code.TCP_RETRANSMISSION: "TCP data retransmitted (identical copy ignored)",
     Code.TCP_CONFLICT: "retransmitted TCP data differs from the first copy (first copy kept)",
     Code.CAPTURE_MALFORMED: "the pcap/pcapng file or a packet header in it is malformed",
+    Code.PACKETS_NOT_READ: "packets in the capture that kafkadump did not read, counted by reason (a link type it "
+                           "cannot read, fragments never completed, headers cut short): their bytes are in the "
+                           "file, not missing from the capture",
     # log directories (kafkadump.logdir)
     Code.INDEX_ENTRY_MISMATCH: "an offset index entry does not point at a batch boundary whose offsets match it",
     Code.INDEX_NOT_MONOTONIC: "offset index entries do not increase (offset or position goes backwards)",
@@ -274,6 +291,46 @@ class Finding:
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Finding({self.code.value}@{self.offset}: {self.message})"
+
+
+class BoundedFindings:
+    """Findings of one item (a damaged range) with bounded memory: the first ``keep`` of each code
+    listed, the rest summarised per code (count, first and last offset) in one
+    ``findings-summarised`` finding each."""
+
+    KEEP = 16
+
+    def __init__(self, keep: int = KEEP):
+        self.keep = keep
+        self.kept: list[Finding] = []
+        self.counts: dict[Code, int] = {}
+        self.more: dict[Code, list[int]] = {}   # code -> [count, first offset, last offset]
+
+    def add(self, f: Finding) -> None:
+        n = self.counts[f.code] = self.counts.get(f.code, 0) + 1
+        if n <= self.keep:
+            self.kept.append(f)
+            return
+        m = self.more.get(f.code)
+        if m is None:
+            self.more[f.code] = [1, f.offset, f.offset]
+        else:
+            m[0] += 1
+            m[1] = min(m[1], f.offset)
+            m[2] = max(m[2], f.offset)
+
+    def extend(self, fs: list[Finding]) -> None:
+        for f in fs:
+            self.add(f)
+
+    def findings(self) -> list[Finding]:
+        """The listed findings, then one summary per code that had more."""
+        out = list(self.kept)
+        for code, (count, first, last) in self.more.items():
+            out.append(Finding(Code.FINDINGS_SUMMARISED, first,
+                               f"{count} more {code.value} findings, not listed: the first at offset {first}, "
+                               f"the last at {last}", length=last - first + 1))
+        return out
 
 
 class DecodeError(Exception):

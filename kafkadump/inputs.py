@@ -56,7 +56,9 @@ def sniff(path: str, buf: ByteBuffer, size: int) -> InputKind:
     """The kind of the file at ``path`` whose bytes are ``buf`` (``size`` of them).
 
     The name decides only when the bytes agree: a file named ``.index`` that
-    does hold batches is :attr:`InputKind.BATCHES`.
+    does hold batches is :attr:`InputKind.BATCHES`.  A file named as a
+    segment is decoded as one whatever its head (erased flash, a log line
+    written over it): garbage, then the batches after it.
     """
     kind = names.classify(path).kind
     if size == 0:
@@ -64,6 +66,8 @@ def sniff(path: str, buf: ByteBuffer, size: int) -> InputKind:
     head = bytes(buf[:SNIFF_BYTES])
     if is_capture(head[:4]):
         return InputKind.CAPTURE
+    if kind in (names.SEGMENT, names.KRAFT_SNAPSHOT):
+        return InputKind.BATCHES  # named as a segment: decoded as one (garbage, then resync)
     if kind in _NOT_SEGMENT and find_next_batch(buf, 0, size, limit=SNIFF_BYTES) is None:
         return InputKind.LOG_DIR_FILE
     if looks_like_text(head) and find_next_batch(buf, 0, size, limit=SNIFF_BYTES) is None:

@@ -10,20 +10,23 @@ status.  Nothing here prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .decode import CrcScan, Options, iter_batches
+from .decode.guard import Walk, file_changed, guarded_walk
 from .decode.model import Batch, Gap, Record, Span
 from .decode.walk import decode_spanned, locate
 from .errors import InputError, UsageError
+from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
 from .internal_topics.kinds import resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
-from .sources.segment import open_segment
+from .sources.segment import Segment, open_segment
 
 if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
@@ -87,9 +90,16 @@ def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[F
     files = segment_files(paths, tally)
     for path, seg in open_segments(files, tally):
         yield FileStart(path, len(files))
-        for item in iter_batches(seg.buf, path, options=options):
+        for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
             yield item
+
+
+def _walker(seg: Segment, path: str, options: Options) -> Walk:
+    """``iter_batches`` over ``seg`` from ``start`` to ``end`` (for :func:`guarded_walk`)."""
+    def walk(start: int, end: int) -> Iterator[Batch | Gap]:
+        return iter_batches(seg.buf, path, start=start, end=end, options=options)
+    return walk
 
 
 def _internal_decoder(decode: str, path: str) -> Decoder | None:
@@ -115,7 +125,7 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     for path, seg in open_segments(files, tally):
         internal = _internal_decoder(decode, path)
         yield FileStart(path, len(files), decoded=internal is not None)
-        for item in iter_batches(seg.buf, path, options=options):
+        for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
             if isinstance(item, Gap):
                 yield item
@@ -138,17 +148,64 @@ def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[Fil
     files = segment_files(paths, tally)
     for path, seg in open_segments(files, tally):
         yield FileStart(path, len(files))
-        scan = CrcScan(seg.buf, path, options)
-        for item in scan:
+        for item in _crc_items(seg, path, options, totals):
             tally.see(item.findings)
             totals.findings += len(item.findings)
             yield item
         totals.files += 1
-        totals.batches += scan.batches
-        totals.bytes += seg.size
-        totals.bad += scan.bad
     totals.valid = not tally.problems
     yield totals
+
+
+class _Shrunk(Exception):
+    """The file shrank while the CRC scan read it (raised at a page-release point, before the pages
+    past the new end are read)."""
+
+    def __init__(self, upto: int):
+        super().__init__(upto)
+        self.upto = upto
+
+
+def _checking_release(seg: Segment, release: Callable[[int], None] | None) -> Callable[[int], None]:
+    """The scan's page release (every 32 MiB), checking the file's size as well."""
+    def release_and_check(upto: int) -> None:
+        if release is not None:
+            release(upto)
+        if seg.current_size() < seg.size:
+            raise _Shrunk(upto)
+    return release_and_check
+
+
+def _crc_items(seg: Segment, path: str, options: Options, totals: CrcTotals) -> Iterator[Batch | Gap]:
+    """The problem items of ``seg`` by the CRC scan, counted in ``totals``; if the file shrinks
+    while it is read, the rest of what is still there is walked by :func:`guarded_walk`."""
+    scan = CrcScan(seg.buf, path, options)
+    scan.release = _checking_release(seg, scan.release)
+    end = 0
+    try:
+        for item in scan:
+            yield item
+            end = item.position + item.size
+            if seg.current_size() < seg.size:
+                break
+    except _Shrunk as e:
+        end = max(end, e.upto)
+    totals.batches += scan.batches
+    totals.bad += scan.bad
+    totals.bytes += min(seg.size, seg.current_size())
+    if seg.current_size() >= seg.size:
+        return
+    options = dataclasses.replace(options, records=False)
+    rest = guarded_walk(seg, path, lambda _, now: iter_batches(seg.buf, path, start=min(end, now), end=now,
+                                                             options=options))
+    for item in rest:
+        if isinstance(item, Batch):
+            totals.batches += 1
+            # the CRC scan judges each batch on its own: the walk's offset-order is not its verdict
+            item.findings = [f for f in item.findings if f.code is not Code.OFFSET_ORDER]
+        if item.findings:
+            totals.bad += any(f.severity.value != "info" for f in item.findings)
+            yield item
 
 
 @dataclass
@@ -179,7 +236,10 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
                     "offset " + str(offset) if offset is not None else
                     "batch " + str(index) if index is not None else "batch at all")
             raise UsageError(f"{path}: no {what} in this file")
+        _still_there(seg, path, item)
         decoded, spans = decode_spanned(seg.buf, item, options)
+        if seg.current_size() < seg.size:
+            decoded.findings.append(file_changed(seg.size, seg.current_size()))
         kind = resolve_kind(decode, path)
         if kind is not None:
             from .internal_topics.record_decoder import expand_spans
@@ -189,8 +249,16 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         tally.see(decoded.findings)
         start, end = item.position, item.position + item.size
         before = bytes(seg.buf[max(0, start - context):start]) if context else b""
-        after = bytes(seg.buf[end:end + context]) if context else b""
+        after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
         return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after)
+
+
+def _still_there(seg: Segment, path: str, item: Batch | Gap) -> None:
+    """Refuse (exit 2) to show an item the file no longer holds (truncated while it was located)."""
+    now = seg.current_size()
+    if item.position + item.size > now:
+        raise InputError(f"{path}: the file shrank from {seg.size} to {now} bytes while it was read; "
+                         f"the item at {item.position} is gone")
 
 
 __all__ = ["FileStart", "RecordsOf", "CrcTotals", "HexdumpView", "batch_report", "record_report", "crc_report",

@@ -79,11 +79,22 @@ def run_command(fn: Callable[[], int]) -> NoReturn:
     except BrokenPipeError:
         # the reader went away (``| head``): what was printed is complete lines
         quiet_exit(0)
+    except OSError as e:
+        _write_failed(e)
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         quiet_exit(0)
+    except OSError as e:
+        _write_failed(e)
     raise typer.Exit(code)
+
+
+def _write_failed(e: OSError) -> NoReturn:
+    """An output that cannot be written (a full disk): an I/O error, exit 2, naming the file."""
+    where = e.filename if e.filename else "standard output"
+    say_error(f"{where}: cannot write: {e.strerror or e}")
+    quiet_exit(2)
 
 
 class _WholeWrites:

@@ -17,7 +17,8 @@ damaged).  An all-zero tail is a preallocated segment's unused space, not
 damage.
 
 :func:`carve` yields items as it goes; nothing is held but the current
-range.  Writing the recovered batches is the command's job.
+range, and of its findings the first few of each code (the rest summarised:
+count, first and last offset).  Writing the recovered batches is the command's job.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from ..decode import Batch, Gap, Options
 from ..decode.primitives import ByteBuffer
 from ..decode.step import ScanBudget, decode_at, find_next_batch
-from ..findings import Code, Finding
+from ..findings import BoundedFindings, Code, Finding
 
 
 class Recovered:
@@ -51,13 +52,14 @@ class Damaged:
     """A damaged byte range ``[start, end)`` and what it held."""
 
     __slots__ = ("file", "start", "end", "findings", "lost_first", "lost_last", "claimed_first", "claimed_last",
-                 "batches", "nothing_lost")
+                 "batches", "nothing_lost", "log")
 
     def __init__(self, file: str, start: int):
         self.file = file
         self.start = start
         self.end = start
-        self.findings: list[Finding] = []
+        self.findings: list[Finding] = []  # set when the range closes: the log's, bounded
+        self.log = BoundedFindings()
         self.lost_first: int | None = None     # inferred from the neighbours; None: unknown (no intact batch before)
         self.lost_last: int | None = None      # None: unknown (no intact batch after: damage to the end)
         self.nothing_lost = False  # the intact neighbours are contiguous
@@ -68,6 +70,10 @@ class Damaged:
     @property
     def size(self) -> int:
         return self.end - self.start
+
+    @property
+    def position(self):
+        return self.start
 
     def claim(self, b: Batch) -> None:
         self.batches += 1
@@ -91,14 +97,18 @@ class Padding:
     def size(self) -> int:
         return self.end - self.start
 
+    @property
+    def position(self):
+        return self.start
 
-def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None,
-          options: Options | None = None) -> Iterator[Recovered | Damaged | Padding]:
-    """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items in file order."""
-    end = len(buf)
+def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None, options: Options | None = None,
+          start: int = 0, end: int | None = None) -> Iterator[Recovered | Damaged | Padding]:
+    """Yield :class:`Recovered`, :class:`Damaged` and :class:`Padding` items of ``buf[start:end]`` in
+    file order."""
+    end = len(buf) if end is None else end
     opt = (options or Options()).shallow()
-    budget = ScanBudget.for_walk(opt, end)
-    pos = 0
+    budget = ScanBudget.for_walk(opt, end - start)
+    pos = start
     prev_last = None if base_offset is None else base_offset - 1
     damage: Damaged | None = None
 
@@ -106,6 +116,7 @@ def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None,
         nonlocal damage
         d = damage
         damage = None
+        d.findings = d.log.findings()
         d.lost_first = None if prev_last is None else prev_last + 1
         d.lost_last = None if next_base is None else next_base - 1
         if d.lost_first is not None and d.lost_last is not None and d.lost_last < d.lost_first:
@@ -130,7 +141,7 @@ def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None,
             if damage is None:
                 damage = Damaged(file, it.position)
             damage.end = max(damage.end, it.position + it.size)
-            damage.findings.extend(it.findings)
+            damage.log.extend(it.findings)
             if isinstance(it, Batch):
                 damage.claim(it)
         # a batch whose CRC failed may hide intact batches behind a damaged length

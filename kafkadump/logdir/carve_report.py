@@ -2,19 +2,22 @@
 
 :func:`carve_report` walks the segment with :func:`kafkadump.logdir.carve.carve`,
 yields each recovered batch and damaged range, writes the intact batches to
-a new file when asked (:class:`CarveOutput`: never an input, removed again
-if carving fails), and ends with a :class:`CarveTotals`.  Nothing here prints.
+a new file when asked (:class:`CarveOutput`: never an input, written beside
+its name and renamed into place only when carving succeeds), and ends with
+a :class:`CarveTotals`.  Nothing here prints.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..decode.guard import file_changed, guarded_walk
 from ..decode.model import Batch
-from ..errors import UsageError
+from ..errors import OutputError, UsageError
 from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
@@ -47,39 +50,88 @@ class CarveTotals:
 
 
 class CarveOutput:
-    """The carve output: a new file, never an input, removed again if carving fails."""
+    """The carve output: written to a new temporary file beside ``path`` and renamed over it
+    only when carving succeeds.  What was at ``path`` before is never removed by a failure
+    (nor by SIGTERM: the temporary file is removed, the target untouched)."""
 
     def __init__(self, path: str, source: str, force: bool):
         _refuse_unsafe_output(path, source, force)
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL) | getattr(os, "O_BINARY", 0)
+        self.path = path
+        self.target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced
+        self.force = force
+        directory = os.path.dirname(self.target)
         try:
-            fd = os.open(path, flags, 0o644)
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".carving", dir=directory)
         except OSError as e:
             raise UsageError(f"{path}: cannot create: {e.strerror}") from None
-        self.path = path
         self.file = os.fdopen(fd, "wb")
         self.hash = hashlib.sha256()
         self.sha256: str | None = None
+        self._old_term = _remove_on_sigterm(self.tmp)
 
-    def write(self, data: bytes) -> None:
-        self.file.write(data)
+    def write(self, data: bytes | memoryview) -> None:
+        try:
+            self.file.write(data)
+        except OSError as e:
+            raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
         self.hash.update(data)
 
     def close(self, keep: bool) -> None:
-        """Close the file: kept (synced, hashed) when ``keep``, else removed (we created it)."""
+        """Close the file: renamed into place (synced, hashed) when ``keep``, else the temporary file removed."""
         try:
             if keep:
-                self.file.flush()
-                os.fsync(self.file.fileno())
-            self.file.close()
+                self._commit()
         finally:
-            if keep:
-                self.sha256 = self.hash.hexdigest()
-            else:
+            _restore_sigterm(self._old_term)
+            if not self.file.closed:
                 try:
-                    os.unlink(self.path)
+                    self.file.close()
                 except OSError:
                     pass
+            _unlink_quietly(self.tmp)
+
+    def _commit(self) -> None:
+        try:
+            self.file.flush()
+            os.fsync(self.file.fileno())
+            os.chmod(self.tmp, 0o644)
+            self.file.close()
+            if not self.force and os.path.lexists(self.target):
+                raise UsageError(f"{self.path}: exists; give --force to overwrite it")
+            os.replace(self.tmp, self.target)
+        except OSError as e:
+            raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
+        self.sha256 = self.hash.hexdigest()
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _remove_on_sigterm(tmp: str) -> object:
+    """SIGTERM while carving: the temporary file removed, then the usual exit (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_term(signum: int, frame: object) -> None:
+        _unlink_quietly(tmp)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    return signal.signal(signal.SIGTERM, on_term)
+
+
+def _restore_sigterm(old: object) -> None:
+    import signal
+
+    if old is not None:
+        signal.signal(signal.SIGTERM, old)  # type: ignore[arg-type]
 
 
 def _refuse_unsafe_output(path: str, source: str, force: bool) -> None:
@@ -90,6 +142,8 @@ def _refuse_unsafe_output(path: str, source: str, force: bool) -> None:
             raise UsageError(f"{path}: exists; give --force to overwrite it")
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a directory")
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: is not a regular file (a device, a pipe?); refusing to replace it")
     if os.path.realpath(path) == os.path.realpath(source):
         raise UsageError(f"{path}: is the input file; refusing to write over it")
 
@@ -104,7 +158,11 @@ def carve_report(segment: str, tally: Tally, output: str | None = None, force: b
         try:
             fn = names.classify(segment)
             base = fn.offset if fn.kind == names.SEGMENT else None
-            for item in carve(seg.buf, segment, base_offset=base):
+
+            def walk(start: int, end: int) -> Iterator[Recovered | Damaged | Padding]:
+                return carve(seg.buf, segment, base_offset=base, start=start, end=end)
+
+            for item in guarded_walk(seg, segment, walk, _changed):
                 if isinstance(item, Recovered):
                     b = item.batch
                     totals.add_recovered(b)
@@ -125,6 +183,14 @@ def carve_report(segment: str, tally: Tally, output: str | None = None, force: b
         if writer:
             totals.output_sha256 = writer.sha256
         yield totals
+
+
+def _changed(path: str, was: int, now: int) -> Damaged:
+    """The bytes from ``now`` to ``was`` went while carving (the file was truncated): a damaged range."""
+    d = Damaged(path, now)
+    d.end = was
+    d.findings = [file_changed(was, now)]
+    return d
 
 
 __all__ = ["CarveOutput", "CarveTotals", "carve_report"]

@@ -35,7 +35,7 @@ from . import names
 from .indexes import IndexEntry, OffsetIndex, TimeIndex, TimeIndexEntry, TxnEntry, TxnIndex
 from .scan import scan_segment
 from .snapshot import ProducerEntry, ProducerSnapshot
-from .textfiles import DECODERS, MAX_TEXT_BYTES
+from .textfiles import CHECKPOINT_KINDS, DECODERS, MAX_TEXT_BYTES, CheckpointText
 
 # the events of iter_dump (see the module docstring)
 DumpEvent = (
@@ -83,6 +83,13 @@ def iter_dump(path: str, kind: str | None = None, *, verify: bool = True,
             yield ("snapshot", s)
             for e in s.entries:
                 yield ("producer-entry", e)
+            return
+        if kind in CHECKPOINT_KINDS:
+            # read line by line as the renderer asks for the entries: memory is one line
+            text = CheckpointText(buf, kind)
+            content = text.content()
+            content["entries"] = text.entries()
+            yield ("text", kind, content, text.findings)
             return
         if kind in DECODERS:
             if len(buf) > MAX_TEXT_BYTES:
@@ -152,6 +159,10 @@ def dump_report(paths: list[str], kind: str | None, tally: Tally, *,
         open_segment(path).close()  # a missing or unreadable file: one error line, before any output
         yield ("file", path, len(paths))
         for ev in iter_dump(path, kind, verify=verify):
+            if ev[0] == "text" and not isinstance(ev[2].get("entries", ()), (list, tuple)):
+                yield ev  # a checkpoint's entries are read as the renderer writes them:
+                tally.see(ev[3])  # its findings are complete once it has
+                continue
             if ev[0] != "batches":
                 tally.see(_event_findings(ev))
                 yield ev

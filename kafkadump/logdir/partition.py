@@ -32,7 +32,16 @@ from dataclasses import dataclass, field
 from ..findings import Code, Finding
 from . import names
 from .scan import FileScan
-from .trackers import EpochStart, ProducerTxns, SegmentDigest, TxnStart, check_sequence
+from .trackers import (
+    MAX_PRODUCERS,
+    EpochStart,
+    ProducerRun,
+    ProducerTxns,
+    SegmentDigest,
+    TxnStart,
+    check_sequence,
+    producer_limit,
+)
 
 
 @dataclass
@@ -108,6 +117,7 @@ class _Fold:
     def __init__(self, facts: PartitionFacts, snaps: list):
         self.facts = facts
         self.producers: dict[int, _ProducerState] = {}
+        self.untracked = 0   # producers beyond MAX_PRODUCERS, not followed
         self.epochs: list[tuple[EpochStart, FileScan]] = []
         self.prev_last: int | None = None
         self.prev_scan: FileScan | None = None
@@ -207,6 +217,9 @@ class _Fold:
         for pid, run in d.producers.items():
             st = self.producers.get(pid)
             if st is None:
+                if len(self.producers) >= MAX_PRODUCERS:
+                    self._beyond_limit(seg, pid, run)
+                    continue
                 st = self.producers[pid] = _ProducerState()
             first = run.first
             if first is not None and st.epoch is not None and st.last_seq is not None:
@@ -222,6 +235,13 @@ class _Fold:
         for a in d.aborted:
             expected.append(_ExpectedAbort(a.producer_id, a.first_offset, a.marker_offset, a.marker_position))
         return expected
+
+    def _beyond_limit(self, seg: FileScan, pid: int, run: ProducerRun) -> None:
+        """Producer ``pid`` is new and the partition already follows :data:`MAX_PRODUCERS`: not followed."""
+        self.untracked += 1
+        if self.untracked == 1:
+            first = run.first
+            seg.add(producer_limit(first.position if first is not None else 0, pid, "partition"))
 
     @staticmethod
     def _transactions(seg: FileScan, pid: int, st: _ProducerState, txn: ProducerTxns) -> list[_ExpectedAbort]:

@@ -25,14 +25,15 @@ import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..decode import Batch, Gap, Options, iter_batches
+from ..decode.guard import guarded_walk
 from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding, Severity
 from ..report.logdir_objects import worst_severity as worst_of
-from ..sources.segment import open_segment
+from ..sources.segment import Segment, open_segment, page_releaser
 from . import names
 from .indexes import IndexEntry, OffsetIndex, TimeIndex, TimeIndexEntry, TxnEntry, TxnIndex
 from .names import FileName
@@ -125,6 +126,32 @@ class FileScan:
         return file_object(self)
 
 
+def _hash_mapped(path: str, buf: ByteBuffer, h: Any) -> None:
+    """Hash ``buf`` (the file's mapping) a MiB at a time, handing the pages behind back; a file
+    truncated meanwhile is hashed to its new end (the walk reports ``file-changed``)."""
+    release = page_releaser(buf)
+    step = 1 << 20
+    mv = memoryview(buf)
+    try:
+        for p in range(0, len(buf), step):
+            now = _size_now(path)
+            if now < p + step and now < len(buf):
+                h.update(mv[p:max(p, now)])
+                return
+            h.update(mv[p:p + step])
+            if release is not None and p % (32 << 20) == 0:
+                release(p)
+    finally:
+        mv.release()
+
+
+def _size_now(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def custody(path: str, scan: FileScan, buf: ByteBuffer | None = None) -> None:
     """Chain of custody: size, modification time (UTC ISO-8601), SHA-256."""
     from datetime import datetime, timezone
@@ -134,13 +161,7 @@ def custody(path: str, scan: FileScan, buf: ByteBuffer | None = None) -> None:
     scan.mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat().replace("+00:00", "Z")
     h = hashlib.sha256()
     if buf is not None:
-        mv = memoryview(buf)
-        try:
-            step = 1 << 20
-            for p in range(0, len(buf), step):
-                h.update(mv[p:p + step])
-        finally:
-            mv.release()
+        _hash_mapped(path, buf, h)
     else:
         with open(path, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -180,7 +201,7 @@ def scan_segment(path: str, *, index: str | None = None, timeindex: str | None =
         tix_ctx = _open_index(timeindex, names.TIME_INDEX, TimeIndex, base, max_findings, custody_of)
         txn_ctx = _open_index(txnindex, names.TXN_INDEX, TxnIndex, base, max_findings, custody_of)
         try:
-            _walk_segment(seg.buf, path, name, opt, log, sink, idx_ctx, tix_ctx)
+            _walk_segment(seg, path, name, opt, log, sink, idx_ctx, tix_ctx)
             if txn_ctx is not None:
                 _scan_txnindex(txn_ctx, log.digest if isinstance(log.digest, SegmentDigest) else None)
         finally:
@@ -439,12 +460,13 @@ class _TimeIndexCheck(_IndexCheck):
         self._flush(log_size, first_offset, last_offset)
 
 
-def _walk_segment(buf: ByteBuffer, path: str, name: FileName, opt: Options, log: FileScan, sink: FindingSink,
+def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: FileScan, sink: FindingSink,
                   idx_ctx: _IndexCtx | None, tix_ctx: _IndexCtx | None) -> None:
     """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
     # control batches always get their records decoded (marker types), even when shallow
     if not opt.records:
         opt = Options(**{**opt.__dict__, "records": True, "select": lambda b: b.is_control})
+    buf = seg.buf
     icheck = _OffsetIndexCheck(idx_ctx, len(buf)) if idx_ctx is not None and idx_ctx.reader else None
     tcheck = _TimeIndexCheck(tix_ctx) if tix_ctx is not None and tix_ctx.reader else None
     offsets = OffsetTracker(sink.add, name.offset, name.suffix is not None)
@@ -452,7 +474,8 @@ def _walk_segment(buf: ByteBuffer, path: str, name: FileName, opt: Options, log:
     producers = ProducerTracker(sink.add)
     txns = TransactionTracker()
     internal = _internal_summary(path)
-    for it in iter_batches(buf, path, options=opt):
+    for it in guarded_walk(seg, path, lambda start, end: iter_batches(buf, path, start=start, end=end,
+                                                                       options=opt)):
         sink.extend(it.findings)
         if internal is not None and isinstance(it, Batch) and it.crc_valid:
             sink.extend(internal.add_batch(it))

@@ -31,14 +31,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import mmap
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..findings import Code, Finding
+from ..sources.segment import page_releaser
 from . import names
 
 # what every decoder returns: the file's content (JSON-ready, camelCase) and its findings
 Decoded = tuple[dict[str, Any], list[Finding]]
+RELEASE_STEP = 8 << 20
+# a file's bytes: in memory, or its read-only mapping
+ByteBuffer = bytes | bytearray | mmap.mmap
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, str]]:
@@ -49,78 +54,143 @@ def _lines(data: bytes) -> Iterator[tuple[int, str]]:
         pos += len(raw) + 1
 
 
-def _checkpoint(data: bytes, fields: int, parse: Callable[[list[str]], dict[str, Any]]) -> Decoded:
-    """The frame shared by checkpoint files: version, count, entry lines."""
-    findings: list[Finding] = []
-    content: dict[str, Any] = {"version": None, "count": None, "entries": []}
-    lines = [(p, t) for p, t in _lines(data)]
-    # a final newline leaves one empty "line" at the end: not an entry
-    if lines and lines[-1][1] == "" and lines[-1][0] == len(data):
-        lines.pop()
-    if not lines:
-        findings.append(Finding(Code.FILE_MALFORMED, 0, "empty file: no version line"))
-        return content, findings
-    p, t = lines[0]
-    try:
-        content["version"] = int(t.strip())
-    except ValueError:
-        findings.append(Finding(Code.FILE_MALFORMED, p, f"version line {t!r} is not a number"))
-        return content, findings
-    if content["version"] != 0:
-        findings.append(Finding(Code.FILE_VERSION_UNKNOWN, p, f"checkpoint version {content['version']} "
-                                                              f"(only 0 is defined)"))
-        return content, findings
-    if len(lines) < 2:
-        findings.append(Finding(Code.FILE_MALFORMED, len(data), "no entry-count line"))
-        return content, findings
-    p, t = lines[1]
-    try:
-        content["count"] = int(t.strip())
-    except ValueError:
-        findings.append(Finding(Code.FILE_MALFORMED, p, f"entry-count line {t!r} is not a number"))
-        return content, findings
-    for p, t in lines[2:]:
+def _buffer_lines(buf: ByteBuffer) -> Iterator[tuple[int, str]]:
+    """``(byte offset, text)`` of each line of ``buf`` (bytes or a mapping), one at a time; a final
+    newline ends the last line (no empty line after it); invalid UTF-8 is replaced."""
+    pos, n = 0, len(buf)
+    release = page_releaser(buf)  # a mapping: its pages behind are handed back as it is read
+    released = 0
+    while pos < n:
+        if release is not None and pos - released >= RELEASE_STEP:
+            release(pos)
+            released = pos
+        nl = buf.find(b"\n", pos)
+        stop = n if nl < 0 else nl
+        yield pos, bytes(buf[pos:stop]).rstrip(b"\r").decode("utf-8", "replace")
+        pos = stop + 1
+
+
+class CheckpointText:
+    """A checkpoint file read line by line: :attr:`version` and :attr:`count` from its first lines,
+    then :meth:`entries` one at a time; :attr:`findings` grows as they are read (and is complete
+    once they are).  Memory is one line, whatever the file's size."""
+
+    def __init__(self, buf: ByteBuffer, kind: str):
+        self.kind = kind
+        self.size = len(buf)
+        self.findings: list[Finding] = []
+        self.version: int | None = None
+        self.count: int | None = None
+        self._lines = _buffer_lines(buf)
+        self._ok = self._header()
+
+    def content(self) -> dict[str, Any]:
+        """The header fields, JSON-ready (``entries`` apart)."""
+        return {"version": self.version, "count": self.count}
+
+    def _header(self) -> bool:
+        first = next(self._lines, None)
+        if first is None:
+            self.findings.append(Finding(Code.FILE_MALFORMED, 0, "empty file: no version line"))
+            return False
+        p, t = first
+        try:
+            self.version = int(t.strip())
+        except ValueError:
+            self.findings.append(Finding(Code.FILE_MALFORMED, p, f"version line {t!r} is not a number"))
+            return False
+        if self.version != 0:
+            self.findings.append(Finding(Code.FILE_VERSION_UNKNOWN, p, f"checkpoint version {self.version} "
+                                                                       f"(only 0 is defined)"))
+            return False
+        second = next(self._lines, None)
+        if second is None:
+            self.findings.append(Finding(Code.FILE_MALFORMED, self.size, "no entry-count line"))
+            return False
+        self._count_at, t = second
+        try:
+            self.count = int(t.strip())
+        except ValueError:
+            self.findings.append(Finding(Code.FILE_MALFORMED, self._count_at, f"entry-count line {t!r} is not a number"))
+            return False
+        return True
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        """The entries that parse and pass their checks, in file order (each with its ``position``)."""
+        if not self._ok:
+            return
+        fields, parse, check = _CHECKPOINTS[self.kind]
+        lines = 0
+        prev: dict[str, Any] | None = None
+        for p, t in self._lines:
+            lines += 1
+            entry = self._parse(p, t, fields, parse)
+            if entry is None:
+                continue
+            problem = check(entry, prev)
+            if problem is not None:
+                self.findings.append(problem)  # reported, and not the next entry's reference
+            else:
+                prev = entry
+            yield entry
+        if self.count != lines:
+            self.findings.append(Finding(Code.FILE_MALFORMED, self._count_at,
+                                         f"{self.count} entries declared, {lines} lines follow"))
+
+    def _parse(self, p: int, t: str, fields: int, parse: Callable[[list[str]], dict[str, Any]]
+               ) -> dict[str, Any] | None:
         parts = t.split()
         if len(parts) != fields:
-            findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} does not have {fields} fields"))
-            continue
+            self.findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} does not have {fields} fields"))
+            return None
         try:
             entry = parse(parts)
         except ValueError:
-            findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} holds a non-numeric field"))
-            continue
+            self.findings.append(Finding(Code.FILE_MALFORMED, p, f"line {t!r} holds a non-numeric field"))
+            return None
         entry["position"] = p
-        content["entries"].append(entry)
-    if content["count"] != len(lines) - 2:
-        findings.append(Finding(Code.FILE_MALFORMED, lines[1][0],
-                                f"{content['count']} entries declared, {len(lines) - 2} lines follow"))
-    return content, findings
+        return entry
+
+
+def _offset_entry_problem(e: dict[str, Any], prev: dict[str, Any] | None) -> Finding | None:
+    if e["partition"] < 0 or e["offset"] < -1:
+        return Finding(Code.ENTRY_INVALID, e["position"], f"{e['topic']}-{e['partition']}: offset {e['offset']}")
+    return None
+
+
+def _epoch_entry_problem(e: dict[str, Any], prev: dict[str, Any] | None) -> Finding | None:
+    if e["epoch"] < 0 or e["startOffset"] < 0:
+        return Finding(Code.ENTRY_INVALID, e["position"], f"epoch {e['epoch']} start offset {e['startOffset']}")
+    if prev is not None and (e["epoch"] <= prev["epoch"] or e["startOffset"] < prev["startOffset"]):
+        return Finding(Code.LEADER_EPOCH_MISMATCH, e["position"],
+                       f"epoch {e['epoch']} at {e['startOffset']} does not follow epoch "
+                       f"{prev['epoch']} at {prev['startOffset']} (both must increase)")
+    return None
+
+
+_CHECKPOINTS: dict[str, tuple[int, Callable[[list[str]], dict[str, Any]],
+                              Callable[[dict[str, Any], dict[str, Any] | None], Finding | None]]] = {
+    names.OFFSET_CHECKPOINT: (3, lambda f: {"topic": f[0], "partition": int(f[1]), "offset": int(f[2])},
+                              _offset_entry_problem),
+    names.LEADER_EPOCH_CHECKPOINT: (2, lambda f: {"epoch": int(f[0]), "startOffset": int(f[1])},
+                                    _epoch_entry_problem),
+}
+CHECKPOINT_KINDS = frozenset(_CHECKPOINTS)
+
+
+def _checkpoint(data: bytes, kind: str) -> Decoded:
+    text = CheckpointText(data, kind)
+    content: dict[str, Any] = text.content()
+    content["entries"] = list(text.entries())
+    return content, text.findings
 
 
 def decode_offset_checkpoint(data: bytes) -> Decoded:
-    content, findings = _checkpoint(data, 3, lambda f: {"topic": f[0], "partition": int(f[1]), "offset": int(f[2])})
-    for e in content["entries"]:
-        if e["partition"] < 0 or e["offset"] < -1:
-            findings.append(Finding(Code.ENTRY_INVALID, e["position"],
-                                    f"{e['topic']}-{e['partition']}: offset {e['offset']}"))
-    return content, findings
+    return _checkpoint(data, names.OFFSET_CHECKPOINT)
 
 
 def decode_leader_epoch_checkpoint(data: bytes) -> Decoded:
-    content, findings = _checkpoint(data, 2, lambda f: {"epoch": int(f[0]), "startOffset": int(f[1])})
-    prev = None
-    for e in content["entries"]:
-        if e["epoch"] < 0 or e["startOffset"] < 0:
-            findings.append(Finding(Code.ENTRY_INVALID, e["position"],
-                                    f"epoch {e['epoch']} start offset {e['startOffset']}"))
-            continue
-        if prev is not None and (e["epoch"] <= prev["epoch"] or e["startOffset"] < prev["startOffset"]):
-            findings.append(Finding(Code.LEADER_EPOCH_MISMATCH, e["position"],
-                                    f"epoch {e['epoch']} at {e['startOffset']} does not follow epoch "
-                                    f"{prev['epoch']} at {prev['startOffset']} (both must increase)"))
-            continue
-        prev = e
-    return content, findings
+    return _checkpoint(data, names.LEADER_EPOCH_CHECKPOINT)
 
 
 def _topic_id(text: str) -> str | None:
@@ -246,5 +316,5 @@ DECODERS: dict[str, Callable[[bytes], Decoded]] = {
 MAX_TEXT_BYTES = 64 << 20
 
 
-__all__ = ["DECODERS", "decode_offset_checkpoint", "decode_leader_epoch_checkpoint",
+__all__ = ["CheckpointText", "CHECKPOINT_KINDS", "DECODERS", "decode_offset_checkpoint", "decode_leader_epoch_checkpoint",
            "decode_partition_metadata", "decode_meta_properties", "decode_quorum_state", "MAX_TEXT_BYTES"]

@@ -26,6 +26,16 @@ from ..decode import Batch, Gap
 from ..findings import Code, Finding
 
 INT32_MAX = 0x7FFFFFFF
+# producers whose sequences and transactions are followed, per segment and per partition: the state
+# is bounded whatever the number of producer ids (later new ones are counted, not followed)
+MAX_PRODUCERS = 20_000
+
+
+def producer_limit(position: int, pid: int, where: str) -> Finding:
+    """The ``tracking-limit`` finding: producer ``pid`` is the first one beyond :data:`MAX_PRODUCERS`."""
+    return Finding(Code.TRACKING_LIMIT, position,
+                   f"more than {MAX_PRODUCERS} producers in this {where}: from producer {pid} on, new producers' "
+                   f"sequences and transactions are not checked (bounded memory)")
 
 AddFinding = Callable[[Finding], None]
 
@@ -337,12 +347,18 @@ class ProducerTracker:
         self.add = add
         self.runs: dict[int, ProducerRun] = {}
         self.explained_gaps = 0
+        self.untracked = 0   # batches of producers beyond MAX_PRODUCERS
 
     def batch(self, b: Batch, missing: int) -> None:
         """Any v2 batch of a producer (``producerId >= 0``); data batches' sequences are checked."""
         pid = b.producer_id
         run = self.runs.get(pid)
         if run is None:
+            if len(self.runs) >= MAX_PRODUCERS:
+                self.untracked += 1
+                if self.untracked == 1:
+                    self.add(producer_limit(b.position, pid, "segment"))
+                return
             run = self.runs[pid] = ProducerRun()
         run.batches += 1
         seq = b.base_sequence
@@ -381,6 +397,8 @@ class TransactionTracker:
             return
         t = self.txns.get(pid)
         if t is None:
+            if len(self.txns) >= MAX_PRODUCERS:
+                return  # beyond the bound (the producer tracker reports it)
             t = self.txns[pid] = ProducerTxns()
         if b.is_transactional:
             self.transactional_batches += 1
@@ -405,6 +423,6 @@ class TransactionTracker:
         return sum(1 for t in self.txns.values() if t.open is not None)
 
 
-__all__ = ["OffsetTracker", "LeaderEpochTracker", "ProducerTracker", "TransactionTracker", "SegmentDigest",
+__all__ = ["MAX_PRODUCERS", "producer_limit", "OffsetTracker", "LeaderEpochTracker", "ProducerTracker", "TransactionTracker", "SegmentDigest",
            "OffsetFacts", "EpochStart", "SequencePoint", "ProducerRun", "ProducerTxns", "TxnStart", "Marker",
            "AbortedTxn", "TxnIndexEntry", "check_sequence", "next_sequence", "batch_timestamp", "control_type"]

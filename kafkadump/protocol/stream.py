@@ -141,24 +141,35 @@ class _Splitter:
             size = int32_at(buf, 0)
             minimum = F.MIN_REQUEST if self.role == "request" else F.MIN_RESPONSE
             if size < minimum or size > F.MAX_FRAME:
-                out.append(StreamNote(self.conv.connection, self.role, [Finding(
-                    Code.FRAME_SIZE_INVALID, self.base,
-                    f"size prefix {size} is impossible for a {self.role}; looking for the next frame")],
-                    self._time(), self.conv.file))
-                self.synced = False
-                self.skip_from = self.base
-                self.scan = 0
-                self.cands = []
-                del buf[:1]
-                self.base += 1
+                out.append(self._lose_sync(f"size prefix {size} is impossible for a {self.role}; "
+                                           f"looking for the next frame"))
                 continue
             need = 4 + size
             if n < need:
+                if size > F.MAX_RESYNC_WAIT and (final or n >= F.MAX_RESYNC_WAIT):
+                    # a huge size prefix would swallow the rest of the direction: the wait is capped
+                    out.append(self._lose_sync(
+                        f"size prefix {size}: {'the stream ends after' if final else 'still incomplete after'} "
+                        f"{n - 4} bytes (a frame over {F.MAX_RESYNC_WAIT} bytes is waited for only that long); "
+                        f"looking for the next frame"))
+                    continue
                 if final:
                     out.append(self._frame(n, final=True))
                 break
             out.append(self._frame(need))
         return out
+
+    def _lose_sync(self, message: str) -> StreamNote:
+        """The frame at the buffer's start is not one: a note, and resync from the next byte."""
+        note = StreamNote(self.conv.connection, self.role, [Finding(Code.FRAME_SIZE_INVALID, self.base, message)],
+                          self._time(), self.conv.file)
+        self.synced = False
+        self.skip_from = self.base
+        self.scan = 0
+        self.cands = []
+        del self.buf[:1]
+        self.base += 1
+        return note
 
     def _find_start(self, final: bool) -> tuple[int | None, int]:
         """``(start, drop)``: the first position where a whole, cleanly decoding frame starts

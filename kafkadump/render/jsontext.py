@@ -7,6 +7,11 @@ overrides raw, which a terminal may obey.  :func:`dumps` writes them as ``\\uXXX
 text stays valid JSON with the same value, and every other non-ASCII
 character stays readable.  Every JSON output that keeps non-ASCII text
 goes through here.
+
+A file name that is not UTF-8 reaches Python with its bytes as lone
+surrogates (U+DC80..U+DCFF, PEP 383): written raw they would make the
+output invalid UTF-8, so every surrogate is escaped too (``\\udcff``: valid
+UTF-8 JSON, and ``os.fsencode(json.loads(...))`` gives the name's bytes back).
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ import json
 from typing import Any
 
 # DEL, C1 (U+0080..U+009F, NEL among them), LINE SEPARATOR, PARAGRAPH SEPARATOR,
-# and the bidirectional controls that reorder what a terminal shows
+# the bidirectional controls that reorder what a terminal shows, and the
+# surrogates (a non-UTF-8 file name's bytes)
 BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
-UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *BIDI_CONTROLS)
+UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *BIDI_CONTROLS, *range(0xD800, 0xE000))
 _ESCAPES = str.maketrans({c: f"\\u{c:04x}" for c in UNSAFE_CODEPOINTS})
 
 

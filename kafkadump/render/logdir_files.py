@@ -7,6 +7,7 @@ they go (:class:`~kafkadump.render.table.TableStream`) for entry dumps.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
@@ -108,8 +109,8 @@ def text_dict(kind: str, file: str, content: dict, findings: list[Finding]) -> d
     return out
 
 
-def text_lines(kind: str, content: dict) -> list[str]:
-    """A text file's decoded content as aligned lines."""
+def text_lines(kind: str, content: dict) -> Iterable[str]:
+    """A text file's decoded content as aligned lines (a checkpoint's produced as its entries are read)."""
     if kind == names.OFFSET_CHECKPOINT:
         lines = [f"version: {content.get('version')}  entries: {content.get('count')}"]
         es = sorted(content["entries"], key=lambda e: (e["topic"], e["partition"]))
@@ -119,8 +120,7 @@ def text_lines(kind: str, content: dict) -> list[str]:
         return lines
     if kind == names.LEADER_EPOCH_CHECKPOINT:
         lines = [f"version: {content.get('version')}  entries: {content.get('count')}", f"{'epoch':>10}  {'startOffset':>20}"]
-        lines += [f"{e['epoch']:>10}  {e['startOffset']:>20}" for e in content["entries"]]
-        return lines
+        return itertools.chain(lines, (f"{e['epoch']:>10}  {e['startOffset']:>20}" for e in content["entries"]))
     if kind == names.PARTITION_METADATA:
         return [f"version: {content.get('version')}", f"topicId: {content.get('topicId')}"
                 + (f"  ({content['topicUuid']})" if content.get("topicUuid") else "")]
@@ -218,10 +218,30 @@ def write_dump_json(events: Iterable[tuple], out: TextIO) -> None:
         if ev[0] == "file":
             path = ev[1]
             continue
-        assert path is not None, "a file's events come after its file event"
-        obj = _dump_object(ev, path)
+        if ev[0] == "text" and "entries" in ev[2]:
+            write_text_json(ev[1], path or "-", ev[2], ev[3], out)
+            continue
+        obj = _dump_object(ev, path or "-")
         if obj is not None:
             out.write(json.dumps(obj) + "\n")
+
+
+def write_text_json(kind: str, file: str, content: dict, findings: list[Finding], out: TextIO) -> None:
+    """A checkpoint's JSON line (as :func:`text_dict`), its entries written one at a time as they are
+    read, its findings (complete once the entries are) last."""
+    head = {"type": kind, "file": file}
+    head.update((k, v) for k, v in content.items() if k != "entries")
+    out.write(json.dumps(head)[:-1] + ', "entries": [')
+    dumps = json.dumps
+    entries = iter(content["entries"])
+    sep = ""
+    while True:
+        chunk = [dumps(e) for e in itertools.islice(entries, 4096)]  # a few writes, bounded memory
+        if not chunk:
+            break
+        out.write(sep + ", ".join(chunk))
+        sep = ", "
+    out.write('], "findings": ' + json.dumps(findings_list(findings)) + "}\n")
 
 
 class _Lines(LineWriter):

@@ -12,8 +12,13 @@ bounded store of out-of-order segments).
 * link types: Ethernet (with VLAN tags), Linux cooked v1/v2, BSD
   loopback (NULL/LOOP), raw IPv4/IPv6.  For packets from hex text (no link
   type) the header is found by trying each and checking the IP header.
-* IPv4 (options; fragments are not reassembled and are skipped) and IPv6
-  (extension headers); TCP.
+* IPv4 (options; fragments are reassembled, within a bound; TSO/GSO
+  super-packets with total length 0 are read to the end of the capture) and
+  IPv6 (extension headers; fragments are not reassembled); TCP.
+* Every packet that is not read (a link type kafkadump cannot read, IPv6
+  fragments, IPv4 fragments that never complete, headers cut short) is
+  counted by reason and reported as ``packets-not-read`` at the end; packets
+  that are simply not TCP (ARP, UDP, ...) are not.
 * TCP reassembly per direction by sequence number (wrapping modulo 2**32):
   in-order data is delivered; data before the expected sequence is a
   retransmission (``tcp-retransmission`` when identical to what was
@@ -31,12 +36,14 @@ from __future__ import annotations
 
 import ipaddress
 import struct
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal, Protocol
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding
+from .segment import page_releaser
 
 if TYPE_CHECKING:
     from ..protocol.stream import Conversation, _Probe
@@ -57,6 +64,10 @@ class StreamSink(Protocol):
 MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
 RECENT = 1 << 16             # delivered bytes kept per direction to judge retransmissions
 MAX_SNAPLEN = 1 << 28        # a packet record larger than this is not trusted
+MAX_FRAGMENT_BYTES = 16 << 20  # IPv4 fragment bytes held while waiting for the rest of their datagrams
+MAX_DATAGRAMS = 4096         # IPv4 datagrams being reassembled at once
+MAX_PARTS = 256              # fragments of one datagram (a 64 KiB datagram over a 576-byte MTU: 120)
+RELEASE_STEP = 32 << 20      # the reader hands the mapped pages behind it back every this many bytes
 
 LINK_NULL, LINK_ETHERNET, LINK_RAW, LINK_LOOP, LINK_SLL, LINK_IPV4, LINK_IPV6, LINK_SLL2 = 0, 1, 101, 108, 113, 228, 229, 276
 LINK_NAMES = {0: "null", 1: "ethernet", 12: "raw", 14: "raw", 101: "raw", 108: "loop", 113: "linux-sll",
@@ -132,12 +143,12 @@ def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
             return None
         ihl = (data[pos] & 0x0F) * 4
         total = (data[pos + 2] << 8) | data[pos + 3]
+        if total == 0:  # TSO/GSO super-packet: the length is left to the capture
+            total = n - pos
         if ihl < 20 or pos + ihl > n or total < ihl:
             return None
         if data[pos + 9] != 6:
             return None
-        if total == 0:  # TSO: length left to the capture
-            total = n - pos
         if strict and not (_ipv4_checksum_ok(data, pos, ihl) or total == n - pos):
             return None
         if strict and total > n - pos:
@@ -257,6 +268,120 @@ def packet_from_bytes(data: ByteBuffer, number: int = 0, time: float | None = No
     return None
 
 
+def _ipv4_tcp_fragment(data: ByteBuffer, off: int) -> bool:
+    """Is the IP packet at ``off`` a fragment of a TCP-over-IPv4 datagram?"""
+    if off + 20 > len(data) or data[off] >> 4 != 4 or data[off + 9] != 6:
+        return False
+    frag = (data[off + 6] << 8) | data[off + 7]
+    return bool(frag & 0x2000) or (frag & 0x1FFF) != 0
+
+
+def _why_not_read(data: ByteBuffer, linktype: int, off: int | None) -> str | None:
+    """Why a packet that is not a TCP segment was not read, or None when it is simply not TCP."""
+    if off is None:
+        if linktype not in LINK_NAMES:
+            return f"link type {linktype}, which kafkadump cannot read"
+        return None  # ARP, LLDP, ...: not IP
+    if off >= len(data):
+        return "link header cut short"
+    ver = data[off] >> 4
+    if ver == 4:
+        if off + 20 > len(data):
+            return "IP header cut short"
+        if data[off + 9] != 6:
+            return None
+        return "TCP/IP headers malformed or cut short"
+    if ver == 6:
+        if off + 40 > len(data):
+            return "IP header cut short"
+        ip = parse_ip(data, off)
+        if ip is not None and ip[4]:
+            return "IPv6 fragments (not reassembled)"
+        return None if ip is None else "TCP/IP headers malformed or cut short"
+    return "not IPv4 or IPv6 where the link type puts IP"
+
+
+class _Datagrams:
+    """IPv4 datagrams being reassembled from fragments, bounded in bytes and in number.
+
+    ``add`` returns the whole datagram (raw IP bytes) once its fragments cover
+    it; datagrams dropped for the bound, and those never completed
+    (``finish``), are reported through ``unread`` as packets not read.
+    """
+
+    def __init__(self, unread: Callable[..., None]) -> None:
+        self.unread = unread
+        self.open: dict = {}   # key -> [header, {frag offset: payload}, total or None, held bytes, packets, pos, number]
+        self.held = 0
+
+    def add(self, data: ByteBuffer, off: int, position: int, number: int) -> bytes | None:
+        ihl = (data[off] & 0x0F) * 4
+        total = (data[off + 2] << 8) | data[off + 3]
+        if ihl < 20 or off + ihl > len(data) or total < ihl:
+            self.unread("IPv4 fragment with a malformed header", position, number)
+            return None
+        frag = (data[off + 6] << 8) | data[off + 7]
+        payload = bytes(data[off + ihl:off + total])
+        key = bytes(data[off + 12:off + 20]) + bytes(data[off + 4:off + 6])  # addresses and identification
+        d = self.open.get(key)
+        if d is None:
+            d = self.open[key] = [None, {}, None, 0, 0, position, number]
+        start = (frag & 0x1FFF) * 8
+        if start == 0:
+            d[0] = bytes(data[off:off + ihl])
+        if not frag & 0x2000:
+            d[2] = start + len(payload)
+        if start not in d[1] or len(d[1][start]) < len(payload):
+            grown = len(payload) - len(d[1].get(start, b""))
+            d[1][start] = payload
+            d[3] += grown
+            self.held += grown
+        d[4] += 1
+        if len(d[1]) > MAX_PARTS:
+            self._drop(key)
+            self.unread(f"IPv4 datagrams in more than {MAX_PARTS} fragments",
+                        d[5], d[6], d[4])
+            return None
+        whole = self._whole(d)
+        if whole is not None:
+            self._drop(key)
+            return whole
+        self._bound()
+        return None
+
+    @staticmethod
+    def _whole(d: Any) -> bytes | None:
+        header, parts, total = d[0], d[1], d[2]
+        if header is None or total is None or d[3] < total:
+            return None
+        out = bytearray()
+        for start in sorted(parts):
+            if start > len(out):
+                return None  # a hole
+            out += parts[start][len(out) - start:]
+        if len(out) < total:
+            return None
+        ip = bytearray(header)
+        ip[2:4] = (len(header) + total).to_bytes(2, "big")
+        ip[6:8] = b"\x00\x00"
+        return bytes(ip) + bytes(out[:total])
+
+    def _drop(self, key: bytes) -> list:
+        d = self.open.pop(key)
+        self.held -= d[3]
+        return d
+
+    def _bound(self) -> None:
+        while self.open and (self.held > MAX_FRAGMENT_BYTES or len(self.open) > MAX_DATAGRAMS):
+            d = self._drop(next(iter(self.open)))
+            self.unread("IPv4 fragments of a datagram not completed within the reassembly bound", d[5], d[6], d[4])
+
+    def finish(self) -> None:
+        for key in list(self.open):
+            d = self._drop(key)
+            self.unread("IPv4 fragments of a datagram never completed", d[5], d[6], d[4])
+
+
 # --- pcap / pcapng ----------------------------------------------------------------------------
 
 PCAP_MAGICS = {
@@ -288,6 +413,11 @@ class CaptureReader:
         self.fragments = 0
         self.format: str | None = None
         self.linktypes: set[int] = set()
+        self.not_read: Counter = Counter()       # reason -> packets not read
+        self.first_not_read: dict = {}           # reason -> (file position, packet number)
+        self.datagrams = _Datagrams(self._unread)
+        self._release = page_releaser(buf)
+        self._released = 0
         head = bytes(buf[:4])
         if head in PCAP_MAGICS:
             self.format = "pcap"
@@ -301,6 +431,28 @@ class CaptureReader:
             yield from self._pcap()
         else:
             yield from self._pcapng()
+        self.datagrams.finish()
+        self.findings.extend(self.not_read_findings())
+
+    def not_read_findings(self) -> list:
+        """One ``packets-not-read`` finding per reason: how many, and the first one's position."""
+        out = []
+        for reason, count in self.not_read.items():
+            pos, number = self.first_not_read[reason]
+            out.append(Finding(Code.PACKETS_NOT_READ, pos,
+                               f"{count} packet{'s' if count != 1 else ''} not read: {reason} "
+                               f"(the first is packet {number})"))
+        return out
+
+    def _unread(self, reason: str, position: int, number: int, count: int = 1) -> None:
+        self.not_read[reason] += count
+        self.first_not_read.setdefault(reason, (position, number))
+
+    def _passed(self, pos: int) -> None:
+        """The reader is at ``pos``: hand the mapped pages behind it back now and then."""
+        if self._release is not None and pos - self._released >= RELEASE_STEP:
+            self._release(pos)
+            self._released = pos
 
     def _bad(self, pos: int, message: str) -> None:
         self.findings.append(Finding(Code.CAPTURE_MALFORMED, pos, message))
@@ -308,14 +460,20 @@ class CaptureReader:
     def _packet(self, data: ByteBuffer, time: float | None, linktype: int, position: int, orig_len: int | None
                 ) -> Packet | None:
         self.packets += 1
+        self._passed(position)
+        off = link_offset(linktype, data)
+        if off is not None and _ipv4_tcp_fragment(data, off):
+            self.fragments += 1
+            whole = self.datagrams.add(data, off, position, self.packets)
+            if whole is None:
+                return None
+            data, linktype = whole, LINK_RAW
         p = packet_from_bytes(data, self.packets, time, linktype, position, orig_len)
         if p is None:
             self.skipped += 1
-            off = link_offset(linktype, data)
-            if off is not None:
-                ip = parse_ip(data, off)
-                if ip is not None and ip[4]:
-                    self.fragments += 1
+            reason = _why_not_read(data, linktype, off)
+            if reason is not None:
+                self._unread(reason, position, self.packets)
         return p
 
     def _pcap(self) -> Iterator[Packet]:
