@@ -79,3 +79,18 @@ def test_problem_lines_name_their_file_when_there_are_several(logdir):
 def test_an_empty_directory_is_an_input_error(tmp_path):
     code, out, err = _run("batches", tmp_path)
     assert code == 2 and out == "" and "no segment files" in err
+
+
+def test_triage_takes_several_log_dirs_and_names_partitions_by_their_dir(tmp_path):
+    for broker in ("broker-1", "broker-2"):
+        d = tmp_path / broker / "orders-0"
+        d.mkdir(parents=True)
+        shutil.copy(SEGMENT, d / "00000000000000000000.log")
+    r = CliRunner().invoke(app, ["triage", "--json", str(tmp_path / "broker-1"), str(tmp_path / "broker-2")])
+    report = json.loads(r.stdout)
+    assert report["paths"] == [str(tmp_path / "broker-1"), str(tmp_path / "broker-2")]
+    assert sorted(p["path"] for p in report["partitions"]) == [str(tmp_path / "broker-1" / "orders-0"),
+                                                                str(tmp_path / "broker-2" / "orders-0")]
+    table = CliRunner().invoke(app, ["triage", "--all", str(tmp_path / "broker-1"), str(tmp_path / "broker-2")])
+    rows = [line.split()[0] for line in table.stdout.splitlines()[1:3]]
+    assert rows == ["broker-1/orders-0", "broker-2/orders-0"]

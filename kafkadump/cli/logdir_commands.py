@@ -73,7 +73,9 @@ def dump(
 @app.command()
 @output_options(encoding=None, json_help="The full report as one JSON object on stdout.")
 def triage(
-    path: str = typer.Argument(..., help="A segment, a partition directory, a log dir, or any tree of them."),
+    paths: List[str] = typer.Argument(..., show_default=False,
+                                      help="Segments, partition directories, log dirs, or any trees of them "
+                                           "(several log dirs: replicas or brokers side by side)."),
     jobs: int = typer.Option(2, "--jobs", "-j", min=1, max=64,
                              help="Worker processes scanning separate files in parallel."),
     shallow: bool = TriageShallowOpt,
@@ -94,11 +96,12 @@ def triage(
     from .progress import Progress
 
     def body() -> int:
-        if not os.path.exists(path):
-            raise UsageError(f"{path}: no such file or directory")
+        for path in paths:
+            if not os.path.exists(path):
+                raise UsageError(f"{path}: no such file or directory")
         progress = Progress("triage") if sys.stderr.isatty() else None
         try:
-            report = Triage(path, jobs=jobs, records=not shallow, max_findings=max_findings,
+            report = Triage(paths[0] if len(paths) == 1 else paths, jobs=jobs, records=not shallow, max_findings=max_findings,
                             progress=progress.update if progress else None).run().report()
         finally:
             if progress:
