@@ -78,3 +78,13 @@ def test_the_manual_page_is_shown():
     p = subprocess.run([sys.executable, "-m", "kafkadump", "man"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert "EXIT STATUS" in p.stdout and "verify-crc" in p.stdout
+
+
+def test_the_manual_has_one_synopsis_line_a_command_and_one_examples_section():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "man" / "kafkadump.1").read_text()
+    assert page.count(".SH EXAMPLES") == 1
+    synopsis = page.split(".SH SYNOPSIS", 1)[1].split(".SH ", 1)[0]
+    commands = [line for line in synopsis.splitlines() if line.startswith(".B kafkadump")]
+    assert synopsis.count(".br") >= len(commands) - 1 and len(commands) >= 12

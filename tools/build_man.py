@@ -36,6 +36,10 @@ def build(features) -> str:
     merged: dict = {}
     for f in features:
         for slot, lines in chunks((ROOT / "man/parts" / f"{f}.man").read_text()).items():
+            if slot == "SYNOPSIS":
+                lines = [*lines, ".br\n"]  # one command a line
+            elif slot == "EXAMPLES":
+                lines = [x for x in lines if x.strip() not in (".SH EXAMPLES", ".nf", ".fi")]
             merged.setdefault(slot, []).extend(lines)
     for slot in SLOTS + ("EXTRA",):
         base = base.replace(f'.\\" @{slot}@\n', "".join(merged.get(slot, [])))
