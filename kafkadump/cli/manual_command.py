@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 from ..errors import InputError
 from .app import app
@@ -15,14 +14,15 @@ from .main import run_command
 PAGE = "kafkadump.1"
 
 
-def manual_page() -> Path:
+def manual_page() -> str:
     """Where the page is: installed under the environment's share/man/man1, or beside the
     package in a source checkout."""
-    candidates = (Path(sys.prefix) / "share" / "man" / "man1" / PAGE,
-                  Path(__file__).resolve().parents[2] / "man" / PAGE)
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = (os.path.join(sys.prefix, "share", "man", "man1", PAGE),
+                  os.path.join(here, os.pardir, os.pardir, "man", PAGE))
     for p in candidates:
-        if p.is_file():
-            return p
+        if os.path.isfile(p):
+            return os.path.normpath(p)
     raise InputError(f"the manual page ({PAGE}) is not installed beside this kafkadump")
 
 
@@ -34,11 +34,12 @@ def manual() -> None:
         page = manual_page()
         man = shutil.which("man")
         if man is None:
-            sys.stdout.write(page.read_text())
+            with open(page, encoding="utf-8") as f:
+                sys.stdout.write(f.read())
             return 0
         sys.stdout.flush()
         env = dict(os.environ, MANPAGER=os.environ.get("MANPAGER", "less -R"))
-        args = [man, "-l", str(page)] if sys.stdout.isatty() else [man, "-P", "cat", "-l", str(page)]
+        args = [man, "-l", page] if sys.stdout.isatty() else [man, "-P", "cat", "-l", page]
         return subprocess.run(args, env=env, check=False).returncode and 2
 
     run_command(body)

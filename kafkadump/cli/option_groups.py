@@ -16,10 +16,11 @@ from ..decode import Options
 from ..decode.compression import DEFAULT_MAX_RATIO
 from ..decode.options import DEFAULT_MAX_SCAN
 from ..errors import UsageError
-from ..render.table import TableLayout
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ..render.table import TableLayout
 
 
 class Format(str, Enum):
@@ -178,6 +179,8 @@ class Output:
         """Which table columns to show: by priority to fit a terminal's width (``console``), all
         with ``--wide`` or when piped, or the ``--columns`` named."""
         names = tuple(n.strip() for n in self.columns.split(",") if n.strip()) if self.columns else None
+        from ..render.table import TableLayout
+
         return TableLayout(console.width if console is not None else None, self.wide, names)
 
 

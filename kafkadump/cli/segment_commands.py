@@ -9,9 +9,6 @@ from typing import List, Optional
 import typer
 
 from ..errors import UsageError
-from ..query import RecordQuery
-from ..record_window import first_records, last_records
-from ..render import dumplog, jsonl, table
 from ..report.status import Tally
 from .app import app
 from .main import finish, run_command
@@ -28,13 +25,13 @@ from .option_groups import (
     output_options,
 )
 
-# the renderer each --format names
-WRITERS = {Format.table: table, Format.json: jsonl, Format.dump_log: dumplog}
-
 
 def _write(output: Output, report: str, items: Iterable[object]) -> None:
     """Hand ``items`` to the ``report`` writer of the renderer ``output`` names."""
-    writer = getattr(WRITERS[output.format], report)
+    from ..render import dumplog, jsonl, table
+
+    writers = {Format.table: table, Format.json: jsonl, Format.dump_log: dumplog}
+    writer = getattr(writers[output.format], report)
     if output.json:
         writer(items, sys.stdout, output.encoding)
     elif output.format is Format.table and report != "write_crc_report":
@@ -92,6 +89,8 @@ def records(
 
     Records of Kafka's internal topics are decoded (see --decode).
     """
+    from ..query import RecordQuery
+    from ..record_window import first_records, last_records
     from ..segment_report import record_report
 
     def body() -> int:
