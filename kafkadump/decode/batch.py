@@ -56,6 +56,7 @@ from crc32c import crc32c
 from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
+from .inplace import checksum
 from .model import Batch, Record, Span
 from .primitives import decode_varint, decode_varlong
 
@@ -140,7 +141,7 @@ def decode_batch(buf, pos: int, file: str, *, base: int = 0, records: bool = Tru
     """
     b = decode_batch_header(buf, pos, file, base)
     end = pos + b.size
-    b.computed_crc = crc32c(memoryview(buf)[pos + CRC_START:end])
+    b.computed_crc = checksum(crc32c, buf, pos + CRC_START, end)
     check_header(b)
     if b.crc != b.computed_crc:
         b.findings.append(Finding(Code.CRC_MISMATCH, b.position + 17,
@@ -530,7 +531,7 @@ def plausible_v2_header(buf, pos: int, end: int) -> bool:
 def crc_ok_v2(buf, pos: int) -> bool:
     (blen,) = struct.unpack_from(">i", buf, pos + 8)
     (crc,) = struct.unpack_from(">I", buf, pos + 17)
-    return crc32c(memoryview(buf)[pos + CRC_START:pos + 12 + blen]) == crc
+    return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
 __all__ = ["decode_batch", "decode_batch_header", "decode_records", "plausible_v2_header",

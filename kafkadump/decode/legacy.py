@@ -38,31 +38,75 @@ MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc magic attributes [timestamp] keylen val
 DEFAULT_MAX_DEPTH = 4
 
 
+class InflateBudget:
+    """Bytes one top-level message may inflate to, summed over every wrapper at every depth.
+
+    A width bomb (each level holding many copies of a compressed wrapper of
+    the level below) inflates exponentially if each wrapper had its own cap;
+    one budget per top-level message bounds the whole expansion.
+    """
+
+    __slots__ = ("left", "exhausted")
+
+    def __init__(self, total: int):
+        self.left = total
+        self.exhausted = False
+
+
 class _Msg:
     __slots__ = ("pos", "size", "offset", "message_size", "crc", "computed_crc", "magic",
                  "attributes", "timestamp", "key", "value", "p_key", "p_value", "p_ts")
 
 
+def framing_error(buf, pos: int, end: int) -> DecodeError | None:
+    """What breaks the framing of the legacy entry at ``pos`` (None: nothing), read in place.
+
+    Checks the header, the size and that the key and value lengths tile the
+    message exactly: no CRC, no copy, constant work.  Offsets are positions in ``buf``.
+    """
+    if pos + LOG_OVERHEAD > end:
+        return DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
+    size = int32_at(buf, pos + 8)
+    if pos + 17 > end:
+        return DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
+    magic = buf[pos + 16]
+    if magic not in (0, 1):
+        return DecodeError(Code.UNKNOWN_MAGIC, pos + 16, f"magic {magic} in a legacy message set")
+    if size < MIN_MESSAGE_SIZE[magic]:
+        return DecodeError(Code.LENGTH_INVALID, pos + 8,
+                           f"message_size {size} below the {MIN_MESSAGE_SIZE[magic]}-byte minimum for magic {magic}")
+    mend = pos + LOG_OVERHEAD + size
+    if mend > end:
+        return DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} runs {mend - end} bytes past the end")
+    p = pos + (26 if magic == 1 else 18)
+    for what in ("key", "value"):
+        if p + 4 > mend:
+            return DecodeError(Code.RECORD_MALFORMED, p, f"{what} length runs past the message")
+        n = int32_at(buf, p)
+        p += 4
+        if n == -1:
+            continue
+        if n < 0 or p + n > mend:
+            return DecodeError(Code.RECORD_MALFORMED, p - 4, f"{what} length {n} does not fit the message")
+        p += n
+    if p != mend:
+        return DecodeError(Code.RECORD_MALFORMED, p, f"{mend - p} bytes after the value inside message_size")
+    return None
+
+
 def parse_message(buf, pos: int, end: int) -> _Msg:
     """Parse one legacy entry (offset, size, message) at ``pos``; raise on damage.
 
-    Offsets in raised errors are positions in ``buf``.
+    Offsets in raised errors are positions in ``buf``.  The framing is checked
+    in place (:func:`framing_error`) before anything is copied or checksummed.
     """
-    if pos + LOG_OVERHEAD > end:
-        raise DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
+    err = framing_error(buf, pos, end)
+    if err is not None:
+        raise err
     offset = int64_at(buf, pos)
     size = int32_at(buf, pos + 8)
-    if pos + 17 > end:
-        raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
     magic = buf[pos + 16]
-    if magic not in (0, 1):
-        raise DecodeError(Code.UNKNOWN_MAGIC, pos + 16, f"magic {magic} in a legacy message set")
-    if size < MIN_MESSAGE_SIZE[magic]:
-        raise DecodeError(Code.LENGTH_INVALID, pos + 8,
-                          f"message_size {size} below the {MIN_MESSAGE_SIZE[magic]}-byte minimum for magic {magic}")
     mend = pos + LOG_OVERHEAD + size
-    if mend > end:
-        raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} runs {mend - end} bytes past the end")
     m = _Msg()
     m.pos = pos
     m.size = LOG_OVERHEAD + size
@@ -84,8 +128,6 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     m.key, p = _bytes(buf, p, mend, "key")
     m.p_value = p
     m.value, p = _bytes(buf, p, mend, "value")
-    if p != mend:
-        raise DecodeError(Code.RECORD_MALFORMED, p, f"{mend - p} bytes after the value inside message_size")
     return m
 
 
@@ -164,7 +206,7 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    inner = _expand(m, b, 1, (max_decompressed, max_ratio), max_depth, spans, m.offset,
+    inner = _expand(m, b, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, spans, m.offset,
                     (b.position + (m.p_value - m.pos) + 4, None))
     b.record_count = len(inner)
     b.base_offset = inner[0].offset if inner else m.offset
@@ -184,7 +226,9 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
             wrapper_offset: int, anchor: tuple) -> list:
     """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
 
-    ``limits`` is ``(max_decompressed, max_ratio)``, applied to every level.
+    ``limits`` is ``(budget, max_ratio)``: one :class:`InflateBudget` shared by
+    every level (once spent, no further wrapper is expanded), the ratio
+    applied to each wrapper.
     ``wrapper_offset`` is the wrapper's absolute offset; ``anchor`` is
     ``(file offset, decompressed offset or None)`` of the wrapper's value,
     where findings about this wrapper are anchored.  Inner messages of the
@@ -206,16 +250,25 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
         b.findings.append(Finding(Code.RECORD_MALFORMED, a_off - 4 if depth == 1 else a_off,
                                   "compressed wrapper has a null value", source_offset=a_src))
         return []
+    budget = limits[0]
+    if budget.exhausted:
+        return []
     notes: list = []
     try:
-        data = decompress(wrapper.attributes & 7, wrapper.value, limits[0], notes, limits[1])
+        data = decompress(wrapper.attributes & 7, wrapper.value, budget.left, notes, limits[1])
     except DecodeError as e:
+        if e.code is Code.DECOMPRESSION_LIMIT:
+            if depth > 1:
+                e = DecodeError(e.code, 0, f"{e.message}: the decompression budget of the top-level "
+                                           f"message is spent; inner wrappers left unexpanded")
+            budget.exhausted = True
         empty = not wrapper.value
         # an empty value has no first byte: anchor at its length field
         b.findings.append(Finding(e.code, a_off - 4 if empty and depth == 1 else a_off, e.message,
                                   length=(len(wrapper.value) or None) if depth == 1 else None,
                                   source_offset=a_src))
         return []
+    budget.left -= len(data)
     for code, message in notes:
         b.findings.append(Finding(code, a_off, message, source_offset=a_src))
     if depth == 1:

@@ -27,17 +27,31 @@ The public API, used by the walkers, the carver and the Spark splitter:
 
 from __future__ import annotations
 
+import mmap
+import re
 import struct
 import zlib
+from typing import Callable
+
+from crc32c import crc32c
 
 from ..findings import Code, DecodeError, Finding
-from .batch import HEADER_SIZE, MIN_BATCH_LENGTH, crc_ok_v2, decode_batch, plausible_v2_header
-from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy
+from .batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, decode_batch, plausible_v2_header
+from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy, framing_error
 from .model import Batch, Gap
+from .inplace import RELEASE_STEP, checksum, page_releaser
 from .options import SCAN_FLOOR, Options
+from .work import WORK
 
 _PREFIX = struct.Struct(">qi")
 _ZERO_CHUNK = 1 << 16
+_MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 or 2
+
+def crc_ok_v2(buf, pos: int) -> bool:
+    """Is the CRC-32C of the v2 batch at ``pos`` right?  Checked in place."""
+    (blen,) = struct.unpack_from(">i", buf, pos + 8)
+    (crc,) = struct.unpack_from(">I", buf, pos + 17)
+    return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
 class ScanBudget:
@@ -79,8 +93,10 @@ def _legacy_ok(buf, pos: int, end: int) -> bool:
     magic = buf[pos + 16]
     if magic not in (0, 1) or size < MIN_MESSAGE_SIZE[magic] or pos + 12 + size > end:
         return False
+    if framing_error(buf, pos, end) is not None:
+        return False
     (crc,) = struct.unpack_from(">I", buf, pos + 12)
-    return zlib.crc32(memoryview(buf)[pos + 16:pos + 12 + size]) == crc
+    return checksum(zlib.crc32, buf, pos + 16, pos + 12 + size) == crc
 
 
 def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
@@ -95,8 +111,7 @@ def plausible_at(buf, pos: int, end: int, check_crc: bool = True) -> bool:
     if magic in (0, 1):
         if check_crc:
             return _legacy_ok(buf, pos, end)
-        _, size = _PREFIX.unpack_from(buf, pos)
-        return size >= MIN_MESSAGE_SIZE[magic] and pos + 12 + size <= end
+        return framing_error(buf, pos, end) is None
     return False
 
 
@@ -141,25 +156,43 @@ def find_next_batch(buf, start: int, end: int, limit: int | None = None,
     """Scan forward from ``start`` for an intact batch or message; its position, or None.
 
     With a ``budget`` (see :class:`ScanBudget`), CRC work on failed candidates is bounded.
+    Only positions whose byte 16 is a magic (0, 1, 2) are looked at (found by a regular
+    expression, in C); a run of zero bytes holds no candidate (its lengths are 0) and is
+    skipped whole; mapped pages behind the scan are handed back.
     """
     stop = end - 17 if limit is None else min(end - 17, start + limit)
+    if stop < start:
+        return None
+    search = _MAGIC_BYTE.search
+    release = page_releaser(buf) if stop - start > RELEASE_STEP else None
+    released = start
     p = start
     while p <= stop:
-        m = buf[p + 16]
-        if m <= 2:
-            if budget is None:
+        m = search(buf, p + 16, stop + 17)
+        if m is None:
+            return None
+        p = m.start() - 16
+        WORK.candidates += 1
+        if release is not None and p - released >= RELEASE_STEP:
+            release(p)
+            released = p
+        if not any(buf[p + 8:p + 12]):
+            # length 0: so are the lengths of the candidates inside this zero run
+            p = max(p + 1, _zero_run_end(buf, p + 8, stop + 12, release) - 11)
+            continue
+        if budget is None:
+            if plausible_at(buf, p, end):
+                return p
+        elif plausible_at(buf, p, end, check_crc=False):
+            (_, length) = _PREFIX.unpack_from(buf, p)
+            if budget.spent < budget.limit:
                 if plausible_at(buf, p, end):
                     return p
-            elif plausible_at(buf, p, end, check_crc=False):
-                (_, length) = _PREFIX.unpack_from(buf, p)
-                if budget.spent < budget.limit:
-                    if plausible_at(buf, p, end):
-                        return p
-                    budget.spent += length
-                elif _next_ok(buf, p + 12 + length, end):
-                    if budget.hit is None:
-                        budget.hit = p
-                    return p
+                budget.spent += length
+            elif _next_ok(buf, p + 12 + length, end):
+                if budget.hit is None:
+                    budget.hit = p
+                return p
         p += 1
     return None
 
@@ -200,19 +233,29 @@ def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0,
     magic = buf[pos + 16]
     (_, length) = _PREFIX.unpack_from(buf, pos)
     size = length + LOG_OVERHEAD
-    chunk = buf[pos:pos + size]
-    if type(chunk) is not bytes:  # bytearray / memoryview input: records must hold bytes
-        chunk = bytes(chunk)
-    try:
-        b = decode_item(chunk, magic, file, base + pos, opt, opt.records)
-    except DecodeError as e:
-        # the message's own framing is broken: treat like damage
-        gap = _damage(buf, pos, end, file, base, opt, budget, first=Finding(e.code, base + pos + e.offset, e.message))
+    err = framing_error(buf, pos, pos + size) if magic != 2 else None
+    if err is not None:
+        # the message's own framing is broken (seen in place, nothing copied): treat like damage
+        gap = _damage(buf, pos, end, file, base, opt, budget, first=Finding(err.code, base + err.offset, err.message))
         return [gap], pos + gap.size
+    b = _decode_in_place(buf, pos, size, magic, file, base, opt)
     nxt = pos + size
     if b.crc_valid is False and nxt < end and not _next_ok(buf, nxt, end):
         return _distrusted_length(buf, pos, nxt, end, file, base, opt, budget, b)
     return [b], nxt
+
+
+def _decode_in_place(buf, pos: int, size: int, magic: int, file: str, base: int, opt: Options) -> Batch:
+    """Decode the item at ``pos`` on ``buf`` itself when its slices are bytes (bytes, a mapping):
+    nothing is copied before the checksum and the structure say what the item is worth."""
+    if type(buf) is not bytes and not isinstance(buf, mmap.mmap):
+        chunk = bytes(buf[pos:pos + size])  # bytearray / memoryview input: records must hold bytes
+        return decode_item(chunk, magic, file, base + pos, opt, opt.records)
+    if magic == 2:
+        return decode_batch(buf, pos, file, base=base, records=opt.records, max_decompressed=opt.max_decompressed,
+                            max_ratio=opt.max_ratio, select=opt.select)
+    return decode_legacy(buf, pos, pos + size, file, base=base, records=opt.records,
+                         max_decompressed=opt.max_decompressed, max_ratio=opt.max_ratio, max_depth=opt.max_depth)
 
 
 def _distrusted_length(buf, pos: int, nxt: int, end: int, file: str, base: int, opt: Options,
@@ -253,9 +296,13 @@ def intact_batch_at(buf, pos: int, end: int, file: str, opt: Options) -> Batch |
 
 # --- damage ----------------------------------------------------------------------------------------
 
-def _zero_run_end(buf, pos: int, end: int) -> int:
-    """First position >= pos that is not a zero byte (or ``end``)."""
+def _zero_run_end(buf, pos: int, end: int, release: Callable[[int], None] | None = None) -> int:
+    """First position >= pos that is not a zero byte (or ``end``); on a mapping, the pages
+    of a long run are handed back as it is passed."""
+    if release is None and end - pos > RELEASE_STEP:
+        release = page_releaser(buf)
     p = pos
+    released = pos
     while p < end:
         q = min(end, p + _ZERO_CHUNK)
         chunk = buf[p:q]
@@ -263,6 +310,9 @@ def _zero_run_end(buf, pos: int, end: int) -> int:
         if stripped < q - p:
             return p + stripped
         p = q
+        if release is not None and p - released >= RELEASE_STEP:
+            release(p)
+            released = p
     return end
 
 
