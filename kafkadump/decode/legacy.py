@@ -30,6 +30,7 @@ from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import Batch, Record, Span
 from .primitives import int32_at, int64_at
+from .work import WORK
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
 
@@ -206,12 +207,32 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    inner = _expand(m, b, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, spans, m.offset,
-                    (b.position + (m.p_value - m.pos) + 4, None))
-    b.record_count = len(inner)
-    b.base_offset = inner[0].offset if inner else m.offset
-    b.records = inner if records else None
+    # A shallow walk counts them without holding them.
+    sink = _Sink(records)
+    _expand(m, b, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, spans, m.offset,
+            (b.position + (m.p_value - m.pos) + 4, None), sink)
+    b.record_count = sink.count
+    b.base_offset = sink.first if sink.count else m.offset
+    b.records = sink.records
     return b
+
+
+class _Sink:
+    """Where the inner records of a wrapper go: kept in a list (``records``), or only counted."""
+
+    __slots__ = ("records", "count", "first")
+
+    def __init__(self, keep: bool):
+        self.records: list[Record] | None = [] if keep else None
+        self.count = 0
+        self.first: int | None = None
+
+    def add(self, r: Record) -> None:
+        if self.count == 0:
+            self.first = r.offset
+        self.count += 1
+        if self.records is not None:
+            self.records.append(r)
 
 
 def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -> Record:
@@ -223,36 +244,81 @@ def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -
 
 
 def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,
-            wrapper_offset: int, anchor: tuple) -> list:
-    """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
+            wrapper_offset: int, anchor: tuple, sink: _Sink) -> None:
+    """Decompress a wrapper and decode its inner message set into ``sink``, flattening nested wrappers.
 
     ``limits`` is ``(budget, max_ratio)``: one :class:`InflateBudget` shared by
     every level (once spent, no further wrapper is expanded), the ratio
-    applied to each wrapper.
-    ``wrapper_offset`` is the wrapper's absolute offset; ``anchor`` is
-    ``(file offset, decompressed offset or None)`` of the wrapper's value,
-    where findings about this wrapper are anchored.  Inner messages of the
-    top-level wrapper are addressed in its decompressed data; deeper ones
-    are anchored at the nested wrapper that holds them.
+    applied to each wrapper.  ``wrapper_offset`` is the wrapper's absolute
+    offset; ``anchor`` is ``(file offset, decompressed offset or None)`` of
+    the wrapper's value, where findings about this wrapper are anchored.
+    Inner messages of the top-level wrapper are addressed in its
+    decompressed data; deeper ones are anchored at the nested wrapper that
+    holds them.  Two passes over the decompressed data, holding no message
+    between them: the first checks framing and CRCs and finds the last inner
+    offset, the second makes the records (or counts them).
     """
     a_off, a_src = anchor
 
     def at(p):
         return (a_off, p) if depth == 1 else (a_off, a_src)
 
+    data = _inflate(wrapper, b, depth, limits, max_depth, spans, anchor)
+    if data is None:
+        return
+    count, stop, last_rel, sequential = _check_inner(data, b, depth, spans, at)
+    if not count:
+        return
+    wrapper_lat = wrapper.magic == 1 and (wrapper.attributes & 0x08)
+    ts_type = None if wrapper.magic == 0 else ("LogAppendTime" if wrapper_lat else "CreateTime")
+    # magic 1: inner offsets are relative to the wrapper's, which is the last
+    # inner's absolute offset.  A producer's own request (wrapper offset 0)
+    # has no absolute offsets yet: then, as Kafka's reader does, keep the
+    # stored ones.
+    relative = wrapper.magic >= 1 and wrapper_offset - last_rel >= 0
+    prev = None
+    p = 0
+    while p < stop:
+        im = parse_message(data, p, stop)
+        p += im.size
+        absolute = wrapper_offset - last_rel + im.offset if relative else im.offset
+        if prev is not None and im.offset <= prev:
+            o, so = at(im.pos)
+            b.findings.append(Finding(Code.INNER_OFFSETS, o, f"inner offset {im.offset} after {prev}",
+                                      source_offset=so))
+        prev = im.offset
+        if im.attributes & 7:
+            o, so = at(im.pos)
+            b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
+                                      source_offset=so))
+            _expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so), sink)
+            continue
+        ts = wrapper.timestamp if wrapper_lat else im.timestamp
+        sink.add(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
+    producer_form = wrapper_offset == 0 and sequential
+    if wrapper.magic == 0 and last_rel != wrapper_offset and not producer_form:
+        o, so = at(None) if depth > 1 else (a_off, None)
+        b.findings.append(Finding(Code.INNER_OFFSETS, o,
+                                  f"last inner offset {last_rel} != wrapper offset {wrapper_offset}",
+                                  source_offset=so))
+
+
+def _inflate(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans, anchor: tuple):
+    """The wrapper's decompressed value within the budget, or None (with a finding) when there is none."""
+    a_off, a_src = anchor
     if depth > max_depth:
         b.findings.append(Finding(Code.NESTING_TOO_DEEP, a_off,
                                   f"wrappers nested deeper than {max_depth} levels; not expanded",
                                   source_offset=a_src))
-        return []
+        return None
     if wrapper.value is None:
         # anchored at the value's length field (-1) when it is in the file
         b.findings.append(Finding(Code.RECORD_MALFORMED, a_off - 4 if depth == 1 else a_off,
                                   "compressed wrapper has a null value", source_offset=a_src))
-        return []
+        return None
     budget = limits[0]
     if budget.exhausted:
-        return []
+        return None
     notes: list = []
     try:
         data = decompress(wrapper.attributes & 7, wrapper.value, budget.left, notes, limits[1])
@@ -267,15 +333,26 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
         b.findings.append(Finding(e.code, a_off - 4 if empty and depth == 1 else a_off, e.message,
                                   length=(len(wrapper.value) or None) if depth == 1 else None,
                                   source_offset=a_src))
-        return []
+        return None
     budget.left -= len(data)
+    WORK.inflated += len(data)
     for code, message in notes:
         b.findings.append(Finding(code, a_off, message, source_offset=a_src))
     if depth == 1:
         b.decompressed_size = len(data)
         if spans is not None:
             b.decompressed = data
-    msgs = []
+    return data
+
+
+def _check_inner(data: bytes, b: Batch, depth: int, spans, at) -> tuple[int, int, int | None, bool]:
+    """First pass over an inner message set: framing and CRC findings (and spans at depth 1).
+
+    Returns ``(messages, end of the last whole message, last inner offset, offsets are 0..n-1)``.
+    """
+    count = 0
+    last_rel = None
+    sequential = True
     p = 0
     end = len(data)
     while p < end:
@@ -288,45 +365,14 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
                 spans.append(Span("message.inner.unparsed", p, end - p, None, "decompressed", "unparsed"))
             break
         if spans is not None and depth == 1:
-            _message_spans(spans, im, f"message.inner[{len(msgs)}].", "decompressed", 0)
+            _message_spans(spans, im, f"message.inner[{count}].", "decompressed", 0)
         if im.crc != im.computed_crc:
             o, so = at(p + 12)
             b.findings.append(Finding(Code.CRC_MISMATCH, o,
                                       f"inner message at {p}: stored crc {im.crc} != computed {im.computed_crc}",
                                       source_offset=so))
-        msgs.append(im)
+        sequential = sequential and im.offset == count
+        count += 1
+        last_rel = im.offset
         p += im.size
-    out: list[Record] = []
-    wrapper_lat = wrapper.magic == 1 and (wrapper.attributes & 0x08)
-    ts_type = None if wrapper.magic == 0 else ("LogAppendTime" if wrapper_lat else "CreateTime")
-    if not msgs:
-        return out
-    last_rel = msgs[-1].offset
-    # magic 1: inner offsets are relative to the wrapper's, which is the last
-    # inner's absolute offset.  A producer's own request (wrapper offset 0)
-    # has no absolute offsets yet: then, as Kafka's reader does, keep the
-    # stored ones.
-    relative = wrapper.magic >= 1 and wrapper_offset - last_rel >= 0
-    prev = None
-    for im in msgs:
-        absolute = wrapper_offset - last_rel + im.offset if relative else im.offset
-        if prev is not None and im.offset <= prev:
-            o, so = at(im.pos)
-            b.findings.append(Finding(Code.INNER_OFFSETS, o, f"inner offset {im.offset} after {prev}",
-                                      source_offset=so))
-        prev = im.offset
-        if im.attributes & 7:
-            o, so = at(im.pos)
-            b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
-                                      source_offset=so))
-            out.extend(_expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so)))
-            continue
-        ts = wrapper.timestamp if wrapper_lat else im.timestamp
-        out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
-    producer_form = wrapper_offset == 0 and [m.offset for m in msgs] == list(range(len(msgs)))
-    if wrapper.magic == 0 and last_rel != wrapper_offset and not producer_form:
-        o, so = at(None) if depth > 1 else (a_off, None)
-        b.findings.append(Finding(Code.INNER_OFFSETS, o,
-                                  f"last inner offset {last_rel} != wrapper offset {wrapper_offset}",
-                                  source_offset=so))
-    return out
+    return count, p, last_rel, sequential

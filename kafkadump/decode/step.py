@@ -157,44 +157,65 @@ def find_next_batch(buf, start: int, end: int, limit: int | None = None,
 
     With a ``budget`` (see :class:`ScanBudget`), CRC work on failed candidates is bounded.
     Only positions whose byte 16 is a magic (0, 1, 2) are looked at (found by a regular
-    expression, in C); a run of zero bytes holds no candidate (its lengths are 0) and is
-    skipped whole; mapped pages behind the scan are handed back.
+    expression, in C) and a declared length that fits no item rejects a candidate at once;
+    a run of zero bytes holds no candidate (its lengths are 0) and is skipped whole;
+    mapped pages behind the scan are handed back.
     """
     stop = end - 17 if limit is None else min(end - 17, start + limit)
     if stop < start:
         return None
+    found, candidates = _scan(buf, start, stop, end, budget)
+    WORK.candidates += candidates
+    return found
+
+
+def _scan(buf, start: int, stop: int, end: int, budget: ScanBudget | None) -> tuple[int | None, int]:
+    """The loop of :func:`find_next_batch`: ``(position or None, candidates looked at)``."""
     search = _MAGIC_BYTE.search
+    unpack = _PREFIX.unpack_from
     release = page_releaser(buf) if stop - start > RELEASE_STEP else None
     released = start
+    candidates = 0
     p = start
     while p <= stop:
         m = search(buf, p + 16, stop + 17)
         if m is None:
-            return None
+            return None, candidates
         p = m.start() - 16
-        WORK.candidates += 1
+        candidates += 1
+        length = unpack(buf, p)[1]
+        if length < 14 or p + 12 + length > end:  # no batch nor message is this short or this long
+            if length == 0:
+                # length 0: so are the lengths of the candidates inside this zero run
+                p = max(p + 1, _zero_run_end(buf, p + 8, stop + 12, release) - 11)
+            else:
+                p += 1
+            continue
         if release is not None and p - released >= RELEASE_STEP:
             release(p)
             released = p
-        if not any(buf[p + 8:p + 12]):
-            # length 0: so are the lengths of the candidates inside this zero run
-            p = max(p + 1, _zero_run_end(buf, p + 8, stop + 12, release) - 11)
-            continue
-        if budget is None:
-            if plausible_at(buf, p, end):
-                return p
-        elif plausible_at(buf, p, end, check_crc=False):
-            (_, length) = _PREFIX.unpack_from(buf, p)
-            if budget.spent < budget.limit:
-                if plausible_at(buf, p, end):
-                    return p
-                budget.spent += length
-            elif _next_ok(buf, p + 12 + length, end):
-                if budget.hit is None:
-                    budget.hit = p
-                return p
+        if _accept(buf, p, end, length, budget):
+            return p, candidates
         p += 1
-    return None
+    return None, candidates
+
+
+def _accept(buf, p: int, end: int, length: int, budget: ScanBudget | None) -> bool:
+    """Is the candidate at ``p`` (declared ``length``) where the resync stops?"""
+    if budget is None:
+        return plausible_at(buf, p, end)
+    if not plausible_at(buf, p, end, check_crc=False):
+        return False
+    if budget.spent < budget.limit:
+        if plausible_at(buf, p, end):
+            return True
+        budget.spent += length
+        return False
+    if _next_ok(buf, p + 12 + length, end):
+        if budget.hit is None:
+            budget.hit = p
+        return True
+    return False
 
 
 # --- one item ----------------------------------------------------------------------------------------
