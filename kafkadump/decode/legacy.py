@@ -29,6 +29,7 @@ import zlib
 from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .model import Batch, Record, Span
+from .inplace import checksum
 from .primitives import int32_at, int64_at
 from .work import WORK
 
@@ -116,7 +117,7 @@ def parse_message(buf, pos: int, end: int) -> _Msg:
     _, _, m.crc, _, attributes = _PREFIX.unpack_from(buf, pos)
     m.magic = magic
     m.attributes = attributes & 0xFF
-    m.computed_crc = zlib.crc32(memoryview(buf)[pos + 16:mend])
+    m.computed_crc = checksum(zlib.crc32, buf, pos + 16, mend)
     p = pos + 18
     if magic == 1:
         m.p_ts = p
@@ -231,6 +232,7 @@ class _Sink:
         if self.count == 0:
             self.first = r.offset
         self.count += 1
+        WORK.records += 1
         if self.records is not None:
             self.records.append(r)
 

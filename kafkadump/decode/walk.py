@@ -186,7 +186,7 @@ class CrcScan:
                 if end - pos >= 61:
                     _, length, _, magic, stored = unpack(buf, pos)
                     nxt = pos + 12 + length
-                    if magic == 2 and length >= MIN_BATCH_LENGTH and nxt <= end:
+                    if magic == 2 and MIN_BATCH_LENGTH <= length <= self.WINDOW_BYTES and nxt <= end:
                         if crc(mv[pos + 21:nxt]) == stored:
                             self.batches += 1
                             self.bytes += length + 12
@@ -213,8 +213,8 @@ class CrcScan:
                 break
             _, length, _, magic, stored = unpack(buf, pos)
             nxt = pos + 12 + length
-            if magic != 2 or length < MIN_BATCH_LENGTH or nxt > end:
-                break
+            if magic != 2 or not MIN_BATCH_LENGTH <= length <= self.WINDOW_BYTES or nxt > end:
+                break  # (a huge batch is checksummed in place, piece by piece, by the decoder)
             append((pos, nxt, stored))
             pos = nxt
         return runs, pos
