@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from .decode.batch import RecordStream
 from .decode.model import Batch, Record
 from .errors import UsageError
 
@@ -109,8 +110,14 @@ class RecordQuery:
             return False
         return self.key is None or r.key == self.key
 
-    def select(self, records: Iterable[Record]) -> list[Record]:
-        """The records this query keeps, in order (all of them when it is not active)."""
+    def select(self, records: Iterable[Record]) -> Sequence[Record]:
+        """The records this query keeps, in order (all of them when it is not active).
+
+        A batch's :class:`~kafkadump.decode.batch.RecordStream` stays a stream (filtered
+        as it is read): a batch of millions of records is never held as a list.
+        """
+        if isinstance(records, RecordStream):
+            return records if not self.active else records.filtered(self.keeps)
         if not self.active:
             return records if isinstance(records, list) else list(records)
         return [r for r in records if self.keeps(r)]

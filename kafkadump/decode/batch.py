@@ -49,6 +49,7 @@ variable (free) and only when a ``spans`` list is passed turns them into
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 
 from crc32c import crc32c
@@ -57,6 +58,7 @@ from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
 from .inplace import checksum
+from .work import WORK
 from .model import Batch, Record, Span
 from .primitives import decode_varint, decode_varlong
 
@@ -183,11 +185,145 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
             spans.append(Span("batch.records", payload_pos, end - pos,
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
-    recs, findings = decode_records(data, start, stop, b, source, shift, spans)
+    limit = None if spans is not None else STREAM_RECORDS
+    recs, findings, p, n, done = decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
+    if not done:
+        # a batch of many records: check them all a run at a time, keep none; they stream
+        # out of the batch later (decoded again from the same bytes, a run at a time)
+        total = _check_streamed(b, recs, findings, data, p, stop, n, source, shift)
+        b.records = RecordStream(b, data, start, stop, source, shift, total)
+        return
     b.records = recs
     if findings:
         b.findings.extend(findings)
     _check_records(b, recs)
+
+
+# Batches of more records than this are not held as a list: their records stream
+# (:class:`RecordStream`), this many at a time.
+STREAM_RECORDS = 4096
+
+
+class RecordStream:
+    """The records of a batch too large to hold as a list: iterating decodes them again from the
+    batch's (mapped or decompressed) bytes, :data:`STREAM_RECORDS` at a time.
+
+    Behaves as a read-only sequence for the uses of ``Batch.records``: ``len``, truth,
+    iteration (again and again), ``[i]`` (linear in ``i``); :meth:`chunks` gives the runs
+    as lists for the fast writers.  The findings were taken when the batch was decoded.
+    """
+
+    __slots__ = ("batch", "data", "start", "stop", "source", "shift", "decoded", "keep", "_count")
+
+    def __init__(self, batch: Batch, data, start: int, stop: int, source: str, shift: int, decoded: int,
+                 keep: Callable[[Record], bool] | None = None):
+        self.batch = batch
+        self.data = data
+        self.start = start
+        self.stop = stop
+        self.source = source
+        self.shift = shift
+        self.decoded = decoded  # records the batch decodes to (before ``keep``)
+        self.keep = keep
+        self._count = None if keep is not None else decoded
+
+    def filtered(self, keep: Callable[[Record], bool]) -> RecordStream:
+        """The same records, only those ``keep`` keeps."""
+        return RecordStream(self.batch, self.data, self.start, self.stop, self.source, self.shift,
+                            self.decoded, keep)
+
+    def chunks(self) -> Iterator[list[Record]]:
+        """The records, a list of at most :data:`STREAM_RECORDS` at a time."""
+        pos, n, done = self.start, 0, False
+        keep = self.keep
+        while not done and n < self.decoded:
+            recs, _, pos, n, done = decode_record_run(self.data, pos, self.stop, self.batch, self.source,
+                                                      self.shift, None, n, STREAM_RECORDS)
+            if keep is not None:
+                recs = [r for r in recs if keep(r)]
+            if recs:
+                yield recs
+
+    @property
+    def count(self) -> int:
+        """How many records there are (for a filtered stream: counted once, by a pass)."""
+        if self._count is None:
+            self._count = sum(map(len, self.chunks()))
+        return self._count
+
+    def __iter__(self) -> Iterator[Record]:
+        for recs in self.chunks():
+            yield from recs
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        if self._count is None:
+            return next(self.chunks(), None) is not None
+        return self._count > 0
+
+    def __getitem__(self, i: int) -> Record:
+        if not isinstance(i, int):
+            raise TypeError("a record stream is indexed by position only")
+        if i < 0:
+            i += self.count
+        for k, r in enumerate(self):
+            if k == i:
+                return r
+        raise IndexError(i)
+
+
+def record_chunks(records) -> Iterator[list[Record]]:
+    """``records`` (a list, a :class:`RecordStream` or any iterable) as lists of bounded length."""
+    if isinstance(records, RecordStream):
+        yield from records.chunks()
+    elif isinstance(records, list):
+        if records:
+            yield records
+    else:
+        chunk: list[Record] = []
+        for r in records:
+            chunk.append(r)
+            if len(chunk) >= STREAM_RECORDS:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+
+class _RunningChecks:
+    """:func:`_check_records` over records seen a run at a time."""
+
+    __slots__ = ("b", "count", "prev", "violation", "prev_at_violation", "top")
+
+    def __init__(self, b: Batch):
+        self.b = b
+        self.count = 0
+        self.prev = -1
+        self.violation: Record | None = None
+        self.prev_at_violation = -1
+        self.top: int | None = None
+
+    def add(self, recs: list[Record]) -> None:
+        if not recs:
+            return
+        self.count += len(recs)
+        top = max(map(_TIMESTAMP, recs))
+        self.top = top if self.top is None or top > self.top else self.top
+        if self.violation is not None:
+            return
+        lod = self.b.last_offset_delta
+        deltas = list(map(_OFFSET_DELTA, recs))
+        if deltas[0] > self.prev and deltas[-1] <= lod and (
+                deltas == list(range(deltas[0], deltas[-1] + 1)) or sorted(set(deltas)) == deltas):
+            self.prev = deltas[-1]
+            return
+        for r in recs:
+            if r.offset_delta <= self.prev or r.offset_delta > lod:
+                self.violation, self.prev_at_violation = r, self.prev
+                return
+            self.prev = r.offset_delta
 
 
 def _anchor(b: Batch, source: str, shift: int, rel: int) -> tuple[int, int | None]:
@@ -205,6 +341,18 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     ``source`` is ``file``.  A malformed record whose length is sane is
     skipped by its length; otherwise decoding of this batch stops there.
     """
+    out, findings, _, _, _ = decode_record_run(data, pos, end, b, source, shift, spans)
+    return out, findings
+
+
+def decode_record_run(data, pos: int, end: int, b: Batch, source: str, shift: int,
+                      spans: list | None = None, n: int = 0, limit: int | None = None):
+    """The record loop, resumable: decode at most ``limit`` records (None: all), the first of
+    them record number ``n`` of the batch, starting at ``pos``.
+
+    Returns ``(records, findings, next position, next record number, done)``; ``done`` is
+    false when the run stopped at ``limit`` with bytes left (call again from there).
+    """
     if source != "file":
         shift = 0  # positions in decompressed data are relative to it
     out = []
@@ -217,9 +365,14 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
     max_ts = b.max_timestamp
     ts_type = "LogAppendTime" if log_append else "CreateTime"
     control = (b.attributes & 0x20) != 0
-    n = 0
+    stop_n = count if limit is None else min(count, n + limit)
+    n0 = n
+    done = True
     while pos < end:
-        if n >= count:
+        if n >= stop_n:
+            if n < count:  # the run is full; bytes are left
+                done = False
+                break
             rel = pos
             off, srel = _anchor(b, source, shift, rel)
             findings.append(Finding(Code.TRAILING_BYTES, off,
@@ -366,6 +519,7 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
                 pos = rend
                 n += 1
                 continue
+            pos = end
             break
         rec = Record(base_offset + off_delta,
                      max_ts if log_append else base_ts + ts_delta,
@@ -378,7 +532,8 @@ def decode_records(data, pos: int, end: int, b: Batch, source: str, shift: int,
             _record_spans(spans, n, source, shift if source == "file" else 0, start, p_attr, p_ts, p_od,
                           p_kl, p_key, p_vl, p_val, p_hc, rend, rec, length, klen, vlen, hcount, hspans, pos)
         n += 1
-    return out, findings
+    WORK.records += n - n0
+    return out, findings, pos, n, done
 
 
 def _decode_headers(data, pos: int, rend: int, hcount: int, want_spans: bool):
@@ -478,13 +633,58 @@ def _record_spans(spans, n, source, shift, start, p_attr, p_ts, p_od, p_kl, p_ke
             add(f"headers[{i}].value", p3, p4, hv_val)
 
 
+def _check_streamed(b: Batch, recs: list, findings: list, data, pos: int, stop: int, n: int,
+                    source: str, shift: int) -> int:
+    """Decode the rest of a many-record batch a run at a time, keeping only its findings and
+    the running cross-checks of :func:`_check_records` (same findings, same order); the
+    number of records decoded."""
+    checks = _RunningChecks(b)
+    checks.add(recs)
+    done = False
+    while not done:
+        recs, more, pos, n, done = decode_record_run(data, pos, stop, b, source, shift, None, n, STREAM_RECORDS)
+        findings.extend(more)
+        checks.add(recs)
+    b.findings.extend(findings)
+    _count_check(b, checks.count)
+    if checks.count:
+        if checks.violation is not None:
+            _order_finding(b, checks.violation, checks.prev_at_violation)
+        _timestamp_check(b, checks.count, checks.top)
+    return checks.count
+
+
+def _count_check(b: Batch, count: int) -> None:
+    if count != b.record_count and not any(f.code in (Code.DECOMPRESSION_FAILED, Code.DECOMPRESSION_LIMIT)
+                                           for f in b.findings):
+        b.findings.append(Finding(Code.RECORD_COUNT_MISMATCH, b.position + 57,
+                                  f"recordCount {b.record_count}, {count} records decoded"))
+
+
+def _order_finding(b: Batch, r: Record, prev: int) -> None:
+    if r.source == "file":
+        where, rel = r.position, None
+    else:
+        where, rel = b.position + HEADER_SIZE, r.position
+    b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, where,
+                              f"offsetDelta {r.offset_delta} after {prev} "
+                              f"(lastOffsetDelta {b.last_offset_delta})", source_offset=rel))
+
+
+def _timestamp_check(b: Batch, count: int, top: int) -> None:
+    complete = count == b.record_count and not any(
+        f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
+    if not (b.attributes & 0x08) and not b.has_delete_horizon:
+        # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
+        # the largest record, so a difference is only explainable when records are missing
+        if top > b.max_timestamp or (complete and top != b.max_timestamp):
+            b.findings.append(Finding(Code.TIMESTAMP_MISMATCH, b.position + 35,
+                                      f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
+
+
 def _check_records(b: Batch, recs: list) -> None:
     """Cross-check the decoded records against the header."""
-    pos = b.position
-    if len(recs) != b.record_count and not any(f.code in (Code.DECOMPRESSION_FAILED, Code.DECOMPRESSION_LIMIT)
-                                                for f in b.findings):
-        b.findings.append(Finding(Code.RECORD_COUNT_MISMATCH, pos + 57,
-                                  f"recordCount {b.record_count}, {len(recs)} records decoded"))
+    _count_check(b, len(recs))
     if not recs:
         return
     deltas = list(map(_OFFSET_DELTA, recs))
@@ -496,24 +696,10 @@ def _check_records(b: Batch, recs: list) -> None:
     prev = -1
     for r in () if in_order else recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
-            if r.source == "file":
-                where, rel = r.position, None
-            else:
-                where, rel = pos + HEADER_SIZE, r.position
-            b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, where,
-                                      f"offsetDelta {r.offset_delta} after {prev} "
-                                      f"(lastOffsetDelta {b.last_offset_delta})", source_offset=rel))
+            _order_finding(b, r, prev)
             break
         prev = r.offset_delta
-    complete = len(recs) == b.record_count and not any(
-        f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
-    if not (b.attributes & 0x08) and not b.has_delete_horizon:
-        top = max(map(_TIMESTAMP, recs))
-        # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
-        # the largest record, so a difference is only explainable when records are missing
-        if top > b.max_timestamp or (complete and top != b.max_timestamp):
-            b.findings.append(Finding(Code.TIMESTAMP_MISMATCH, pos + 35,
-                                      f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
+    _timestamp_check(b, len(recs), max(map(_TIMESTAMP, recs)))
 
 
 def plausible_v2_header(buf, pos: int, end: int) -> bool:
@@ -534,5 +720,6 @@ def crc_ok_v2(buf, pos: int) -> bool:
     return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
-__all__ = ["decode_batch", "decode_batch_header", "decode_records", "plausible_v2_header",
+__all__ = ["decode_batch", "decode_batch_header", "decode_records", "decode_record_run", "RecordStream",
+           "record_chunks", "STREAM_RECORDS", "plausible_v2_header",
            "crc_ok_v2", "HEADER", "HEADER_SIZE", "MIN_BATCH_LENGTH", "Truncated"]

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from ..decode.batch import record_chunks
 from ..decode.model import Batch, Gap, Record
 from ..report.records import ENCODERS, item_object, record_object
 from .jsontext import dumps as _dumps_text
@@ -168,7 +169,8 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         if not item.records:
             continue
         if item.decoded is None:
-            write(lines.batch_lines(b, item.records))
+            for chunk in record_chunks(item.records):  # a stream of many records: a run at a time
+                write(lines.batch_lines(b, chunk))
         else:
             write("".join(lines.decoded_line(r, b, dr) + "\n" for r, dr in zip(item.records, item.decoded)))
 
