@@ -151,3 +151,63 @@ def test_resync_through_random_bytes_is_linear():
     assert doubles(ws, wl), (ws, wl)
     items = walk(small)
     assert all(isinstance(i, Gap) for i in items) and sum(i.size for i in items) == len(small)
+
+
+# --- class 1: records stream out of a batch ---------------------------------------------------------
+
+def many_records_batch(n: int, codec: int = 1) -> bytes:
+    """One v2 batch of ``n`` one-byte-value records (gzip by default: ~1 byte per record on disk)."""
+    import gzip
+    import struct
+
+    from crc32c import crc32c
+
+    parts = []
+    for i in range(n):
+        od = hostile._varint(i)
+        rec = b"\x00\x00" + od + b"\x01\x02v\x00"
+        parts.append(hostile._varint(len(rec)) + rec)
+    recs = b"".join(parts)
+    if codec:
+        recs = gzip.compress(recs, 9)
+    head = struct.pack(">qiibIhiqqqhii", 0, 49 + len(recs), 0, 2, 0, codec, n - 1, 0, 0, -1, -1, -1, n)
+    raw = bytearray(head + recs)
+    struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
+    return bytes(raw)
+
+
+def test_a_batch_of_many_records_streams_the_same_records():
+    from kafkadump.decode.batch import STREAM_RECORDS, RecordStream
+
+    n = 3 * STREAM_RECORDS + 5
+    (b,) = walk(many_records_batch(n, codec=0))
+    assert isinstance(b.records, RecordStream) and len(b.records) == n and not b.findings
+    offsets = [r.offset for r in b.records]
+    assert offsets == list(range(n)) and b.records[0].offset == 0
+    assert [r.offset for r in b.records.filtered(lambda r: r.offset % 1000 == 0)] == list(range(0, n, 1000))
+    assert doubles(work_of(walk, many_records_batch(20_000)), work_of(walk, many_records_batch(40_000)))
+
+
+def test_streamed_batch_keeps_the_list_path_findings(monkeypatch):
+    """Damage inside a many-record batch gives the same findings streamed as listed."""
+    from kafkadump.decode import batch as B
+
+    data = bytearray(many_records_batch(50, codec=0))
+    data[61 + 9 * 30] = 0x7F  # record 30's length: runs past the batch
+    data[61 + 9 * 10 + 3] = 0x04  # record 10's offsetDelta: 2, out of order
+    (listed,) = walk(bytes(data))
+    monkeypatch.setattr(B, "STREAM_RECORDS", 7)
+    (streamed,) = walk(bytes(data))
+    assert isinstance(streamed.records, B.RecordStream)
+    assert [(f.code, f.offset, f.message) for f in streamed.findings] == \
+        [(f.code, f.offset, f.message) for f in listed.findings]
+    assert [r.offset for r in streamed.records] == [r.offset for r in listed.records]
+
+
+@pytest.mark.parametrize("fmt", [["--json"], ["-f", "dump-log"]])
+def test_a_million_records_in_a_10_kb_batch(tmp_path, fmt):
+    path = segment(tmp_path, many_records_batch(1_000_000))
+    rc, out, err, rss = kd("records", *fmt, path)
+    assert rc == 0, err
+    assert out.count("\n") >= 1_000_000
+    assert rss < RSS_LIMIT_MB, rss

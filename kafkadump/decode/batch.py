@@ -236,7 +236,7 @@ class RecordStream:
         """The records, a list of at most :data:`STREAM_RECORDS` at a time."""
         pos, n, done = self.start, 0, False
         keep = self.keep
-        while not done and n < self.decoded:
+        while not done:
             recs, _, pos, n, done = decode_record_run(self.data, pos, self.stop, self.batch, self.source,
                                                       self.shift, None, n, STREAM_RECORDS)
             if keep is not None:
