@@ -45,6 +45,7 @@ from .work import WORK
 
 _PREFIX = struct.Struct(">qi")
 _ZERO_CHUNK = 1 << 16
+COPY_MAX = 1 << 20  # items up to this size are decoded from a copy; larger ones in place
 _MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 or 2
 
 def crc_ok_v2(buf, pos: int) -> bool:
@@ -268,8 +269,9 @@ def decode_at(buf, pos: int, end: int, file: str, opt: Options, base: int = 0,
 
 def _decode_in_place(buf, pos: int, size: int, magic: int, file: str, base: int, opt: Options) -> Batch:
     """Decode the item at ``pos`` on ``buf`` itself when its slices are bytes (bytes, a mapping):
-    nothing is copied before the checksum and the structure say what the item is worth."""
-    if type(buf) is not bytes and not isinstance(buf, mmap.mmap):
+    nothing is copied before the checksum and the structure say what the item is worth.  A small
+    item (up to :data:`COPY_MAX` bytes) is copied: its records decode faster from bytes."""
+    if size <= COPY_MAX or type(buf) is not bytes and not isinstance(buf, mmap.mmap):
         chunk = bytes(buf[pos:pos + size])  # bytearray / memoryview input: records must hold bytes
         return decode_item(chunk, magic, file, base + pos, opt, opt.records)
     if magic == 2:
