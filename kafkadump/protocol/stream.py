@@ -25,7 +25,9 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
+from ..decode.options import DEFAULT_MAX_SCAN, SCAN_FLOOR
 from ..decode.primitives import int32_at
+from ..decode.work import WORK
 from ..findings import Code, Finding
 from ..sources.pcap import Connection, HalfStream, endpoint_str
 from . import frames as F
@@ -76,6 +78,7 @@ class _Splitter:
         if not self.buf:
             self.base = offset
         self.buf += data
+        self.conv.dec.bytes_in += len(data)
         self.marks.append((offset, offset + len(data), getattr(packet, "number", None), getattr(packet, "time", None)))
 
     def _plausible(self, i: int) -> bool:
@@ -91,8 +94,28 @@ class _Splitter:
         return int32_at(buf, i + 4) in self.conv.pending
 
     def _verified(self, i: int, size: int) -> bool:
-        """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)"""
-        quiet = F.Ctx(self.conv.file, self.conv.dec.ctx.options, False)
+        """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)
+
+        Decoding candidates is charged to the decoder's resync budget (``--max-scan`` times
+        the bytes seen, at least 64 MiB): candidates whose sizes reach far ahead would
+        otherwise cost quadratic work.  Past it, a plausible header is taken as a start and
+        a ``scan-limit`` note says so, once.
+        """
+        dec = self.conv.dec
+        opt = dec.ctx.options
+        max_scan = getattr(opt, "max_scan", DEFAULT_MAX_SCAN)
+        if max_scan and dec.verify_spent >= max(SCAN_FLOOR, max_scan * dec.bytes_in):
+            if not dec.verify_hit:
+                dec.verify_hit = True
+                dec._out.append(StreamNote(self.conv.connection, self.role, [Finding(
+                    Code.SCAN_LIMIT, self.base + i,
+                    f"looking for the next frame spent {dec.verify_spent} bytes decoding candidates that "
+                    f"were not (--max-scan); from here on, candidates are accepted by their headers")],
+                    self._time(), self.conv.file))
+            return True
+        dec.verify_spent += size + 4
+        WORK.frames += 1
+        quiet = F.Ctx(self.conv.file, opt, False)
         end = i + 4 + size
         if self.role == "request":
             f = F.decode_request(self.buf, i, end, ctx=quiet)
@@ -278,6 +301,9 @@ class CaptureDecoder:
         self.lone = Conversation(self, None, False, file)  # for pasted blocks: pairing across blocks
         self.topic_names: dict = {}  # topic id -> name, from Metadata responses seen so far
         self._out: list = []
+        self.bytes_in = 0            # bytes handed to the splitters
+        self.verify_spent = 0        # bytes of candidate frames decoded while resynchronising
+        self.verify_hit = False      # the resync budget ran out (said once, with a scan-limit note)
 
     # --- numbering ---------------------------------------------------------------------------
     def number(self, f):
@@ -436,13 +462,16 @@ class CaptureDecoder:
                 if probe.total() > 1 << 16:
                     self._not_kafka(c)
                 return None
-            direction, data = first
+            direction, held = first
             if not self.detect:
                 self._not_kafka(c)
                 return None
             other = c.b if direction == c.a else c.a
-            size = int32_at(data, 0)
-            complete = 0 <= size <= len(data) - 4
+            size = int32_at(held, 0)
+            complete = 0 <= size <= len(held) - 4
+            if not complete and len(held) <= 1 << 16 and probe.total() <= 1 << 20:
+                return None  # wait for the whole first frame (nothing copied)
+            data = bytes(held)  # copied once: this call decides
             quiet = F.Ctx(self.file, self.ctx.options, False)
             role = None
             if complete:
@@ -546,9 +575,9 @@ class CaptureDecoder:
         self._out = saved
         c.halves = {}
         c.probe = None
-        for key, known in list(self.conns.items()):
-            if known is c:
-                del self.conns[key]
+        key = (c.a, c.b) if c.a <= c.b else (c.b, c.a)  # as _conn keyed it
+        if self.conns.get(key) is c:
+            del self.conns[key]
         return out
 
     # --- pasted blocks -------------------------------------------------------------------------
@@ -638,32 +667,41 @@ class CaptureDecoder:
 
 
 class _Probe:
-    """Bytes of a connection held until we know whether it is Kafka and who the client is."""
+    """Bytes of a connection held until we know whether it is Kafka and who the client is.
+
+    Each direction's bytes are also kept joined, extended as segments arrive and
+    their total kept, so deciding costs no re-joining per segment."""
 
     def __init__(self, c):
         self.c = c
-        self.data: dict = {}   # direction -> list of (offset, bytes, packet)
+        self.data: dict = {}     # direction -> list of (offset, bytes, packet)
+        self.joined: dict = {}   # direction -> bytearray of its held bytes, in arrival order
+        self.size = 0
 
     def add(self, direction, offset, data, packet):
-        self.data.setdefault(direction, []).append((offset, bytes(data), packet))
+        data = bytes(data)
+        self.data.setdefault(direction, []).append((offset, data, packet))
+        self.joined.setdefault(direction, bytearray()).extend(data)
+        self.size += len(data)
 
     def stream(self, direction) -> bytes:
-        return b"".join(d for _, d, _ in self.data.get(direction, ()))
+        return bytes(self.joined.get(direction, b""))
 
     def streams(self):
         for direction in self.data:
             yield direction, self.stream(direction)
 
     def total(self) -> int:
-        return sum(len(d) for v in self.data.values() for _, d, _ in v)
+        return self.size
 
     def items(self):
         return list(self.data.items())
 
     def first_full(self, n: int):
-        """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, bytes)``."""
+        """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, held)``;
+        ``held`` is the live joined buffer (read it, copy what is kept)."""
         for direction in self.data:
-            d = self.stream(direction)
+            d = self.joined[direction]
             if len(d) >= n:
                 return direction, d
         return None
