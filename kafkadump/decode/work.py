@@ -2,7 +2,8 @@
 
 Each walk adds to :data:`WORK` as it goes: positions it stepped to, resync
 candidates it examined, bytes it checksummed or inflated, records it
-decoded.  Tests read the counters to prove a walk is linear in its input
+decoded; in captures, TCP segments, stream positions examined for a frame start, candidate frames decoded while
+resynchronising and their bytes (``verified``).  Tests read the counters to prove a walk is linear in its input
 (double the input, the work roughly doubles); nothing in kafkadump reads
 them.  Counting is a few integer additions per item, never per byte.
 """
@@ -13,7 +14,8 @@ from __future__ import annotations
 class WorkCounters:
     """Additive counters of decoder work (see the module docstring)."""
 
-    __slots__ = ("steps", "candidates", "crc_bytes", "inflated", "records", "segments", "frames")
+    __slots__ = ("steps", "candidates", "crc_bytes", "inflated", "records", "segments", "positions", "frames",
+                 "verified")
 
     def __init__(self) -> None:
         self.reset()

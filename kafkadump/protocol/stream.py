@@ -25,6 +25,9 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
+import heapq
+from collections import deque
+
 from ..decode.options import DEFAULT_MAX_SCAN, SCAN_FLOOR
 from ..decode.primitives import int32_at
 from ..decode.work import WORK
@@ -61,7 +64,8 @@ class Hints:
 class _Splitter:
     """One direction of a conversation: bytes in, frames out."""
 
-    __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands")
+    __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands", "cand_order",
+                 "cand_gone")
 
     def __init__(self, conv, role):
         self.conv = conv
@@ -72,7 +76,17 @@ class _Splitter:
         self.marks: list = []       # (start, end, packet number, time)
         self.skip_from = None       # stream offset where unexplained bytes began
         self.scan = 0               # resync: buffer positions below this were examined
-        self.cands: list = []       # resync: plausible starts waiting for their frame's bytes
+        self.cands: list = []       # resync: heap of (frame end, start), stream offsets, of plausible
+        #                             starts waiting for their frame's bytes
+        self.cand_order: deque = deque()  # the same starts in stream order (some already gone)
+        self.cand_gone: set = set()       # starts popped from the heap, still in cand_order
+
+    def reset_resync(self) -> None:
+        """Forget the resync state (positions examined, starts waiting)."""
+        self.scan = 0
+        self.cands = []
+        self.cand_order = deque()
+        self.cand_gone = set()
 
     def add(self, offset, data, packet) -> None:
         if not self.buf:
@@ -115,6 +129,7 @@ class _Splitter:
             return True
         dec.verify_spent += size + 4
         WORK.frames += 1
+        WORK.verified += size + 4
         quiet = F.Ctx(self.conv.file, opt, False)
         end = i + 4 + size
         if self.role == "request":
@@ -163,8 +178,7 @@ class _Splitter:
                     self._time(), self.conv.file))
                 self.synced = False
                 self.skip_from = self.base
-                self.scan = 0
-                self.cands = []
+                self.reset_resync()
                 del buf[:1]
                 self.base += 1
                 continue
@@ -191,41 +205,56 @@ class _Splitter:
             size = int32_at(buf, 0)
             if 4 <= size <= F.MAX_FRAME:
                 return 0, 0  # the stream's first bytes, no request known: trust the start
-        keep = []
-        found = None
-        for i in self.cands:
-            size = int32_at(buf, i)
-            if i + 4 + size <= n:
-                if found is None and self._verified(i, size):
-                    found = i
-            else:
-                keep.append(i)
+        found = self._complete_candidate(n)
         if found is None:
-            i = self.scan
-            while i < n - 7:
-                if self._plausible(i):
-                    size = int32_at(buf, i)
-                    if i + 4 + size <= n:
-                        if self._verified(i, size):
-                            found = i
-                            break
-                    elif size <= F.MAX_RESYNC_WAIT:
-                        keep.append(i)
-                i += 1
-            self.scan = max(self.scan, i)
-        if found is not None:
-            self.cands = []
-            self.scan = 0
-            return found, found
-        self.cands = keep
-        if final:
-            self.cands = []
-            self.scan = 0
-            return None, n
-        drop = keep[0] if keep else max(0, min(self.scan, n - 13))
-        self.cands = [c - drop for c in keep]
+            found = self._scan_for_start(n)
+        if found is not None or final:
+            self.reset_resync()
+            return (found, found) if found is not None else (None, n)
+        order, gone = self.cand_order, self.cand_gone
+        while order and order[0] in gone:
+            gone.discard(order.popleft())
+        drop = order[0] - self.base if order else max(0, min(self.scan, n - 13))
         self.scan = max(0, self.scan - drop)
         return None, drop
+
+    def _complete_candidate(self, n: int) -> int | None:
+        """The first waiting start whose frame the buffer now completes and that decodes cleanly
+        (buffer position), or None; every completed start leaves the waiting list (each is
+        looked at once, whatever the number of segments)."""
+        base = self.base
+        done = []
+        while self.cands and self.cands[0][0] <= base + n:
+            _, start = heapq.heappop(self.cands)
+            self.cand_gone.add(start)
+            done.append(start)
+        for start in sorted(done):
+            i = start - base
+            if self._verified(i, int32_at(self.buf, i)):
+                return i
+        return None
+
+    def _scan_for_start(self, n: int) -> int | None:
+        """Examine the positions not examined yet: the first whose whole frame is here and decodes
+        cleanly (buffer position), or None; starts whose frames are not complete wait."""
+        buf = self.buf
+        base = self.base
+        i = self.scan
+        found = None
+        while i < n - 7:
+            if self._plausible(i):
+                size = int32_at(buf, i)
+                if i + 4 + size <= n:
+                    if self._verified(i, size):
+                        found = i
+                        break
+                elif size <= F.MAX_RESYNC_WAIT:
+                    heapq.heappush(self.cands, (base + i + 4 + size, base + i))
+                    self.cand_order.append(base + i)
+            i += 1
+        WORK.positions += i - self.scan
+        self.scan = max(self.scan, i)
+        return found
 
     def _garbage(self, upto: int) -> StreamNote:
         k = upto - self.skip_from
@@ -372,6 +401,7 @@ class CaptureDecoder:
         return c
 
     def packet(self, p):
+        WORK.segments += 1
         if not p.payload and not p.missing and not p.syn:
             a, b = (p.src, p.sport), (p.dst, p.dport)
             if ((a, b) if a <= b else (b, a)) not in self.conns:
@@ -441,8 +471,7 @@ class CaptureDecoder:
         sp.base = offset + length
         sp.synced = False
         sp.skip_from = None
-        sp.scan = 0
-        sp.cands = []
+        sp.reset_resync()
         self._out.append(StreamNote(c, sp.role, [finding], None, self.file))
 
     def _decide(self, c: Connection):
