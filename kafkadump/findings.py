@@ -56,6 +56,7 @@ class Code(str, Enum):
     # --- whole-file ------------------------------------------------------
     OFFSET_ORDER = "offset-order"              # batch offsets go backwards within a file
     SCAN_LIMIT = "scan-limit"                  # resync CRC budget spent: later candidates checked by header
+    SPAN_LIMIT = "span-limit"                  # hexdump: records past the first 10,000 shown as one block
     # --- log directories: indexes, snapshots, checkpoints, cross-checks (kafkadump.logdir) ---
     INDEX_ENTRY_MISMATCH = "index-entry-mismatch"    # offset index entry not at a batch boundary with its offset
     INDEX_NOT_MONOTONIC = "index-not-monotonic"      # offset index entries go backwards
@@ -126,6 +127,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.INNER_OFFSETS: Severity.WARNING,
     Code.OFFSET_ORDER: Severity.WARNING,
     Code.SCAN_LIMIT: Severity.WARNING,
+    Code.SPAN_LIMIT: Severity.INFO,
     Code.FRAME_SIZE_INVALID: Severity.ERROR,
     Code.FRAME_TRAILING: Severity.WARNING,
     Code.FIELD_MALFORMED: Severity.ERROR,
@@ -198,6 +200,8 @@ DESCRIPTION: dict[Code, str] = {
     Code.SCAN_LIMIT: "resynchronising after damage spent its CRC budget (--max-scan times the input) on "
                      "candidates that were not intact batches; from the offset given, candidates are accepted "
                      "by their headers (bounded work on hostile input)",
+    Code.SPAN_LIMIT: "a batch holds more records than a hexdump annotates field by field; the records past "
+                     "the limit are shown as one block (bounded memory on batches of millions of records)",
     Code.FRAME_SIZE_INVALID: "a protocol frame's size prefix is impossible or disagrees with its body",
     Code.FRAME_TRAILING: "bytes remain in a protocol frame after its decoded body",
     Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",

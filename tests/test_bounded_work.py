@@ -211,3 +211,33 @@ def test_a_million_records_in_a_10_kb_batch(tmp_path, fmt):
     assert rc == 0, err
     assert out.count("\n") >= 1_000_000
     assert rss < RSS_LIMIT_MB, rss
+
+
+# --- class 1: hexdump spans are capped -------------------------------------------------------------
+
+MUTATION_CODES = {"span-limit"}
+
+
+def test_hexdump_annotates_a_bounded_number_of_records(monkeypatch):
+    """span-limit: past SPAN_RECORDS records, the rest of the records is one block (a mutation test)."""
+    from kafkadump.decode import batch as B
+    from kafkadump.decode.walk import decode_spanned, locate
+    from kafkadump.render.hexdump import tiling_errors
+
+    monkeypatch.setattr(B, "SPAN_RECORDS", 20)
+    data = many_records_batch(50, codec=0)
+    item = locate(data, "x.log")
+    b, spans = decode_spanned(data, item)
+    f = [f for f in b.findings if f.code is Code.SPAN_LIMIT]
+    assert len(f) == 1 and f[0].offset == 61 + 20 * 8 and f[0].severity.value == "info"
+    assert spans[-1].path == "batch.records[20:]" and spans[-1].length == 30 * 8
+    assert not tiling_errors(spans, 0, len(data))
+    assert len(b.records) == 50 and not [x for x in b.findings if x.code is not Code.SPAN_LIMIT]
+
+
+def test_hexdump_of_a_million_records(tmp_path):
+    path = segment(tmp_path, many_records_batch(1_000_000))
+    rc, out, err, rss = kd("hexdump", "--json", path)
+    assert rc == 0, err
+    assert "span-limit" in out
+    assert rss < RSS_LIMIT_MB, rss

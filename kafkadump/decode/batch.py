@@ -185,8 +185,10 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
             spans.append(Span("batch.records", payload_pos, end - pos,
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
-    limit = None if spans is not None else STREAM_RECORDS
+    limit = SPAN_RECORDS if spans is not None else STREAM_RECORDS
     recs, findings, p, n, done = decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
+    if not done and spans is not None:
+        _span_rest(b, spans, findings, p, stop, n, source, shift)
     if not done:
         # a batch of many records: check them all a run at a time, keep none; they stream
         # out of the batch later (decoded again from the same bytes, a run at a time)
@@ -198,6 +200,21 @@ def decode_batch_records(b: Batch, buf, pos: int, end: int, base: int,
         b.findings.extend(findings)
     _check_records(b, recs)
 
+
+def _span_rest(b: Batch, spans: list, findings: list, pos: int, stop: int, n: int, source: str,
+               shift: int) -> None:
+    """The records after the first :data:`SPAN_RECORDS` of a spanned batch: one block and a finding."""
+    at = shift + pos if source == "file" else pos
+    spans.append(Span(f"batch.records[{n}:]", at, stop - pos, f"<records {n} on, not annotated>", source,
+                      raw="block"))
+    off, srel = _anchor(b, source, shift, pos)
+    findings.append(Finding(Code.SPAN_LIMIT, off, f"records {n} on ({stop - pos} bytes) are shown as one block: "
+                                                  f"a hexdump annotates {SPAN_RECORDS} records of a batch",
+                            length=stop - pos, source_offset=srel))
+
+
+# A hexdump records the spans of at most this many records of a batch.
+SPAN_RECORDS = 10_000
 
 # Batches of more records than this are not held as a list: their records stream
 # (:class:`RecordStream`), this many at a time.

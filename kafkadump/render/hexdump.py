@@ -205,6 +205,11 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
     row_start = (base // _ROW) * _ROW
     pos = row_start
     end = base + n
+    # spans by start, walked with the rows (not every span for every row)
+    starts = sorted(range(len(pane.spans)), key=lambda k: (pane.spans[k].offset, k))
+    nxt = 0
+    while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos:
+        nxt += 1
     while pos < end:
         cells = []
         for i in range(pos, pos + _ROW):
@@ -213,11 +218,13 @@ def _render_pane(emit: _Emitter, pane: Pane, batch, findings: list) -> None:
             else:
                 cells.append((i, data[i - base], owner[i - base]))
         notes = []
-        for idx, s in enumerate(pane.spans):
-            if pos <= s.offset < pos + _ROW:
-                note = describe_span(s, batch)
-                note += _varint_note(s, pane)
-                notes.append((note, idx))
+        row = []
+        while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + _ROW:
+            row.append(starts[nxt])
+            nxt += 1
+        for idx in sorted(row):
+            s = pane.spans[idx]
+            notes.append((describe_span(s, batch) + _varint_note(s, pane), idx))
         for f in findings:
             if f is None:
                 continue
