@@ -129,3 +129,44 @@ def test_resync_capture_cli_memory(tmp_path):
     assert rc == 1, err
     assert "frame-size-invalid" in out
     assert rss < RSS_LIMIT_MB
+
+
+def produce_pcap(batch: bytes) -> bytes:
+    """A Produce v3 request carrying ``batch``, in a one-connection pcap."""
+    body = struct.pack(">hhiihsiii", -1, 1, 1000, 1, 1, b"t", 1, 0, len(batch)) + batch
+    hdr = struct.pack(">hhih", 0, 3, 7, 1) + b"x"
+    c = cb.Conversation()
+    c.send("c", struct.pack(">i", len(hdr) + len(body)) + hdr + body)
+    c.close()
+    return pcap_of([c])
+
+
+def test_a_million_records_in_a_produce_request(tmp_path):
+    """Class 1 in capture: the frame's JSON streams its records field (same text as one tree)."""
+    from test_bounded_work import many_records_batch
+
+    p = tmp_path / "big.pcap"
+    p.write_bytes(produce_pcap(many_records_batch(1_000_000)))
+    for args in (["--json"], ["--records", "--json"]):
+        rc, out, err, rss = kd("capture", *args, str(p))
+        assert rc == 0, err
+        assert rss < RSS_LIMIT_MB, (args, rss)
+    assert out.count("\n") == 1_000_000
+
+
+def test_streamed_frame_json_is_the_same_text(tmp_path, monkeypatch):
+    import io
+
+    from test_bounded_work import many_records_batch
+
+    from kafkadump.render import frame_views
+
+    p = tmp_path / "x.pcap"
+    p.write_bytes(produce_pcap(many_records_batch(9000)))
+    texts = []
+    for threshold in (10**9, 100):
+        monkeypatch.setattr(frame_views, "STREAMED_RECORDS", threshold)
+        out = io.StringIO()
+        frame_views.write_frames_json(capture_report(str(p), CaptureRequest(), Tally()), out)
+        texts.append(out.getvalue())
+    assert texts[0] == texts[1] and '"records": [{"type": "record"' in texts[0]
