@@ -18,8 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from .decode.batch import RecordStream
-from .decode.model import Batch, Record
+from .decode.model import Batch, Record, RecordSource
 from .errors import UsageError
 
 LOG_APPEND_TIME = 0x08
@@ -113,10 +112,10 @@ class RecordQuery:
     def select(self, records: Iterable[Record]) -> Sequence[Record]:
         """The records this query keeps, in order (all of them when it is not active).
 
-        A batch's :class:`~kafkadump.decode.batch.RecordStream` stays a stream (filtered
+        A batch's :class:`~kafkadump.decode.model.RecordSource` stays a stream (filtered
         as it is read): a batch of millions of records is never held as a list.
         """
-        if isinstance(records, RecordStream):
+        if isinstance(records, RecordSource):
             return records if not self.active else records.filtered(self.keeps)
         if not self.active:
             return records if isinstance(records, list) else list(records)

@@ -61,10 +61,24 @@ def test_shallow_walk_counts_inner_messages_without_keeping_them():
 
 def test_wrapper_of_500000_tiny_messages_in_bounded_memory(tmp_path):
     path = segment(tmp_path, hostile.tiny_inner_wrapper(500_000))
-    for cmd in (["verify-crc", "--json"], ["batches", "--json", "--shallow"]):
+    for cmd in (["verify-crc", "--json"], ["batches", "--json", "--shallow"], ["records", "--json"]):
         rc, out, err, rss = kd(*cmd, path)
         assert rc == 0, err
         assert rss < RSS_LIMIT_MB, (cmd, rss)
+    assert out.count("\n") == 500_000
+
+
+def test_wrapper_records_stream_the_same_records(monkeypatch):
+    from kafkadump.decode import legacy
+    from kafkadump.decode.model import RecordSource
+
+    data = hostile.tiny_inner_wrapper(50)
+    (listed,) = walk(data)
+    monkeypatch.setattr(legacy, "STREAM_RECORDS", 7)
+    (streamed,) = walk(data)
+    assert isinstance(streamed.records, RecordSource) and isinstance(listed.records, list)
+    assert [(r.offset, r.value) for r in streamed.records] == [(r.offset, r.value) for r in listed.records]
+    assert streamed.findings == listed.findings == [] and len(streamed.records) == 50
 
 
 # --- class 2: nested legacy width bombs -------------------------------------------------------------

@@ -59,7 +59,7 @@ from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
 from .inplace import checksum
 from .work import WORK
-from .model import Batch, Record, Span
+from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span, record_chunks  # noqa: F401
 from .primitives import decode_varint, decode_varlong
 
 HEADER_SIZE = 61
@@ -216,97 +216,27 @@ def _span_rest(b: Batch, spans: list, findings: list, pos: int, stop: int, n: in
 # A hexdump records the spans of at most this many records of a batch.
 SPAN_RECORDS = 10_000
 
-# Batches of more records than this are not held as a list: their records stream
-# (:class:`RecordStream`), this many at a time.
-STREAM_RECORDS = 4096
-
-
-class RecordStream:
-    """The records of a batch too large to hold as a list: iterating decodes them again from the
-    batch's (mapped or decompressed) bytes, :data:`STREAM_RECORDS` at a time.
-
-    Behaves as a read-only sequence for the uses of ``Batch.records``: ``len``, truth,
-    iteration (again and again), ``[i]`` (linear in ``i``); :meth:`chunks` gives the runs
-    as lists for the fast writers.  The findings were taken when the batch was decoded.
-    """
-
-    __slots__ = ("batch", "data", "start", "stop", "source", "shift", "decoded", "keep", "_count")
+class RecordStream(RecordSource):
+    """The records of a v2 batch of many records, decoded again from its (mapped or
+    decompressed) bytes each time they are read (see :class:`RecordSource`)."""
 
     def __init__(self, batch: Batch, data, start: int, stop: int, source: str, shift: int, decoded: int,
                  keep: Callable[[Record], bool] | None = None):
+        super().__init__(decoded, keep)
         self.batch = batch
         self.data = data
         self.start = start
         self.stop = stop
         self.source = source
         self.shift = shift
-        self.decoded = decoded  # records the batch decodes to (before ``keep``)
-        self.keep = keep
-        self._count = None if keep is not None else decoded
 
-    def filtered(self, keep: Callable[[Record], bool]) -> RecordStream:
-        """The same records, only those ``keep`` keeps."""
-        return RecordStream(self.batch, self.data, self.start, self.stop, self.source, self.shift,
-                            self.decoded, keep)
-
-    def chunks(self) -> Iterator[list[Record]]:
-        """The records, a list of at most :data:`STREAM_RECORDS` at a time."""
+    def runs(self) -> Iterator[list[Record]]:
         pos, n, done = self.start, 0, False
-        keep = self.keep
         while not done:
             recs, _, pos, n, done = decode_record_run(self.data, pos, self.stop, self.batch, self.source,
                                                       self.shift, None, n, STREAM_RECORDS)
-            if keep is not None:
-                recs = [r for r in recs if keep(r)]
             if recs:
                 yield recs
-
-    @property
-    def count(self) -> int:
-        """How many records there are (for a filtered stream: counted once, by a pass)."""
-        if self._count is None:
-            self._count = sum(map(len, self.chunks()))
-        return self._count
-
-    def __iter__(self) -> Iterator[Record]:
-        for recs in self.chunks():
-            yield from recs
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __bool__(self) -> bool:
-        if self._count is None:
-            return next(self.chunks(), None) is not None
-        return self._count > 0
-
-    def __getitem__(self, i: int) -> Record:
-        if not isinstance(i, int):
-            raise TypeError("a record stream is indexed by position only")
-        if i < 0:
-            i += self.count
-        for k, r in enumerate(self):
-            if k == i:
-                return r
-        raise IndexError(i)
-
-
-def record_chunks(records) -> Iterator[list[Record]]:
-    """``records`` (a list, a :class:`RecordStream` or any iterable) as lists of bounded length."""
-    if isinstance(records, RecordStream):
-        yield from records.chunks()
-    elif isinstance(records, list):
-        if records:
-            yield records
-    else:
-        chunk: list[Record] = []
-        for r in records:
-            chunk.append(r)
-            if len(chunk) >= STREAM_RECORDS:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
 
 
 class _RunningChecks:

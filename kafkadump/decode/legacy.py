@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable, Iterator
 
 from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
-from .model import Batch, Record, Span
+from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span
 from .inplace import checksum
 from .primitives import int32_at, int64_at
 from .work import WORK
@@ -208,33 +209,58 @@ def decode_legacy(buf, pos: int, end: int, file: str, *, base: int = 0, records:
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    # A shallow walk counts them without holding them.
-    sink = _Sink(records)
-    _expand(m, b, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, spans, m.offset,
-            (b.position + (m.p_value - m.pos) + 4, None), sink)
-    b.record_count = sink.count
-    b.base_offset = sink.first if sink.count else m.offset
-    b.records = sink.records
+    # A shallow walk counts them without holding them; a wrapper of many holds none either:
+    # its records stream (expanded again when read).
+    limits = (max_decompressed, max_ratio, max_depth)
+    anchor = (b.position + (m.p_value - m.pos) + 4, None)
+    kept: list[Record] | None = [] if records else None
+    count = 0
+    first = None
+    for r in _expand(m, b, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, spans, m.offset, anchor):
+        if count == 0:
+            first = r.offset
+        count += 1
+        if kept is not None:
+            kept.append(r)
+            if len(kept) > STREAM_RECORDS and spans is None:
+                kept = None
+    WORK.records += count
+    b.record_count = count
+    b.base_offset = first if count else m.offset
+    if not records:
+        b.records = None
+    elif kept is not None:
+        b.records = kept
+    else:
+        b.records = WrapperRecords(m, b, limits, anchor, count)
     return b
 
 
-class _Sink:
-    """Where the inner records of a wrapper go: kept in a list (``records``), or only counted."""
+class WrapperRecords(RecordSource):
+    """The inner records of a legacy wrapper of many messages, expanded again (within a fresh
+    budget, findings dropped: they were taken the first time) each time they are read."""
 
-    __slots__ = ("records", "count", "first")
+    def __init__(self, m: _Msg, b: Batch, limits: tuple, anchor: tuple, decoded: int,
+                 keep: Callable[[Record], bool] | None = None):
+        super().__init__(decoded, keep)
+        self.m = m
+        self.batch = b
+        self.limits = limits
+        self.anchor = anchor
 
-    def __init__(self, keep: bool):
-        self.records: list[Record] | None = [] if keep else None
-        self.count = 0
-        self.first: int | None = None
-
-    def add(self, r: Record) -> None:
-        if self.count == 0:
-            self.first = r.offset
-        self.count += 1
-        WORK.records += 1
-        if self.records is not None:
-            self.records.append(r)
+    def runs(self) -> Iterator[list[Record]]:
+        b = self.batch
+        scratch = Batch(b.file, b.position, b.size, b.magic)
+        max_decompressed, max_ratio, max_depth = self.limits
+        run: list[Record] = []
+        for r in _expand(self.m, scratch, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, None,
+                         self.m.offset, self.anchor):
+            run.append(r)
+            if len(run) >= STREAM_RECORDS:
+                yield run
+                run = []
+        if run:
+            yield run
 
 
 def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -> Record:
@@ -246,8 +272,8 @@ def _record(m: _Msg, offset: int, timestamp, ts_type, source: str, shift: int) -
 
 
 def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans,
-            wrapper_offset: int, anchor: tuple, sink: _Sink) -> None:
-    """Decompress a wrapper and decode its inner message set into ``sink``, flattening nested wrappers.
+            wrapper_offset: int, anchor: tuple) -> Iterator[Record]:
+    """Decompress a wrapper and yield the records of its inner message set, flattening nested wrappers.
 
     ``limits`` is ``(budget, max_ratio)``: one :class:`InflateBudget` shared by
     every level (once spent, no further wrapper is expanded), the ratio
@@ -258,7 +284,7 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
     decompressed data; deeper ones are anchored at the nested wrapper that
     holds them.  Two passes over the decompressed data, holding no message
     between them: the first checks framing and CRCs and finds the last inner
-    offset, the second makes the records (or counts them).
+    offset, the second makes the records.
     """
     a_off, a_src = anchor
 
@@ -293,10 +319,10 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, 
             o, so = at(im.pos)
             b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
                                       source_offset=so))
-            _expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so), sink)
+            yield from _expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so))
             continue
         ts = wrapper.timestamp if wrapper_lat else im.timestamp
-        sink.add(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
+        yield _record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0)
     producer_form = wrapper_offset == 0 and sequential
     if wrapper.magic == 0 and last_rel != wrapper_offset and not producer_form:
         o, so = at(None) if depth > 1 else (a_off, None)

@@ -7,6 +7,8 @@ snake_case; renderers map them to the spec's field names.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from .compression import CODEC_NAMES
 from .control import CONTROL_TYPES  # noqa: F401 (re-exported)
 
@@ -182,6 +184,93 @@ class Batch:
     @property
     def next_position(self) -> int:
         return self.position + self.size
+
+
+# Batches of more records than this are not held as a list: their records stream
+# (a :class:`RecordSource`), this many at a time.
+STREAM_RECORDS = 4096
+
+
+class RecordSource:
+    """The records of a batch too large to hold as a list, decoded again from the batch's bytes
+    each time they are read, :data:`STREAM_RECORDS` at a time (a subclass says how: ``runs``).
+
+    Behaves as a read-only sequence for the uses of ``Batch.records``: ``len``, truth,
+    iteration (again and again), ``[i]`` (linear in ``i``); :meth:`chunks` gives the runs
+    as lists for the fast writers.  The findings were taken when the batch was decoded.
+    """
+
+    def __init__(self, decoded: int, keep: Callable[[Record], bool] | None = None):
+        self.decoded = decoded  # records the batch decodes to (before ``keep``)
+        self.keep = keep
+        self._count = None if keep is not None else decoded
+
+    def runs(self) -> Iterator[list[Record]]:
+        """Every record, a list of at most :data:`STREAM_RECORDS` at a time (``keep`` not applied)."""
+        raise NotImplementedError
+
+    def filtered(self, keep: Callable[[Record], bool]) -> RecordSource:
+        """The same records, only those ``keep`` keeps."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        RecordSource.__init__(other, self.decoded, keep)
+        return other
+
+    def chunks(self) -> Iterator[list[Record]]:
+        """The records, a list of at most :data:`STREAM_RECORDS` at a time."""
+        keep = self.keep
+        for recs in self.runs():
+            if keep is not None:
+                recs = [r for r in recs if keep(r)]
+            if recs:
+                yield recs
+
+    @property
+    def count(self) -> int:
+        """How many records there are (for a filtered stream: counted once, by a pass)."""
+        if self._count is None:
+            self._count = sum(map(len, self.chunks()))
+        return self._count
+
+    def __iter__(self) -> Iterator[Record]:
+        for recs in self.chunks():
+            yield from recs
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        if self._count is None:
+            return next(self.chunks(), None) is not None
+        return self._count > 0
+
+    def __getitem__(self, i: int) -> Record:
+        if not isinstance(i, int):
+            raise TypeError("a record stream is indexed by position only")
+        if i < 0:
+            i += self.count
+        for k, r in enumerate(self):
+            if k == i:
+                return r
+        raise IndexError(i)
+
+
+def record_chunks(records) -> Iterator[list[Record]]:
+    """``records`` (a list, a :class:`RecordSource` or any iterable) as lists of bounded length."""
+    if isinstance(records, RecordSource):
+        yield from records.chunks()
+    elif isinstance(records, list):
+        if records:
+            yield records
+    else:
+        chunk: list[Record] = []
+        for r in records:
+            chunk.append(r)
+            if len(chunk) >= STREAM_RECORDS:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
 
 class Gap:

@@ -70,8 +70,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.batch import record_chunks
-from ..decode.model import Batch, Gap, Record
+from ..decode.model import Batch, Gap, Record, record_chunks
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -17,9 +17,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
-from ..decode.batch import STREAM_RECORDS as STREAMED_RECORDS
-from ..decode.batch import record_chunks
-from ..decode.model import Batch, Gap, Record, Span
+from ..decode.model import STREAM_RECORDS as STREAMED_RECORDS
+from ..decode.model import Batch, Gap, Record, Span, record_chunks
 from ..report import records as records_model
 from . import jsonl, jsontext
 from .table import Column

@@ -17,8 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.batch import record_chunks
-from ..decode.model import Batch, Gap, Record
+from ..decode.model import Batch, Gap, Record, record_chunks
 from ..report.records import ENCODERS, item_object, record_object
 from .jsontext import dumps as _dumps_text
 
