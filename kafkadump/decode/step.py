@@ -353,7 +353,12 @@ def _damage(buf, pos: int, end: int, file: str, base: int, opt: Options, budget:
     # 2. a header whose declared length runs past the end: truncated tail,
     #    unless an intact batch can be found further on.
     findings = [first] if first is not None else []
-    nxt = find_next_batch(buf, pos + 1, end, opt.resync_window, budget)
+    # no candidate starts inside the leading zero run (its lengths are 0): scan from its end
+    start = max(pos + 1, zend - 11)
+    window = opt.resync_window
+    if window is not None:
+        window = max(0, window - (start - pos - 1))
+    nxt = find_next_batch(buf, start, end, window, budget)
     if budget is not None and budget.hit is not None and not budget.reported:
         budget.reported = True
         findings.append(Finding(Code.SCAN_LIMIT, absolute,
