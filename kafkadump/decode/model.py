@@ -133,6 +133,14 @@ class Batch:
 
     # --- derived -------------------------------------------------------------
     @property
+    def payload_bytes(self) -> int:
+        """At least the bytes its records span: the batch, or its decompressed payload; a legacy
+        wrapper's nested wrappers are not counted, so a wrapper says "unknown" (a large number)."""
+        if self.magic < 2 and self.attributes & 7:
+            return 1 << 62
+        return max(self.size, self.decompressed_size or 0)
+
+    @property
     def codec(self) -> int:
         return self.attributes & 0x07
 
@@ -255,13 +263,29 @@ class RecordSource:
         raise IndexError(i)
 
 
-def record_chunks(records) -> Iterator[list[Record]]:
-    """``records`` (a list, a :class:`RecordSource` or any iterable) as lists of bounded length."""
+# A list of records whose batch holds more bytes than this is written in runs of about this
+# many key and value bytes (a writer's text for the run is then bounded too).
+CHUNK_BYTES = 4 << 20
+
+
+def record_chunks(records, size_hint: int = 0) -> Iterator[list[Record]]:
+    """``records`` (a list, a :class:`RecordSource` or any iterable) as lists of bounded length;
+    ``size_hint``: the bytes of the batch (past :data:`CHUNK_BYTES`, a list goes by bytes)."""
     if isinstance(records, RecordSource):
         yield from records.chunks()
     elif isinstance(records, list):
-        if records:
-            yield records
+        if size_hint <= CHUNK_BYTES:
+            if records:
+                yield records
+            return
+        start = held = 0
+        for i, r in enumerate(records):
+            held += len(r.key or b"") + len(r.value or b"")
+            if held >= CHUNK_BYTES:
+                yield records[start:i + 1]
+                start, held = i + 1, 0
+        if start < len(records):
+            yield records[start:]
     else:
         chunk: list[Record] = []
         for r in records:

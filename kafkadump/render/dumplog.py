@@ -135,7 +135,7 @@ def record_lines(item: Batch, recs: Iterable[Record], keep: Callable[[Record], b
 def write_batch_with_records(item: Batch, records: Iterable[Record], out: TextIO) -> None:
     """One batch and its ``records`` (a list or a stream), a run of records at a time."""
     out.write(render(item, records=[]))
-    for chunk in record_chunks(records):
+    for chunk in record_chunks(records, item.payload_bytes):
         out.write(record_lines(item, chunk))
 
 

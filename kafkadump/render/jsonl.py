@@ -168,7 +168,8 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         if not item.records:
             continue
         if item.decoded is None:
-            for chunk in record_chunks(item.records):  # a stream of many records: a run at a time
+            # a stream of many records, or of large ones: a run at a time
+            for chunk in record_chunks(item.records, b.payload_bytes):
                 write(lines.batch_lines(b, chunk))
         else:
             write("".join(lines.decoded_line(r, b, dr) + "\n" for r, dr in zip(item.records, item.decoded)))
