@@ -59,6 +59,7 @@ class Code(str, Enum):
     FILE_CHANGED = "file-changed"              # the file shrank while it was read (truncated by the broker?)
     TRACKING_LIMIT = "tracking-limit"          # more entities (producers) than kafkadump follows: the rest not checked
     FINDINGS_SUMMARISED = "findings-summarised"  # more findings of a code than are listed: count, first, last
+    SPAN_LIMIT = "span-limit"                  # hexdump: records past the first 10,000 shown as one block
     # --- log directories: indexes, snapshots, checkpoints, cross-checks (kafkadump.logdir) ---
     INDEX_ENTRY_MISMATCH = "index-entry-mismatch"    # offset index entry not at a batch boundary with its offset
     INDEX_NOT_MONOTONIC = "index-not-monotonic"      # offset index entries go backwards
@@ -133,6 +134,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.FILE_CHANGED: Severity.ERROR,
     Code.FINDINGS_SUMMARISED: Severity.INFO,
     Code.TRACKING_LIMIT: Severity.WARNING,
+    Code.SPAN_LIMIT: Severity.INFO,
     Code.FRAME_SIZE_INVALID: Severity.ERROR,
     Code.FRAME_TRAILING: Severity.WARNING,
     Code.FIELD_MALFORMED: Severity.ERROR,
@@ -212,6 +214,8 @@ DESCRIPTION: dict[Code, str] = {
                          "bounded): the sequences and transactions of the producers beyond are not checked",
     Code.FINDINGS_SUMMARISED: "more findings of one code than are listed (a long damaged range): how many more, "
                               "and the offsets of the first and the last of them (offset and length span them)",
+    Code.SPAN_LIMIT: "a batch holds more records than a hexdump annotates field by field; the records past "
+                     "the limit are shown as one block (bounded memory on batches of millions of records)",
     Code.FRAME_SIZE_INVALID: "a protocol frame's size prefix is impossible or disagrees with its body",
     Code.FRAME_TRAILING: "bytes remain in a protocol frame after its decoded body",
     Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import cast
 
-from .decode.model import Batch, Record
+from .decode.model import Batch, Record, RecordSource
 from .errors import UsageError
 
 LOG_APPEND_TIME = 0x08
@@ -126,8 +127,15 @@ class RecordQuery:
             return False
         return self.keys is None or r.key in self.keys
 
-    def select(self, records: Iterable[Record]) -> list[Record]:
-        """The records this query keeps, in order (all of them when it is not active)."""
+    def select(self, records: Iterable[Record]) -> Sequence[Record]:
+        """The records this query keeps, in order (all of them when it is not active).
+
+        A batch's :class:`~kafkadump.decode.model.RecordSource` stays a stream (filtered
+        as it is read): a batch of millions of records is never held as a list.
+        """
+        if isinstance(records, RecordSource):
+            # a RecordSource reads as a sequence of records (len, iteration, [i])
+            return cast(Sequence[Record], records if not self.active else records.filtered(self.keeps))
         if not self.active:
             return records if isinstance(records, list) else list(records)
         return [r for r in records if self.keeps(r)]

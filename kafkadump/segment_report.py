@@ -11,7 +11,7 @@ status.  Nothing here prints.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,7 +53,7 @@ class RecordsOf:
     """
 
     batch: Batch
-    records: list[Record]
+    records: Sequence[Record]
     decoded: list[DecodedRecord] | None = None
     shown: bool = True
 

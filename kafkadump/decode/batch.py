@@ -48,8 +48,9 @@ variable (free) and only when a ``spans`` list is passed turns them into
 
 from __future__ import annotations
 
+import mmap
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 
 from crc32c import crc32c
@@ -57,8 +58,10 @@ from crc32c import crc32c
 from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
-from .model import Batch, Record, Span
+from .inplace import checksum
+from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span, record_chunks  # noqa: F401
 from .primitives import ByteBuffer, decode_varint, decode_varlong
+from .work import WORK
 
 HEADER_SIZE = 61
 MIN_BATCH_LENGTH = HEADER_SIZE - 12  # 49: a batch with no records
@@ -129,7 +132,7 @@ def check_header(b: Batch) -> None:
                                   f"lastOffsetDelta is {b.last_offset_delta} with {b.record_count} records"))
 
 
-def decode_batch(buf: bytes, pos: int, file: str, *, base: int = 0, records: bool = True,
+def decode_batch(buf: bytes | mmap.mmap, pos: int, file: str, *, base: int = 0, records: bool = True,
                  max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, max_ratio: int = DEFAULT_MAX_RATIO,
                  spans: list[Span] | None = None, select: Callable[[Batch], bool] | None = None) -> Batch:
     """Decode the whole v2 batch at ``buf[pos:]`` (the caller checked it fits).
@@ -141,7 +144,7 @@ def decode_batch(buf: bytes, pos: int, file: str, *, base: int = 0, records: boo
     """
     b = decode_batch_header(buf, pos, file, base)
     end = pos + b.size
-    b.computed_crc = crc32c(memoryview(buf)[pos + CRC_START:end])
+    b.computed_crc = checksum(crc32c, buf, pos + CRC_START, end)
     check_header(b)
     if b.crc != b.computed_crc:
         b.findings.append(Finding(Code.CRC_MISMATCH, b.position + 17,
@@ -154,7 +157,7 @@ def decode_batch(buf: bytes, pos: int, file: str, *, base: int = 0, records: boo
     return b
 
 
-def decode_batch_records(b: Batch, buf: bytes, pos: int, end: int, base: int,
+def decode_batch_records(b: Batch, buf: bytes | mmap.mmap, pos: int, end: int, base: int,
                          max_decompressed: int, max_ratio: int, spans: list | None) -> None:
     """Decode the records of ``b`` from ``buf[pos:end]`` into ``b.records``."""
     codec = b.codec
@@ -183,11 +186,92 @@ def decode_batch_records(b: Batch, buf: bytes, pos: int, end: int, base: int,
             spans.append(Span("batch.records", payload_pos, end - pos,
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
-    recs, findings = decode_records(data, start, stop, b, source, shift, spans)
+    limit = SPAN_RECORDS if spans is not None else STREAM_RECORDS
+    recs, findings, p, n, done = decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
+    if not done and spans is not None:
+        _span_rest(b, spans, findings, p, stop, n, source, shift)
+    if not done:
+        # a batch of many records: check them all a run at a time, keep none; they stream
+        # out of the batch later (decoded again from the same bytes, a run at a time)
+        total = _check_streamed(b, recs, findings, data, p, stop, n, source, shift)
+        b.records = RecordStream(b, data, start, stop, source, shift, total)
+        return
     b.records = recs
     if findings:
         b.findings.extend(findings)
     _check_records(b, recs)
+
+
+def _span_rest(b: Batch, spans: list, findings: list, pos: int, stop: int, n: int, source: str,
+               shift: int) -> None:
+    """The records after the first :data:`SPAN_RECORDS` of a spanned batch: one block and a finding."""
+    at = shift + pos if source == "file" else pos
+    spans.append(Span(f"batch.records[{n}:]", at, stop - pos, f"<records {n} on, not annotated>", source,
+                      raw="block"))
+    off, srel = _anchor(b, source, shift, pos)
+    findings.append(Finding(Code.SPAN_LIMIT, off, f"records {n} on ({stop - pos} bytes) are shown as one block: "
+                                                  f"a hexdump annotates {SPAN_RECORDS} records of a batch",
+                            length=stop - pos, source_offset=srel))
+
+
+# A hexdump records the spans of at most this many records of a batch.
+SPAN_RECORDS = 10_000
+
+class RecordStream(RecordSource):
+    """The records of a v2 batch of many records, decoded again from its (mapped or
+    decompressed) bytes each time they are read (see :class:`RecordSource`)."""
+
+    def __init__(self, batch: Batch, data: bytes | mmap.mmap, start: int, stop: int, source: str, shift: int, decoded: int,
+                 keep: Callable[[Record], bool] | None = None):
+        super().__init__(decoded, keep)
+        self.batch = batch
+        self.data = data
+        self.start = start
+        self.stop = stop
+        self.source = source
+        self.shift = shift
+
+    def runs(self) -> Iterator[list[Record]]:
+        pos, n, done = self.start, 0, False
+        while not done:
+            recs, _, pos, n, done = decode_record_run(self.data, pos, self.stop, self.batch, self.source,
+                                                      self.shift, None, n, STREAM_RECORDS)
+            if recs:
+                yield recs
+
+
+class _RunningChecks:
+    """:func:`_check_records` over records seen a run at a time."""
+
+    __slots__ = ("b", "count", "prev", "violation", "prev_at_violation", "top")
+
+    def __init__(self, b: Batch):
+        self.b = b
+        self.count = 0
+        self.prev = -1
+        self.violation: Record | None = None
+        self.prev_at_violation = -1
+        self.top: int | None = None
+
+    def add(self, recs: list[Record]) -> None:
+        if not recs:
+            return
+        self.count += len(recs)
+        top = max(map(_TIMESTAMP, recs))
+        self.top = top if self.top is None or top > self.top else self.top
+        if self.violation is not None:
+            return
+        lod = self.b.last_offset_delta
+        deltas = list(map(_OFFSET_DELTA, recs))
+        if deltas[0] > self.prev and deltas[-1] <= lod and (
+                deltas == list(range(deltas[0], deltas[-1] + 1)) or sorted(set(deltas)) == deltas):
+            self.prev = deltas[-1]
+            return
+        for r in recs:
+            if r.offset_delta <= self.prev or r.offset_delta > lod:
+                self.violation, self.prev_at_violation = r, self.prev
+                return
+            self.prev = r.offset_delta
 
 
 def _anchor(b: Batch, source: str, shift: int, rel: int) -> tuple[int, int | None]:
@@ -205,6 +289,19 @@ def decode_records(data: bytes, pos: int, end: int, b: Batch, source: str, shift
     ``source`` is ``file``.  A malformed record whose length is sane is
     skipped by its length; otherwise decoding of this batch stops there.
     """
+    out, findings, _, _, _ = decode_record_run(data, pos, end, b, source, shift, spans)
+    return out, findings
+
+
+def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, source: str, shift: int,
+                      spans: list | None = None, n: int = 0,
+                      limit: int | None = None) -> tuple[list[Record], list[Finding], int, int, bool]:
+    """The record loop, resumable: decode at most ``limit`` records (None: all), the first of
+    them record number ``n`` of the batch, starting at ``pos``.
+
+    Returns ``(records, findings, next position, next record number, done)``; ``done`` is
+    false when the run stopped at ``limit`` with bytes left (call again from there).
+    """
     if source != "file":
         shift = 0  # positions in decompressed data are relative to it
     out: list[Record] = []
@@ -217,9 +314,14 @@ def decode_records(data: bytes, pos: int, end: int, b: Batch, source: str, shift
     max_ts = b.max_timestamp
     ts_type = "LogAppendTime" if log_append else "CreateTime"
     control = (b.attributes & 0x20) != 0
-    n = 0
+    stop_n = count if limit is None else min(count, n + limit)
+    n0 = n
+    done = True
     while pos < end:
-        if n >= count:
+        if n >= stop_n:
+            if n < count:  # the run is full; bytes are left
+                done = False
+                break
             rel = pos
             off, srel = _anchor(b, source, shift, rel)
             findings.append(Finding(Code.TRAILING_BYTES, off,
@@ -366,6 +468,7 @@ def decode_records(data: bytes, pos: int, end: int, b: Batch, source: str, shift
                 pos = rend
                 n += 1
                 continue
+            pos = end
             break
         rec = Record(base_offset + off_delta,
                      max_ts if log_append else base_ts + ts_delta,
@@ -378,7 +481,8 @@ def decode_records(data: bytes, pos: int, end: int, b: Batch, source: str, shift
             _record_spans(spans, n, source, shift if source == "file" else 0, start, p_attr, p_ts, p_od,
                           p_kl, p_key, p_vl, p_val, p_hc, rend, rec, length, klen, vlen, hcount, hspans, pos)
         n += 1
-    return out, findings
+    WORK.records += n - n0
+    return out, findings, pos, n, done
 
 
 def _decode_headers(data: ByteBuffer, pos: int, rend: int, hcount: int, want_spans: bool
@@ -481,13 +585,59 @@ def _record_spans(spans, n, source, shift, start, p_attr, p_ts, p_od, p_kl, p_ke
             add(f"headers[{i}].value", p3, p4, hv_val)
 
 
+def _check_streamed(b: Batch, recs: list, findings: list, data: bytes | mmap.mmap, pos: int, stop: int, n: int,
+                    source: str, shift: int) -> int:
+    """Decode the rest of a many-record batch a run at a time, keeping only its findings and
+    the running cross-checks of :func:`_check_records` (same findings, same order); the
+    number of records decoded."""
+    checks = _RunningChecks(b)
+    checks.add(recs)
+    done = False
+    while not done:
+        recs, more, pos, n, done = decode_record_run(data, pos, stop, b, source, shift, None, n, STREAM_RECORDS)
+        findings.extend(more)
+        checks.add(recs)
+    b.findings.extend(findings)
+    _count_check(b, checks.count)
+    if checks.count:
+        if checks.violation is not None:
+            _order_finding(b, checks.violation, checks.prev_at_violation)
+        if checks.top is not None:
+            _timestamp_check(b, checks.count, checks.top)
+    return checks.count
+
+
+def _count_check(b: Batch, count: int) -> None:
+    if count != b.record_count and not any(f.code in (Code.DECOMPRESSION_FAILED, Code.DECOMPRESSION_LIMIT)
+                                           for f in b.findings):
+        b.findings.append(Finding(Code.RECORD_COUNT_MISMATCH, b.position + 57,
+                                  f"recordCount {b.record_count}, {count} records decoded"))
+
+
+def _order_finding(b: Batch, r: Record, prev: int) -> None:
+    if r.source == "file":
+        where, rel = r.position, None
+    else:
+        where, rel = b.position + HEADER_SIZE, r.position
+    b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, where,
+                              f"offsetDelta {r.offset_delta} after {prev} "
+                              f"(lastOffsetDelta {b.last_offset_delta})", source_offset=rel))
+
+
+def _timestamp_check(b: Batch, count: int, top: int) -> None:
+    complete = count == b.record_count and not any(
+        f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
+    if not (b.attributes & 0x08) and not b.has_delete_horizon:
+        # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
+        # the largest record, so a difference is only explainable when records are missing
+        if top > b.max_timestamp or (complete and top != b.max_timestamp):
+            b.findings.append(Finding(Code.TIMESTAMP_MISMATCH, b.position + 35,
+                                      f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
+
+
 def _check_records(b: Batch, recs: list) -> None:
     """Cross-check the decoded records against the header."""
-    pos = b.position
-    if len(recs) != b.record_count and not any(f.code in (Code.DECOMPRESSION_FAILED, Code.DECOMPRESSION_LIMIT)
-                                                for f in b.findings):
-        b.findings.append(Finding(Code.RECORD_COUNT_MISMATCH, pos + 57,
-                                  f"recordCount {b.record_count}, {len(recs)} records decoded"))
+    _count_check(b, len(recs))
     if not recs:
         return
     deltas = list(map(_OFFSET_DELTA, recs))
@@ -499,24 +649,10 @@ def _check_records(b: Batch, recs: list) -> None:
     prev = -1
     for r in () if in_order else recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
-            if r.source == "file":
-                where, rel = r.position, None
-            else:
-                where, rel = pos + HEADER_SIZE, r.position
-            b.findings.append(Finding(Code.OFFSET_DELTA_MISMATCH, where,
-                                      f"offsetDelta {r.offset_delta} after {prev} "
-                                      f"(lastOffsetDelta {b.last_offset_delta})", source_offset=rel))
+            _order_finding(b, r, prev)
             break
         prev = r.offset_delta
-    complete = len(recs) == b.record_count and not any(
-        f.code in (Code.RECORD_MALFORMED, Code.TRAILING_BYTES) for f in b.findings)
-    if not (b.attributes & 0x08) and not b.has_delete_horizon:
-        top = max(map(_TIMESTAMP, recs))
-        # a writer sets maxTimestamp to the largest record timestamp; compaction keeps
-        # the largest record, so a difference is only explainable when records are missing
-        if top > b.max_timestamp or (complete and top != b.max_timestamp):
-            b.findings.append(Finding(Code.TIMESTAMP_MISMATCH, pos + 35,
-                                      f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
+    _timestamp_check(b, len(recs), max(map(_TIMESTAMP, recs)))
 
 
 def plausible_v2_header(buf: ByteBuffer, pos: int, end: int) -> bool:
@@ -534,8 +670,9 @@ def plausible_v2_header(buf: ByteBuffer, pos: int, end: int) -> bool:
 def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
     (blen,) = struct.unpack_from(">i", buf, pos + 8)
     (crc,) = struct.unpack_from(">I", buf, pos + 17)
-    return crc32c(memoryview(buf)[pos + CRC_START:pos + 12 + blen]) == crc
+    return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
-__all__ = ["decode_batch", "decode_batch_header", "decode_records", "plausible_v2_header",
+__all__ = ["decode_batch", "decode_batch_header", "decode_records", "decode_record_run", "RecordStream",
+           "record_chunks", "STREAM_RECORDS", "plausible_v2_header",
            "crc_ok_v2", "HEADER", "HEADER_SIZE", "MIN_BATCH_LENGTH", "Truncated"]

@@ -25,17 +25,35 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable, Iterator
 
 from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
-from .model import Batch, Record, Span
+from .inplace import checksum
+from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span
 from .primitives import ByteBuffer, int32_at, int64_at
+from .work import WORK
 
 _PREFIX = struct.Struct(">qiIbb")  # offset, message_size, crc, magic, attributes
 
 LOG_OVERHEAD = 12
 MIN_MESSAGE_SIZE = {0: 14, 1: 22}  # crc magic attributes [timestamp] keylen valuelen
 DEFAULT_MAX_DEPTH = 4
+
+
+class InflateBudget:
+    """Bytes one top-level message may inflate to, summed over every wrapper at every depth.
+
+    A width bomb (each level holding many copies of a compressed wrapper of
+    the level below) inflates exponentially if each wrapper had its own cap;
+    one budget per top-level message bounds the whole expansion.
+    """
+
+    __slots__ = ("left", "exhausted")
+
+    def __init__(self, total: int):
+        self.left = total
+        self.exhausted = False
 
 
 class _Msg:
@@ -59,26 +77,55 @@ class _Msg:
     p_ts: int | None  # None in magic 0
 
 
+def framing_error(buf: ByteBuffer, pos: int, end: int) -> DecodeError | None:
+    """What breaks the framing of the legacy entry at ``pos`` (None: nothing), read in place.
+
+    Checks the header, the size and that the key and value lengths tile the
+    message exactly: no CRC, no copy, constant work.  Offsets are positions in ``buf``.
+    """
+    if pos + LOG_OVERHEAD > end:
+        return DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
+    size = int32_at(buf, pos + 8)
+    if pos + 17 > end:
+        return DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
+    magic = buf[pos + 16]
+    if magic not in (0, 1):
+        return DecodeError(Code.UNKNOWN_MAGIC, pos + 16, f"magic {magic} in a legacy message set")
+    if size < MIN_MESSAGE_SIZE[magic]:
+        return DecodeError(Code.LENGTH_INVALID, pos + 8,
+                           f"message_size {size} below the {MIN_MESSAGE_SIZE[magic]}-byte minimum for magic {magic}")
+    mend = pos + LOG_OVERHEAD + size
+    if mend > end:
+        return DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} runs {mend - end} bytes past the end")
+    p = pos + (26 if magic == 1 else 18)
+    for what in ("key", "value"):
+        if p + 4 > mend:
+            return DecodeError(Code.RECORD_MALFORMED, p, f"{what} length runs past the message")
+        n = int32_at(buf, p)
+        p += 4
+        if n == -1:
+            continue
+        if n < 0 or p + n > mend:
+            return DecodeError(Code.RECORD_MALFORMED, p - 4, f"{what} length {n} does not fit the message")
+        p += n
+    if p != mend:
+        return DecodeError(Code.RECORD_MALFORMED, p, f"{mend - p} bytes after the value inside message_size")
+    return None
+
+
 def parse_message(buf: ByteBuffer, pos: int, end: int) -> _Msg:
     """Parse one legacy entry (offset, size, message) at ``pos``; raise on damage.
 
-    Offsets in raised errors are positions in ``buf``.
+    Offsets in raised errors are positions in ``buf``.  The framing is checked
+    in place (:func:`framing_error`) before anything is copied or checksummed.
     """
-    if pos + LOG_OVERHEAD > end:
-        raise DecodeError(Code.TRUNCATED, pos, f"message header needs 12 bytes, {end - pos} left")
+    err = framing_error(buf, pos, end)
+    if err is not None:
+        raise err
     offset = int64_at(buf, pos)
     size = int32_at(buf, pos + 8)
-    if pos + 17 > end:
-        raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} is cut short")
     magic = buf[pos + 16]
-    if magic not in (0, 1):
-        raise DecodeError(Code.UNKNOWN_MAGIC, pos + 16, f"magic {magic} in a legacy message set")
-    if size < MIN_MESSAGE_SIZE[magic]:
-        raise DecodeError(Code.LENGTH_INVALID, pos + 8,
-                          f"message_size {size} below the {MIN_MESSAGE_SIZE[magic]}-byte minimum for magic {magic}")
     mend = pos + LOG_OVERHEAD + size
-    if mend > end:
-        raise DecodeError(Code.TRUNCATED, pos, f"message of {size} bytes at {pos} runs {mend - end} bytes past the end")
     m = _Msg()
     m.pos = pos
     m.size = LOG_OVERHEAD + size
@@ -87,7 +134,7 @@ def parse_message(buf: ByteBuffer, pos: int, end: int) -> _Msg:
     _, _, m.crc, _, attributes = _PREFIX.unpack_from(buf, pos)
     m.magic = magic
     m.attributes = attributes & 0xFF
-    m.computed_crc = zlib.crc32(memoryview(buf)[pos + 16:mend])
+    m.computed_crc = checksum(zlib.crc32, buf, pos + 16, mend)
     p = pos + 18
     if magic == 1:
         m.p_ts = p
@@ -100,8 +147,6 @@ def parse_message(buf: ByteBuffer, pos: int, end: int) -> _Msg:
     m.key, p = _bytes(buf, p, mend, "key")
     m.p_value = p
     m.value, p = _bytes(buf, p, mend, "value")
-    if p != mend:
-        raise DecodeError(Code.RECORD_MALFORMED, p, f"{mend - p} bytes after the value inside message_size")
     return m
 
 
@@ -180,12 +225,58 @@ def decode_legacy(buf: ByteBuffer, pos: int, end: int, file: str, *, base: int =
         return b
     # A wrapper: its records are its inner messages.  We decode them even for
     # a shallow walk so that baseOffset and recordCount are known.
-    inner = _expand(m, b, 1, (max_decompressed, max_ratio), max_depth, spans, m.offset,
-                    (b.position + (m.p_value - m.pos) + 4, None))
-    b.record_count = len(inner)
-    b.base_offset = inner[0].offset if inner else m.offset
-    b.records = inner if records else None
+    # A shallow walk counts them without holding them; a wrapper of many holds none either:
+    # its records stream (expanded again when read).
+    limits = (max_decompressed, max_ratio, max_depth)
+    anchor = (b.position + (m.p_value - m.pos) + 4, None)
+    kept: list[Record] | None = [] if records else None
+    count = 0
+    first = None
+    for r in _expand(m, b, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, spans, m.offset, anchor):
+        if count == 0:
+            first = r.offset
+        count += 1
+        if kept is not None:
+            kept.append(r)
+            if len(kept) > STREAM_RECORDS and spans is None:
+                kept = None
+    WORK.records += count
+    b.record_count = count
+    b.base_offset = first if count else m.offset
+    if not records:
+        b.records = None
+    elif kept is not None:
+        b.records = kept
+    else:
+        b.records = WrapperRecords(m, b, limits, anchor, count)
     return b
+
+
+class WrapperRecords(RecordSource):
+    """The inner records of a legacy wrapper of many messages, expanded again (within a fresh
+    budget, findings dropped: they were taken the first time) each time they are read."""
+
+    def __init__(self, m: _Msg, b: Batch, limits: tuple, anchor: tuple, decoded: int,
+                 keep: Callable[[Record], bool] | None = None):
+        super().__init__(decoded, keep)
+        self.m = m
+        self.batch = b
+        self.limits = limits
+        self.anchor = anchor
+
+    def runs(self) -> Iterator[list[Record]]:
+        b = self.batch
+        scratch = Batch(b.file, b.position, b.size, b.magic)
+        max_decompressed, max_ratio, max_depth = self.limits
+        run: list[Record] = []
+        for r in _expand(self.m, scratch, 1, (InflateBudget(max_decompressed), max_ratio), max_depth, None,
+                         self.m.offset, self.anchor):
+            run.append(r)
+            if len(run) >= STREAM_RECORDS:
+                yield run
+                run = []
+        if run:
+            yield run
 
 
 def _record(m: _Msg, offset: int, timestamp: int | None, ts_type: str | None, source: str, shift: int) -> Record:
@@ -196,49 +287,118 @@ def _record(m: _Msg, offset: int, timestamp: int | None, ts_type: str | None, so
                   m.crc, m.computed_crc, m.offset)
 
 
-def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple[int, int], max_depth: int,
-            spans: list[Span] | None, wrapper_offset: int, anchor: tuple[int, int | None]) -> list[Record]:
-    """Decompress a wrapper and decode its inner message set, flattening nested wrappers.
+def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans: list[Span] | None,
+            wrapper_offset: int, anchor: tuple) -> Iterator[Record]:
+    """Decompress a wrapper and yield the records of its inner message set, flattening nested wrappers.
 
-    ``limits`` is ``(max_decompressed, max_ratio)``, applied to every level.
-    ``wrapper_offset`` is the wrapper's absolute offset; ``anchor`` is
-    ``(file offset, decompressed offset or None)`` of the wrapper's value,
-    where findings about this wrapper are anchored.  Inner messages of the
-    top-level wrapper are addressed in its decompressed data; deeper ones
-    are anchored at the nested wrapper that holds them.
+    ``limits`` is ``(budget, max_ratio)``: one :class:`InflateBudget` shared by
+    every level (once spent, no further wrapper is expanded), the ratio
+    applied to each wrapper.  ``wrapper_offset`` is the wrapper's absolute
+    offset; ``anchor`` is ``(file offset, decompressed offset or None)`` of
+    the wrapper's value, where findings about this wrapper are anchored.
+    Inner messages of the top-level wrapper are addressed in its
+    decompressed data; deeper ones are anchored at the nested wrapper that
+    holds them.  Two passes over the decompressed data, holding no message
+    between them: the first checks framing and CRCs and finds the last inner
+    offset, the second makes the records.
     """
     a_off, a_src = anchor
 
     def at(p: int | None) -> tuple[int, int | None]:
         return (a_off, p) if depth == 1 else (a_off, a_src)
 
+    data = _inflate(wrapper, b, depth, limits, max_depth, spans, anchor)
+    if data is None:
+        return
+    count, stop, last_rel, sequential = _check_inner(data, b, depth, spans, at)
+    if not count or last_rel is None:
+        return
+    wrapper_lat = wrapper.magic == 1 and (wrapper.attributes & 0x08)
+    ts_type = None if wrapper.magic == 0 else ("LogAppendTime" if wrapper_lat else "CreateTime")
+    # magic 1: inner offsets are relative to the wrapper's, which is the last
+    # inner's absolute offset.  A producer's own request (wrapper offset 0)
+    # has no absolute offsets yet: then, as Kafka's reader does, keep the
+    # stored ones.
+    relative = wrapper.magic >= 1 and wrapper_offset - last_rel >= 0
+    prev = None
+    p = 0
+    while p < stop:
+        im = parse_message(data, p, stop)
+        p += im.size
+        absolute = wrapper_offset - last_rel + im.offset if relative else im.offset
+        if prev is not None and im.offset <= prev:
+            o, so = at(im.pos)
+            b.findings.append(Finding(Code.INNER_OFFSETS, o, f"inner offset {im.offset} after {prev}",
+                                      source_offset=so))
+        prev = im.offset
+        if im.attributes & 7:
+            o, so = at(im.pos)
+            b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
+                                      source_offset=so))
+            yield from _expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so))
+            continue
+        ts = wrapper.timestamp if wrapper_lat else im.timestamp
+        yield _record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0)
+    producer_form = wrapper_offset == 0 and sequential
+    if wrapper.magic == 0 and last_rel != wrapper_offset and not producer_form:
+        o, so = at(None) if depth > 1 else (a_off, None)
+        b.findings.append(Finding(Code.INNER_OFFSETS, o,
+                                  f"last inner offset {last_rel} != wrapper offset {wrapper_offset}",
+                                  source_offset=so))
+
+
+def _inflate(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int, spans: list[Span] | None,
+             anchor: tuple) -> bytes | None:
+    """The wrapper's decompressed value within the budget, or None (with a finding) when there is none."""
+    a_off, a_src = anchor
     if depth > max_depth:
         b.findings.append(Finding(Code.NESTING_TOO_DEEP, a_off,
                                   f"wrappers nested deeper than {max_depth} levels; not expanded",
                                   source_offset=a_src))
-        return []
+        return None
     if wrapper.value is None:
         # anchored at the value's length field (-1) when it is in the file
         b.findings.append(Finding(Code.RECORD_MALFORMED, a_off - 4 if depth == 1 else a_off,
                                   "compressed wrapper has a null value", source_offset=a_src))
-        return []
+        return None
+    budget = limits[0]
+    if budget.exhausted:
+        return None
     notes: list = []
     try:
-        data = decompress(wrapper.attributes & 7, wrapper.value, limits[0], notes, limits[1])
+        data = decompress(wrapper.attributes & 7, wrapper.value, budget.left, notes, limits[1])
     except DecodeError as e:
+        if e.code is Code.DECOMPRESSION_LIMIT:
+            if depth > 1:
+                e = DecodeError(e.code, 0, f"{e.message}: the decompression budget of the top-level "
+                                           f"message is spent; inner wrappers left unexpanded")
+            budget.exhausted = True
         empty = not wrapper.value
         # an empty value has no first byte: anchor at its length field
         b.findings.append(Finding(e.code, a_off - 4 if empty and depth == 1 else a_off, e.message,
                                   length=(len(wrapper.value) or None) if depth == 1 else None,
                                   source_offset=a_src))
-        return []
+        return None
+    budget.left -= len(data)
+    WORK.inflated += len(data)
     for code, message in notes:
         b.findings.append(Finding(code, a_off, message, source_offset=a_src))
     if depth == 1:
         b.decompressed_size = len(data)
         if spans is not None:
             b.decompressed = data
-    msgs: list[_Msg] = []
+    return data
+
+
+def _check_inner(data: bytes, b: Batch, depth: int, spans: list[Span] | None,
+                 at: Callable[[int | None], tuple[int, int | None]]) -> tuple[int, int, int | None, bool]:
+    """First pass over an inner message set: framing and CRC findings (and spans at depth 1).
+
+    Returns ``(messages, end of the last whole message, last inner offset, offsets are 0..n-1)``.
+    """
+    count = 0
+    last_rel = None
+    sequential = True
     p = 0
     end = len(data)
     while p < end:
@@ -251,45 +411,14 @@ def _expand(wrapper: _Msg, b: Batch, depth: int, limits: tuple[int, int], max_de
                 spans.append(Span("message.inner.unparsed", p, end - p, None, "decompressed", "unparsed"))
             break
         if spans is not None and depth == 1:
-            _message_spans(spans, im, f"message.inner[{len(msgs)}].", "decompressed", 0)
+            _message_spans(spans, im, f"message.inner[{count}].", "decompressed", 0)
         if im.crc != im.computed_crc:
             o, so = at(p + 12)
             b.findings.append(Finding(Code.CRC_MISMATCH, o,
                                       f"inner message at {p}: stored crc {im.crc} != computed {im.computed_crc}",
                                       source_offset=so))
-        msgs.append(im)
+        sequential = sequential and im.offset == count
+        count += 1
+        last_rel = im.offset
         p += im.size
-    out: list[Record] = []
-    wrapper_lat = wrapper.magic == 1 and (wrapper.attributes & 0x08)
-    ts_type = None if wrapper.magic == 0 else ("LogAppendTime" if wrapper_lat else "CreateTime")
-    if not msgs:
-        return out
-    last_rel = msgs[-1].offset
-    # magic 1: inner offsets are relative to the wrapper's, which is the last
-    # inner's absolute offset.  A producer's own request (wrapper offset 0)
-    # has no absolute offsets yet: then, as Kafka's reader does, keep the
-    # stored ones.
-    relative = wrapper.magic >= 1 and wrapper_offset - last_rel >= 0
-    prev = None
-    for im in msgs:
-        absolute = wrapper_offset - last_rel + im.offset if relative else im.offset
-        if prev is not None and im.offset <= prev:
-            o, so = at(im.pos)
-            b.findings.append(Finding(Code.INNER_OFFSETS, o, f"inner offset {im.offset} after {prev}",
-                                      source_offset=so))
-        prev = im.offset
-        if im.attributes & 7:
-            o, so = at(im.pos)
-            b.findings.append(Finding(Code.NESTED_COMPRESSION, o, "compressed message inside a compressed wrapper",
-                                      source_offset=so))
-            out.extend(_expand(im, b, depth + 1, limits, max_depth, None, absolute, (o, so)))
-            continue
-        ts = wrapper.timestamp if wrapper_lat else im.timestamp
-        out.append(_record(im, absolute, ts, ts_type if im.magic else None, "decompressed", 0))
-    producer_form = wrapper_offset == 0 and [m.offset for m in msgs] == list(range(len(msgs)))
-    if wrapper.magic == 0 and last_rel != wrapper_offset and not producer_form:
-        o, so = at(None) if depth > 1 else (a_off, None)
-        b.findings.append(Finding(Code.INNER_OFFSETS, o,
-                                  f"last inner offset {last_rel} != wrapper offset {wrapper_offset}",
-                                  source_offset=so))
-    return out
+    return count, p, last_rel, sequential

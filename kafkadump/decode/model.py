@@ -7,6 +7,7 @@ snake_case; renderers map them to the spec's field names.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .compression import CODEC_NAMES
@@ -138,6 +139,14 @@ class Batch:
 
     # --- derived -------------------------------------------------------------
     @property
+    def payload_bytes(self) -> int:
+        """At least the bytes its records span: the batch, or its decompressed payload; a legacy
+        wrapper's nested wrappers are not counted, so a wrapper says "unknown" (a large number)."""
+        if self.magic < 2 and self.attributes & 7:
+            return 1 << 62
+        return max(self.size, self.decompressed_size or 0)
+
+    @property
     def codec(self) -> int:
         return self.attributes & 0x07
 
@@ -189,6 +198,109 @@ class Batch:
     @property
     def next_position(self) -> int:
         return self.position + self.size
+
+
+# Batches of more records than this are not held as a list: their records stream
+# (a :class:`RecordSource`), this many at a time.
+STREAM_RECORDS = 4096
+
+
+class RecordSource:
+    """The records of a batch too large to hold as a list, decoded again from the batch's bytes
+    each time they are read, :data:`STREAM_RECORDS` at a time (a subclass says how: ``runs``).
+
+    Behaves as a read-only sequence for the uses of ``Batch.records``: ``len``, truth,
+    iteration (again and again), ``[i]`` (linear in ``i``); :meth:`chunks` gives the runs
+    as lists for the fast writers.  The findings were taken when the batch was decoded.
+    """
+
+    def __init__(self, decoded: int, keep: Callable[[Record], bool] | None = None):
+        self.decoded = decoded  # records the batch decodes to (before ``keep``)
+        self.keep = keep
+        self._count = None if keep is not None else decoded
+
+    def runs(self) -> Iterator[list[Record]]:
+        """Every record, a list of at most :data:`STREAM_RECORDS` at a time (``keep`` not applied)."""
+        raise NotImplementedError
+
+    def filtered(self, keep: Callable[[Record], bool]) -> RecordSource:
+        """The same records, only those ``keep`` keeps."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        RecordSource.__init__(other, self.decoded, keep)
+        return other
+
+    def chunks(self) -> Iterator[list[Record]]:
+        """The records, a list of at most :data:`STREAM_RECORDS` at a time."""
+        keep = self.keep
+        for recs in self.runs():
+            if keep is not None:
+                recs = [r for r in recs if keep(r)]
+            if recs:
+                yield recs
+
+    @property
+    def count(self) -> int:
+        """How many records there are (for a filtered stream: counted once, by a pass)."""
+        if self._count is None:
+            self._count = sum(map(len, self.chunks()))
+        return self._count
+
+    def __iter__(self) -> Iterator[Record]:
+        for recs in self.chunks():
+            yield from recs
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        if self._count is None:
+            return next(self.chunks(), None) is not None
+        return self._count > 0
+
+    def __getitem__(self, i: int) -> Record:
+        if not isinstance(i, int):
+            raise TypeError("a record stream is indexed by position only")
+        if i < 0:
+            i += self.count
+        for k, r in enumerate(self):
+            if k == i:
+                return r
+        raise IndexError(i)
+
+
+# A list of records whose batch holds more bytes than this is written in runs of about this
+# many key and value bytes (a writer's text for the run is then bounded too).
+CHUNK_BYTES = 4 << 20
+
+
+def record_chunks(records: Iterable[Record], size_hint: int = 0) -> Iterator[list[Record]]:
+    """``records`` (a list, a :class:`RecordSource` or any iterable) as lists of bounded length;
+    ``size_hint``: the bytes of the batch (past :data:`CHUNK_BYTES`, a list goes by bytes)."""
+    if isinstance(records, RecordSource):
+        yield from records.chunks()
+    elif isinstance(records, list):
+        if size_hint <= CHUNK_BYTES:
+            if records:
+                yield records
+            return
+        start = held = 0
+        for i, r in enumerate(records):
+            held += len(r.key or b"") + len(r.value or b"")
+            if held >= CHUNK_BYTES:
+                yield records[start:i + 1]
+                start, held = i + 1, 0
+        if start < len(records):
+            yield records[start:]
+    else:
+        chunk: list[Record] = []
+        for r in records:
+            chunk.append(r)
+            if len(chunk) >= STREAM_RECORDS:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
 
 class Gap:

@@ -27,19 +27,33 @@ The public API, used by the walkers, the carver and the Spark splitter:
 
 from __future__ import annotations
 
+import mmap
+import re
 import struct
 import zlib
-from mmap import mmap
+from collections.abc import Callable
 
-from ..findings import Code, DecodeError, Finding
-from .batch import HEADER_SIZE, MIN_BATCH_LENGTH, crc_ok_v2, decode_batch, plausible_v2_header
-from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy
+from crc32c import crc32c
+
+from ..findings import Code, Finding
+from .batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, decode_batch, plausible_v2_header
+from .inplace import RELEASE_STEP, checksum, page_releaser
+from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy, framing_error
 from .model import Batch, Gap, Span
 from .options import SCAN_FLOOR, Options
 from .primitives import ByteBuffer
+from .work import WORK
 
 _PREFIX = struct.Struct(">qi")
 _ZERO_CHUNK = 1 << 16
+COPY_MAX = 1 << 20  # items up to this size are decoded from a copy; larger ones in place
+_MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 or 2
+
+def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
+    """Is the CRC-32C of the v2 batch at ``pos`` right?  Checked in place."""
+    (blen,) = struct.unpack_from(">i", buf, pos + 8)
+    (crc,) = struct.unpack_from(">I", buf, pos + 17)
+    return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
 class ScanBudget:
@@ -81,8 +95,10 @@ def _legacy_ok(buf: ByteBuffer, pos: int, end: int) -> bool:
     magic = buf[pos + 16]
     if magic not in (0, 1) or size < MIN_MESSAGE_SIZE[magic] or pos + 12 + size > end:
         return False
+    if framing_error(buf, pos, end) is not None:
+        return False
     (crc,) = struct.unpack_from(">I", buf, pos + 12)
-    return zlib.crc32(memoryview(buf)[pos + 16:pos + 12 + size]) == crc
+    return checksum(zlib.crc32, buf, pos + 16, pos + 12 + size) == crc
 
 
 def plausible_at(buf: ByteBuffer, pos: int, end: int, check_crc: bool = True) -> bool:
@@ -97,8 +113,7 @@ def plausible_at(buf: ByteBuffer, pos: int, end: int, check_crc: bool = True) ->
     if magic in (0, 1):
         if check_crc:
             return _legacy_ok(buf, pos, end)
-        _, size = _PREFIX.unpack_from(buf, pos)
-        return size >= MIN_MESSAGE_SIZE[magic] and pos + 12 + size <= end
+        return framing_error(buf, pos, end) is None
     return False
 
 
@@ -143,27 +158,66 @@ def find_next_batch(buf: ByteBuffer, start: int, end: int, limit: int | None = N
     """Scan forward from ``start`` for an intact batch or message; its position, or None.
 
     With a ``budget`` (see :class:`ScanBudget`), CRC work on failed candidates is bounded.
+    Only positions whose byte 16 is a magic (0, 1, 2) are looked at (found by a regular
+    expression, in C) and a declared length that fits no item rejects a candidate at once;
+    a run of zero bytes holds no candidate (its lengths are 0) and is skipped whole;
+    mapped pages behind the scan are handed back.
     """
     stop = end - 17 if limit is None else min(end - 17, start + limit)
+    if stop < start:
+        return None
+    found, candidates = _scan(buf, start, stop, end, budget)
+    WORK.candidates += candidates
+    return found
+
+
+def _scan(buf: ByteBuffer, start: int, stop: int, end: int, budget: ScanBudget | None) -> tuple[int | None, int]:
+    """The loop of :func:`find_next_batch`: ``(position or None, candidates looked at)``."""
+    search = _MAGIC_BYTE.search
+    unpack = _PREFIX.unpack_from
+    release = page_releaser(buf) if stop - start > RELEASE_STEP else None
+    released = start
+    candidates = 0
     p = start
     while p <= stop:
-        m = buf[p + 16]
-        if m <= 2:
-            if budget is None:
-                if plausible_at(buf, p, end):
-                    return p
-            elif plausible_at(buf, p, end, check_crc=False):
-                (_, length) = _PREFIX.unpack_from(buf, p)
-                if budget.spent < budget.limit:
-                    if plausible_at(buf, p, end):
-                        return p
-                    budget.spent += length
-                elif _next_ok(buf, p + 12 + length, end):
-                    if budget.hit is None:
-                        budget.hit = p
-                    return p
+        m = search(buf, p + 16, stop + 17)
+        if m is None:
+            return None, candidates
+        p = m.start() - 16
+        candidates += 1
+        length = unpack(buf, p)[1]
+        if length < 14 or p + 12 + length > end:  # no batch nor message is this short or this long
+            if length == 0:
+                # length 0: so are the lengths of the candidates inside this zero run
+                p = max(p + 1, _zero_run_end(buf, p + 8, stop + 12, release) - 11)
+            else:
+                p += 1
+            continue
+        if release is not None and p - released >= RELEASE_STEP:
+            release(p)
+            released = p
+        if _accept(buf, p, end, length, budget):
+            return p, candidates
         p += 1
-    return None
+    return None, candidates
+
+
+def _accept(buf: ByteBuffer, p: int, end: int, length: int, budget: ScanBudget | None) -> bool:
+    """Is the candidate at ``p`` (declared ``length``) where the resync stops?"""
+    if budget is None:
+        return plausible_at(buf, p, end)
+    if not plausible_at(buf, p, end, check_crc=False):
+        return False
+    if budget.spent < budget.limit:
+        if plausible_at(buf, p, end):
+            return True
+        budget.spent += length
+        return False
+    if _next_ok(buf, p + 12 + length, end):
+        if budget.hit is None:
+            budget.hit = p
+        return True
+    return False
 
 
 # --- one item ----------------------------------------------------------------------------------------
@@ -202,19 +256,30 @@ def decode_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options, base
     magic = buf[pos + 16]
     (_, length) = _PREFIX.unpack_from(buf, pos)
     size = length + LOG_OVERHEAD
-    chunk = buf[pos:pos + size]
-    if type(chunk) is not bytes:  # bytearray / memoryview input: records must hold bytes
-        chunk = bytes(chunk)
-    try:
-        b = decode_item(chunk, magic, file, base + pos, opt, opt.records)
-    except DecodeError as e:
-        # the message's own framing is broken: treat like damage
-        gap = _damage(buf, pos, end, file, base, opt, budget, first=Finding(e.code, base + pos + e.offset, e.message))
+    err = framing_error(buf, pos, pos + size) if magic != 2 else None
+    if err is not None:
+        # the message's own framing is broken (seen in place, nothing copied): treat like damage
+        gap = _damage(buf, pos, end, file, base, opt, budget, first=Finding(err.code, base + err.offset, err.message))
         return [gap], pos + gap.size
+    b = _decode_in_place(buf, pos, size, magic, file, base, opt)
     nxt = pos + size
     if b.crc_valid is False and nxt < end and not _next_ok(buf, nxt, end):
         return _distrusted_length(buf, pos, nxt, end, file, base, opt, budget, b)
     return [b], nxt
+
+
+def _decode_in_place(buf: ByteBuffer, pos: int, size: int, magic: int, file: str, base: int, opt: Options) -> Batch:
+    """Decode the item at ``pos`` on ``buf`` itself when its slices are bytes (bytes, a mapping):
+    nothing is copied before the checksum and the structure say what the item is worth.  A small
+    item (up to :data:`COPY_MAX` bytes) is copied: its records decode faster from bytes."""
+    if size <= COPY_MAX or type(buf) is not bytes and not isinstance(buf, mmap.mmap):
+        chunk = bytes(buf[pos:pos + size])  # bytearray / memoryview input: records must hold bytes
+        return decode_item(chunk, magic, file, base + pos, opt, opt.records)
+    if magic == 2:
+        return decode_batch(buf, pos, file, base=base, records=opt.records, max_decompressed=opt.max_decompressed,
+                            max_ratio=opt.max_ratio, select=opt.select)
+    return decode_legacy(buf, pos, pos + size, file, base=base, records=opt.records,
+                         max_decompressed=opt.max_decompressed, max_ratio=opt.max_ratio, max_depth=opt.max_depth)
 
 
 def _distrusted_length(buf: ByteBuffer, pos: int, nxt: int, end: int, file: str, base: int, opt: Options,
@@ -255,16 +320,23 @@ def intact_batch_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options
 
 # --- damage ----------------------------------------------------------------------------------------
 
-def _zero_run_end(buf: bytes | bytearray | mmap, pos: int, end: int) -> int:
-    """First position >= pos that is not a zero byte (or ``end``)."""
+def _zero_run_end(buf: ByteBuffer, pos: int, end: int, release: Callable[[int], None] | None = None) -> int:
+    """First position >= pos that is not a zero byte (or ``end``); on a mapping, the pages
+    of a long run are handed back as it is passed."""
+    if release is None and end - pos > RELEASE_STEP:
+        release = page_releaser(buf)
     p = pos
+    released = pos
     while p < end:
         q = min(end, p + _ZERO_CHUNK)
-        chunk = buf[p:q]
+        chunk = bytes(buf[p:q])
         stripped = len(chunk) - len(chunk.lstrip(b"\x00"))
         if stripped < q - p:
             return p + stripped
         p = q
+        if release is not None and p - released >= RELEASE_STEP:
+            release(p)
+            released = p
     return end
 
 
@@ -284,7 +356,12 @@ def _damage(buf: ByteBuffer, pos: int, end: int, file: str, base: int, opt: Opti
     # 2. a header whose declared length runs past the end: truncated tail,
     #    unless an intact batch can be found further on.
     findings = [first] if first is not None else []
-    nxt = find_next_batch(buf, pos + 1, end, opt.resync_window, budget)
+    # no candidate starts inside the leading zero run (its lengths are 0): scan from its end
+    start = max(pos + 1, zend - 11)
+    window = opt.resync_window
+    if window is not None:
+        window = max(0, window - (start - pos - 1))
+    nxt = find_next_batch(buf, start, end, window, budget)
     if budget is not None and budget.hit is not None and not budget.reported:
         budget.reported = True
         findings.append(Finding(Code.SCAN_LIMIT, absolute,

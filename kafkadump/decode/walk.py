@@ -13,39 +13,19 @@ batch size); nothing else is held.
 
 from __future__ import annotations
 
-import mmap
 import struct
-from typing import Callable, Iterator, Optional
+from typing import Iterator
 
 from crc32c import crc32c as _crc32c
 
 from ..findings import Code, Finding
 from .batch import MIN_BATCH_LENGTH
+from .inplace import RELEASE_STEP, page_releaser
 from .model import Batch, Gap, Span
 from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)
 from .primitives import ByteBuffer
 from .step import ScanBudget, decode_at, decode_item, find_next_batch, plausible_at  # noqa: F401 (re-exported)
-
-# The walkers hand the mapped pages behind them back every this many bytes, so
-# a mapped segment's resident pages stay bounded (a read-only file mapping:
-# the pages stay in the page cache, nothing can be lost).
-RELEASE_STEP = 32 << 20
-
-
-def page_releaser(buf: ByteBuffer) -> Optional[Callable[[int], None]]:
-    """For a mapped ``buf``: a function dropping its resident pages before a position; else None."""
-    if not isinstance(buf, mmap.mmap) or not hasattr(buf, "madvise"):
-        return None
-
-    def release(upto: int) -> None:
-        upto -= upto % mmap.PAGESIZE
-        if upto > 0:
-            try:
-                buf.madvise(mmap.MADV_DONTNEED, 0, upto)
-            except (OSError, ValueError, AttributeError):
-                pass
-
-    return release
+from .work import WORK
 
 
 def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int | None = None,
@@ -68,6 +48,7 @@ def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int |
             release(pos)
             released = pos
         items, pos = decode_at(buf, pos, end, file, opt, base, budget)
+        WORK.steps += 1
         for b in items:
             if isinstance(b, Batch) and b.crc_valid:
                 if prev_last is not None and b.base_offset is not None and b.base_offset <= prev_last:
@@ -207,7 +188,7 @@ class CrcScan:
                 if end - pos >= 61:
                     _, length, _, magic, stored = unpack(buf, pos)
                     nxt = pos + 12 + length
-                    if magic == 2 and length >= MIN_BATCH_LENGTH and nxt <= end:
+                    if magic == 2 and MIN_BATCH_LENGTH <= length <= self.WINDOW_BYTES and nxt <= end:
                         if crc(mv[pos + 21:nxt]) == stored:
                             self.batches += 1
                             self.bytes += length + 12
@@ -234,8 +215,8 @@ class CrcScan:
                 break
             _, length, _, magic, stored = unpack(buf, pos)
             nxt = pos + 12 + length
-            if magic != 2 or length < MIN_BATCH_LENGTH or nxt > end:
-                break
+            if magic != 2 or not MIN_BATCH_LENGTH <= length <= self.WINDOW_BYTES or nxt > end:
+                break  # (a huge batch is checksummed in place, piece by piece, by the decoder)
             append((pos, nxt, stored))
             pos = nxt
         return runs, pos

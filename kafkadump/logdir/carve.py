@@ -146,7 +146,7 @@ def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None, o
                 damage.claim(it)
         # a batch whose CRC failed may hide intact batches behind a damaged length
         bad = next((it for it in items if isinstance(it, Batch) and not it.crc_valid), None)
-        if bad is not None:
+        if bad is not None and _may_rescan(budget, bad.size):
             found = find_next_batch(buf, bad.position + 1, end, opt.resync_window, budget)
             if found is not None and found < nxt:
                 nxt = found
@@ -157,6 +157,17 @@ def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None, o
         pos = nxt
     if damage is not None:
         yield close(None)
+
+
+def _may_rescan(budget: ScanBudget | None, size: int) -> bool:
+    """May the carver look inside a batch whose CRC failed?  Its checksum is charged to the
+    resync budget: headers faked inside headers would otherwise cost quadratic work."""
+    if budget is None:
+        return True
+    if budget.spent >= budget.limit:
+        return False
+    budget.spent += size
+    return True
 
 
 __all__ = ["carve", "Recovered", "Damaged", "Padding"]

@@ -25,10 +25,14 @@ one frame's bytes (plus the TCP layer's bounded buffers).
 
 from __future__ import annotations
 
+import heapq
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from ..decode.options import DEFAULT_MAX_SCAN, SCAN_FLOOR
 from ..decode.primitives import ByteBuffer, int32_at
+from ..decode.work import WORK
 from ..findings import Code, Finding
 from ..sources.pcap import Connection, Endpoint, HalfStream, Packet, endpoint_str
 from . import frames as F
@@ -66,7 +70,8 @@ class Hints:
 class _Splitter:
     """One direction of a conversation: bytes in, frames out."""
 
-    __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands")
+    __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands", "cand_order",
+                 "cand_gone")
 
     def __init__(self, conv: Conversation, role: str):
         self.conv = conv
@@ -77,12 +82,23 @@ class _Splitter:
         self.marks: list = []       # (start, end, packet number, time)
         self.skip_from: int | None = None  # stream offset where unexplained bytes began
         self.scan = 0               # resync: buffer positions below this were examined
-        self.cands: list = []       # resync: plausible starts waiting for their frame's bytes
+        self.cands: list = []       # resync: heap of (frame end, start), stream offsets, of plausible
+        #                             starts waiting for their frame's bytes
+        self.cand_order: deque = deque()  # the same starts in stream order (some already gone)
+        self.cand_gone: set = set()       # starts popped from the heap, still in cand_order
+
+    def reset_resync(self) -> None:
+        """Forget the resync state (positions examined, starts waiting)."""
+        self.scan = 0
+        self.cands = []
+        self.cand_order = deque()
+        self.cand_gone = set()
 
     def add(self, offset: int, data: bytes, packet: Packet | None) -> None:
         if not self.buf:
             self.base = offset
         self.buf += data
+        self.conv.dec.bytes_in += len(data)
         self.marks.append((offset, offset + len(data), getattr(packet, "number", None), getattr(packet, "time", None)))
 
     def _plausible(self, i: int) -> bool:
@@ -98,8 +114,29 @@ class _Splitter:
         return int32_at(buf, i + 4) in self.conv.pending
 
     def _verified(self, i: int, size: int) -> bool:
-        """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)"""
-        quiet = F.Ctx(self.conv.file, self.conv.dec.ctx.options, False)
+        """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)
+
+        Decoding candidates is charged to the decoder's resync budget (``--max-scan`` times
+        the bytes seen, at least 64 MiB): candidates whose sizes reach far ahead would
+        otherwise cost quadratic work.  Past it, a plausible header is taken as a start and
+        a ``scan-limit`` note says so, once.
+        """
+        dec = self.conv.dec
+        opt = dec.ctx.options
+        max_scan = getattr(opt, "max_scan", DEFAULT_MAX_SCAN)
+        if max_scan and dec.verify_spent >= max(SCAN_FLOOR, max_scan * dec.bytes_in):
+            if not dec.verify_hit:
+                dec.verify_hit = True
+                dec._out.append(StreamNote(self.conv.connection, self.role, [Finding(
+                    Code.SCAN_LIMIT, self.base + i,
+                    f"looking for the next frame spent {dec.verify_spent} bytes decoding candidates that "
+                    f"were not (--max-scan); from here on, candidates are accepted by their headers")],
+                    self._time(), self.conv.file))
+            return True
+        dec.verify_spent += size + 4
+        WORK.frames += 1
+        WORK.verified += size + 4
+        quiet = F.Ctx(self.conv.file, opt, False)
         end = i + 4 + size
         if self.role == "request":
             f = F.decode_request(self.buf, i, end, ctx=quiet)
@@ -165,8 +202,7 @@ class _Splitter:
                           self._time(), self.conv.file)
         self.synced = False
         self.skip_from = self.base
-        self.scan = 0
-        self.cands = []
+        self.reset_resync()
         del self.buf[:1]
         self.base += 1
         return note
@@ -186,41 +222,56 @@ class _Splitter:
             size = int32_at(buf, 0)
             if 4 <= size <= F.MAX_FRAME:
                 return 0, 0  # the stream's first bytes, no request known: trust the start
-        keep = []
-        found = None
-        for i in self.cands:
-            size = int32_at(buf, i)
-            if i + 4 + size <= n:
-                if found is None and self._verified(i, size):
-                    found = i
-            else:
-                keep.append(i)
+        found = self._complete_candidate(n)
         if found is None:
-            i = self.scan
-            while i < n - 7:
-                if self._plausible(i):
-                    size = int32_at(buf, i)
-                    if i + 4 + size <= n:
-                        if self._verified(i, size):
-                            found = i
-                            break
-                    elif size <= F.MAX_RESYNC_WAIT:
-                        keep.append(i)
-                i += 1
-            self.scan = max(self.scan, i)
-        if found is not None:
-            self.cands = []
-            self.scan = 0
-            return found, found
-        self.cands = keep
-        if final:
-            self.cands = []
-            self.scan = 0
-            return None, n
-        drop = keep[0] if keep else max(0, min(self.scan, n - 13))
-        self.cands = [c - drop for c in keep]
+            found = self._scan_for_start(n)
+        if found is not None or final:
+            self.reset_resync()
+            return (found, found) if found is not None else (None, n)
+        order, gone = self.cand_order, self.cand_gone
+        while order and order[0] in gone:
+            gone.discard(order.popleft())
+        drop = order[0] - self.base if order else max(0, min(self.scan, n - 13))
         self.scan = max(0, self.scan - drop)
         return None, drop
+
+    def _complete_candidate(self, n: int) -> int | None:
+        """The first waiting start whose frame the buffer now completes and that decodes cleanly
+        (buffer position), or None; every completed start leaves the waiting list (each is
+        looked at once, whatever the number of segments)."""
+        base = self.base
+        done = []
+        while self.cands and self.cands[0][0] <= base + n:
+            _, start = heapq.heappop(self.cands)
+            self.cand_gone.add(start)
+            done.append(start)
+        for start in sorted(done):
+            i = start - base
+            if self._verified(i, int32_at(self.buf, i)):
+                return i
+        return None
+
+    def _scan_for_start(self, n: int) -> int | None:
+        """Examine the positions not examined yet: the first whose whole frame is here and decodes
+        cleanly (buffer position), or None; starts whose frames are not complete wait."""
+        buf = self.buf
+        base = self.base
+        i = self.scan
+        found = None
+        while i < n - 7:
+            if self._plausible(i):
+                size = int32_at(buf, i)
+                if i + 4 + size <= n:
+                    if self._verified(i, size):
+                        found = i
+                        break
+                elif size <= F.MAX_RESYNC_WAIT:
+                    heapq.heappush(self.cands, (base + i + 4 + size, base + i))
+                    self.cand_order.append(base + i)
+            i += 1
+        WORK.positions += i - self.scan
+        self.scan = max(self.scan, i)
+        return found
 
     def _garbage(self, upto: int) -> StreamNote:
         start = self.skip_from
@@ -299,6 +350,9 @@ class CaptureDecoder:
         self.lone = Conversation(self, None, False, file)  # for pasted blocks: pairing across blocks
         self.topic_names: dict[str, str] = {}  # topic id -> name, from Metadata responses seen so far
         self._out: list[F.Frame | StreamNote] = []
+        self.bytes_in = 0            # bytes handed to the splitters
+        self.verify_spent = 0        # bytes of candidate frames decoded while resynchronising
+        self.verify_hit = False      # the resync budget ran out (said once, with a scan-limit note)
 
     # --- numbering ---------------------------------------------------------------------------
     def number(self, f: F.Frame) -> F.Frame:
@@ -369,6 +423,7 @@ class CaptureDecoder:
         return c
 
     def packet(self, p: Packet) -> list[F.Frame | StreamNote]:
+        WORK.segments += 1
         if not p.payload and not p.missing and not p.syn:
             a, b = (p.src, p.sport), (p.dst, p.dport)
             if ((a, b) if a <= b else (b, a)) not in self.conns:
@@ -439,8 +494,7 @@ class CaptureDecoder:
         sp.base = offset + length
         sp.synced = False
         sp.skip_from = None
-        sp.scan = 0
-        sp.cands = []
+        sp.reset_resync()
         self._out.append(StreamNote(c, sp.role, [finding], None, self.file))
 
     def _decide(self, c: Connection, probe: _Probe) -> Conversation | None:
@@ -459,13 +513,16 @@ class CaptureDecoder:
                 if probe.total() > 1 << 16:
                     self._not_kafka(c)
                 return None
-            direction, data = first
+            direction, held = first
             if not self.detect:
                 self._not_kafka(c)
                 return None
             other = c.b if direction == c.a else c.a
-            size = int32_at(data, 0)
-            complete = 0 <= size <= len(data) - 4
+            size = int32_at(held, 0)
+            complete = 0 <= size <= len(held) - 4
+            if not complete and len(held) <= 1 << 16 and probe.total() <= 1 << 20:
+                return None  # wait for the whole first frame (nothing copied)
+            data = bytes(held)  # copied once: this call decides
             quiet = F.Ctx(self.file, self.ctx.options, False)
             role = None
             if complete:
@@ -568,9 +625,9 @@ class CaptureDecoder:
         self._out = saved
         c.halves = {}
         c.probe = None
-        for key, known in list(self.conns.items()):
-            if known is c:
-                del self.conns[key]
+        key = (c.a, c.b) if c.a <= c.b else (c.b, c.a)  # as _conn keyed it
+        if self.conns.get(key) is c:
+            del self.conns[key]
         return out
 
     # --- pasted blocks -------------------------------------------------------------------------
@@ -660,32 +717,41 @@ class CaptureDecoder:
 
 
 class _Probe:
-    """Bytes of a connection held until we know whether it is Kafka and who the client is."""
+    """Bytes of a connection held until we know whether it is Kafka and who the client is.
+
+    Each direction's bytes are also kept joined, extended as segments arrive and
+    their total kept, so deciding costs no re-joining per segment."""
 
     def __init__(self, c: Connection):
         self.c = c
         self.data: dict[Endpoint, list[tuple[int, bytes, Packet | None]]] = {}  # direction -> (offset, bytes, packet)s
+        self.joined: dict[Endpoint, bytearray] = {}   # direction -> its held bytes, in arrival order
+        self.size = 0
 
     def add(self, direction: Endpoint, offset: int, data: bytes, packet: Packet | None) -> None:
-        self.data.setdefault(direction, []).append((offset, bytes(data), packet))
+        data = bytes(data)
+        self.data.setdefault(direction, []).append((offset, data, packet))
+        self.joined.setdefault(direction, bytearray()).extend(data)
+        self.size += len(data)
 
     def stream(self, direction: Endpoint) -> bytes:
-        return b"".join(d for _, d, _ in self.data.get(direction, ()))
+        return bytes(self.joined.get(direction, b""))
 
     def streams(self) -> Iterator[tuple[Endpoint, bytes]]:
         for direction in self.data:
             yield direction, self.stream(direction)
 
     def total(self) -> int:
-        return sum(len(d) for v in self.data.values() for _, d, _ in v)
+        return self.size
 
     def items(self) -> list[tuple[Endpoint, list[tuple[int, bytes, Packet | None]]]]:
         return list(self.data.items())
 
-    def first_full(self, n: int) -> tuple[Endpoint, bytes] | None:
-        """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, bytes)``."""
+    def first_full(self, n: int) -> tuple[Endpoint, bytearray] | None:
+        """The first direction (in arrival order) holding at least ``n`` bytes: ``(direction, held)``;
+        ``held`` is the live joined buffer (read it, copy what is kept)."""
         for direction in self.data:
-            d = self.stream(direction)
+            d = self.joined[direction]
             if len(d) >= n:
                 return direction, d
         return None

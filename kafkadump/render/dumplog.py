@@ -70,7 +70,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.model import Batch, Gap, Record
+from ..decode.model import Batch, Gap, Record, record_chunks
 from .lines import terminal_safe
 
 if TYPE_CHECKING:
@@ -119,17 +119,26 @@ def render(item: Batch | Gap, records: bool | list[Record] = False,
         return _gap(item)
     lines = [_batch_line(item)]
     lines.extend(_finding_lines(item.findings))
-    shown = records if isinstance(records, list) else (item.records if records else None)
+    text = "\n".join(lines) + "\n"
+    shown = item.records if records is True else (records or None)
     if shown:
-        if item.magic >= 2:
-            line = _v2_record_line
-        else:
-            line = _legacy_record_line
-        control = item.is_control
-        for r in shown:
-            if keep is None or keep(r):
-                lines.append(line(r, item, control))
-    return "\n".join(lines) + "\n"
+        text += "".join(record_lines(item, chunk, keep) for chunk in record_chunks(shown))
+    return text
+
+
+def record_lines(item: Batch, recs: Iterable[Record], keep: Callable[[Record], bool] | None = None) -> str:
+    """Records of ``item`` (those ``keep`` keeps, when given) as newline-terminated kafka-dump-log lines."""
+    line = _v2_record_line if item.magic >= 2 else _legacy_record_line
+    control = item.is_control
+    return "".join(line(r, item, control) + "\n" for r in recs if keep is None or keep(r))
+
+
+def write_batch_with_records(item: Batch, records: Iterable[Record], out: TextIO) -> None:
+    """One batch and its ``records`` (a list or a stream), a run of records at a time;
+    control characters from the input escaped."""
+    out.write(terminal_safe(render(item, records=[]), keep_newlines=True))
+    for chunk in record_chunks(records, item.payload_bytes):
+        out.write(terminal_safe(record_lines(item, chunk), keep_newlines=True))
 
 
 # --- values ----------------------------------------------------------------------
@@ -302,4 +311,4 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         elif isinstance(item, Gap):
             out.write(terminal_safe(render(item), keep_newlines=True))
         elif item.shown:
-            out.write(terminal_safe(render(item.batch, records=item.records), keep_newlines=True))
+            write_batch_with_records(item.batch, item.records, out)

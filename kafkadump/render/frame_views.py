@@ -10,12 +10,15 @@ values follow ``--encoding``; record batches inside RECORDS fields use the
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
-from ..decode.model import Batch, Gap, Record, Span
+from ..decode.model import STREAM_RECORDS as STREAMED_RECORDS
+from ..decode.model import Batch, Gap, Record, Span, record_chunks
 from ..report import records as records_model
 from . import jsonl, jsontext
 from .table import Column
@@ -217,6 +220,7 @@ class FrameJson:
     def __init__(self, encoding: str = "base64") -> None:
         self.enc = records_model.ENCODERS[encoding]
         self.records = jsonl.RecordLines(encoding)
+        self._held: dict[str, Batch] | None = None  # placeholder -> batch whose records stream later
 
     def value(self, v: object) -> Any:
         from ..protocol.decoder import RecordsValue
@@ -241,7 +245,12 @@ class FrameJson:
                 continue
             bd = records_model.batch_object(item)
             if item.records is not None:
-                bd["records"] = [records_model.record_object(r, item, self.enc) for r in item.records]
+                if self._held is not None and len(item.records) > STREAMED_RECORDS:
+                    token = f"\x00records-{uuid.uuid4().hex}\x00"
+                    self._held[token] = item
+                    bd["records"] = token
+                else:
+                    bd["records"] = [records_model.record_object(r, item, self.enc) for r in item.records]
             out.append(bd)
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
@@ -267,6 +276,35 @@ class FrameJson:
         d_["findings"] = records_model.findings_list(f.all_findings())
         return jsontext.dumps(d_)
 
+    def frame_pieces(self, f: Frame) -> Iterator[str]:
+        """:meth:`frame` in pieces, the same text: the records of a batch of many records are
+        written a run at a time instead of being held as one tree."""
+        self._held = {}
+        try:
+            text = self.frame(f)
+            held = self._held
+        finally:
+            self._held = None
+        if not held:
+            yield text
+            return
+        forms = {jsontext.dumps(t): b for t, b in held.items()}
+        pattern = re.compile("|".join(map(re.escape, forms)))
+        pos = 0
+        for m in pattern.finditer(text):
+            yield text[pos:m.start()]
+            yield from self._record_list(forms[m.group()])
+            pos = m.end()
+        yield text[pos:]
+
+    def _record_list(self, b: Batch) -> Iterator[str]:
+        """``[record object, ...]`` of ``b`` as :func:`jsontext.dumps` writes a list, a run at a time."""
+        sep = "["
+        for chunk in record_chunks(b.records):
+            yield sep + ", ".join(jsontext.dumps(records_model.record_object(r, b, self.enc)) for r in chunk)
+            sep = ", "
+        yield "[]" if sep == "[" else "]"
+
     def note(self, n: StreamNote) -> str:
         return json.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
                            "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
@@ -274,14 +312,18 @@ class FrameJson:
 
     def record_lines(self, f: Frame) -> str:
         """The records a frame carries, in the ``records --json`` contract plus frame/topic/partition."""
-        out: list[str] = []
+        return "".join(self.record_line_runs(f))
+
+    def record_line_runs(self, f: Frame) -> Iterator[str]:
+        """:meth:`record_lines` a run of records at a time (newline-terminated lines)."""
         for _, ctx, rv in f.records_fields():
             extra = f',"frame":{f.index},"topic":{json.dumps(ctx.get("topic"))},' \
-                    f'"topicId":{json.dumps(ctx.get("topicId"))},"partition":{json.dumps(ctx.get("partition"))}}}'
-            for r, b in rv.records():
-                line = self.records.line(r, b)
-                out.append(line[:-1] + extra)
-        return "".join(x + "\n" for x in out)
+                    f'"topicId":{json.dumps(ctx.get("topicId"))},"partition":{json.dumps(ctx.get("partition"))}}}\n'
+            for b in rv.items:
+                if not isinstance(b, Batch) or not b.records:
+                    continue
+                for chunk in record_chunks(b.records):
+                    yield "".join([self.records.line(r, b)[:-1] + extra for r in chunk])
 
 
 # --- record table ------------------------------------------------------------------------------
@@ -443,7 +485,9 @@ def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str =
         elif isinstance(item, CaptureTotals):
             out.write(json.dumps(totals_object(item)) + "\n")
         else:
-            out.write(fj.frame(item) + "\n")
+            for piece in fj.frame_pieces(item):
+                out.write(piece)
+            out.write("\n")
 
 
 def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
@@ -482,7 +526,8 @@ def write_records_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
     """The records the frames carry, a line each (``records --json`` plus frame/topic/partition)."""
     fj = FrameJson(encoding)
     for f in _frames(items):
-        out.write(fj.record_lines(f))
+        for run in fj.record_line_runs(f):
+            out.write(run)
 
 
 def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:

@@ -211,6 +211,11 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
     row_start = (base // _ROW) * _ROW
     pos = row_start
     end = base + n
+    # spans by start, walked with the rows (not every span for every row)
+    starts = sorted(range(len(pane.spans)), key=lambda k: (pane.spans[k].offset, k))
+    nxt = 0
+    while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos:
+        nxt += 1
     while pos < end:
         cells: list[tuple[int, int, int] | None] = []  # (position, byte, owning span index) or None
         for i in range(pos, pos + _ROW):
@@ -219,9 +224,13 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
             else:
                 cells.append((i, data[i - base], owner[i - base]))
         notes = []
-        for idx, s in enumerate(pane.spans):
-            if pos <= s.offset < pos + _ROW:
-                notes.append((terminal_safe(describe_span(s, batch) + _varint_note(s, pane)), idx))
+        row = []
+        while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + _ROW:
+            row.append(starts[nxt])
+            nxt += 1
+        for idx in sorted(row):
+            s = pane.spans[idx]
+            notes.append((terminal_safe(describe_span(s, batch) + _varint_note(s, pane)), idx))
         for f in findings:
             if f is None:
                 continue

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.model import Batch, Gap, Record
+from ..decode.model import Batch, Gap, Record, record_chunks
 from ..report.records import ENCODERS, item_object, record_object
 from .jsontext import dumps as _dumps_text
 
@@ -168,7 +168,9 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         if not item.records:
             continue
         if item.decoded is None:
-            write(lines.batch_lines(b, item.records))
+            # a stream of many records, or of large ones: a run at a time
+            for chunk in record_chunks(item.records, b.payload_bytes):
+                write(lines.batch_lines(b, chunk))
         else:
             write("".join(lines.decoded_line(r, b, dr) + "\n" for r, dr in zip(item.records, item.decoded)))
 

@@ -129,11 +129,9 @@ class Segment:
         """Drop the mapping's resident pages before ``upto`` (page-aligned down).
 
         The walkers do this themselves for any mapped buffer as they go
-        (:func:`kafkadump.decode.walk.page_releaser`); this is for callers
-        that read the mapping some other way.  A no-op where unsupported.
+        (:func:`page_releaser`); this is for callers that read the mapping
+        some other way.  A no-op where unsupported.
         """
-        from ..decode.walk import page_releaser
-
         release = page_releaser(self._map) if self._map is not None else None
         if release is not None:
             release(upto)
