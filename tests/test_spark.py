@@ -329,3 +329,26 @@ def test_spark_submit_script_help():
 
     p = subprocess.run([sys.executable, script.__file__, "--help"], capture_output=True, text=True)
     assert p.returncode == 0 and "scan" in p.stdout and "triage" in p.stdout
+
+
+def test_records_query_is_the_query_layers(spark, fleet):
+    """The data source's fromOffset/toOffset/key select what kafkadump records --from-offset/... does."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from kafkadump.cli import app
+    from kafkadump.spark import read
+
+    path = fleet["big_file"]
+    every = [_json.loads(x) for x in CliRunner().invoke(app, ["records", "--json", "--decode", "none", path])
+             .stdout.splitlines()]
+    offsets = [o["offset"] for o in every if o["type"] == "record"]
+    lo, hi = offsets[len(offsets) // 3], offsets[len(offsets) // 2]
+    rows = read(spark, [path], "records", split_bytes=SPLIT, fromOffset=lo, toOffset=hi).toArrow().to_pylist()
+    got = [r["offset"] for r in rows if r["type"] == "record"]
+    assert got == [o for o in offsets if lo <= o <= hi] and got
+    key = next(o["key"] for o in every if o["type"] == "record" and o["key"] is not None)  # base64
+    rows = read(spark, [path], "records", key="base64:" + key).toArrow().to_pylist()
+    want = [o["offset"] for o in every if o["type"] == "record" and o["key"] == key]
+    assert sorted(r["offset"] for r in rows if r["type"] == "record") == sorted(want) and want

@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from ..errors import UsageError
+from ..query import RecordQuery
 from .row_schema import LEVELS, struct_type
 
 if TYPE_CHECKING:
@@ -88,6 +90,33 @@ def _int(text: object, name: str, default: int, minimum: int = 1) -> int:
     return v
 
 
+QUERY_OPTIONS = ("fromOffset", "toOffset", "fromTime", "toTime", "key", "keys")
+
+
+def _query(options: Mapping[str, Any], level: str) -> RecordQuery | None:
+    """The records query the options give (the CLI's ``records`` filters), or None.
+
+    ``fromOffset``/``toOffset`` (inclusive), ``fromTime``/``toTime`` (ISO-8601 or epoch ms),
+    ``key`` (one, as ``--key`` takes it: text, ``hex:``, ``base64:``, ``null``) or ``keys``
+    (a JSON list of them).  Records level only.
+    """
+    given = {name: _opt(options, name) for name in QUERY_OPTIONS}
+    if all(v is None for v in given.values()):
+        return None
+    if level != "records":
+        raise ValueError("kafkadump: fromOffset/toOffset/fromTime/toTime/key select records: use level records")
+    keys = json.loads(given["keys"]) if given["keys"] is not None else None
+    if given["key"] is not None:
+        keys = [*(keys or []), given["key"]]
+    try:
+        return RecordQuery.parse(
+            None if given["fromOffset"] is None else _int(given["fromOffset"], "fromOffset", 0, minimum=-(1 << 63)),
+            None if given["toOffset"] is None else _int(given["toOffset"], "toOffset", 0, minimum=-(1 << 63)),
+            given["fromTime"], given["toTime"], keys)
+    except UsageError as e:
+        raise ValueError(f"kafkadump: {e}") from None
+
+
 def _level(options: Mapping[str, Any]) -> str:
     level = str(_opt(options, "level", "batches")).strip().lower()
     if level not in LEVELS:
@@ -124,6 +153,7 @@ class KafkaDumpReader(DataSourceReader):
             max_decompressed=None if max_dec is None else _int(max_dec, "maxDecompressed", 0),
             max_depth=None if max_depth is None else _int(max_depth, "maxDepth", 0),
             level=self.level)
+        self.query = _query(options, self.level)
         include = _opt(options, "include")
         self.include = tuple(p.strip() for p in include.split(",") if p.strip()) if include else DEFAULT_INCLUDE
         files = _opt(options, "files")
@@ -154,7 +184,7 @@ class KafkaDumpReader(DataSourceReader):
         schema = to_arrow_schema(struct_type(self.level), timezone="UTC")
         types = [f.type for f in schema]
         for path, size, k, n in partition.units:
-            for cols, _ in read_task(self.level, path, size, k, n, self.split_bytes, self.opt):
+            for cols, _ in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, self.query):
                 arrays = [pa.array(c, type=t) for c, t in zip(cols, types)]
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 

@@ -82,8 +82,10 @@ def _jvm_message(e: BaseException) -> str:
 def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, split_bytes: int | None = None,
          open_cost: int | None = None, include: Iterable[str] | None = None,
          shallow: bool = False, max_decompressed: int | None = None, max_depth: int | None = None,
-         files: list[tuple[str, int]] | None = None) -> DataFrame:
-    """The ``kafkadump`` DataFrame of ``level`` for ``paths`` (listed with :func:`list_files`)."""
+         files: list[tuple[str, int]] | None = None, **query: Any) -> DataFrame:
+    """The ``kafkadump`` DataFrame of ``level`` for ``paths`` (listed with :func:`list_files`);
+    ``query``: the records filters of the data source (``fromOffset``, ``toOffset``, ``fromTime``,
+    ``toTime``, ``key``, ``keys``: :class:`kafkadump.query.RecordQuery`)."""
     from .datasource import FORMAT, register
 
     register(spark)
@@ -106,6 +108,9 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
         r = r.option("maxDecompressed", str(max_decompressed))
     if max_depth is not None:
         r = r.option("maxDepth", str(max_depth))
+    for name, value in query.items():
+        if value is not None:
+            r = r.option(name, json.dumps(value) if name == "keys" else str(value))
     return r.load()
 
 

@@ -12,7 +12,10 @@ pyspark or pyarrow here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..decode.model import Batch, Gap, Record
+from ..query import RecordQuery
 from ..report.records import batch_object as batch_dict
 from ..report.records import findings_list
 from ..report.records import gap_object as gap_dict
@@ -31,6 +34,7 @@ class Columns:
         self.topic = topic
         self.partition = partition
         self.log_dir = log_dir
+        self.query: RecordQuery | None = None  # records level: the records kept (kafkadump.query)
         self._reset()
 
     def _reset(self):
@@ -113,11 +117,11 @@ class RecordColumns(Columns):
         if item.findings:
             self.add_dict(self.where({"type": "findings", "file": item.file, "position": item.position,
                                       "findings": findings_list(item.findings)}))
-        recs = item.records
+        recs = item.records if self.query is None or item.records is None else self.query.select(item.records)
         if recs:
             self.add_records(item, recs)
 
-    def add_records(self, b: Batch, recs: list[Record]) -> None:
+    def add_records(self, b: Batch, recs: Sequence[Record]) -> None:
         (c_topic, c_part, c_logdir, c_type, c_file, c_pos, c_size, c_bpos, c_off, c_ts, c_tst, c_key, c_val, c_hdr,
          c_od, c_td, c_ctl, c_magic, c_crc, c_crcv, c_find, c_err) = (self.cols[i] for i in self._rec)
         n = len(recs)

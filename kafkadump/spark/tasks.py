@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ..decode import Options
 from ..errors import InputError
+from ..query import RecordQuery
 from ..sources.segment import Segment, open_segment
 from .rows import COLUMNS
 from .splits import iter_task, local_path, log_dir, topic_partition
@@ -81,13 +82,17 @@ def options_for(shallow: bool = False, max_decompressed: int | None = None, max_
     return o
 
 
-def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options
-              ) -> Iterator[tuple[list[list], int]]:
-    """Yield ``(columns, nrows)`` chunks of one task's rows.  Never raises on bad input:
-    a file that cannot be opened, or an unexpected decoder failure, becomes one
-    ``type = "error"`` row saying why."""
+def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options,
+              query: RecordQuery | None = None) -> Iterator[tuple[list[list], int]]:
+    """Yield ``(columns, nrows)`` chunks of one task's rows (records kept by ``query``, batches
+    pruned by it first, as ``kafkadump records`` does).  Never raises on bad input: a file
+    that cannot be opened, or an unexpected decoder failure, becomes one ``type = "error"``
+    row saying why."""
     topic, partition = topic_partition(path)
     cols = COLUMNS[level](topic, partition, log_dir(path))
+    if query is not None:
+        cols.query = query
+        opt = replace(opt, select=query.batch_selector())
     try:
         seg, local = open_any(path)
     except InputError as e:
