@@ -269,6 +269,18 @@ def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict[int, str], kin
     return Part(name, v, data, raw, partial=err is not None), name[: -len("Key")] + "Value"
 
 
+
+def _outside_tables(out: _Out, name: str, version: int) -> bool:
+    """Whether ``version`` of schema ``name`` is beyond the tables (an info finding says so)."""
+    versions = S.valid_versions(name)
+    assert versions is not None  # the schemas named here all have valid versions
+    lo, hi = versions
+    if lo <= version <= hi:
+        return False
+    out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
+                f"{name} version {version} is outside the schema tables' versions {lo}-{hi} (kept raw)")
+    return True
+
 def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None) -> Part:
     if name is None:
         # the key named no schema (already a finding): only the version can be shown
@@ -279,12 +291,7 @@ def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None) -> Pa
     v = _version16(out, raw, path, "value")
     if v is None:
         return Part(name, None, None, raw, partial=True)
-    versions = S.valid_versions(name)
-    assert versions is not None  # the schemas named here all have valid versions
-    lo, hi = versions
-    if not lo <= v <= hi:
-        out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
-                    f"{name} version {v} is outside the schema tables' versions {lo}-{hi} (kept raw)")
+    if _outside_tables(out, name, v):
         return Part(name, v, None, raw)
     embedded = name in ("GroupMetadataValue", "ConsumerGroupMemberMetadataValue")
     data, p, err, spans = _struct(out, name, v, raw, 2, path, want_spans=embedded)
@@ -332,12 +339,7 @@ def _frame_record(out: _Out, raw: bytes, path: str, records: dict[int, str], wha
                     f"{what} apiKey {ak} is no record type in the schema tables (known: "
                     f"{', '.join(str(k) for k in sorted(records))}); kept raw")
         return Part(None, ver, None, raw, frame_version=fv, api_key=ak)
-    versions = S.valid_versions(name)
-    assert versions is not None  # the schemas named here all have valid versions
-    lo, hi = versions
-    if not lo <= ver <= hi:
-        out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
-                    f"{name} version {ver} is outside the schema tables' versions {lo}-{hi} (kept raw)")
+    if _outside_tables(out, name, ver):
         return Part(name, ver, None, raw, frame_version=fv, api_key=ak)
     data, q, err, _ = _struct(out, name, ver, raw, p, path)
     if err is None:
