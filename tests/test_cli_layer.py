@@ -88,3 +88,10 @@ def test_the_manual_has_one_synopsis_line_a_command_and_one_examples_section():
     synopsis = page.split(".SH SYNOPSIS", 1)[1].split(".SH ", 1)[0]
     commands = [line for line in synopsis.splitlines() if line.startswith(".B kafkadump")]
     assert synopsis.count(".br") >= len(commands) - 1 and len(commands) >= 12
+
+
+def test_decompression_failed_always_says_why():
+    from kafkadump.decode.compression import _failed  # the one place the message is made
+
+    assert str(_failed("snappy", Exception())).endswith("snappy: Exception: the data is not valid snappy")
+    assert str(_failed("gzip", ValueError("bad header"))).endswith("gzip: bad header")

@@ -53,7 +53,13 @@ class RatioLimit(DecodeError):
 
 
 def _failed(codec: str, why: object) -> DecodeError:
-    return DecodeError(Code.DECOMPRESSION_FAILED, 0, f"{codec}: {why}")
+    """The finding for data ``codec`` cannot decompress; ``why`` is a reason or the library's
+    exception (named by its type when it says nothing itself)."""
+    text = str(why).strip()
+    if not text:
+        name = f"{type(why).__name__}: " if isinstance(why, BaseException) else ""
+        text = f"{name}the data is not valid {codec}"
+    return DecodeError(Code.DECOMPRESSION_FAILED, 0, f"{codec}: {text}")
 
 
 def decompress(codec: int, data: ByteBuffer, cap: int = DEFAULT_MAX_DECOMPRESSED, notes: list | None = None,
