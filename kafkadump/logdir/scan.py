@@ -158,7 +158,10 @@ def custody(path: str, scan: FileScan, buf: ByteBuffer | None = None) -> None:
 
     st = os.stat(path)
     scan.size = st.st_size
-    scan.mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat().replace("+00:00", "Z")
+    try:
+        scan.mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):  # an mtime set beyond the calendar: kept as a number
+        scan.mtime = str(st.st_mtime)
     h = hashlib.sha256()
     if buf is not None:
         _hash_mapped(path, buf, h)

@@ -64,24 +64,34 @@ RECORD_COLUMNS = (
 
 # --- text helpers ----------------------------------------------------------------------------
 
+def _utc(t: float) -> datetime | None:
+    """A capture time as a UTC datetime; None when a (damaged) timestamp is beyond the calendar."""
+    try:
+        return datetime.fromtimestamp(t, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def time_text(t: float | None) -> str:
     if t is None:
         return "-"
-    if t < 86400 * 2:  # seconds of the day (tcpdump text)
+    if 0 <= t < 86400 * 2:  # seconds of the day (tcpdump text)
         h = int(t // 3600)
         m = int(t % 3600 // 60)
         s = t - h * 3600 - m * 60
         return f"{h:02d}:{m:02d}:{s:09.6f}"
-    dt = datetime.fromtimestamp(t, tz=timezone.utc)
-    return dt.strftime("%H:%M:%S.%f")
+    dt = _utc(t)
+    return f"{t:.6f}" if dt is None else dt.strftime("%H:%M:%S.%f")
 
 
 def time_iso(t: float | None) -> str | None:
+    """ISO-8601 UTC of a capture time (None when it has none, or it is beyond the calendar)."""
     if t is None:
         return None
-    if t < 86400 * 2:
+    if 0 <= t < 86400 * 2:
         return time_text(t)
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    dt = _utc(t)
+    return None if dt is None else dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def error_text(code: int) -> str:

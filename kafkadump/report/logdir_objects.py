@@ -131,9 +131,15 @@ class TriageRun:
 
 
 def _iso(t: float | None) -> str | None:
+    """ISO-8601 UTC of epoch seconds; None when none, or beyond the calendar."""
     from datetime import datetime, timezone
 
-    return None if t is None else datetime.fromtimestamp(t, timezone.utc).isoformat().replace("+00:00", "Z")
+    if t is None:
+        return None
+    try:
+        return datetime.fromtimestamp(t, timezone.utc).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def triage_object(run: TriageRun) -> dict:
