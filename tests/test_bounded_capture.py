@@ -103,6 +103,17 @@ def test_resync_after_a_bad_size_prefix_is_linear(tmp_path):
     assert doubles(sizes[4000], sizes[8000])
 
 
+def test_resync_work_grows_by_equal_steps(tmp_path):
+    """The whole counted work of the resync, at 4000, 8000 and 16000 candidates: each doubling of
+    the input adds twice the work the previous doubling added (the work is a straight line in the
+    input, with a fixed start-up share below the budget's floor); quadratic work would add four
+    times as much."""
+    work = {k: run(tmp_path, resync_pcap(k))[0] for k in (4000, 8000, 16000)}
+    first_step, second_step = work[8000] - work[4000], work[16000] - work[8000]
+    assert doubles(first_step, second_step), work
+    assert 1.9 <= second_step / first_step <= 2.1, work
+
+
 def test_closing_many_connections_is_linear(tmp_path):
     small, _ = run(tmp_path, syn_only_pcap(5000))
     large, _ = run(tmp_path, syn_only_pcap(10000))
