@@ -1,0 +1,340 @@
+"""``kafkadump metadata``: KRaft metadata history replayed from logs and snapshots.
+
+Scenarios are built by ``metadata_builders`` (records from Kafka's JSON schemas by
+``internal_encoder``, batches by kafka-python): a clean election (from the ISR),
+a clean election from the ELR, an unclean one (a leader outside the ISR), one
+that says RECOVERING, a topic deleted and re-created, brokers registered,
+fenced, unfenced and unregistered; a snapshot plus the log after it.  Expected
+values come from the scenario's own bookkeeping, never from kafkadump.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import internal_encoder as E
+import metadata_builders as M
+import pytest
+from metadata_builders import T0, MetaLog, uuid_text
+
+from kafkadump.decode import Options
+from kafkadump.findings import Code
+from kafkadump.metadata_history import metadata_report
+from kafkadump.report.status import Tally
+
+MUTATION_CODES = {"unclean-election", "topic-recreated"}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _schemas():
+    if not E.SCHEMAS.exists():
+        pytest.skip(f"Kafka's JSON schemas not present at {E.SCHEMAS} (they live beside the project)")
+
+
+def scenario() -> tuple[MetaLog, dict]:
+    """The history; ``at`` names the offset of each record the tests look at."""
+    log = MetaLog()
+    at = {}
+    log.rec("FeatureLevelRecord", 0, name="metadata.version", featureLevel=20)            # 0
+    for bid in (1, 2, 3):
+        at[f"register{bid}"] = M.broker(log, bid, 10 + bid)                                # 1, 2, 3
+        at[f"unfence{bid}"] = M.unfence(log, bid, 10 + bid)                                # 4, 5, 6
+    at["topic"] = M.topic(log, "orders", 1)                                                # 7
+    at["p0"] = M.partition(log, 1, 0, [1, 2, 3], [1, 2, 3], 1)                            # 8
+    at["p1"] = M.partition(log, 1, 1, [1, 2], [1], 1, elr=[2])                            # 9
+    at["shrink"] = M.change(log, 1, 0, isr=[1, 2])                                        # 10
+    at["fence1"] = log.rec("FenceBrokerRecord", 0, id=1, epoch=11)                         # 11
+    at["clean"] = M.change(log, 1, 0, leader=2, isr=[2])                                  # 12
+    at["elr"] = M.change(log, 1, 1, leader=2, isr=[2], eligibleLeaderReplicas=[])         # 13
+    at["offline"] = M.change(log, 1, 0, leader=-1)                                        # 14
+    at["unclean"] = M.change(log, 1, 0, leader=3, isr=[3])                                # 15
+    at["recovering"] = M.change(log, 1, 1, leader=3, isr=[3], leaderRecoveryState=1)     # 16
+    at["recovered"] = M.change(log, 1, 0, leaderRecoveryState=0)                          # 17
+    at["shutdown"] = log.rec("BrokerRegistrationChangeRecord", 2, brokerId=2, brokerEpoch=12, inControlledShutdown=1)
+    at["unregister"] = log.rec("UnregisterBrokerRecord", 0, brokerId=1, brokerEpoch=11)   # 19
+    at["remove"] = log.rec("RemoveTopicRecord", 0, topicId=M.uuid(1))                     # 20
+    at["recreate"] = M.topic(log, "orders", 2)                                            # 21
+    at["p0new"] = M.partition(log, 2, 0, [2, 3], [2, 3], 3)                               # 22
+    return log, at
+
+
+def write_dir(tmp_path, log: MetaLog, name: str = "00000000000000000000.log") -> str:
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir(exist_ok=True)
+    (d / name).write_bytes(bytes(log.data))
+    return str(d)
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True)
+
+
+def objects(*args: str) -> tuple[list[dict], int]:
+    r = run(*args)
+    assert "Traceback" not in r.stderr, r.stderr
+    return [json.loads(x) for x in r.stdout.splitlines()], r.returncode
+
+
+def by_offset(objs: list[dict], kind: str) -> dict[int, dict]:
+    return {o["offset"]: o for o in objs if o["type"] == kind}
+
+
+# --- the history -----------------------------------------------------------------------------------
+
+def test_every_partition_change_with_every_field(tmp_path):
+    log, at = scenario()
+    d = write_dir(tmp_path, log)
+    objs, code = objects("metadata", "--json", d)
+    assert code == 1
+    changes = by_offset(objs, "partition-change")
+    assert sorted(changes) == sorted(at[k] for k in ("p0", "p1", "shrink", "clean", "elr", "offline", "unclean",
+                                                     "recovering", "recovered", "p0new"))
+    seg = os.path.join(d, "00000000000000000000.log")
+    t1, t2 = uuid_text(1), uuid_text(2)
+
+    def expect(key, **fields):
+        off = at[key]
+        base = {"type": "partition-change", "offset": off, "timestamp": log.timestamps[off], "topic": "orders",
+                "topicId": t1, "snapshot": False, "file": seg, "position": log.positions[off],
+                "record": "PartitionChangeRecord", "lastKnownElr": [], "findings": []}
+        base.update(fields)
+        got = changes[off]
+        assert {k: got[k] for k in base} == base, key
+        return got
+
+    expect("p0", partition=0, leader=1, isr=[1, 2, 3], elr=[], replicas=[1, 2, 3], leaderEpoch=0,
+           partitionEpoch=0, leaderRecoveryState="RECOVERED", unclean=False, uncleanReason=None, election=False,
+           record="PartitionRecord", previousLeader=None, previousIsr=None, previousElr=None,
+           previousLeaderEpoch=None)
+    expect("p1", partition=1, leader=1, isr=[1], elr=[2], lastKnownElr=[], replicas=[1, 2], leaderEpoch=0,
+           record="PartitionRecord", unclean=False, election=False)
+    # an ISR shrink: no leader field, so no leader epoch bump; the partition epoch moves
+    expect("shrink", partition=0, leader=1, isr=[1, 2], elr=[], replicas=[1, 2, 3], leaderEpoch=0,
+           partitionEpoch=1, leaderRecoveryState="RECOVERED", unclean=False, election=False,
+           previousLeader=1, previousIsr=[1, 2, 3], previousElr=[], previousLeaderEpoch=0)
+    # clean: broker 2 was in the ISR [1, 2]
+    expect("clean", partition=0, leader=2, isr=[2], leaderEpoch=1, partitionEpoch=2, unclean=False,
+           uncleanReason=None, election=True, previousLeader=1, previousIsr=[1, 2], previousLeaderEpoch=0)
+    # clean: broker 2 was not in the ISR [1] but in the ELR [2]
+    expect("elr", partition=1, leader=2, isr=[2], elr=[], leaderEpoch=1, unclean=False, election=True,
+           previousLeader=1, previousIsr=[1], previousElr=[2])
+    expect("offline", partition=0, leader=-1, isr=[2], leaderEpoch=2, unclean=False, election=False,
+           previousLeader=2)
+    un = expect("unclean", partition=0, leader=3, isr=[3], leaderEpoch=3, partitionEpoch=4,
+                leaderRecoveryState="RECOVERED", unclean=True, uncleanReason="leader-not-in-isr", election=True,
+                previousLeader=-1, previousIsr=[2], previousElr=[], previousLeaderEpoch=2,
+                findings=[changes[at["unclean"]]["findings"][0]])
+    (f,) = un["findings"]
+    assert (f["code"], f["severity"], f["offset"]) == ("unclean-election", "warning", log.positions[at["unclean"]])
+    assert "leader 3" in f["message"] and "[2]" in f["message"]
+    rec = expect("recovering", partition=1, leader=3, isr=[3], leaderEpoch=2, leaderRecoveryState="RECOVERING",
+                 unclean=True, uncleanReason="leader-recovery-state", election=True, previousLeader=2,
+                 findings=[changes[at["recovering"]]["findings"][0]])
+    assert rec["findings"][0]["code"] == "unclean-election"
+    assert rec["findings"][0]["offset"] == log.positions[at["recovering"]]
+    # back to RECOVERED: no leader change, no election
+    expect("recovered", partition=0, leader=3, leaderEpoch=3, leaderRecoveryState="RECOVERED", unclean=False,
+           election=False)
+    expect("p0new", topicId=t2, partition=0, leader=3, isr=[2, 3], replicas=[2, 3], record="PartitionRecord",
+           unclean=False, election=False, previousLeader=None)
+
+
+def test_topics_created_deleted_and_recreated(tmp_path):
+    log, at = scenario()
+    objs, _ = objects("metadata", "--json", write_dir(tmp_path, log))
+    topics = by_offset(objs, "topic-change")
+    seg = os.path.join(str(tmp_path / "__cluster_metadata-0"), "00000000000000000000.log")
+    common = {"type": "topic-change", "topic": "orders", "snapshot": False, "file": seg}
+    assert topics[at["topic"]] == {**common, "offset": at["topic"], "timestamp": log.timestamps[at["topic"]],
+                                   "topicId": uuid_text(1), "change": "created", "previousTopicId": None,
+                                   "previousDeletedAt": None, "position": log.positions[at["topic"]], "findings": []}
+    assert topics[at["remove"]] == {**common, "offset": at["remove"], "timestamp": log.timestamps[at["remove"]],
+                                    "topicId": uuid_text(1), "change": "deleted", "previousTopicId": None,
+                                    "previousDeletedAt": None, "position": log.positions[at["remove"]],
+                                    "findings": []}
+    again = topics[at["recreate"]]
+    (f,) = again.pop("findings")
+    assert again == {**common, "offset": at["recreate"], "timestamp": log.timestamps[at["recreate"]],
+                     "topicId": uuid_text(2), "change": "recreated", "previousTopicId": uuid_text(1),
+                     "previousDeletedAt": at["remove"], "position": log.positions[at["recreate"]]}
+    assert (f["code"], f["severity"], f["offset"]) == ("topic-recreated", "warning", log.positions[at["recreate"]])
+
+
+def test_brokers_appear_only_with_brokers(tmp_path):
+    log, at = scenario()
+    d = write_dir(tmp_path, log)
+    plain, _ = objects("metadata", "--json", d)
+    assert not [o for o in plain if o["type"] == "broker-change"]
+    objs, _ = objects("metadata", "--json", "--brokers", d)
+    got = [(o["offset"], o["broker"], o["change"], o["brokerEpoch"], o["fenced"]) for o in objs
+           if o["type"] == "broker-change"]
+    assert got == [(at["register1"], 1, "registered", 11, True), (at["unfence1"], 1, "unfenced", 11, False),
+                   (at["register2"], 2, "registered", 12, True), (at["unfence2"], 2, "unfenced", 12, False),
+                   (at["register3"], 3, "registered", 13, True), (at["unfence3"], 3, "unfenced", 13, False),
+                   (at["fence1"], 1, "fenced", 11, True), (at["shutdown"], 2, "controlled-shutdown", 12, False),
+                   (at["unregister"], 1, "unregistered", 11, None)]
+    reg = next(o for o in objs if o["type"] == "broker-change" and o["offset"] == at["register3"])
+    assert reg == {"type": "broker-change", "offset": at["register3"], "timestamp": log.timestamps[at["register3"]],
+                   "broker": 3, "change": "registered", "brokerEpoch": 13, "incarnationId": uuid_text(103),
+                   "endpoints": ["PLAINTEXT://b3:9092"], "rack": "r3", "fenced": True, "inControlledShutdown": False,
+                   "snapshot": False, "file": os.path.join(d, "00000000000000000000.log"),
+                   "position": log.positions[at["register3"]]}
+    shut = next(o for o in objs if o["type"] == "broker-change" and o["change"] == "controlled-shutdown")
+    assert shut["inControlledShutdown"] is True
+
+
+def test_summary_counts_what_it_found(tmp_path):
+    log, at = scenario()
+    d = write_dir(tmp_path, log)
+    objs, _ = objects("metadata", "--json", d)
+    s = objs[-1]
+    assert s == {"type": "metadata-summary", "path": d, "snapshot": None, "snapshotOffset": None,
+                 "logFiles": [os.path.join(d, "00000000000000000000.log")], "records": log.next_offset,
+                 "firstOffset": 0, "lastOffset": log.next_offset - 1, "historyFrom": 0, "partitionChanges": 10,
+                 "elections": 4, "uncleanElections": 2, "topicsCreated": 2, "topicsDeleted": 1, "topicsRecreated": 1,
+                 "brokerChanges": 9, "topics": 1, "partitions": 1, "brokers": 2, "untracked": 0, "at": None,
+                 "uncleanAt": [f"orders-0@{at['unclean']}", f"orders-1@{at['recovering']}"],
+                 "recreatedTopics": ["orders"], "problems": 3}
+
+
+def test_state_at_an_offset_and_a_time(tmp_path):
+    log, at = scenario()
+    d = write_dir(tmp_path, log)
+    objs, code = objects("metadata", "--json", "--at", str(at["clean"]), d)
+    assert code == 0   # nothing unclean up to there
+    assert [o["type"] for o in objs] == ["cluster-state", "metadata-summary"]
+    st = objs[0]
+    assert st == {
+        "type": "cluster-state", "offset": at["clean"], "timestamp": log.timestamps[at["clean"]],
+        "topics": [{"topic": "orders", "topicId": uuid_text(1), "partitions": [
+            {"partition": 0, "leader": 2, "isr": [2], "elr": [], "replicas": [1, 2, 3], "leaderEpoch": 1,
+             "partitionEpoch": 2, "leaderRecoveryState": "RECOVERED"},
+            {"partition": 1, "leader": 1, "isr": [1], "elr": [2], "replicas": [1, 2], "leaderEpoch": 0,
+             "partitionEpoch": 0, "leaderRecoveryState": "RECOVERED"}]}],
+        "brokers": [{"broker": b, "brokerEpoch": 10 + b, "incarnationId": uuid_text(100 + b),
+                     "endpoints": [f"PLAINTEXT://b{b}:9092"], "rack": f"r{b}", "fenced": b == 1,
+                     "inControlledShutdown": False, "registeredAt": at[f"register{b}"]} for b in (1, 2, 3)],
+        "features": {"metadata.version": 20}}
+    assert objs[1]["at"] == {"offset": at["clean"]} and objs[1]["lastOffset"] == at["clean"]
+    # the same point by time: the record's timestamp (ISO-8601), then one millisecond before the next record
+    iso = "2023-11-14T22:13:32Z"   # T0 + 12 s
+    assert T0 + 1000 * at["clean"] == 1_700_000_012_000
+    by_time, _ = objects("metadata", "--json", "--at", iso, d)
+    assert by_time[0] == st
+    by_ms, _ = objects("metadata", "--json", "--at", str(log.timestamps[at["elr"]] - 1), d)
+    assert by_ms[0] == st
+
+
+def test_table_says_it_in_lines(tmp_path):
+    log, at = scenario()
+    r = run("metadata", write_dir(tmp_path, log))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = r.stdout.splitlines()
+    unclean = [x for x in lines if "UNCLEAN ELECTION" in x]
+    assert len(unclean) == 2
+    assert unclean[0].split()[:3] == [str(at["unclean"]), "2023-11-14T22:13:35.000Z", "orders-0"]
+    assert "leader 3 (was -1) epoch 3" in unclean[0] and "not in the previous ISR [2]" in unclean[0]
+    assert "RECOVERING" in unclean[1]
+    assert any("topic orders RECREATED" in x and uuid_text(1) in x for x in lines)
+    assert lines[-1].startswith(f"replayed {log.next_offset} records, log offsets 0..{log.next_offset - 1}")
+    assert "2 unclean (orders-0@15, orders-1@16)" in lines[-1] and "1 re-created (orders)" in lines[-1]
+
+
+# --- a snapshot, then the log after it ----------------------------------------------------------------
+
+def snapshot_and_log(tmp_path) -> tuple[str, MetaLog, MetaLog, int]:
+    """A snapshot of the state before offset 12 and the log from offset 0 (what precedes 12 is skipped)."""
+    full, at = scenario()
+    snap = MetaLog(leader_epoch=1)
+    snap.control(M.SNAPSHOT_HEADER, "SnapshotHeaderRecord", version=0, lastContainedLogTimestamp=T0 + 11_000)
+    M.broker(snap, 2, 12)
+    M.unfence(snap, 2, 12)
+    M.topic(snap, "orders", 1)
+    M.partition(snap, 1, 0, [1, 2, 3], [1, 2], 1, epoch=4)   # what the log's state is before 12, epoch 4
+    snap.control(M.SNAPSHOT_FOOTER, "SnapshotFooterRecord", version=0)
+    d = write_dir(tmp_path, full)
+    end = at["clean"]
+    name = f"{end:020d}-{1:010d}.checkpoint"
+    (tmp_path / "__cluster_metadata-0" / name).write_bytes(bytes(snap.data))
+    # an older snapshot, ignored
+    (tmp_path / "__cluster_metadata-0" / f"{5:020d}-{1:010d}.checkpoint").write_bytes(bytes(snap.data))
+    return d, full, snap, end
+
+
+def test_snapshot_then_log(tmp_path):
+    d, full, snap, end = snapshot_and_log(tmp_path)
+    objs, code = objects("metadata", "--json", d)
+    assert code == 1
+    changes = [o for o in objs if o["type"] == "partition-change"]
+    first = changes[0]
+    name = os.path.join(d, f"{end:020d}-{1:010d}.checkpoint")
+    assert {k: first[k] for k in ("offset", "snapshot", "file", "position", "leader", "isr", "leaderEpoch",
+                                  "record", "election", "unclean")} == {
+        "offset": end - 1, "snapshot": True, "file": name, "position": snap.positions[4], "leader": 1,
+        "isr": [1, 2], "leaderEpoch": 4, "record": "PartitionRecord", "election": False, "unclean": False}
+    # the log's records before the snapshot's offset are not replayed again: p0 is not created twice
+    assert [o["offset"] for o in changes[1:]][:2] == [end, end + 1]
+    clean = changes[1]
+    assert (clean["leader"], clean["previousLeader"], clean["previousIsr"], clean["leaderEpoch"],
+            clean["unclean"]) == (2, 1, [1, 2], 5, False)
+    s = objs[-1]
+    assert (s["snapshot"], s["snapshotOffset"], s["firstOffset"], s["lastOffset"], s["historyFrom"]) == (
+        name, end, end, full.next_offset - 1, 0)
+    # orders-1 never was in the snapshot: its first change is not judged (state before unknown) ...
+    elr = next(o for o in changes if o["partition"] == 1 and o["offset"] == end + 1)
+    assert elr["previousIsr"] is None and elr["unclean"] is False
+    # ... and RECOVERING is still unclean whatever came before
+    assert s["uncleanAt"] == ["orders-0@15", "orders-1@16"]
+
+
+def test_at_before_the_newest_snapshot_uses_an_older_one_or_the_log(tmp_path):
+    d, full, snap, end = snapshot_and_log(tmp_path)
+    objs, _ = objects("metadata", "--json", "--at", "8", d)
+    s = objs[-1]
+    assert s["snapshot"] == os.path.join(d, f"{5:020d}-{1:010d}.checkpoint") and s["snapshotOffset"] == 5
+    assert s["firstOffset"] == 5 and s["lastOffset"] == 8
+    objs, _ = objects("metadata", "--json", "--at", "3", d)
+    assert objs[-1]["snapshot"] is None and objs[-1]["lastOffset"] == 3
+
+
+def test_snapshot_alone(tmp_path):
+    d, full, snap, end = snapshot_and_log(tmp_path)
+    objs, code = objects("metadata", "--json", os.path.join(d, f"{end:020d}-{1:010d}.checkpoint"))
+    assert code == 0
+    s = objs[-1]
+    assert (s["records"], s["firstOffset"], s["lastOffset"], s["partitions"], s["topics"]) == (6, None, end - 1, 1, 1)
+
+
+# --- inputs and damage -----------------------------------------------------------------------------------
+
+def test_damage_is_a_finding_and_the_replay_goes_on(tmp_path):
+    log, at = scenario()
+    data = bytearray(log.data)
+    data[log.positions[at["p1"]] + 3] ^= 0xFF        # inside the record: the batch CRC fails
+    d = write_dir(tmp_path, MetaLog(data=data, next_offset=log.next_offset))
+    objs, code = objects("metadata", "--json", d)
+    assert code == 1
+    problems = [o for o in objs if o["type"] == "findings"]
+    assert problems and problems[0]["findings"][0]["code"] == "crc-mismatch"
+    assert objs[-1]["partitionChanges"] >= 9
+
+
+@pytest.mark.parametrize("args", [["metadata"], ["metadata", "--at", "yesterday"]])
+def test_usage_and_input_errors_are_exit_2(tmp_path, args):
+    r = run(*args, str(tmp_path / "nope"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == ""
+    (tmp_path / "empty").mkdir()
+    r = run("metadata", str(tmp_path / "empty"))
+    assert r.returncode == 2 and "no KRaft snapshot" in r.stderr
+
+
+def test_library_counts_problems_in_the_tally(tmp_path):
+    log, _ = scenario()
+    tally = Tally()
+    items = list(metadata_report(write_dir(tmp_path, log), Options(), tally))
+    assert tally.problems == 3 and tally.exit_status == 1
+    codes = [f.code for i in items for f in getattr(i, "findings", [])]
+    assert codes.count(Code.UNCLEAN_ELECTION) == 2 and codes.count(Code.TOPIC_RECREATED) == 1
