@@ -280,5 +280,39 @@ def metadata_report(path: str, options: Options, tally: Tally, *, at: str | None
     yield reader.summary(path)
 
 
-__all__ = ["At", "MetadataFiles", "FileProblems", "MetadataSummary", "MetadataItem", "metadata_files",
+@dataclass
+class MetadataCheck:
+    """What triage reports about a ``__cluster_metadata`` directory: the replay's problems, each with
+    the file it is anchored in (at most :data:`MAX_CHECK_FINDINGS`; the counts are exact)."""
+
+    unclean_elections: int = 0
+    topics_recreated: int = 0
+    findings: list[tuple[str, Finding]] = field(default_factory=list)
+
+
+MAX_CHECK_FINDINGS = 10_000
+
+
+def check_metadata(path: str, options: Options | None = None) -> MetadataCheck:
+    """Replay the metadata directory ``path`` for triage: unclean elections and re-created topics.
+
+    Damage is not reported again (the file scans report it); an unreadable
+    directory gives an empty check.
+    """
+    check = MetadataCheck()
+    try:
+        items = metadata_report(path, options or Options(), Tally())
+        for item in items:
+            if isinstance(item, (PartitionChange, TopicChange)) and item.findings:
+                if len(check.findings) < MAX_CHECK_FINDINGS:
+                    check.findings += [(item.place.file or path, f) for f in item.findings]
+            elif isinstance(item, MetadataSummary):
+                check.unclean_elections = item.counts.unclean_elections
+                check.topics_recreated = item.counts.topics_recreated
+    except (InputError, UsageError, OSError):
+        return MetadataCheck()
+    return check
+
+
+__all__ = ["At", "MetadataCheck", "check_metadata", "MetadataFiles", "FileProblems", "MetadataSummary", "MetadataItem", "metadata_files",
            "metadata_report"]

@@ -338,3 +338,37 @@ def test_library_counts_problems_in_the_tally(tmp_path):
     assert tally.problems == 3 and tally.exit_status == 1
     codes = [f.code for i in items for f in getattr(i, "findings", [])]
     assert codes.count(Code.UNCLEAN_ELECTION) == 2 and codes.count(Code.TOPIC_RECREATED) == 1
+
+
+# --- triage reports what the replay finds ------------------------------------------------------------------
+
+def test_triage_reports_unclean_elections_and_recreated_topics(tmp_path):
+    log, at = scenario()
+    d = write_dir(tmp_path, log)
+    r = run("triage", "--json", str(tmp_path))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    report = json.loads(r.stdout)
+    (p,) = report["partitions"]
+    assert (p["topic"], p["uncleanElections"], p["topicsRecreated"], p["verdict"]) == (
+        "__cluster_metadata", 2, 1, "warnings")
+    assert p["findingCounts"] == {"topic-recreated": 1, "unclean-election": 2}
+    assert (report["totals"]["uncleanElections"], report["totals"]["topicsRecreated"]) == (2, 1)
+    seg = next(f for f in report["files"] if f["file"].endswith(".log"))
+    assert seg["file"] == os.path.join(d, "00000000000000000000.log")
+    assert sorted((f["code"], f["offset"]) for f in seg["findings"] if f["severity"] == "warning") == sorted([
+        ("unclean-election", log.positions[at["unclean"]]), ("unclean-election", log.positions[at["recovering"]]),
+        ("topic-recreated", log.positions[at["recreate"]])])
+    table = run("triage", str(tmp_path))
+    assert table.stdout.splitlines()[-1].endswith("unclean elections: 2  re-created topics: 1")
+
+
+def test_triage_of_a_clean_history_and_of_other_partitions(tmp_path):
+    log = MetaLog()
+    M.topic(log, "orders", 1)
+    M.partition(log, 1, 0, [1, 2], [1, 2], 1)
+    M.change(log, 1, 0, leader=2)
+    write_dir(tmp_path, log)
+    report = json.loads(run("triage", "--json", str(tmp_path)).stdout)
+    (p,) = report["partitions"]
+    assert (p["uncleanElections"], p["topicsRecreated"], p["verdict"]) == (0, 0, "clean")
+    assert report["totals"]["uncleanElections"] == 0
