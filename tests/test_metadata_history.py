@@ -372,3 +372,117 @@ def test_triage_of_a_clean_history_and_of_other_partitions(tmp_path):
     (p,) = report["partitions"]
     assert (p["uncleanElections"], p["topicsRecreated"], p["verdict"]) == (0, 0, "clean")
     assert report["totals"]["uncleanElections"] == 0
+
+
+# --- the real corpus: KRaft metadata logs written by real brokers ---------------------------------------------
+
+# (directory, records, firstOffset, lastOffset, snapshotOffset, historyFrom, partitionChanges, topicsCreated,
+#  partitions, brokers).  partitionChanges is the count of PartitionRecord (apiKey 3) and PartitionChangeRecord
+# (apiKey 5) in the files replayed, as the corpus MANIFEST's own analyser counts them; every cluster here has one
+# broker, so no election can be unclean.
+REAL = [
+    ("ArthurArutunyan04+Backend_labs/kafka-data", 7320, 0, 7319, None, 0, 60 + 380 + 420, 3, 60, 1),
+    ("ArthurArutunyan04+Backend_labs/_history/d8748dd/kafka-data", 1943, 5151, 7093, None, 5151, 300, 0, 60, 1),
+    ("PhilippDuck+rotorwind/kafka/data", 27643, 0, 27642, None, 0, 51 + 3060, 2, 51, 1),
+    ("marioBarbozaA+AIBulb/kafka-data", 60 + 11372 - 7259, 7259, 11371, 7259, 0, 51, 2, 51, 1),
+    ("ItumelengMogase+Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data", 171, None, 60499, 60500, 0, 139,
+     9, 139, 1),
+    ("MashaKosher+Internship/kafka/data", 1217, 498211, 499427, None, 498211, 66, 0, 66, 1),
+    ("Jeong-Rae+KafkaDemo/kraft-combined-logs", 3072, 0, 3071, None, 0, 0, 0, 0, 1),
+]
+
+
+@pytest.mark.parametrize("where,records,first,last,snap,history,changes,created,partitions,brokers", REAL,
+                         ids=[r[0].split("+")[0] + ("-old" if "_history" in r[0] else "") for r in REAL])
+def test_real_metadata_logs(where, records, first, last, snap, history, changes, created, partitions, brokers):
+    from conftest import need_corpus
+
+    d = need_corpus(f"real/segments/{where}/__cluster_metadata-0")
+    objs, code = objects("metadata", "--json", str(d))
+    assert code == 0
+    s = objs[-1]
+    assert {k: s[k] for k in ("records", "firstOffset", "lastOffset", "snapshotOffset", "historyFrom",
+                              "partitionChanges", "uncleanElections", "topicsCreated", "topicsRecreated",
+                              "partitions", "brokers", "problems")} == {
+        "records": records, "firstOffset": first, "lastOffset": last, "snapshotOffset": snap, "historyFrom": history,
+        "partitionChanges": changes, "uncleanElections": 0, "topicsCreated": created, "topicsRecreated": 0,
+        "partitions": partitions, "brokers": brokers, "problems": 0}
+    assert len([o for o in objs if o["type"] == "partition-change"]) == changes
+
+
+def test_real_state_at_an_offset_and_broker_timeline():
+    from conftest import need_corpus
+
+    d = str(need_corpus("real/segments/ArthurArutunyan04+Backend_labs/kafka-data/__cluster_metadata-0"))
+    # offset 243: PartitionChangeRecord {partitionId 0, topicId 0CM0rYlfQiqSTCH-x54Zhw, leader -1} (broker 1 fenced)
+    def leader_at(offset):
+        st = objects("metadata", "--json", "--at", str(offset), d)[0][0]
+        t = next(t for t in st["topics"] if t["topicId"] == "0CM0rYlfQiqSTCH-x54Zhw")
+        return t["partitions"][0]["leader"], t["partitions"][0]["isr"], st["offset"]
+
+    assert leader_at(242) == (1, [1], 242)
+    assert leader_at(243) == (-1, [1], 243)
+    jr = str(need_corpus("real/segments/Jeong-Rae+KafkaDemo/kraft-combined-logs/__cluster_metadata-0"))
+    objs, _ = objects("metadata", "--json", "--brokers", jr)
+    got = [(o["offset"], o["broker"], o["change"], o["brokerEpoch"]) for o in objs if o["type"] == "broker-change"]
+    # RegisterBrokerRecord at 6 (epoch 6, fenced), BrokerRegistrationChangeRecord fenced -1 at 8 and 1 at 297,
+    # a new registration (epoch 300) at 300
+    assert got[:4] == [(6, 1, "registered", 6), (8, 1, "unfenced", 6), (297, 1, "fenced", 6),
+                       (300, 1, "registered", 300)]
+
+
+def test_real_triage_of_a_metadata_dir_finds_no_unclean_election():
+    from conftest import need_corpus
+
+    d = need_corpus("real/segments/ArthurArutunyan04+Backend_labs/kafka-data/__cluster_metadata-0")
+    report = json.loads(run("triage", "--json", str(d)).stdout)
+    (p,) = report["partitions"]
+    assert (p["uncleanElections"], p["topicsRecreated"]) == (0, 0)
+
+
+# --- robustness ------------------------------------------------------------------------------------------------
+
+def test_a_log_starting_mid_history_does_not_judge_what_it_cannot_know(tmp_path):
+    log = MetaLog(next_offset=500)
+    M.change(log, 1, 0, leader=1)               # first sight of orders-0: ISR and ELR unknown
+    M.change(log, 1, 0, leader=2)               # not judged: was 2 in the ISR?  nobody knows
+    M.change(log, 1, 0, isr=[2])                # the ISR becomes known, the ELR still not
+    M.change(log, 1, 0, leader=3)
+    M.change(log, 1, 0, leader=1, leaderRecoveryState=1)    # the record itself says RECOVERING
+    d = write_dir(tmp_path, log, "00000000000000000500.log")
+    objs, code = objects("metadata", "--json", d)
+    changes = [o for o in objs if o["type"] == "partition-change"]
+    assert [(o["previousIsr"], o["elr"], o["unclean"]) for o in changes] == [
+        (None, None, False), (None, None, False), (None, None, False), ([2], None, False), ([2], None, True)]
+    assert objs[-1]["historyFrom"] == 500 and code == 1
+    line = run("metadata", d).stdout.splitlines()[1]
+    assert "leader 2 (was 1) epoch ?  isr ?  elr ?" in line
+
+
+def test_names_from_the_input_are_escaped_on_a_terminal(tmp_path):
+    log = MetaLog()
+    M.topic(log, "evil\x1b[2J\u202e", 1)
+    M.partition(log, 1, 0, [1], [1], 1)
+    r = run("metadata", write_dir(tmp_path, log))
+    assert "\x1b" not in r.stdout and "\u202e" not in r.stdout
+    assert "evil\\x1b[2J\\u202e" in r.stdout
+
+
+def test_damaged_metadata_never_raises(tmp_path):
+    import random
+
+    log, _ = scenario()
+    rnd = random.Random(16)
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    seg = d / "00000000000000000000.log"
+    for _ in range(40):
+        data = bytearray(log.data)
+        for _ in range(rnd.randint(1, 8)):
+            data[rnd.randrange(len(data))] = rnd.randrange(256)
+        cut = rnd.choice([len(data), rnd.randrange(len(data))])
+        seg.write_bytes(bytes(data[:cut]))
+        tally = Tally()
+        items = list(metadata_report(str(d), Options(), tally))
+        assert items[-1].counts.records <= log.next_offset
+        list(metadata_report(str(d), Options(), Tally(), at="5", brokers=True))

@@ -273,3 +273,24 @@ def test_real_metadata_log_against_its_older_copy():
     assert runs[-1]["fromOffset"] == 7094 and runs[-1]["toOffset"] == 7319 and runs[-1]["leaderEpochA"] == 8
     _, same, code = diff_json(now, now)
     assert (same["verdict"], same["same"], same["identicalBatches"], code) == ("identical", 7320, 6436, 0)
+
+
+def test_damaged_copies_never_raise_and_every_offset_is_accounted_for(tmp_path):
+    import random
+
+    bs = [kp_batch(0), kp_batch(3, leader_epoch=1), kp_batch(6, codec=1), kp_batch(9, leader_epoch=2)]
+    a = copy(tmp_path, "a", [bs])
+    good = Seg(bs).data
+    d = tmp_path / "b" / "orders-0"
+    d.mkdir(parents=True)
+    rnd = random.Random(16)
+    for _ in range(40):
+        data = bytearray(good)
+        for _ in range(rnd.randint(1, 6)):
+            data[rnd.randrange(len(data))] = rnd.randrange(256)
+        (d / "00000000000000000000.log").write_bytes(bytes(data[:rnd.choice([len(data), rnd.randrange(len(data))])]))
+        items = list(diff_report(a, str(d), Options(records=False), Tally()))
+        s = items[-1]
+        assert s.verdict in ("identical", "diverged", "a-contains-b", "b-contains-a", "equivalent")
+        # every offset of A is the same, different or A's only
+        assert s.same + s.different + s.only_in_a == 12

@@ -21,12 +21,11 @@ Records are applied as the controller applies them (Kafka's
     FeatureLevelRecord       a feature's finalized level (0 removes it)
 
 An election is **unclean** (``unclean-election``) when the record sets
-LeaderRecoveryState RECOVERING (1), or when the partition's state before it
-is known and its new leader (a broker, not the one before) was in neither
-the previous ISR nor the previous ELR (eligibleLeaderReplicas).  A
-partition first seen in a PartitionChangeRecord (the log starts after a
-snapshot that is not there) has no known previous state: its first change
-is not judged.
+LeaderRecoveryState RECOVERING (1), or when the partition's ISR and ELR before it are known and its new leader (a broker,
+not the one before) was in neither the previous ISR nor the previous ELR
+(eligibleLeaderReplicas).  A partition first seen in a PartitionChangeRecord
+(the log starts after a snapshot that is not there) has no known ISR and
+ELR (None) until a record sets them: until then its elections are not judged.
 
 State is bounded: at most :data:`MAX_PARTITIONS` partitions and
 :data:`MAX_BROKERS` brokers are followed; records about others are counted
@@ -65,8 +64,8 @@ class PartitionState:
 
     topic_id: str
     partition: int
-    replicas: list[int] = field(default_factory=list)
-    isr: list[int] = field(default_factory=list)
+    replicas: list[int] | None = None      # None: not known (first seen in a PartitionChangeRecord)
+    isr: list[int] | None = None
     elr: list[int] | None = None
     last_known_elr: list[int] | None = None
     leader: int = NO_LEADER
@@ -272,7 +271,8 @@ class MetadataReplay:
         reason = None
         if recovering:
             reason = "leader-recovery-state"
-        elif election and previous is not None and st.leader not in previous.isr + (previous.elr or []):
+        elif election and previous is not None and previous.isr is not None and previous.elr is not None \
+                and st.leader not in previous.isr + previous.elr:
             reason = "leader-not-in-isr"
         ev = PartitionChange(d.offset, d.timestamp, self.topics.get(st.topic_id), st.topic_id, st.partition, record,
                              snapshot, _copy(st), previous, election, reason is not None, reason, place)
@@ -358,8 +358,8 @@ def _int_or(x: Any, default: int) -> int:
 
 
 def _copy(st: PartitionState) -> PartitionState:
-    return PartitionState(st.topic_id, st.partition, list(st.replicas), list(st.isr),
-                          None if st.elr is None else list(st.elr),
+    return PartitionState(st.topic_id, st.partition, None if st.replicas is None else list(st.replicas),
+                          None if st.isr is None else list(st.isr), None if st.elr is None else list(st.elr),
                           None if st.last_known_elr is None else list(st.last_known_elr),
                           st.leader, st.leader_epoch, st.partition_epoch, st.leader_recovery_state)
 

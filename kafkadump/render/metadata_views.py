@@ -46,7 +46,8 @@ def _n(x: int | None) -> str:
 
 
 def _ids(xs: list[int] | None) -> str:
-    return "-" if xs is None else "[" + ",".join(map(str, xs)) + "]"
+    """``[1,2]``; ``?`` when not known (the partition's earlier history is not in the files)."""
+    return "?" if xs is None else "[" + ",".join(map(str, xs)) + "]"
 
 
 def _head(o: dict[str, Any]) -> str:
