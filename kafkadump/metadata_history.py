@@ -180,8 +180,10 @@ def _snapshot_time(path: str) -> int | None:
 class _Reader:
     """Walks the files into the replay, yielding what the command shows."""
 
-    def __init__(self, files: MetadataFiles, options: Options, tally: Tally, at: At | None, brokers: bool):
+    def __init__(self, files: MetadataFiles, options: Options, tally: Tally, at: At | None, brokers: bool,
+                 topics: frozenset[str] | None = None):
         self.files, self.options, self.tally, self.at, self.brokers = files, options, tally, at, brokers
+        self.topics = topics
         self.replay = MetadataReplay()
         self.decoder = decoder_for(K.METADATA)
         self.first: int | None = None
@@ -240,6 +242,9 @@ class _Reader:
                 self.recreated.append(ev.topic if ev.topic is not None else ev.topic_id)
         if self.at is not None or isinstance(ev, BrokerChange) and not self.brokers:
             return
+        if self.topics is not None and not isinstance(ev, BrokerChange) and not (
+                ev.topic_id in self.topics or ev.topic is not None and ev.topic in self.topics):
+            return
         yield ev
 
     def summary(self, path: str) -> MetadataSummary:
@@ -266,14 +271,16 @@ def _from_offset(start: int | None) -> Callable[[Batch], bool] | None:
 
 
 def metadata_report(path: str, options: Options, tally: Tally, *, at: str | None = None,
-                    brokers: bool = False) -> Iterator[MetadataItem]:
+                    brokers: bool = False, topics: list[str] | None = None) -> Iterator[MetadataItem]:
     """``metadata``: the history of ``path``'s partitions, topics (and brokers), or its state ``at`` a
-    point; then the summary.  Unclean elections and re-created topics are problems in ``tally``."""
+    point; then the summary.  ``topics`` (names or topic ids) keeps the changes of those topics only
+    (the summary still counts everything).  Unclean elections and re-created topics are problems in
+    ``tally``."""
     point = At.parse(at)
     files = metadata_files(path, point)
     if not files.snapshot and not files.logs:
         raise UsageError(f"{path}: nothing to replay")
-    reader = _Reader(files, options, tally, point, brokers)
+    reader = _Reader(files, options, tally, point, brokers, frozenset(topics) if topics else None)
     yield from reader.items()
     if point is not None:
         yield reader.replay.state()
@@ -293,11 +300,11 @@ class MetadataCheck:
 MAX_CHECK_FINDINGS = 10_000
 
 
-def check_metadata(path: str, options: Options | None = None) -> MetadataCheck:
+def check_metadata(path: str, options: Options | None = None) -> MetadataCheck | None:
     """Replay the metadata directory ``path`` for triage: unclean elections and re-created topics.
 
-    Damage is not reported again (the file scans report it); an unreadable
-    directory gives an empty check.
+    Damage is not reported again (the file scans report it); a directory with
+    nothing to replay (or unreadable) gives None.
     """
     check = MetadataCheck()
     try:
@@ -310,7 +317,7 @@ def check_metadata(path: str, options: Options | None = None) -> MetadataCheck:
                 check.unclean_elections = item.counts.unclean_elections
                 check.topics_recreated = item.counts.topics_recreated
     except (InputError, UsageError, OSError):
-        return MetadataCheck()
+        return None
     return check
 
 

@@ -486,3 +486,28 @@ def test_damaged_metadata_never_raises(tmp_path):
         items = list(metadata_report(str(d), Options(), tally))
         assert items[-1].counts.records <= log.next_offset
         list(metadata_report(str(d), Options(), Tally(), at="5", brokers=True))
+
+
+def test_topic_filter_keeps_one_topics_changes(tmp_path):
+    log, at = scenario()
+    M.topic(log, "payments", 3)
+    M.partition(log, 3, 0, [1], [1], 1)
+    d = write_dir(tmp_path, log)
+    objs, _ = objects("metadata", "--json", "--topic", "payments", d)
+    assert [(o["type"], o["topic"]) for o in objs[:-1]] == [("topic-change", "payments"),
+                                                             ("partition-change", "payments")]
+    assert objs[-1]["partitionChanges"] == 11   # the summary counts everything
+    by_id, _ = objects("metadata", "--json", "--topic", uuid_text(1), d)
+    assert {o["topicId"] for o in by_id[:-1]} == {uuid_text(1)}
+    assert len([o for o in by_id if o["type"] == "partition-change"]) == 9
+
+
+def test_at_a_time_picks_the_snapshot_by_its_header_time(tmp_path):
+    d, full, snap, end = snapshot_and_log(tmp_path)
+    # both snapshots say lastContainedLogTimestamp T0 + 11 s: at T0 + 13 s the newest is used ...
+    objs, _ = objects("metadata", "--json", "--at", str(T0 + 13_000), d)
+    s = objs[-1]
+    assert (s["snapshotOffset"], s["firstOffset"], s["lastOffset"], s["at"]) == (end, end, 13, {"time": T0 + 13_000})
+    # ... at T0 + 5 s neither: the log alone, up to offset 5
+    objs, _ = objects("metadata", "--json", "--at", str(T0 + 5_000), d)
+    assert (objs[-1]["snapshot"], objs[-1]["lastOffset"]) == (None, 5)

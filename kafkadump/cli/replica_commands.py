@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -29,6 +29,9 @@ def metadata(
     brokers: bool = typer.Option(False, "--brokers",
                                  help="Brokers registered, fenced, unfenced, shut down and unregistered "
                                       "in the timeline too."),
+    topic: Optional[List[str]] = typer.Option(None, "--topic", metavar="NAME|ID",
+                                              help="Only the changes of this topic (a name or a topic id); "
+                                                   "repeatable."),
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
@@ -45,7 +48,7 @@ def metadata(
 
     def body() -> int:
         tally = Tally()
-        items = metadata_report(path, limits.options(), tally, at=at, brokers=brokers)
+        items = metadata_report(path, limits.options(), tally, at=at, brokers=brokers, topics=topic)
         if output.json:
             render.write_metadata_json(items, sys.stdout)
         else:

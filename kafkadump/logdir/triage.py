@@ -366,6 +366,8 @@ def _check_metadata(path: str, facts: PartitionFacts, scans: list[FileScan]) -> 
     from ..metadata_history import check_metadata
 
     check = check_metadata(path)
+    if check is None:
+        return
     facts.unclean_elections, facts.topics_recreated = check.unclean_elections, check.topics_recreated
     by_path = {os.path.normpath(s.path): s for s in scans}
     for file, finding in check.findings:
