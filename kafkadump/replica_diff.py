@@ -17,7 +17,10 @@ between replicas), and walked together:
   ``compaction-hole`` (the other copy has offsets before and after it: log
   compaction removed it, not loss), ``log-start`` (before the other copy's
   first offset: its retention or log start), ``tail`` (after the other
-  copy's last offset: it never had it, or lost it).
+  copy's last offset: it never had it, or lost it), ``damaged`` (the other
+  copy's bytes there are damaged: a gap, a batch whose CRC fails or whose
+  records do not decode; a record of a CRC-failed batch is no evidence, so
+  the offset counts as the intact copy's only).
 
 Runs of offsets of one kind and one pair of leader epochs become
 :class:`Divergence` items as they end (runs of agreeing offsets are only
@@ -25,11 +28,12 @@ counted); the :class:`DiffSummary` comes last, with the verdict:
 
 * ``identical``: every offset in one copy is in the other, the same;
 * ``diverged``: some offset holds different records (the usual cause: one
-  copy was truncated and rewritten after an unclean election);
+  copy was truncated and rewritten after an unclean election), or each copy
+  lost (tail, damage) records the other has;
 * ``a-contains-b`` / ``b-contains-a``: no offset differs and the copy named
-  first has everything the other has, or goes on past the other's end
-  (the other lacks its tail); offsets one lacks by compaction or retention
-  are not counted as loss;
+  first has everything the other has, or has records the other lost (its
+  tail, or to damage); offsets one lacks by compaction or retention are
+  not counted as loss;
 * ``equivalent``: no offset differs, neither goes on past the other, and
   each lacks only offsets the other's compaction or retention removed.
 
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -55,7 +60,10 @@ from .report.status import Tally
 from .sources.segment import Segment
 
 SAME, ONLY_A, ONLY_B, DIFFERENT = "same", "only-in-a", "only-in-b", "different"
-TAIL, HOLE, LOG_START = "tail", "compaction-hole", "log-start"
+TAIL, HOLE, LOG_START, DAMAGED = "tail", "compaction-hole", "log-start", "damaged"
+LOST = (TAIL, DAMAGED)  # what one copy lacks for real (the rest: compaction or retention)
+MAX_DAMAGE = 64     # damaged offset ranges remembered per copy (the latest)
+NO_END = 1 << 63
 MAX_EPOCHS = 1000   # leader epoch starts kept per copy for the summary
 
 
@@ -199,6 +207,9 @@ class _Copy:
         self.seg: Segment | None = None
         self._records: Iterator[Record] | None = None
         self.record: Record | None = None
+        self.damage: deque[tuple[int, int]] = deque(maxlen=MAX_DAMAGE)
+        self._after_gap = False
+        self._walked: int | None = None     # the last offset of the last batch walked
         self.next_batch()
 
     def _walk(self) -> Iterator[tuple[Segment, Batch]]:
@@ -209,7 +220,31 @@ class _Copy:
                     self.tally.see(problems)
                     self.problems.append(CopyProblems(self.side, path, item.position, problems))
                 if isinstance(item, Batch):
+                    self._note_damage(item)
                     yield seg, item
+                elif problems:
+                    self._after_gap = True
+        if self._after_gap:
+            self.damage.append((self._next_offset(), NO_END))
+
+    def _next_offset(self) -> int:
+        return self._walked + 1 if self._walked is not None else (self.info.log_start or 0)
+
+    def _note_damage(self, b: Batch) -> None:
+        """Offsets this copy lost to damage: those between a gap's neighbours, those of a batch whose
+        CRC fails."""
+        first = b.base_offset if b.base_offset is not None else b.offset
+        if self._after_gap and first is not None and first - 1 >= self._next_offset():
+            self.damage.append((self._next_offset(), first - 1))
+        self._after_gap = False
+        if b.crc_valid is False and first is not None and b.last_offset is not None:
+            self.damage.append((first, b.last_offset))
+        if b.last_offset is not None:
+            self._walked = b.last_offset
+
+    def damaged(self, offset: int) -> bool:
+        """Whether this copy lost ``offset`` to damage (as far as the ranges remembered say)."""
+        return any(lo <= offset <= hi for lo, hi in self.damage)
 
     def next_batch(self) -> None:
         """Move to the next batch (None at the end)."""
@@ -293,8 +328,12 @@ class _Copy:
             full = decode_item(chunk, b.magic, b.file, b.position, dataclasses.replace(self.options, records=True),
                                True)
         except DecodeError:
+            full = None
+        if full is None or not full.records:
+            if b.record_count and b.base_offset is not None and b.last_offset is not None:
+                self.damage.append((b.base_offset, b.last_offset))
             return []
-        return full.records or []
+        return full.records
 
 
 class _Runs:
@@ -306,23 +345,28 @@ class _Runs:
         self.counts = {SAME: 0, ONLY_A: 0, ONLY_B: 0, DIFFERENT: 0}
         self.by_pattern: dict[str, dict[str, int]] = {ONLY_A: {}, ONLY_B: {}}
         self.first_different: int | None = None
-        self.last_same: int | None = None
+        self.first_lost: int | None = None        # the first offset one copy lacks for real (tail, damage)
+        self.last_same: int | None = None         # the last same offset before the first problem
+        self.problem = False                      # an offset different, or lost (tail, damage), was seen
 
     def add(self, kind: str, first: int, last: int, n: int, ea: int | None, eb: int | None,
             a: Batch | None, b: Batch | None, fields: list[str] | None = None, pattern: str | None = None) -> None:
         r = self.run
-        if r is None or r.kind != kind or r.leader_epoch_a != ea or r.leader_epoch_b != eb:
+        if r is None or r.kind != kind or r.leader_epoch_a != ea or r.leader_epoch_b != eb or r.pattern != pattern:
             self.close()
             r = self.run = Divergence(kind, first, last, ea, eb, pattern=pattern,
                                       file_a=a.file if a else None, position_a=a.position if a else None,
                                       file_b=b.file if b else None, position_b=b.position if b else None)
-        r.to_offset, r.pattern = last, pattern
+        r.to_offset = last
         r.records += n
         self.counts[kind] += n
         if kind == SAME:
-            if self.first_different is None:
+            if not self.problem:
                 self.last_same = last
+        elif pattern in LOST:
+            self.problem = True
         elif kind == DIFFERENT:
+            self.problem = True
             if self.first_different is None:
                 self.first_different = first
             for f in fields or ():
@@ -337,6 +381,8 @@ class _Runs:
             pattern = r.pattern or TAIL
             counts = self.by_pattern[r.kind]
             counts[pattern] = counts.get(pattern, 0) + r.records
+            if pattern in LOST and (self.first_lost is None or r.from_offset < self.first_lost):
+                self.first_lost = r.from_offset
         self.closed.append(r)
 
     def take_closed(self) -> list[Divergence]:
@@ -403,7 +449,8 @@ class _Diff:
     def _only(self, kind: str, mine: _Copy, other: _Copy, r: Record) -> None:
         batch = mine.batch
         assert batch is not None
-        pattern = TAIL if other.exhausted else HOLE if other.covers(r.offset) else LOG_START
+        pattern = (DAMAGED if other.damaged(r.offset) else TAIL if other.exhausted
+                   else HOLE if other.covers(r.offset) else LOG_START)
         mine.take()
         ea = _epoch(batch) if kind == ONLY_A else None
         eb = _epoch(batch) if kind == ONLY_B else None
@@ -413,6 +460,17 @@ class _Diff:
     def _both(self, ra: Record, rb: Record) -> None:
         ba, bb = self.a.batch, self.b.batch
         assert ba is not None and bb is not None
+        if (ba.crc_valid is False) != (bb.crc_valid is False):
+            # one copy's batch fails its CRC: its record is not evidence; the offset is the other's only
+            self.records_compared += 1
+            kind, good, good_batch = (ONLY_B, rb, bb) if ba.crc_valid is False else (ONLY_A, ra, ba)
+            self.a.take()
+            self.b.take()
+            ea = _epoch(good_batch) if kind == ONLY_A else None
+            eb = _epoch(good_batch) if kind == ONLY_B else None
+            self.runs.add(kind, good.offset, good.offset, 1, ea, eb, good_batch if kind == ONLY_A else None,
+                          good_batch if kind == ONLY_B else None, pattern=DAMAGED)
+            return
         fa, fb = _record_fields(ra, ba), _record_fields(rb, bb)
         self.records_compared += 1
         self.a.take()
@@ -426,19 +484,24 @@ class _Diff:
     def summary(self) -> DiffSummary:
         r = self.runs
         c = r.counts
-        return DiffSummary(_verdict(c, r.by_pattern), r.last_same, r.first_different, c[SAME], c[ONLY_A], c[ONLY_B],
+        verdict = _verdict(c, r.by_pattern)
+        # copies that each lost records the other has diverge where the first of them is
+        first = r.first_different if r.first_different is not None or verdict != "diverged" else r.first_lost
+        return DiffSummary(verdict, r.last_same, first, c[SAME], c[ONLY_A], c[ONLY_B],
                            c[DIFFERENT], dict(r.by_pattern[ONLY_A]), dict(r.by_pattern[ONLY_B]),
                            self.identical_batches, self.records_compared, self.a.info, self.b.info)
 
 
 def _verdict(counts: dict[str, int], by_pattern: dict[str, dict[str, int]]) -> str:
-    if counts[DIFFERENT]:
+    lost_from_b = sum(by_pattern[ONLY_A].get(p, 0) for p in LOST)   # A has them, B does not
+    lost_from_a = sum(by_pattern[ONLY_B].get(p, 0) for p in LOST)
+    if counts[DIFFERENT] or lost_from_a and lost_from_b:
         return "diverged"
     if not counts[ONLY_A] and not counts[ONLY_B]:
         return "identical"
-    if by_pattern[ONLY_A].get(TAIL) or not counts[ONLY_B]:
+    if lost_from_b or not counts[ONLY_B]:
         return "a-contains-b"
-    if by_pattern[ONLY_B].get(TAIL) or not counts[ONLY_A]:
+    if lost_from_a or not counts[ONLY_A]:
         return "b-contains-a"
     return "equivalent"
 

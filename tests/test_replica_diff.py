@@ -138,7 +138,8 @@ def test_diverged_table_says_it_in_one_line(tmp_path):
     assert lines[-1] == ("DIVERGED: A and B agree through offset 5; they diverge at offset 6: offsets 6..11 differ "
                          "(6 records: A leader epoch 1, B leader epoch 2); each copy's records at those offsets are "
                          "lost from the other (different leader epochs: the usual sign of a truncation after an "
-                         "unclean election)  [A: leader epochs 0@0, 1@6; B: leader epochs 0@0, 2@6]")
+                         "unclean election); B has offsets 12..13 (2 records, leader epoch 2) that A lacks  "
+                         "[A: leader epochs 0@0, 1@6; B: leader epochs 0@0, 2@6]")
 
 
 # --- compaction is not loss -------------------------------------------------------------------------------
@@ -189,8 +190,8 @@ def test_a_lagging_replica_and_a_retention_trimmed_one(tmp_path):
                      "fileA": seg_path(full, 6), "positionA": 0, "fileB": None, "positionB": None}]
     assert (s["verdict"], s["identicalThrough"], s["onlyInA"], s["identicalBatches"]) == ("a-contains-b", 5, 3, 2)
     line = run("diff", full, lagging).stdout.splitlines()[-1]
-    assert line.startswith("A CONTAINS B: A and B agree through offset 5; B lacks A's offsets 6..8 (3 records, "
-                           "leader epoch 1)")
+    assert line.startswith("A CONTAINS B: A and B agree through offset 5; A has offsets 6..8 (3 records, "
+                           "leader epoch 1) that B lacks  [")
     # the other way round, and a copy whose retention removed its first segment
     _, s, code = diff_json(lagging, full)
     assert (s["verdict"], s["onlyInBByPattern"], code) == ("b-contains-a", {"tail": 3}, 0)
@@ -236,6 +237,36 @@ def test_damage_in_one_copy_is_reported_and_the_diff_goes_on(tmp_path):
     assert problems[0]["side"] == "b" and problems[0]["findings"][0]["code"] == "crc-mismatch"
     s = objs[-1]
     assert s["identicalBatches"] == 2 and s["a"]["lastOffset"] == s["b"]["lastOffset"] == 8
+    # B's records at 3..5 are no evidence: A's only, lost from B to damage; no divergence
+    line = run("diff", a, str(d)).stdout.splitlines()[-1]
+    assert line.startswith("A CONTAINS B: A and B agree through offset 2; B lost 3 of A's records to damage  [")
+    (run_,) = [o for o in objs if o["type"] == "divergence"]
+    assert {k: run_[k] for k in ("fromOffset", "toOffset", "kind", "pattern", "records", "leaderEpochA")} == {
+        "fromOffset": 3, "toOffset": 5, "kind": "only-in-a", "pattern": "damaged", "records": 3, "leaderEpochA": 0}
+    assert (s["verdict"], s["firstDivergentOffset"], s["identicalThrough"], s["onlyInAByPattern"]) == (
+        "a-contains-b", None, 2, {"damaged": 3})
+
+
+def damaged_copy(tmp_path, name: str, bs: list[B], garble: int) -> str:
+    """A copy of ``bs`` whose batch ``garble`` is overwritten with garbage (a gap the walk resyncs past)."""
+    data = bytearray(Seg(bs).data)
+    b = bs[garble]
+    data[b.position:b.position + b.size] = b"\xee" * b.size
+    d = tmp_path / name / "orders-0"
+    d.mkdir(parents=True)
+    (d / "00000000000000000000.log").write_bytes(bytes(data))
+    return str(d)
+
+
+def test_copies_that_each_lost_records_the_other_has_diverge(tmp_path):
+    bs = [kp_batch(0), kp_batch(3), kp_batch(6), kp_batch(9)]
+    a = damaged_copy(tmp_path, "a", bs, 1)
+    b = damaged_copy(tmp_path, "b", bs, 2)
+    runs, s, code = diff_json(a, b)
+    assert code == 1
+    assert [(r["fromOffset"], r["toOffset"], r["kind"], r["pattern"]) for r in runs] == [
+        (3, 5, "only-in-b", "damaged"), (6, 8, "only-in-a", "damaged")]
+    assert (s["verdict"], s["firstDivergentOffset"], s["identicalThrough"], s["same"]) == ("diverged", 3, 2, 6)
 
 
 @pytest.mark.parametrize("which", ["missing", "logdir", "empty"])

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 _PATTERN_TEXT = {"compaction-hole": "compaction hole in {other} (not loss)",
                  "log-start": "before {other}'s first offset (its retention or log start)",
-                 "tail": "past {other}'s last offset ({other} never had it, or lost it)"}
+                 "tail": "past {other}'s last offset ({other} never had it, or lost it)",
+                 "damaged": "{other}'s bytes there are damaged (lost)"}
 
 
 def diff_item_object(item: DiffItem) -> dict[str, Any]:
@@ -64,43 +65,66 @@ def _epochs(side: dict[str, Any]) -> str:
     return f"leader epochs {'..., ' if len(es) > 4 else ''}{shown}"
 
 
+def _tail_text(tail: dict[str, Any]) -> str:
+    """``B has offsets 12..13 (2 records, leader epoch 2) that A lacks``."""
+    mine, other = ("A", "B") if tail["kind"] == "only-in-a" else ("B", "A")
+    epoch = tail["leaderEpochA"] if mine == "A" else tail["leaderEpochB"]
+    n = tail["records"]
+    return (f"{mine} has offsets {_range(tail)} ({n} record{'s' if n != 1 else ''}, leader epoch {_epoch(epoch)}) "
+            f"that {other} lacks")
+
+
+def _explained(o: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """What each copy lacks by damage (lost), and by compaction or retention (not loss)."""
+    lost, cleanup = [], []
+    for mine, other in (("A", "B"), ("B", "A")):
+        by = o["onlyInAByPattern"] if mine == "A" else o["onlyInBByPattern"]
+        if by.get("damaged"):
+            lost.append(f"{other} lost {by['damaged']} of {mine}'s records to damage")
+        if by.get("compaction-hole"):
+            cleanup.append(f"{by['compaction-hole']} of {mine}'s offsets are compaction holes in {other}")
+        if by.get("log-start"):
+            cleanup.append(f"{by['log-start']} of {mine}'s offsets are before {other}'s first offset")
+    return lost, cleanup
+
+
 def verdict_line(o: dict[str, Any], ranges: list[dict[str, Any]], tail: dict[str, Any] | None) -> str:
     """What a person needs, in one line: where the copies agree up to, where they diverge, what each
     has that the other lost, with leader epochs."""
     v, a, b = o["verdict"], o["a"], o["b"]
     through = (f"agree through offset {o['identicalThrough']}" if o["identicalThrough"] is not None
                else "agree on no offset")
+    lost, cleanup = _explained(o)
     if v == "identical":
-        text = (f"IDENTICAL: A and B hold the same {o['same']} records, offsets {a['firstOffset']}..{a['lastOffset']}"
+        return (f"IDENTICAL: A and B hold the same {o['same']} records, offsets {a['firstOffset']}..{a['lastOffset']}"
                 f" ({_epochs(a)})")
-    elif v == "diverged":
-        text = f"DIVERGED: A and B {through}; they diverge at offset {o['firstDivergentOffset']}: "
-        text += "; ".join(f"offsets {_range(r)} differ ({r['records']} records: A leader epoch "
-                          f"{_epoch(r['leaderEpochA'])}, B leader epoch {_epoch(r['leaderEpochB'])})" for r in ranges)
-        if o["different"] > sum(r["records"] for r in ranges):
-            text += f" and {o['different'] - sum(r['records'] for r in ranges)} more"
-        text += "; each copy's records at those offsets are lost from the other"
-        epochs = {(r["leaderEpochA"], r["leaderEpochB"]) for r in ranges}
-        if any(x != y for x, y in epochs):
-            text += " (different leader epochs: the usual sign of a truncation after an unclean election)"
+    parts = []
+    if v == "diverged":
+        head = f"DIVERGED: A and B {through}; they diverge at offset {o['firstDivergentOffset']}"
+        if ranges:
+            shown = sum(r["records"] for r in ranges)
+            parts.append("; ".join(f"offsets {_range(r)} differ ({r['records']} records: A leader epoch "
+                                   f"{_epoch(r['leaderEpochA'])}, B leader epoch {_epoch(r['leaderEpochB'])})"
+                                   for r in ranges)
+                         + (f" and {o['different'] - shown} more" if o["different"] > shown else "")
+                         + "; each copy's records at those offsets are lost from the other")
+            if any(r["leaderEpochA"] != r["leaderEpochB"] for r in ranges):
+                parts[-1] += " (different leader epochs: the usual sign of a truncation after an unclean election)"
     elif v in ("a-contains-b", "b-contains-a"):
         big, small = ("A", "B") if v == "a-contains-b" else ("B", "A")
-        text = f"{big} CONTAINS {small}: A and B {through}"
-        if tail is not None:
-            text += (f"; {small} lacks {big}'s offsets {_range(tail)} ({tail['records']} records, leader epoch "
-                     f"{_epoch(tail['leaderEpochA'] if big == 'A' else tail['leaderEpochB'])})")
+        head = f"{big} CONTAINS {small}: A and B {through}"
     else:
-        text = f"EQUIVALENT: A and B {through}; no offset differs, neither goes past the other's end"
-    holes = []
-    for mine, other in (("A", "B"), ("B", "A")):
-        by = o["onlyInAByPattern"] if mine == "A" else o["onlyInBByPattern"]
-        if by.get("compaction-hole"):
-            holes.append(f"{by['compaction-hole']} of {mine}'s offsets are compaction holes in {other}")
-        if by.get("log-start"):
-            holes.append(f"{by['log-start']} of {mine}'s offsets are before {other}'s first offset")
-    if holes:
-        text += "; not loss: " + ", ".join(holes)
-    return text if v == "identical" else text + f"  [A: {_epochs(a)}; B: {_epochs(b)}]"
+        head = f"EQUIVALENT: A and B {through}; no offset differs, neither goes past the other's end"
+    if tail is not None:
+        parts.append(_tail_text(tail))
+    parts += lost
+    text = ": ".join([head, parts[0]]) if v == "diverged" and ranges else head
+    rest = parts[1:] if v == "diverged" and ranges else parts
+    if rest:
+        text += "; " + "; ".join(rest)
+    if cleanup:
+        text += "; not loss: " + ", ".join(cleanup)
+    return text + f"  [A: {_epochs(a)}; B: {_epochs(b)}]"
 
 
 def write_diff_table(items: Iterable[DiffItem], out: TextIO, console: Console | None = None) -> None:

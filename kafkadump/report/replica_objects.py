@@ -1,7 +1,7 @@
 """``kafkadump diff`` objects of the JSON contract: divergence runs and the summary.
 
 * **divergence**: ``fromOffset toOffset kind leaderEpochA leaderEpochB records`` (kind: only-in-a,
-  only-in-b, different), then ``pattern`` (only-in-*: ``compaction-hole``, ``log-start`` or ``tail``;
+  only-in-b, different), then ``pattern`` (only-in-*: ``compaction-hole``, ``log-start``, ``tail`` or ``damaged``;
   null for different), ``fields`` (different: what differs), ``fileA positionA fileB positionB`` (the
   batch holding fromOffset in each copy, null where it has none);
 * **diff**: ``verdict identicalThrough firstDivergentOffset onlyInA onlyInB different``, then ``same
