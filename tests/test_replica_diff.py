@@ -325,3 +325,30 @@ def test_damaged_copies_never_raise_and_every_offset_is_accounted_for(tmp_path):
         assert s.verdict in ("identical", "diverged", "a-contains-b", "b-contains-a", "equivalent")
         # every offset of A is the same, different or A's only
         assert s.same + s.different + s.only_in_a == 12
+
+
+def test_real_metadata_log_at_two_commits():
+    root = need_corpus("real/segments/PhilippDuck+rotorwind")
+    now = str(root / "kafka/data/__cluster_metadata-0")
+    older = str(root / "_history/99d10de/kafka/data/__cluster_metadata-0")
+    runs, s, code = diff_json(now, older)
+    # the older copy holds offsets 0..27532, the newer 0..27642: the broker appended 110 records, leader epoch 35
+    assert code == 0
+    assert (s["verdict"], s["identicalThrough"], s["firstDivergentOffset"], s["onlyInA"], s["onlyInB"],
+            s["different"], s["same"]) == ("a-contains-b", 27532, None, 110, 0, 0, 27533)
+    assert [(r["fromOffset"], r["toOffset"], r["kind"], r["pattern"], r["leaderEpochA"]) for r in runs] == [
+        (27533, 27642, "only-in-a", "tail", 35)]
+    assert (s["a"]["lastOffset"], s["b"]["lastOffset"], s["a"]["leaderEpochs"][-1]) == (
+        27642, 27532, {"epoch": 35, "startOffset": 27168})
+
+
+def test_inputs_are_left_untouched(tmp_path):
+    a, b = diverged(tmp_path)
+    files = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    for p in files:
+        p.chmod(0o444)
+    before = {p: (p.read_bytes(), os.stat(p).st_mtime_ns) for p in files}
+    for args in (["diff", a, b], ["diff", "--json", a, b], ["metadata", a], ["metadata", "--json", "--at", "3", a]):
+        r = run(*args)
+        assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr
+    assert {p: (p.read_bytes(), os.stat(p).st_mtime_ns) for p in files} == before
