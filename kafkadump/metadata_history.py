@@ -116,11 +116,13 @@ class MetadataSummary:
 MetadataItem = MetadataEvent | FileProblems | ClusterState | MetadataSummary
 
 SHOWN_IN_SUMMARY = 20
+METADATA_DIR = "__cluster_metadata-0"
 
 
 def metadata_files(path: str, at: At | None = None) -> MetadataFiles:
-    """The snapshot and log segments to replay for ``path`` (a ``__cluster_metadata-0`` directory,
-    a ``.checkpoint`` snapshot or a ``.log`` segment), for the state at ``at`` (None: the end)."""
+    """The snapshot and log segments to replay for ``path`` (a ``__cluster_metadata-0`` directory, the
+    log dir holding it, a ``.checkpoint`` snapshot or a ``.log`` segment), for the state at ``at`` (None:
+    the end)."""
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file or directory")
     if not os.path.isdir(path):
@@ -133,6 +135,8 @@ def metadata_files(path: str, at: At | None = None) -> MetadataFiles:
         entries = sorted(os.listdir(path))
     except OSError as e:
         raise InputError(f"{path}: cannot list: {e.strerror or e}") from None
+    if METADATA_DIR in entries and os.path.isdir(os.path.join(path, METADATA_DIR)):
+        return metadata_files(os.path.join(path, METADATA_DIR), at)   # a log dir: its metadata partition
     for name in entries:
         fn = names.classify(name)
         if fn.suffix is not None:

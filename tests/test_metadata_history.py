@@ -511,3 +511,17 @@ def test_at_a_time_picks_the_snapshot_by_its_header_time(tmp_path):
     # ... at T0 + 5 s neither: the log alone, up to offset 5
     objs, _ = objects("metadata", "--json", "--at", str(T0 + 5_000), d)
     assert (objs[-1]["snapshot"], objs[-1]["lastOffset"]) == (None, 5)
+
+
+def test_a_log_dir_and_a_bootstrap_checkpoint():
+    from conftest import need_corpus
+
+    logdir = need_corpus("real/segments/ArthurArutunyan04+Backend_labs/kafka-data")
+    objs, code = objects("metadata", "--json", str(logdir))
+    assert code == 0 and objs[-1]["logFiles"][0].endswith("__cluster_metadata-0/00000000000000000000.log")
+    # bootstrap.checkpoint: SNAPSHOT_HEADER, three FeatureLevelRecords, SNAPSHOT_FOOTER (the MANIFEST's apiKey 12: 3)
+    objs, code = objects("metadata", "--json", "--at", "100", str(logdir / "bootstrap.checkpoint"))
+    assert code == 0 and objs[-1]["records"] == 5 and objs[-1]["snapshotOffset"] is None
+    assert len(objs[0]["features"]) == 3 and "metadata.version" in objs[0]["features"]
+    line = run("metadata", str(logdir / "bootstrap.checkpoint")).stdout.splitlines()[-1]
+    assert "bootstrap.checkpoint): 0 partition changes" in line

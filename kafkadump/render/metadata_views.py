@@ -105,7 +105,8 @@ def state_lines(o: dict[str, Any]) -> list[str]:
 
 
 def summary_line(o: dict[str, Any]) -> str:
-    read = (f"snapshot {o['snapshot']} (offsets below {o['snapshotOffset']})" if o["snapshot"] else "no snapshot")
+    read = ("no snapshot" if not o["snapshot"] else f"snapshot {o['snapshot']}"
+            + (f" (offsets below {o['snapshotOffset']})" if o["snapshotOffset"] is not None else ""))
     if o["logFiles"]:
         read += f" + {len(o['logFiles'])} log segment{'s' if len(o['logFiles']) > 1 else ''}"
     span = (f"log offsets {o['firstOffset']}..{o['lastOffset']}" if o["firstOffset"] is not None
