@@ -525,3 +525,21 @@ def test_a_log_dir_and_a_bootstrap_checkpoint():
     assert len(objs[0]["features"]) == 3 and "metadata.version" in objs[0]["features"]
     line = run("metadata", str(logdir / "bootstrap.checkpoint")).stdout.splitlines()[-1]
     assert "bootstrap.checkpoint): 0 partition changes" in line
+
+
+def test_state_is_bounded(tmp_path, monkeypatch):
+    from kafkadump.internal_topics import metadata_replay as R
+
+    monkeypatch.setattr(R, "MAX_PARTITIONS", 3)
+    monkeypatch.setattr(R, "MAX_BROKERS", 1)
+    log = MetaLog()
+    for t in range(1, 6):
+        M.topic(log, f"t{t}", t)
+    for p in range(5):
+        M.partition(log, 1, p, [1], [1], 1)
+    M.broker(log, 1, 1)
+    M.broker(log, 2, 2)
+    tally = Tally()
+    s = list(metadata_report(write_dir(tmp_path, log), Options(), tally, brokers=True))[-1]
+    # 2 topics, 2 partitions and 1 broker beyond the caps are counted, not followed
+    assert (s.topics, s.partitions, s.brokers, s.counts.untracked) == (3, 3, 1, 5)

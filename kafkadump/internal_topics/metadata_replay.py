@@ -27,9 +27,9 @@ not the one before) was in neither the previous ISR nor the previous ELR
 (the log starts after a snapshot that is not there) has no known ISR and
 ELR (None) until a record sets them: until then its elections are not judged.
 
-State is bounded: at most :data:`MAX_PARTITIONS` partitions and
-:data:`MAX_BROKERS` brokers are followed; records about others are counted
-in ``untracked``.  Decoding only: nothing here reads files or prints.
+State is bounded: at most :data:`MAX_PARTITIONS` topics and partitions,
+:data:`MAX_BROKERS` brokers and :data:`MAX_TOPIC_NAMES` names are followed;
+records about others are counted in ``untracked``.  Decoding only: nothing here reads files or prints.
 """
 
 from __future__ import annotations
@@ -203,6 +203,9 @@ class MetadataReplay:
     def _topic(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
         name, tid = v.get("name"), v.get("topicId")
         if not isinstance(tid, str):
+            return []
+        if tid not in self.topics and len(self.topics) >= MAX_PARTITIONS:
+            self.counts.untracked += 1
             return []
         before = self.names.get(name) if isinstance(name, str) else None
         self.topics[tid] = name if isinstance(name, str) else None
