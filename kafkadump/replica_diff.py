@@ -521,10 +521,5 @@ def diff_report(path_a: str, path_b: str, options: Options, tally: Tally) -> Ite
     yield summary
 
 
-def is_partition_copy(path: str) -> bool:
-    """Whether ``path`` names a partition directory or a segment (what ``diff`` compares)."""
-    return os.path.isdir(path) or names.classify(path).kind in (names.SEGMENT, names.UNKNOWN)
-
-
 __all__ = ["Divergence", "CopyProblems", "DiffSummary", "DiffItem", "CopyInfo", "diff_report", "same_batch",
-           "copy_files", "is_partition_copy"]
+           "copy_files"]
