@@ -544,3 +544,22 @@ def test_state_is_bounded(tmp_path, monkeypatch):
     s = list(metadata_report(write_dir(tmp_path, log), Options(), tally, brokers=True))[-1]
     # 2 topics, 2 partitions and 1 broker beyond the caps are counted, not followed
     assert (s.topics, s.partitions, s.brokers, s.counts.untracked) == (3, 3, 1, 5)
+
+
+def test_state_and_broker_lines(tmp_path):
+    log, at = scenario()
+    d = write_dir(tmp_path, log)
+    lines = run("metadata", "--at", str(at["clean"]), d).stdout.splitlines()
+    assert lines[:8] == [
+        "cluster state at offset 12 (2023-11-14T22:13:32.000Z)",
+        f"  topic orders  id {uuid_text(1)}  2 partitions",
+        "    orders-0  leader 2 epoch 1  isr [2]  elr []  replicas [1,2,3]",
+        "    orders-1  leader 1 epoch 0  isr [1]  elr [2]  replicas [1,2]",
+        "  broker 1  epoch 11  fenced  PLAINTEXT://b1:9092",
+        "  broker 2  epoch 12  unfenced  PLAINTEXT://b2:9092",
+        "  broker 3  epoch 13  unfenced  PLAINTEXT://b3:9092",
+        "  features: metadata.version=20"]
+    timeline = run("metadata", "--brokers", d).stdout.splitlines()
+    assert timeline[0].split() == ["1", "2023-11-14T22:13:21.000Z", "broker", "1", "registered", "epoch", "11",
+                                   "PLAINTEXT://b1:9092", "rack", "r1"]
+    assert timeline[at["unregister"] - 1].split()[2:5] == ["broker", "1", "unregistered"]
