@@ -179,7 +179,7 @@ def copy_files(path: str) -> list[str]:
         parents = {os.path.dirname(f) for f in files}
         if not files:
             raise InputError(f"{path}: no segment files (*.log) in it")
-        if parents != {os.path.normpath(path)} and parents != {path}:
+        if len(parents) > 1:
             raise InputError(f"{path}: holds several partition directories; diff compares one partition "
                              f"(give a partition directory or a segment file)")
         return files

@@ -383,3 +383,9 @@ def test_diff_at_scale_streams(tmp_path, n):
         "diverged", n - n // 10, n // 10, n - n // 10, n // 10)
     assert len(lines) == n // 10 + 1 and s["identicalThrough"] == 8 and s["firstDivergentOffset"] == 9
     assert rss < RSS_LIMIT_MB
+
+
+def test_a_log_dir_holding_one_partition_is_that_partition(tmp_path):
+    a = copy(tmp_path, "a", [[kp_batch(0)]])
+    _, s, code = diff_json(str(tmp_path / "a"), a)
+    assert (s["verdict"], s["a"]["files"], code) == ("identical", 1, 0)
