@@ -563,3 +563,30 @@ def test_state_and_broker_lines(tmp_path):
     assert timeline[0].split() == ["1", "2023-11-14T22:13:21.000Z", "broker", "1", "registered", "epoch", "11",
                                    "PLAINTEXT://b1:9092", "rack", "r1"]
     assert timeline[at["unregister"] - 1].split()[2:5] == ["broker", "1", "unregistered"]
+
+
+def test_records_of_a_compressed_batch_anchor_at_its_payload(tmp_path):
+    import struct
+
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    log = MetaLog()
+    M.topic(log, "orders", 1)
+    M.partition(log, 1, 0, [1, 2], [1], 1)
+    at_batch = len(log.data)
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    first = M.record("PartitionChangeRecord", 2, partitionId=0, topicId=M.uuid(1), leader=2, isr=[2])
+    bld.append(0, timestamp=T0 + 2000, key=None, value=first, headers=[])
+    bld.append(1, timestamp=T0 + 3000, key=None, value=M.record("PartitionChangeRecord", 2, partitionId=0,
+                                                                 topicId=M.uuid(1), isr=[1, 2]), headers=[])
+    buf = bytearray(bld.build())
+    struct.pack_into(">q", buf, 0, 2)
+    log.data += buf
+    objs, code = objects("metadata", "--json", write_dir(tmp_path, log))
+    unclean = [o for o in objs if o["type"] == "partition-change" and o["unclean"]]
+    assert code == 1 and [o["offset"] for o in unclean] == [2]
+    (f,) = unclean[0]["findings"]
+    # the gzip payload starts 61 bytes into the batch; the first record at 0 of the decompressed bytes
+    assert (f["offset"], f["decompressedOffset"], unclean[0]["position"]) == (at_batch + 61, 0, at_batch + 61)
+    assert [o["isr"] for o in objs if o["type"] == "partition-change"] == [[1], [2], [1, 2]]
