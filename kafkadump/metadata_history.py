@@ -254,7 +254,9 @@ class _Reader:
     def summary(self, path: str) -> MetadataSummary:
         st = self.replay.state()
         f = self.files
-        history_from = 0 if f.snapshot is not None or self.first in (None, 0) else self.first
+        # the history is known from 0 when the log starts at 0 or right where the snapshot ends
+        known_from = f.snapshot_offset if f.snapshot is not None and f.snapshot_offset is not None else 0
+        history_from = 0 if self.first is None or self.first <= known_from else self.first
         return MetadataSummary(path, f, self.replay.counts, self.first, st.offset, history_from,
                                len(st.topics), len(st.partitions), len(st.brokers), self.at, self.tally.problems,
                                self.unclean, self.recreated)

@@ -590,3 +590,14 @@ def test_records_of_a_compressed_batch_anchor_at_its_payload(tmp_path):
     # the gzip payload starts 61 bytes into the batch; the first record at 0 of the decompressed bytes
     assert (f["offset"], f["decompressedOffset"], unclean[0]["position"]) == (at_batch + 61, 0, at_batch + 61)
     assert [o["isr"] for o in objs if o["type"] == "partition-change"] == [[1], [2], [1, 2]]
+
+
+def test_a_log_starting_after_the_snapshot_leaves_a_hole_in_the_history(tmp_path):
+    d, full, snap, end = snapshot_and_log(tmp_path)
+    os.remove(os.path.join(d, "00000000000000000000.log"))
+    later = MetaLog(next_offset=end + 3)
+    M.change(later, 1, 0, isr=[1])
+    with open(os.path.join(d, f"{end + 3:020d}.log"), "wb") as f:
+        f.write(bytes(later.data))
+    objs, _ = objects("metadata", "--json", d)
+    assert (objs[-1]["snapshotOffset"], objs[-1]["firstOffset"], objs[-1]["historyFrom"]) == (end, end + 3, end + 3)

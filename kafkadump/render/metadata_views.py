@@ -121,7 +121,8 @@ def summary_line(o: dict[str, Any]) -> str:
         text += f" ({', '.join(o['recreatedTopics'])})"
     text += f"; now {o['topics']} topics, {o['partitions']} partitions, {o['brokers']} brokers"
     if o["historyFrom"]:
-        text += f"; history before offset {o['historyFrom']} unknown (no snapshot)"
+        text += f"; history before offset {o['historyFrom']} unknown" + (
+            " (no snapshot)" if not o["snapshot"] else f" (the log after the snapshot starts at {o['firstOffset']})")
     return text
 
 
