@@ -289,8 +289,17 @@ def metadata_report(path: str, options: Options, tally: Tally, *, at: str | None
     reader = _Reader(files, options, tally, point, brokers, frozenset(topics) if topics else None)
     yield from reader.items()
     if point is not None:
-        yield reader.replay.state()
+        yield _of_topics(reader.replay.state(), reader.topics)
     yield reader.summary(path)
+
+
+def _of_topics(st: ClusterState, topics: frozenset[str] | None) -> ClusterState:
+    """The state with only ``topics`` (names or ids) and their partitions (all when None)."""
+    if topics is None:
+        return st
+    kept = {tid: name for tid, name in st.topics.items() if tid in topics or name in topics}
+    parts = {k: p for k, p in st.partitions.items() if k[0] in kept or k[0] in topics}
+    return ClusterState(st.offset, st.timestamp, kept, parts, st.brokers, st.features)
 
 
 @dataclass

@@ -607,3 +607,14 @@ def test_a_log_starting_after_the_snapshot_leaves_a_hole_in_the_history(tmp_path
         f.write(bytes(later.data))
     objs, _ = objects("metadata", "--json", d)
     assert (objs[-1]["snapshotOffset"], objs[-1]["firstOffset"], objs[-1]["historyFrom"]) == (end, end + 3, end + 3)
+
+
+def test_state_of_one_topic(tmp_path):
+    log, at = scenario()
+    M.topic(log, "payments", 3)
+    M.partition(log, 3, 0, [1], [1], 1)
+    objs, _ = objects("metadata", "--json", "--at", str(log.next_offset - 1), "--topic", "payments",
+                      write_dir(tmp_path, log))
+    st = objs[0]
+    assert [t["topic"] for t in st["topics"]] == ["payments"] and len(st["topics"][0]["partitions"]) == 1
+    assert [b["broker"] for b in st["brokers"]] == [2, 3] and objs[-1]["topics"] == 2

@@ -30,8 +30,8 @@ def metadata(
                                  help="Brokers registered, fenced, unfenced, shut down and unregistered "
                                       "in the timeline too."),
     topic: Optional[List[str]] = typer.Option(None, "--topic", metavar="NAME|ID",
-                                              help="Only the changes of this topic (a name or a topic id); "
-                                                   "repeatable."),
+                                              help="Only the changes (with --at: the state) of this topic, a name "
+                                                   "or a topic id; repeatable."),
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
