@@ -103,6 +103,9 @@ class Code(str, Enum):
     INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
     INTERNAL_MALFORMED = "internal-malformed"              # internal-topic key/value does not decode by its schema
     INTERNAL_TRAILING = "internal-trailing-bytes"          # bytes left after a decoded internal key/value
+    # --- KRaft metadata history (kafkadump.internal_topics.metadata_replay) -------------
+    UNCLEAN_ELECTION = "unclean-election"      # a partition leader elected from outside the ISR/ELR, or RECOVERING
+    TOPIC_RECREATED = "topic-recreated"        # a topic name created again under a new topic id
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -177,6 +180,9 @@ SEVERITY: dict[Code, Severity] = {
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_MALFORMED: Severity.ERROR,
     Code.INTERNAL_TRAILING: Severity.WARNING,
+    # KRaft metadata history
+    Code.UNCLEAN_ELECTION: Severity.WARNING,
+    Code.TOPIC_RECREATED: Severity.WARNING,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -264,6 +270,12 @@ DESCRIPTION: dict[Code, str] = {
     Code.INTERNAL_MALFORMED: "an internal topic record's key or value does not decode by its schema "
                              "(null or too short, a length or count that does not fit, invalid UTF-8, a bad frame)",
     Code.INTERNAL_TRAILING: "bytes remain after an internal topic record's decoded key or value",
+    # KRaft metadata history
+    Code.UNCLEAN_ELECTION: "a KRaft metadata record elects a partition leader uncleanly: it sets "
+                           "LeaderRecoveryState RECOVERING, or the new leader was in neither the previous ISR nor "
+                           "the previous ELR (records the replicas had may be lost)",
+    Code.TOPIC_RECREATED: "a KRaft TopicRecord creates a topic under a name another topic id had (a topic deleted "
+                          "and re-created: consumers' offsets and old replicas belong to the old topic)",
 }
 
 

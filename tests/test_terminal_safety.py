@@ -49,7 +49,8 @@ COMMANDS += [["records", "--json", "-e", "text", "{log}"], ["verify-crc", "{log}
              ["carve", "--list", "{log}"], ["carve", "--json", "{log}"], ["dump", "{log}"], ["dump", "--json", "{log}"],
              ["triage", "{dir}"], ["triage", "--json", "{dir}"], ["capture", "{cap}"], ["capture", "--json", "{cap}"],
              ["capture", "--frame", "0", "{cap}"], ["capture", "--frame", "0", "--hexdump", "{cap}"],
-             ["records", "{dir}/absent.log"]]
+             ["records", "{dir}/absent.log"], ["diff", "{dir}", "{log}"], ["diff", "--json", "{log}", "{dir}"],
+             ["metadata", "{log}"], ["metadata", "--json", "--brokers", "{log}"], ["metadata", "--at", "0", "{log}"]]
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,8 @@ def test_color_output_has_only_our_styling(inputs):
     seg_dir, capture_path = inputs
     log = str(seg_dir / "00000000000000000000.log")
     for args in (["records", "--color", log], ["batches", "--color", log], ["hexdump", "--records", "--color", log],
-                 ["triage", "--color", str(seg_dir)], ["capture", "--color", str(capture_path)]):
+                 ["triage", "--color", str(seg_dir)], ["capture", "--color", str(capture_path)],
+                 ["diff", "--color", str(seg_dir), log], ["metadata", "--color", log]):
         r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
         assert all(s not in r.output for s in RAW), (args, r.output[:2000])
 

@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (their commands register on the app)
     capture_command,
     logdir_commands,
     manual_command,
+    replica_commands,
     segment_commands,
     spark_commands,
 )

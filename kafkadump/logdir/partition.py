@@ -74,6 +74,8 @@ class PartitionFacts:
     snapshots_checked: int = 0
     snapshots_beyond_log: int = 0
     topic_id: str | None = None
+    unclean_elections: int | None = None    # a __cluster_metadata partition: what its replay found
+    topics_recreated: int | None = None
 
 
 @dataclass

@@ -320,6 +320,8 @@ class Triage:
         if g.is_partition:
             scans = self.group_scans(gi)
             self.partitions[gi] = fold_partition(g.path, scans)
+            if self.partitions[gi].topic == METADATA_TOPIC:
+                _check_metadata(g.path, self.partitions[gi], scans)
             # what the log-dir fold needs is small; the segments' digests are not needed again
             for s in scans:
                 if s.kind not in (names.OFFSET_CHECKPOINT, names.PARTITION_METADATA):
@@ -353,6 +355,25 @@ class Triage:
         """The report (see :mod:`kafkadump.report.logdir_objects`)."""
         parts = [partition_object(self.partitions[gi], self.group_scans(gi)) for gi in sorted(self.partitions)]
         return triage_object(TriageRun(self.roots, list(self.file_scans()), parts, self.started, self.elapsed))
+
+
+METADATA_TOPIC = "__cluster_metadata"
+
+
+def _check_metadata(path: str, facts: PartitionFacts, scans: list[FileScan]) -> None:
+    """A KRaft metadata directory: replayed (newest snapshot, then the log), its unclean elections and
+    re-created topics become findings of the files holding their records, and facts of the partition."""
+    from ..metadata_history import check_metadata
+
+    check = check_metadata(path)
+    if check is None:
+        return
+    facts.unclean_elections, facts.topics_recreated = check.unclean_elections, check.topics_recreated
+    by_path = {os.path.normpath(s.path): s for s in scans}
+    for file, finding in check.findings:
+        scan = by_path.get(os.path.normpath(file))
+        if scan is not None:
+            scan.add(finding)
 
 
 def triage(root: str | list[str], **kw: Any) -> dict:  # kw: Triage's keyword arguments

@@ -160,6 +160,10 @@ def summary_line(report: dict) -> str:
             f"findings: {fs['error']} errors, {fs['warning']} warnings, {fs['info']} info")
     if t.get("unreadableFiles"):
         line += f"  unreadable files: {t['unreadableFiles']}"
+    if t.get("uncleanElections"):
+        line += f"  unclean elections: {t['uncleanElections']}"
+    if t.get("topicsRecreated"):
+        line += f"  re-created topics: {t['topicsRecreated']}"
     return line
 
 

@@ -42,7 +42,7 @@ PARTITION_FIELDS = (
     "firstOffset", "logEndOffset", "missingOffsets", "firstTimestamp", "maxTimestamp", "crcFailures",
     "damagedRanges", "damagedBytes", "producers", "abortedTransactions", "openTransactions",
     "sequenceGapsExplained", "leaderEpochs", "snapshotsChecked", "snapshotsBeyondLog", "unreadableFiles",
-    "findings", "findingCounts", "verdict",
+    "uncleanElections", "topicsRecreated", "findings", "findingCounts", "verdict",
 )
 
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
@@ -114,6 +114,7 @@ def partition_object(p: PartitionFacts, scans: list[FileScan]) -> dict:
         "openTransactions": p.open_transactions, "sequenceGapsExplained": p.sequence_gaps_explained,
         "leaderEpochs": p.leader_epochs, "snapshotsChecked": p.snapshots_checked,
         "snapshotsBeyondLog": p.snapshots_beyond_log, "unreadableFiles": unreadable,
+        "uncleanElections": p.unclean_elections, "topicsRecreated": p.topics_recreated,
         "findings": _by_severity(counts), "findingCounts": _counts_object(counts),
         "verdict": verdict_of(counts, unreadable),
     }
@@ -166,6 +167,8 @@ def triage_object(run: TriageRun) -> dict:
             "batches": sum(p["batches"] for p in parts), "records": sum(p["records"] for p in parts),
             "findings": _by_severity(counts),
             "partitionVerdicts": dict(Counter(p["verdict"] for p in parts)),
+            "uncleanElections": sum(p["uncleanElections"] or 0 for p in parts),
+            "topicsRecreated": sum(p["topicsRecreated"] or 0 for p in parts),
         },
         "findingCounts": _counts_object(counts),
         "partitions": parts,

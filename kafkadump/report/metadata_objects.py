@@ -1,0 +1,125 @@
+"""``kafkadump metadata`` objects of the JSON contract: partition, topic and broker changes, the
+cluster's state at a point, the summary.  Built here only; the table reads the same values.
+
+* **partition-change**: ``offset timestamp topic topicId partition leader isr elr leaderEpoch
+  leaderRecoveryState unclean`` (the state the record leaves), then ``uncleanReason election record
+  snapshot replicas partitionEpoch lastKnownElr previousLeader previousIsr previousElr
+  previousLeaderEpoch file position findings``;
+* **topic-change**: ``offset timestamp topic topicId change previousTopicId previousDeletedAt snapshot
+  file position findings`` (``change``: created, deleted, recreated);
+* **broker-change**: ``offset timestamp broker change brokerEpoch incarnationId endpoints rack fenced
+  inControlledShutdown snapshot file position``;
+* **cluster-state**: ``offset timestamp topics brokers features``;
+* **metadata-summary**: what was read and what was found.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .records import findings_list
+
+if TYPE_CHECKING:
+    from ..internal_topics.metadata_replay import (
+        BrokerChange,
+        BrokerState,
+        ClusterState,
+        PartitionChange,
+        PartitionState,
+        TopicChange,
+    )
+    from ..metadata_history import FileProblems, MetadataSummary
+
+# org.apache.kafka.metadata.LeaderRecoveryState
+LEADER_RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
+
+
+def recovery_state_name(value: int | None) -> str | None:
+    """LeaderRecoveryState as its name (``RECOVERED``, ``RECOVERING``; ``unknown(N)``); None when not known."""
+    if value is None:
+        return None
+    return LEADER_RECOVERY_STATES.get(value, f"unknown({value})")
+
+
+def partition_change_object(ev: PartitionChange) -> dict[str, Any]:
+    st, prev = ev.state, ev.previous
+    return {
+        "type": "partition-change", "offset": ev.offset, "timestamp": ev.timestamp, "topic": ev.topic,
+        "topicId": ev.topic_id, "partition": ev.partition, "leader": st.leader, "isr": st.isr, "elr": st.elr,
+        "leaderEpoch": st.leader_epoch, "leaderRecoveryState": recovery_state_name(st.leader_recovery_state),
+        "unclean": ev.unclean, "uncleanReason": ev.unclean_reason, "election": ev.election, "record": ev.record,
+        "snapshot": ev.snapshot, "replicas": st.replicas, "partitionEpoch": st.partition_epoch,
+        "lastKnownElr": st.last_known_elr,
+        "previousLeader": None if prev is None else prev.leader,
+        "previousIsr": None if prev is None else prev.isr,
+        "previousElr": None if prev is None else prev.elr,
+        "previousLeaderEpoch": None if prev is None else prev.leader_epoch,
+        "file": ev.place.file, "position": ev.place.position, "findings": findings_list(ev.findings),
+    }
+
+
+def topic_change_object(ev: TopicChange) -> dict[str, Any]:
+    return {
+        "type": "topic-change", "offset": ev.offset, "timestamp": ev.timestamp, "topic": ev.topic,
+        "topicId": ev.topic_id, "change": ev.change, "previousTopicId": ev.previous_topic_id,
+        "previousDeletedAt": ev.previous_deleted_at, "snapshot": ev.snapshot, "file": ev.place.file,
+        "position": ev.place.position, "findings": findings_list(ev.findings),
+    }
+
+
+def _broker_fields(b: BrokerState | None) -> dict[str, Any]:
+    if b is None:
+        return {"incarnationId": None, "endpoints": None, "rack": None, "fenced": None, "inControlledShutdown": None}
+    return {"incarnationId": b.incarnation_id, "endpoints": b.endpoints, "rack": b.rack, "fenced": b.fenced,
+            "inControlledShutdown": b.in_controlled_shutdown}
+
+
+def broker_change_object(ev: BrokerChange) -> dict[str, Any]:
+    return {"type": "broker-change", "offset": ev.offset, "timestamp": ev.timestamp, "broker": ev.broker,
+            "change": ev.change, "brokerEpoch": ev.epoch, **_broker_fields(ev.state), "snapshot": ev.snapshot,
+            "file": ev.place.file, "position": ev.place.position}
+
+
+def _partition_state(p: PartitionState) -> dict[str, Any]:
+    return {"partition": p.partition, "leader": p.leader, "isr": p.isr, "elr": p.elr, "replicas": p.replicas,
+            "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
+            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state)}
+
+
+def cluster_state_object(st: ClusterState) -> dict[str, Any]:
+    """The state at ``--at``: topics by name (their partitions by number), brokers by id, features."""
+    by_topic: dict[str, list] = {}
+    for (tid, _), p in sorted(st.partitions.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        by_topic.setdefault(tid, []).append(_partition_state(p))
+    topics = [{"topic": name, "topicId": tid, "partitions": by_topic.get(tid, [])}
+              for tid, name in sorted(st.topics.items(), key=lambda kv: (kv[1] or "", kv[0]))]
+    orphans = sorted(set(by_topic) - set(st.topics))
+    topics += [{"topic": None, "topicId": tid, "partitions": by_topic[tid]} for tid in orphans]
+    brokers = [{"broker": b.broker, "brokerEpoch": b.epoch, **_broker_fields(b), "registeredAt": b.registered_at}
+               for _, b in sorted(st.brokers.items())]
+    return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp, "topics": topics,
+            "brokers": brokers, "features": dict(sorted(st.features.items()))}
+
+
+def metadata_summary_object(s: MetadataSummary) -> dict[str, Any]:
+    c = s.counts
+    at = None if s.at is None else ({"offset": s.at.offset} if s.at.offset is not None else {"time": s.at.time})
+    return {
+        "type": "metadata-summary", "path": s.path, "snapshot": s.files.snapshot,
+        "snapshotOffset": s.files.snapshot_offset, "logFiles": s.files.logs, "records": c.records,
+        "firstOffset": s.first_offset, "lastOffset": s.last_offset, "historyFrom": s.history_from,
+        "partitionChanges": c.partition_changes, "elections": c.elections, "uncleanElections": c.unclean_elections,
+        "topicsCreated": c.topics_created, "topicsDeleted": c.topics_deleted, "topicsRecreated": c.topics_recreated,
+        "brokerChanges": c.broker_changes, "topics": s.topics, "partitions": s.partitions, "brokers": s.brokers,
+        "untracked": c.untracked, "at": at, "uncleanAt": s.unclean, "recreatedTopics": s.recreated,
+        "problems": s.problems,
+    }
+
+
+def file_problems_object(p: FileProblems) -> dict[str, Any]:
+    """Problems in the bytes of a metadata file (the ``findings`` line of ``records --json``)."""
+    return {"type": "findings", "file": p.file, "position": p.position, "findings": findings_list(p.findings)}
+
+
+__all__ = ["partition_change_object", "topic_change_object", "broker_change_object", "cluster_state_object",
+           "metadata_summary_object", "file_problems_object", "recovery_state_name", "LEADER_RECOVERY_STATES"]
