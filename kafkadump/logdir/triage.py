@@ -28,10 +28,13 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..errors import InputError
 from ..findings import Code, Finding
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS
 from ..report.logdir_objects import TriageRun, partition_object, triage_object
+from ..report.transaction_objects import abort_command
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
+from .transactions import HANGING, TxnReport, hanging_finding, join_transactions
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -276,8 +279,12 @@ class Triage:
 
     def __init__(self, root: str | list[str], *, jobs: int = 2, records: bool = True,
                  max_findings: int | None = DEFAULT_MAX_FINDINGS, progress: Callable[[int, int, str], None] | None = None,
-                 runner: Runner | None = None):
+                 runner: Runner | None = None, keep_transactions: bool = False,
+                 txn_partitions: int = DEFAULT_PARTITIONS):
         self.roots = [root] if isinstance(root, str) else list(root)
+        self.keep_transactions = keep_transactions   # list closed transactions too (kafkadump txn)
+        self.txn_partitions = txn_partitions
+        self.transactions: TxnReport | None = None   # the transaction join, after run()
         self.records = records
         self.max_findings = max_findings
         self.progress = progress
@@ -308,6 +315,7 @@ class Triage:
             if self.progress:
                 self.progress(done, self.total_bytes, u.path)
         self._fold_logdirs()
+        self._join_transactions()
         self.elapsed = time.perf_counter() - t0
         return self
 
@@ -319,7 +327,7 @@ class Triage:
         g = self.groups[gi]
         if g.is_partition:
             scans = self.group_scans(gi)
-            self.partitions[gi] = fold_partition(g.path, scans)
+            self.partitions[gi] = fold_partition(g.path, scans, keep_spans=self.keep_transactions)
             # what the log-dir fold needs is small; the segments' digests are not needed again
             for s in scans:
                 if s.kind not in (names.OFFSET_CHECKPOINT, names.PARTITION_METADATA):
@@ -343,6 +351,23 @@ class Triage:
                 continue
             fold_logdir(g.path, scans, {k: v[0] for k, v in kids.items()},
                         {k: v[1] for k, v in kids.items() if v[1] is not None})
+
+    def _join_transactions(self) -> None:
+        """Transactions across partitions with the coordinator's records: hanging ones become findings."""
+        from ..internal_topics.kinds import kind_from_path
+
+        state_scans = [s for s in self.file_scans()
+                       if s.kind == names.SEGMENT and kind_from_path(s.path) == "transactions"]
+        report = join_transactions(self.partitions.values(), state_scans, self.txn_partitions)
+        by_path = {f.path: f for f in self.partitions.values()}
+        for t in report.transactions:
+            for p in t.partitions:
+                if p.state != HANGING:
+                    continue
+                by_path[p.path].hanging_transactions += 1
+                if p.anchor is not None:
+                    p.anchor.add(hanging_finding(t, p, abort_command(p.topic, p.partition, p.span.first_offset)))
+        self.transactions = report
 
     # --- the report -----------------------------------------------------------------------
     def file_scans(self) -> Iterator[FileScan]:

@@ -1,0 +1,116 @@
+"""txn, offsets: incident forensics joining the files of log dirs (transactions, offsets and lag)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from ..errors import UsageError
+from ..report.status import Tally
+from .app import app
+from .main import finish, run_command
+from .option_groups import FROM_OPTIONS, Output, output_options
+
+JSON_LINES = "JSON Lines on stdout, one object per line."
+PathsOpt = typer.Argument(..., show_default=False,
+                          help="Log dirs, partition directories (or trees of log dirs: several brokers side by side).")
+JobsOpt = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes scanning separate files in parallel.")
+
+
+def _existing(paths: list[str]) -> None:
+    for path in paths:
+        if not os.path.exists(path):
+            raise UsageError(f"{path}: no such file or directory")
+
+
+@app.command()
+@output_options(encoding=None, json_help=JSON_LINES, table_columns=True)
+def txn(
+    paths: List[str] = PathsOpt,
+    txn_partitions: int = typer.Option(50, "--txn-partitions", min=1, metavar="N",
+                                       help="Partitions of __transaction_state (transaction.state.log.num.partitions): "
+                                            "where a transactional id's coordinator records live."),
+    bootstrap: str = typer.Option("<host:port>", "--bootstrap-server", metavar="HOST:PORT",
+                                  help="Put in the printed kafka-transactions.sh abort commands."),
+    jobs: int = JobsOpt,
+    output: Output = FROM_OPTIONS,
+) -> None:
+    """Transactions across partitions: committed, aborted, ongoing, hanging.
+
+    Joins the transactional batches and COMMIT/ABORT markers of every
+    partition with the coordinator's records in __transaction_state-N
+    (when on disk).  For each hanging transaction: why, the last stable
+    offset its partition is stuck at, and the kafka-transactions.sh command
+    that aborts it.  Exit 0 when no transaction hangs, 1 when one does,
+    2 on usage or I/O errors.
+    """
+    from ..logdir.triage import Triage
+    from ..render import transaction_table as render
+
+    def body() -> int:
+        _existing(paths)
+        tally = Tally()
+        run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions).run()
+        report = run.transactions
+        assert report is not None
+        if output.json:
+            render.write_txn_json(report, sys.stdout, bootstrap)
+        else:
+            console = output.console()
+            render.write_txn_table(report, sys.stdout, console, output.layout(console), bootstrap)
+        tally.input_errors += [s.error for s in run.file_scans() if s.error]
+        tally.problems += report.count("hanging")
+        tally.see(report.findings)
+        return finish(tally)
+
+    run_command(body)
+
+
+@app.command()
+@output_options(encoding=None, json_help=JSON_LINES, table_columns=True)
+def offsets(
+    paths: List[str] = PathsOpt,
+    time: Optional[str] = typer.Option(None, "--time", "-t", metavar="T",
+                                       help="Also the first offset whose timestamp is >= T (ISO-8601 or epoch ms), "
+                                            "as ListOffsets answers it."),
+    history: bool = typer.Option(False, "--history", help="Every commit of every group, in log order, not only "
+                                                          "the latest per partition."),
+    group: Optional[List[str]] = typer.Option(None, "--group", "-g", metavar="GROUP",
+                                              help="Only this consumer group (repeatable)."),
+    offsets_partitions: int = typer.Option(50, "--offsets-partitions", min=1, metavar="N",
+                                           help="Partitions of __consumer_offsets (offsets.topic.num.partitions): "
+                                                "where a group's commits live."),
+    output: Output = FROM_OPTIONS,
+) -> None:
+    """Offsets and consumer lag, offline: per partition and per group.
+
+    Per partition: earliest offset, log end offset, high watermark
+    (replication-offset-checkpoint), max timestamp and its offset, and with
+    --time the offset for that time.  From __consumer_offsets on disk:
+    every group's latest committed offset per partition (tombstones
+    honoured), its commit time and its lag against the log end offset of
+    that partition when its data is on disk.  Exit 0 when nothing is wrong,
+    1 when a committed offset is beyond its partition's log end or the data
+    has problems, 2 on usage or I/O errors.
+    """
+    from ..logdir.offsets_lag import OffsetsQuery, offsets_report
+    from ..query import parse_time
+    from ..render import offsets_table as render
+
+    def body() -> int:
+        _existing(paths)
+        tally = Tally()
+        query = OffsetsQuery(parse_time(time, "--time"), history, tuple(group) if group else None,
+                             offsets_partitions)
+        items = offsets_report(paths, query, tally)
+        if output.json:
+            render.write_offsets_json(items, sys.stdout)
+        else:
+            console = output.console()
+            render.write_offsets_table(items, sys.stdout, console, output.layout(console))
+        return finish(tally)
+
+    run_command(body)
