@@ -436,3 +436,68 @@ def test_corpus_runs_clean_of_tracebacks(sub):
         assert r.exit_code in (0, 1), r.output
         assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
         assert lines(r)[-1]["type"] in ("transactions-summary", "offsets-summary")
+
+
+# --- the state rules, one log dir each ---------------------------------------------------------------------------
+
+def _one_open(tmp_path, records, *, epoch=0, newest=T0 + 1000):
+    """t-0: producer 9's open data at T0 (epoch ``epoch``), then a plain batch at ``newest``; the coordinator
+    records of transactional id ``a`` in its partition."""
+    write(tmp_path / "t-0" / name(0, ".log"),
+          Seg([batch(0, 2, pid=9, epoch=epoch, seq=0, txn=True, ts=T0), batch(2, 1, ts=newest)]).data)
+    if records:
+        write(tmp_path / f"__transaction_state-{java_partition('a')}" / name(0, ".log"),
+              Seg([kv_batch(0, records)]).data)
+    (t, summary) = lines(run("txn", "--json", tmp_path))
+    return t, summary
+
+
+@pytest.mark.parametrize("case, records, epoch, newest, state, reason", [
+    ("not listed", [txn_record("a", "Ongoing", 9, 0, [("t", [1])])], 0, T0 + 1000, "hanging",
+     "the coordinator's Ongoing transaction does not list t-0"),
+    ("timed out", [txn_record("a", "Ongoing", 9, 0, [("t", [0])], timeout=60_000)], 0, T0 + 120_000, "hanging",
+     "the coordinator lists it as Ongoing, but the data is 120000 ms older than the partition's newest timestamp "
+     "(timeout 60000 ms)"),
+    ("tombstone", [txn_record("a", "Ongoing", 9, 0, [("t", [0])]), (txn_record("a", "Empty", 9, 0)[0], None)],
+     0, T0 + 1000, "hanging", "the coordinator deleted the transactional id (a tombstone: it expired)"),
+    ("moved producer id", [txn_record("a", "Ongoing", 10, 0, [("t", [0])], version=1, previous=9)], 0, T0 + 1000,
+     "hanging", "the coordinator moved the transactional id to producer id 10"),
+    ("later epoch", [txn_record("a", "Ongoing", 9, 2, [("t", [0])])], 1, T0 + 1000, "hanging",
+     "the coordinator's latest record is of a later epoch (2 > 1): this transaction was completed"),
+    ("empty", [txn_record("a", "Empty", 9, 0)], 0, T0 + 1000, "hanging",
+     "the coordinator's latest record says Empty: the transaction was completed"),
+    ("markers in flight", [txn_record("a", "PrepareCommit", 9, 0, [("t", [0])])], 0, T0 + 1000, "ongoing",
+     "the coordinator lists it as PrepareCommit, within its timeout"),
+    ("no record, young", [], 0, T0 + 15 * MINUTE, "ongoing", "no coordinator record; within the default timeout"),
+])
+def test_txn_state_rules(tmp_path, case, records, epoch, newest, state, reason):
+    t, summary = _one_open(tmp_path, records, epoch=epoch, newest=newest)
+    (p,) = t["partitions"]
+    assert (t["state"], p["state"], p["reason"], p["lastStableOffset"], p["logEndOffset"]) == (state, state, reason, 0, 3)
+    assert t["transactionalId"] == ("a" if records else None)
+    assert summary["hanging"] == (state == "hanging")
+
+
+# --- bad bytes never end the commands --------------------------------------------------------------------------
+
+def test_flipped_bytes_never_raise(tmp_path):
+    """Every byte of the scenario's segments in turn (a sample of positions) flipped: txn and offsets
+    answer (exit 0, 1 or 2), never a traceback."""
+    import random
+
+    d = tmp_path / "kafka-logs"
+    make_offsets_logdir(d)
+    make_txn_logdir(tmp_path / "txn")
+    segs = sorted(str(p) for p in tmp_path.rglob("*.log"))
+    rnd = random.Random(16)
+    for i in range(12):
+        path = segs[i % len(segs)]
+        data = bytearray(open(path, "rb").read())
+        pos = rnd.randrange(len(data))
+        data[pos] ^= 1 << rnd.randrange(8)
+        with open(path, "wb") as f:
+            f.write(data)
+        for cmd in ("txn", "offsets"):
+            r = run(cmd, "--json", tmp_path)
+            assert r.exit_code in (0, 1, 2) and isinstance(r.exception, (SystemExit, type(None))), (path, pos, r.output)
+            assert lines(r)[-1]["type"] in ("transactions-summary", "offsets-summary")

@@ -173,7 +173,8 @@ def _record(tid: str, e: dict[str, Any], part: int | None) -> CoordinatorRecord:
     parts = tuple((t, int(p)) for t, ps in (e.get("partitions") or {}).items() for p in ps or ()
                   if isinstance(p, int))
     deleted = bool(e.get("deleted"))
-    return CoordinatorRecord(tid, "Dead" if deleted and "state" not in e else str(e.get("state")),
+    # a tombstone: the coordinator expired the id (it writes one when the id goes Dead)
+    return CoordinatorRecord(tid, "Dead" if deleted else str(e.get("state")),
                              e.get("producerId"), e.get("producerEpoch"), e.get("previousProducerId", -1),
                              e.get("nextProducerId", -1), e.get("timeoutMs"), parts, e.get("startTimestamp"),
                              e.get("lastUpdateTimestamp"), e.get("recordOffset"), part, deleted)
@@ -201,7 +202,9 @@ def classify_open(span: TxnSpan, topic: str | None, partition: int | None, newes
             return HANGING, (f"no coordinator record, and the data is {age} ms older than the partition's newest "
                              f"timestamp (beyond the default timeout of {DEFAULT_TIMEOUT_MS} ms)")
         return ONGOING, "no coordinator record; within the default timeout"
-    if coord.deleted or coord.state not in OPEN_STATES:
+    if coord.deleted:
+        return HANGING, "the coordinator deleted the transactional id (a tombstone: it expired)"
+    if coord.state not in OPEN_STATES:
         return HANGING, f"the coordinator's latest record says {coord.state}: the transaction was completed"
     if coord.producer_id != span.producer_id:
         return HANGING, f"the coordinator moved the transactional id to producer id {coord.producer_id}"
