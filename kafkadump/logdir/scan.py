@@ -467,12 +467,11 @@ def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: Fi
                   idx_ctx: _IndexCtx | None, tix_ctx: _IndexCtx | None) -> None:
     """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
     internal = _internal_summary(path)
-    # control batches always get their records decoded (marker types), even when shallow; so do
-    # internal topics' batches (their summary is what the transaction and offset reports join)
-    if not opt.records and internal is None:
-        opt = Options(**{**opt.__dict__, "records": True, "select": lambda b: b.is_control})
-    elif not opt.records:
-        opt = Options(**{**opt.__dict__, "records": True, "select": None})
+    # control batches always get their records decoded (marker types), even when shallow; so do the
+    # coordinator records of __transaction_state (the transaction join reads their summary)
+    if not opt.records:
+        every = internal is not None and internal.kind == "transactions"
+        opt = Options(**{**opt.__dict__, "records": True, "select": None if every else lambda b: b.is_control})
     buf = seg.buf
     icheck = _OffsetIndexCheck(idx_ctx, len(buf)) if idx_ctx is not None and idx_ctx.reader else None
     tcheck = _TimeIndexCheck(tix_ctx) if tix_ctx is not None and tix_ctx.reader else None
