@@ -246,6 +246,9 @@ def test_triage_counts_hanging_transactions_in_summary_and_verdict(txn_dir):
     assert sorted((os.path.basename(os.path.dirname(f["file"])), f["offset"], f["severity"]) for f in hung) == [
         ("orders-0", facts["orders-0"].at(4), "error"), ("orders-1", facts["orders-1"].at(5), "error")]
     assert ABORT_CMD.format(b="<host:port>", p=0, o=7) in next(f for f in hung if "orders-0" in f["file"])["message"]
+    r = run("triage", d)
+    assert r.exit_code == 1
+    assert "hanging transactions: 2 (kafkadump txn: how to end them)" in r.stdout.splitlines()[-1]
 
 
 # --- mutation: the same log dir, one byte or one record changed ----------------------------------------------

@@ -160,6 +160,8 @@ def summary_line(report: dict) -> str:
             f"findings: {fs['error']} errors, {fs['warning']} warnings, {fs['info']} info")
     if t.get("unreadableFiles"):
         line += f"  unreadable files: {t['unreadableFiles']}"
+    if t.get("hangingTransactions"):
+        line += f"  hanging transactions: {t['hangingTransactions']} (kafkadump txn: how to end them)"
     return line
 
 
