@@ -156,7 +156,7 @@ def test_txn_objects_every_field(txn_dir):
              "logEndOffset": 10},
             {"topic": "orders", "partition": 1, "path": os.path.join(d, "orders-1"), "lastStableOffset": 7,
              "logEndOffset": 11}],
-        "findings": [],
+        "lookups": [], "findings": [],
     }
 
 
@@ -171,6 +171,29 @@ def test_txn_table_says_what_to_do(txn_dir):
     assert "stuck: orders-0 at last stable offset 7 (log end 10)" in out
     assert "transactions: 5 (1 committed, 1 aborted, 1 ongoing, 2 hanging)" in out
     assert out.splitlines()[1].startswith("hanging")
+
+
+def test_txn_locates_transactional_ids(txn_dir):
+    d, facts = txn_dir
+    objs = lines(run("txn", "--json", "--transactional-id", "tx-abort", "--transactional-id", "ghost", d))
+    assert objs[-1]["lookups"] == [
+        {"transactionalId": "tx-abort", "coordinatorPartition": java_partition("tx-abort"), "onDisk": True,
+         "known": True},
+        {"transactionalId": "ghost", "coordinatorPartition": java_partition("ghost"),
+         "onDisk": False, "known": False}]
+    assert java_partition("ghost") not in facts["statePartitions"]
+    out = run("txn", "--transactional-id", "ghost", d).stdout
+    assert f"transactional id 'ghost' lives in __transaction_state-{java_partition('ghost')} (not among " \
+           "the inputs: collect it)" in out
+
+
+def test_offsets_locates_groups(offsets_dir):
+    d, placed = offsets_dir
+    objs = lines(run("offsets", "--json", "--group", "audit", "--group", "nobody", d))
+    assert [o["group"] for o in objs if o["type"] == "group-offset"] == ["audit"]
+    assert objs[-1]["lookups"] == [
+        {"group": "audit", "coordinatorPartition": placed["audit"], "onDisk": True, "known": True},
+        {"group": "nobody", "coordinatorPartition": java_partition("nobody"), "onDisk": False, "known": False}]
 
 
 def test_txn_partition_count_option_moves_the_coordinator_partition(txn_dir):
@@ -332,7 +355,7 @@ def test_offsets_objects_every_field(offsets_dir):
     ]
     assert [f["code"] for f in groups[0]["findings"]] == ["committed-beyond-log-end"]
     assert objs[-1] == {"type": "offsets-summary", "partitions": 4, "groups": 2, "groupOffsets": 3, "commits": 5,
-                        "tombstones": 1, "beyondLogEnd": 1, "notTracked": 0, "findings": []}
+                        "tombstones": 1, "beyondLogEnd": 1, "notTracked": 0, "lookups": [], "findings": []}
     assert r.exit_code == 1
 
 

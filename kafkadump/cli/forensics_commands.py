@@ -35,6 +35,10 @@ def txn(
                                             "where a transactional id's coordinator records live."),
     bootstrap: str = typer.Option("<host:port>", "--bootstrap-server", metavar="HOST:PORT",
                                   help="Put in the printed kafka-transactions.sh abort commands."),
+    transactional_id: Optional[List[str]] = typer.Option(None, "--transactional-id", metavar="ID",
+                                                         help="Say which __transaction_state partition holds this "
+                                                              "transactional id, and whether it was read "
+                                                              "(repeatable)."),
     jobs: int = JobsOpt,
     output: Output = FROM_OPTIONS,
 ) -> None:
@@ -53,7 +57,8 @@ def txn(
     def body() -> int:
         _existing(paths)
         tally = Tally()
-        run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions).run()
+        run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions,
+                     transactional_ids=tuple(transactional_id or ())).run()
         report = run.transactions
         assert report is not None
         if output.json:

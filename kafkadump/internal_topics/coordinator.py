@@ -13,6 +13,8 @@ partition tells a user which directory to collect.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 DEFAULT_PARTITIONS = 50   # transaction.state.log.num.partitions and offsets.topic.num.partitions
 INT32_MIN = -(1 << 31)
 
@@ -34,4 +36,14 @@ def coordinator_partition(key: str, partitions: int = DEFAULT_PARTITIONS) -> int
     return (0 if h == INT32_MIN else abs(h)) % partitions
 
 
-__all__ = ["DEFAULT_PARTITIONS", "java_string_hash", "coordinator_partition"]
+@dataclass(frozen=True)
+class IdLookup:
+    """Where a transactional id or a group id lives, and whether that partition was read."""
+
+    key: str
+    partition: int
+    on_disk: bool        # that coordinator partition was among the inputs
+    known: bool          # a record of this id was found there
+
+
+__all__ = ["DEFAULT_PARTITIONS", "IdLookup", "java_string_hash", "coordinator_partition"]

@@ -39,7 +39,7 @@ from ..decode import Batch, Options, iter_batches
 from ..decode.guard import guarded_walk
 from ..errors import InputError
 from ..findings import Code, Finding
-from ..internal_topics.coordinator import DEFAULT_PARTITIONS, coordinator_partition
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition
 from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
@@ -125,6 +125,8 @@ class OffsetsSummary:
     tombstones: int = 0
     beyond_log_end: int = 0
     not_tracked: int = 0
+    lookups: list[IdLookup] = field(default_factory=list)   # the --group ids: where they live
+    seen_groups: set[str] = field(default_factory=set)
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -329,6 +331,10 @@ def offsets_report(paths: list[str], query: OffsetsQuery, tally: Tally
             offsets_dirs.append(g)
         yield p
     yield from _group_offsets(offsets_dirs, query, tally, log_ends, summary)
+    read = {names.parse_partition_dir(g.path).partition for g in offsets_dirs}  # type: ignore[union-attr]
+    for group in query.groups or ():
+        part = coordinator_partition(group, query.offsets_partitions)
+        summary.lookups.append(IdLookup(group, part, part in read, group in summary.seen_groups))
     tally.see(summary.findings)
     yield summary
 
@@ -356,6 +362,7 @@ def _group_offsets(dirs: list[Any], query: OffsetsQuery, tally: Tally, log_ends:
             if old is None or c.record_offset >= old.record_offset:
                 latest[key] = c
     summary.groups = len(groups)
+    summary.seen_groups = groups
     for key in sorted(latest):
         c = latest[key]
         if c.deleted:

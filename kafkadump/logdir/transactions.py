@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Code, Finding
-from ..internal_topics.coordinator import DEFAULT_PARTITIONS, coordinator_partition
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition
 from . import names
 from .partition import MAX_PARTITION_SPANS, PartitionFacts
 from .scan import FileScan
@@ -126,6 +126,7 @@ class TxnReport:
     partitions: int = 0                   # partitions with data on disk
     state_partitions: list[int] = field(default_factory=list)   # __transaction_state partitions read
     coordinators: int = 0                 # transactional ids known from them
+    lookups: list[IdLookup] = field(default_factory=list)   # the ids asked about: where they live
     findings: list[Finding] = field(default_factory=list)
 
     def count(self, state: str) -> int:
@@ -294,11 +295,15 @@ class TransactionJoin:
                              COMMITTED if span.marker == "COMMIT" else ABORTED, log_end_offset=facts.log_end_offset))
         self.newest[facts.path] = facts.max_timestamp
 
-    def finish(self, records: dict[str, CoordinatorRecord], state_partitions: Iterable[int] = ()) -> TxnReport:
+    def finish(self, records: dict[str, CoordinatorRecord], state_partitions: Iterable[int] = (),
+               lookups: Iterable[str] = ()) -> TxnReport:
         """Classify and group; the report (hanging first, then ongoing, then by first offset)."""
         r = self.report
         r.coordinators = len(records)
         r.state_partitions = sorted(set(state_partitions))
+        for tid in lookups:
+            part = coordinator_partition(tid, self.txn_partitions)
+            r.lookups.append(IdLookup(tid, part, part in r.state_partitions, tid in records))
         by_pid = _by_producer(records)
         for p in self.opened:
             p.state, p.reason = classify_open(p.span, p.topic, p.partition, self.newest.get(p.path),
@@ -334,7 +339,7 @@ class TransactionJoin:
 
 
 def join_transactions(partitions: Iterable[PartitionFacts], state_scans: Iterable[FileScan],
-                      txn_partitions: int = DEFAULT_PARTITIONS) -> TxnReport:
+                      txn_partitions: int = DEFAULT_PARTITIONS, lookups: Iterable[str] = ()) -> TxnReport:
     """The transactions of ``partitions`` (their folds) with the coordinator records of ``state_scans``."""
     join = TransactionJoin(txn_partitions)
     for facts in partitions:
@@ -345,7 +350,7 @@ def join_transactions(partitions: Iterable[PartitionFacts], state_scans: Iterabl
         pdir = names.parse_partition_dir(os.path.dirname(s.path))
         if pdir is not None and pdir.topic == "__transaction_state":
             parts.append(pdir.partition)
-    return join.finish(coordinator_records(scans), parts)
+    return join.finish(coordinator_records(scans), parts, lookups)
 
 
 def hanging_finding(t: Transaction, p: TxnPartition, command: str) -> Finding:

@@ -280,10 +280,11 @@ class Triage:
     def __init__(self, root: str | list[str], *, jobs: int = 2, records: bool = True,
                  max_findings: int | None = DEFAULT_MAX_FINDINGS, progress: Callable[[int, int, str], None] | None = None,
                  runner: Runner | None = None, keep_transactions: bool = False,
-                 txn_partitions: int = DEFAULT_PARTITIONS):
+                 txn_partitions: int = DEFAULT_PARTITIONS, transactional_ids: tuple[str, ...] = ()):
         self.roots = [root] if isinstance(root, str) else list(root)
         self.keep_transactions = keep_transactions   # list closed transactions too (kafkadump txn)
         self.txn_partitions = txn_partitions
+        self.transactional_ids = transactional_ids   # ids to locate (kafkadump txn --transactional-id)
         self.transactions: TxnReport | None = None   # the transaction join, after run()
         self.records = records
         self.max_findings = max_findings
@@ -358,7 +359,8 @@ class Triage:
 
         state_scans = [s for s in self.file_scans()
                        if s.kind == names.SEGMENT and kind_from_path(s.path) == "transactions"]
-        report = join_transactions(self.partitions.values(), state_scans, self.txn_partitions)
+        report = join_transactions(self.partitions.values(), state_scans, self.txn_partitions,
+                                   self.transactional_ids)
         by_path = {f.path: f for f in self.partitions.values()}
         for t in report.transactions:
             for p in t.partitions:

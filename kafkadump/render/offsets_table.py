@@ -73,6 +73,10 @@ def write_offsets_table(items: Iterable[PartitionOffsets | GroupOffset | Offsets
             parts.note(f"partitions: {s['partitions']}; groups: {s['groups']}, {s['groupOffsets']} group offsets "
                        f"listed from {s['commits']} commits and {s['tombstones']} tombstones; "
                        f"{s['beyondLogEnd']} beyond the log end", "bold")
+            for x in s["lookups"]:
+                seen = ("read, and it holds commits of it" if x["known"] else "read, with no commit of it") \
+                    if x["onDisk"] else "not among the inputs: collect it"
+                parts.note(f"group {x['group']!r} lives in __consumer_offsets-{x['coordinatorPartition']} ({seen})")
             for f in s["findings"]:
                 parts.note(f"{f['severity']}: {f['code']}: {f['message']}", "yellow")
 

@@ -82,6 +82,11 @@ def summary_lines(report: TxnReport) -> list[str]:
     lines.append("coordinator records: " + (f"{s['coordinators']} transactional ids from __transaction_state-"
                                             + ",".join(str(p) for p in parts) if parts else
                                             "none on disk (collect the __transaction_state partitions)"))
+    for x in s["lookups"]:
+        where = f"__transaction_state-{x['coordinatorPartition']}"
+        seen = ("read, and it holds records of it" if x["known"] else "read, with no record of it") \
+            if x["onDisk"] else "not among the inputs: collect it"
+        lines.append(f"transactional id {x['transactionalId']!r} lives in {where} ({seen})")
     for p in s["stuckPartitions"]:
         lines.append(f"stuck: {p['topic']}-{p['partition']} at last stable offset {p['lastStableOffset']} "
                      f"(log end {p['logEndOffset']})")

@@ -7,7 +7,7 @@
   (``lag`` null when the partition's data is not on disk; ``deleted`` true only for the
   tombstones ``--history`` lists);
 * **offsets-summary**: ``type partitions groups groupOffsets commits tombstones beyondLogEnd notTracked
-  findings``.
+  lookups findings``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,10 @@ def offsets_summary_object(s: OffsetsSummary) -> dict[str, Any]:
     return {
         "type": "offsets-summary", "partitions": s.partitions, "groups": s.groups, "groupOffsets": s.group_offsets,
         "commits": s.commits, "tombstones": s.tombstones, "beyondLogEnd": s.beyond_log_end,
-        "notTracked": s.not_tracked, "findings": findings_list(s.findings),
+        "notTracked": s.not_tracked,
+        "lookups": [{"group": x.key, "coordinatorPartition": x.partition, "onDisk": x.on_disk, "known": x.known}
+                    for x in s.lookups],
+        "findings": findings_list(s.findings),
     }
 
 

@@ -8,7 +8,7 @@
   producerId producerEpoch previousProducerId nextProducerId startTimestamp lastUpdateTimestamp
   recordOffset statePartition``.
 * **transactions-summary**: ``type transactions committed aborted ongoing hanging notListed
-  partitions statePartitions coordinators stuckPartitions findings``.
+  partitions statePartitions coordinators stuckPartitions lookups findings``.
 """
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ def transactions_summary_object(r: TxnReport) -> dict[str, Any]:
         "stuckPartitions": [{"topic": p.topic, "partition": p.partition, "path": p.path,
                              "lastStableOffset": p.last_stable_offset, "logEndOffset": p.log_end_offset}
                             for p in r.stuck_partitions()],
+        "lookups": [{"transactionalId": x.key, "coordinatorPartition": x.partition, "onDisk": x.on_disk,
+                     "known": x.known} for x in r.lookups],
         "findings": findings_list(r.findings),
     }
 
