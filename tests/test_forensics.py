@@ -527,3 +527,16 @@ def test_flipped_bytes_never_raise(tmp_path):
             r = run(cmd, "--json", tmp_path)
             assert r.exit_code in (0, 1, 2) and isinstance(r.exception, (SystemExit, type(None))), (path, pos, r.output)
             assert lines(r)[-1]["type"] in ("transactions-summary", "offsets-summary")
+
+
+def test_ids_from_the_input_reach_the_terminal_escaped(tmp_path):
+    tid = "evil\x1b[2J\u202eid"
+    write(tmp_path / "t-0" / name(0, ".log"), Seg([batch(0, 2, pid=9, epoch=0, seq=0, txn=True)]).data)
+    write(tmp_path / f"__transaction_state-{java_partition(tid)}" / name(0, ".log"),
+          Seg([kv_batch(0, [txn_record(tid, "CompleteCommit", 9, 0)])]).data)
+    write(tmp_path / f"__consumer_offsets-{java_partition(tid)}" / name(0, ".log"),
+          Seg([kv_batch(0, [commit(tid, "t", 0, 1)])]).data)
+    for cmd in ("txn", "offsets"):
+        out = run(cmd, tmp_path).stdout
+        assert "\x1b" not in out and "\u202e" not in out and "evil\\x1b[2J\\u202eid" in out
+    assert lines(run("txn", "--json", tmp_path))[0]["transactionalId"] == tid
