@@ -540,3 +540,18 @@ def test_ids_from_the_input_reach_the_terminal_escaped(tmp_path):
         out = run(cmd, tmp_path).stdout
         assert "\x1b" not in out and "\u202e" not in out and "evil\\x1b[2J\\u202eid" in out
     assert lines(run("txn", "--json", tmp_path))[0]["transactionalId"] == tid
+
+
+def test_txn_says_when_producers_were_not_followed(tmp_path, monkeypatch):
+    from kafkadump.logdir import partition, trackers
+
+    monkeypatch.setattr(trackers, "MAX_PRODUCERS", 2)
+    monkeypatch.setattr(partition, "MAX_PRODUCERS", 2)
+    s = Seg([batch(i, 1, pid=10 + i, epoch=0, seq=0, txn=True) for i in range(4)])
+    write(tmp_path / "t-0" / name(0, ".log"), s.data)
+    r = run("txn", "--json", tmp_path)
+    objs = lines(r)
+    assert [o["producerId"] for o in objs[:-1]] == [10, 11]
+    (f,) = objs[-1]["findings"]
+    assert f["code"] == "tracking-limit" and f["offset"] == s.at(2) and "not listed" in f["message"]
+    assert r.exit_code == 1

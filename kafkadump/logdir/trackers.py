@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..decode import Batch, Gap
 from ..findings import Code, Finding
@@ -106,7 +106,7 @@ def _last_timestamp(b: Batch) -> int | None:
     return ts if ts is not None and ts >= 0 else None
 
 
-@dataclass
+@dataclass(slots=True)
 class TxnSpan:
     """One producer's transactional data in one partition, from its first data batch to the COMMIT or
     ABORT marker closing it (``marker`` None: still open where the log ends).  ``first_offset`` is None
@@ -151,7 +151,7 @@ class TxnSpan:
         """This span (open at the end of a segment) continued by ``later`` (from the next one)."""
         if later is None:
             return self
-        out = TxnSpan(**self.__dict__)
+        out = replace(self)
         if later.first_offset is not None:
             out.batches += later.batches
             out.last_offset = later.last_offset

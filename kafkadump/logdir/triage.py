@@ -369,6 +369,12 @@ class Triage:
                 by_path[p.path].hanging_transactions += 1
                 if p.anchor is not None:
                     p.anchor.add(hanging_finding(t, p, abort_command(p.topic, p.partition, p.span.first_offset)))
+        limited = next((s for s in self.file_scans() if s.finding_counts.get(Code.TRACKING_LIMIT)), None)
+        if limited is not None:
+            first = next((f for f in limited.findings if f.code is Code.TRACKING_LIMIT), None)
+            report.findings.append(Finding(Code.TRACKING_LIMIT, first.offset if first else 0,
+                                           f"{limited.path}: {first.message if first else 'tracking limit'}: "
+                                           f"those producers' transactions are not listed"))
         self.transactions = report
 
     # --- the report -----------------------------------------------------------------------
