@@ -324,7 +324,8 @@ def offsets_report(paths: list[str], query: OffsetsQuery, tally: Tally
     for g in groups:
         p = partition_offsets(g.path, g.files, query, tally, checkpoints)
         summary.partitions += 1
-        if p.topic is not None and p.partition is not None and p.log_end is not None:
+        live = names.parse_partition_dir(g.path).state is None  # type: ignore[union-attr]
+        if live and p.topic is not None and p.partition is not None and p.log_end is not None:
             key = (p.topic, p.partition)
             log_ends[key] = max(log_ends.get(key, 0), p.log_end)
         if p.topic == OFFSETS_TOPIC:
