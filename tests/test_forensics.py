@@ -555,3 +555,19 @@ def test_txn_says_when_producers_were_not_followed(tmp_path, monkeypatch):
     (f,) = objs[-1]["findings"]
     assert f["code"] == "tracking-limit" and f["offset"] == s.at(2) and "not listed" in f["message"]
     assert r.exit_code == 1
+
+
+def test_offsets_log_append_time_batches_answer_their_first_offset(tmp_path):
+    """LogAppendTime: every record has the batch's time, so ListOffsets answers the batch's first offset."""
+    import struct
+
+    from logdir_helpers import fix_crc
+
+    b = bytearray(batch(5, 3, ts=T0).data)
+    (attrs,) = struct.unpack_from(">h", b, 21)
+    struct.pack_into(">h", b, 21, attrs | 0x08)
+    fix_crc(b, 0)
+    write(tmp_path / "t-0" / name(5, ".log"), bytes(b))
+    (p, _) = lines(run("offsets", "--json", "--time", str(T0 + 1), tmp_path))
+    assert (p["earliest"], p["logEnd"], p["maxTimestamp"], p["maxTimestampOffset"], p["offsetForTime"]) == \
+        (5, 8, T0 + 2, 5, 5)

@@ -53,12 +53,19 @@ def txn(
     """
     from ..logdir.triage import Triage
     from ..render import transaction_table as render
+    from .progress import Progress
 
     def body() -> int:
         _existing(paths)
         tally = Tally()
-        run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions,
-                     transactional_ids=tuple(transactional_id or ())).run()
+        progress = Progress("txn") if sys.stderr.isatty() else None
+        try:
+            run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions,
+                         transactional_ids=tuple(transactional_id or ()),
+                         progress=progress.update if progress else None).run()
+        finally:
+            if progress:
+                progress.stop()
         report = run.transactions
         assert report is not None
         if output.json:
