@@ -15,6 +15,7 @@ from .main import finish, run_command
 from .option_groups import FROM_OPTIONS, Output, output_options
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
+NO_PARTITIONS = "no partition with segments among the inputs (give log dirs, or TOPIC-N partition directories)"
 PathsOpt = typer.Argument(..., show_default=False,
                           help="Log dirs, partition directories (or trees of log dirs: several brokers side by side).")
 JobsOpt = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes scanning separate files in parallel.")
@@ -75,6 +76,8 @@ def txn(
             render.write_txn_table(report, sys.stdout, console, output.layout(console), bootstrap)
         tally.input_errors += [s.error for s in run.file_scans() if s.error]
         tally.problems += report.count("hanging")
+        if not report.partitions:
+            tally.notes.append(NO_PARTITIONS)
         tally.see(report.findings)
         return finish(tally)
 

@@ -337,6 +337,9 @@ def offsets_report(paths: list[str], query: OffsetsQuery, tally: Tally
         part = coordinator_partition(group, query.offsets_partitions)
         summary.lookups.append(IdLookup(group, part, part in read, group in summary.seen_groups))
     tally.see(summary.findings)
+    if not summary.partitions:
+        tally.notes.append("no partition directory among the inputs (give log dirs, or TOPIC-N partition "
+                           "directories)")
     yield summary
 
 
