@@ -15,7 +15,6 @@ from .main import finish, run_command
 from .option_groups import FROM_OPTIONS, Output, output_options
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
-NO_PARTITIONS = "no partition with segments among the inputs (give log dirs, or TOPIC-N partition directories)"
 PathsOpt = typer.Argument(..., show_default=False,
                           help="Log dirs, partition directories (or trees of log dirs: several brokers side by side).")
 JobsOpt = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes scanning separate files in parallel.")
@@ -52,7 +51,7 @@ def txn(
     that aborts it.  Exit 0 when no transaction hangs, 1 when one does,
     2 on usage or I/O errors.
     """
-    from ..logdir.triage import Triage
+    from ..logdir.triage import transactions_report
     from ..render import transaction_table as render
     from .progress import Progress
 
@@ -61,24 +60,17 @@ def txn(
         tally = Tally()
         progress = Progress("txn") if sys.stderr.isatty() else None
         try:
-            run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions,
-                         transactional_ids=tuple(transactional_id or ()),
-                         progress=progress.update if progress else None).run()
+            report = transactions_report(paths, tally, jobs=jobs, txn_partitions=txn_partitions,
+                                         transactional_ids=tuple(transactional_id or ()),
+                                         progress=progress.update if progress else None)
         finally:
             if progress:
                 progress.stop()
-        report = run.transactions
-        assert report is not None
         if output.json:
             render.write_txn_json(report, sys.stdout, bootstrap)
         else:
             console = output.console()
             render.write_txn_table(report, sys.stdout, console, output.layout(console), bootstrap)
-        tally.input_errors += [s.error for s in run.file_scans() if s.error]
-        tally.problems += report.count("hanging")
-        if not report.partitions:
-            tally.notes.append(NO_PARTITIONS)
-        tally.see(report.findings)
         return finish(tally)
 
     run_command(body)

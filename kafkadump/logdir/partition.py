@@ -248,7 +248,8 @@ class _Fold:
             expected.append(_ExpectedAbort(a.producer_id, a.first_offset, a.marker_offset, a.marker_position))
         for span in d.closed_spans:
             self.closed_span(span)
-        self.facts.closed_spans_dropped += d.closed_spans_dropped if self.keep_spans else 0
+        if self.keep_spans:
+            self.facts.closed_spans_dropped += d.closed_spans_dropped
         return expected
 
     def _beyond_limit(self, seg: FileScan, pid: int, run: ProducerRun) -> None:
@@ -278,12 +279,14 @@ class _Fold:
         return out
 
     def closed_span(self, span: TxnSpan) -> None:
-        """A transaction closed in this partition: listed when the fold keeps them (bounded), else counted."""
+        """A transaction closed in this partition: listed when the fold keeps them (counted beyond the bound)."""
         f = self.facts
-        if self.keep_spans and len(f.closed_spans) < MAX_PARTITION_SPANS:
+        if not self.keep_spans:
+            return
+        if len(f.closed_spans) < MAX_PARTITION_SPANS:
             f.closed_spans.append(span)
         else:
-            f.closed_spans_dropped += self.keep_spans
+            f.closed_spans_dropped += 1
 
     def _epochs(self, seg: FileScan, d: SegmentDigest) -> None:
         for e in d.epochs:

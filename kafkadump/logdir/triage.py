@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..findings import Code, Finding
 from ..internal_topics.coordinator import DEFAULT_PARTITIONS
 from ..report.logdir_objects import TriageRun, partition_object, triage_object
+from ..report.status import Tally
 from ..report.transaction_objects import abort_command
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
@@ -388,10 +389,31 @@ class Triage:
         return triage_object(TriageRun(self.roots, list(self.file_scans()), parts, self.started, self.elapsed))
 
 
+def transactions_report(paths: list[str], tally: Tally, *, jobs: int = 2, txn_partitions: int = DEFAULT_PARTITIONS,
+                        transactional_ids: tuple[str, ...] = (),
+                        progress: Callable[[int, int, str], None] | None = None) -> TxnReport:
+    """``kafkadump txn``: the transaction join over ``paths`` (triage's scans, batch headers and markers).
+
+    Its problems go to ``tally``: each hanging transaction, the report's own
+    findings (``tracking-limit``), unreadable files (input errors, exit 2).
+    """
+    run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions,
+                 transactional_ids=transactional_ids, progress=progress).run()
+    report = run.transactions
+    assert report is not None
+    tally.input_errors += [s.error for s in run.file_scans() if s.error]
+    tally.problems += report.count(HANGING)
+    tally.see(report.findings)
+    if not report.partitions:
+        tally.notes.append("no partition with segments among the inputs (give log dirs, or TOPIC-N partition "
+                           "directories)")
+    return report
+
+
 def triage(root: str | list[str], **kw: Any) -> dict:  # kw: Triage's keyword arguments
     """Triage ``root`` and return the report (see :meth:`Triage.report`)."""
     return Triage(root, **kw).run().report()
 
 
-__all__ = ["Triage", "triage", "plan", "run_unit", "run_units", "chunks", "local_runner", "Runner", "Unit",
+__all__ = ["Triage", "triage", "transactions_report", "plan", "run_unit", "run_units", "chunks", "local_runner", "Runner", "Unit",
            "Group"]

@@ -88,10 +88,5 @@ def transactions_summary_object(r: TxnReport) -> dict[str, Any]:
     }
 
 
-def txn_exit_problems(r: TxnReport) -> int:
-    """What makes ``kafkadump txn`` exit 1: hanging transactions, and its own warning findings."""
-    return r.count("hanging") + len(r.findings)
-
-
 __all__ = ["abort_command", "abort_commands", "transaction_object", "transactions_summary_object",
-           "coordinator_object", "txn_exit_problems", "BOOTSTRAP_PLACEHOLDER"]
+           "coordinator_object", "BOOTSTRAP_PLACEHOLDER"]
