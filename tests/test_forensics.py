@@ -571,3 +571,27 @@ def test_offsets_log_append_time_batches_answer_their_first_offset(tmp_path):
     (p, _) = lines(run("offsets", "--json", "--time", str(T0 + 1), tmp_path))
     assert (p["earliest"], p["logEnd"], p["maxTimestamp"], p["maxTimestampOffset"], p["offsetForTime"]) == \
         (5, 8, T0 + 2, 5, 5)
+
+
+# brokers placed these ids: the directory each one's records are in (read with `kafkadump records`)
+REAL_PLACEMENTS = [("console-consumer-55231", 17), ("console-consumer-70596", 28), ("console-consumer-10731", 33),
+                   ("console-consumer-52588", 39), ("console-consumer-65070", 39), ("console-consumer-1152", 8),
+                   ("GroupA", 40), ("universe-labs-oms-consumer", 19), ("schema-registry", 29), ("default_", 44)]
+
+
+@pytest.mark.parametrize("key, partition", REAL_PLACEMENTS)
+def test_coordinator_partition_agrees_with_real_brokers(key, partition):
+    need_corpus("real/segments")
+    assert coordinator_partition(key) == partition
+
+
+def test_corpus_tombstone_deletes_a_real_commit():
+    d = need_corpus("real/segments/DonaldY+kafka-2.7.1/kafka-logs")
+    latest = [o for o in lines(run("offsets", "--json", d)) if o["type"] == "group-offset"]
+    assert latest == []   # console-consumer-65070's only commit was deleted at offset 18
+    hist = [o for o in lines(run("offsets", "--json", "--history", d)) if o["type"] == "group-offset"]
+    assert [(o["group"], o["topic"], o["partition"], o["committed"], o["deleted"], o["recordOffset"],
+             os.path.basename(o["file"]), o["offsetsPartition"], o["coordinatorPartition"]) for o in hist] == [
+        ("console-consumer-65070", "test_topic_0603", 0, 9, False, 16, name(0, ".log"), 39, 39),
+        ("console-consumer-65070", "test_topic_0603", 0, None, True, 18, name(18, ".log"), 39, 39)]
+    assert hist[0]["commitTimestamp"] == 1685814551579
