@@ -160,21 +160,23 @@ def _cut(gi: int, g: Group) -> None:
         u.size = total
 
 
-def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAULT_MAX_FINDINGS) -> list[FileScan]:
+def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAULT_MAX_FINDINGS,
+             custody: bool = True) -> list[FileScan]:
     """Scan one unit (in a worker process or a Spark task): its file scans, log first.
 
     Never raises on bad input: an unexpected failure becomes an unreadable
-    file saying why.
+    file saying why.  ``custody``: hash every file (SHA-256) for the chain of
+    custody (``kafkadump txn`` needs no hashes).
     """
     try:
-        return _scan_unit(unit, records, max_findings)
+        return _scan_unit(unit, records, max_findings, custody)
     except Exception as e:  # noqa: BLE001 - a decoder bug must not end the whole triage
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: internal error while scanning: {type(e).__name__}: {e}"
         return [s]
 
 
-def _scan_unit(unit: Unit, records: bool, max_findings: int | None) -> list[FileScan]:
+def _scan_unit(unit: Unit, records: bool, max_findings: int | None, custody: bool) -> list[FileScan]:
     if unit.irregular:
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: {unit.irregular}"
@@ -183,17 +185,18 @@ def _scan_unit(unit: Unit, records: bool, max_findings: int | None) -> list[File
     if unit.kind == "segment":
         return scan_segment(unit.path, index=unit.siblings.get(names.OFFSET_INDEX),
                             timeindex=unit.siblings.get(names.TIME_INDEX),
-                            txnindex=unit.siblings.get(names.TXN_INDEX), options=opt, max_findings=max_findings)
-    s = scan_file(unit.path, options=opt, max_findings=max_findings)
+                            txnindex=unit.siblings.get(names.TXN_INDEX), options=opt, max_findings=max_findings,
+                            custody_of=custody)
+    s = scan_file(unit.path, options=opt, max_findings=max_findings, custody_of=custody)
     if unit.orphan:
         s.add(Finding(Code.ORPHAN_FILE, 0, "no segment .log of the same base offset beside it: "
                                            "not checked against a log"))
     return [s]
 
 
-def run_units(units: list, records: bool, max_findings: int | None) -> list[list[FileScan]]:
+def run_units(units: list, records: bool, max_findings: int | None, custody: bool = True) -> list[list[FileScan]]:
     """Several units in a row (one worker or Spark task): their scans, in order."""
-    return [run_unit(u, records, max_findings) for u in units]
+    return [run_unit(u, records, max_findings, custody) for u in units]
 
 
 def chunks(units: list[Unit], max_bytes: int = 4 << 20, max_units: int = 64) -> Iterator[list[Unit]]:
@@ -227,21 +230,22 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 Runner = Callable[[list, bool, int | None], Iterator[tuple[int, list[FileScan]]]]
 
 
-def local_runner(jobs: int = 2) -> Runner:
-    """Scan in this process, or in ``jobs`` worker processes when there is enough to do."""
+def local_runner(jobs: int = 2, custody: bool = True) -> Runner:
+    """Scan in this process, or in ``jobs`` worker processes when there is enough to do (``custody``:
+    see :func:`run_unit`)."""
 
     def run(units: list, records: bool, max_findings: int | None) -> Iterator[tuple[int, list[FileScan]]]:
         total = sum(u.size for u in units)
         if jobs <= 1 or len(units) < 2 or total < PARALLEL_MIN_BYTES:
             for i, u in enumerate(units):
-                yield i, run_unit(u, records, max_findings)
+                yield i, run_unit(u, records, max_findings, custody)
             return
-        yield from _in_pool(jobs, units, records, max_findings)
+        yield from _in_pool(jobs, units, records, max_findings, custody)
 
     return run
 
 
-def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None
+def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None, custody: bool = True
              ) -> Iterator[tuple[int, list[FileScan]]]:
     window = 4 * jobs
     pool = _pool(jobs)
@@ -254,7 +258,7 @@ def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | No
             nonlocal start
             chunk = next(tasks, None)
             if chunk is not None:
-                pending.append((start, pool.submit(run_units, chunk, records, max_findings)))
+                pending.append((start, pool.submit(run_units, chunk, records, max_findings, custody)))
                 start += len(chunk)
             return chunk is not None
 
@@ -397,8 +401,9 @@ def transactions_report(paths: list[str], tally: Tally, *, jobs: int = 2, txn_pa
     Its problems go to ``tally``: each hanging transaction, the report's own
     findings (``tracking-limit``), unreadable files (input errors, exit 2).
     """
-    run = Triage(paths, jobs=jobs, records=False, keep_transactions=True, txn_partitions=txn_partitions,
-                 transactional_ids=transactional_ids, progress=progress).run()
+    run = Triage(paths, records=False, keep_transactions=True, txn_partitions=txn_partitions,
+                 transactional_ids=transactional_ids, progress=progress,
+                 runner=local_runner(max(1, jobs), custody=False)).run()
     report = run.transactions
     assert report is not None
     tally.input_errors += [s.error for s in run.file_scans() if s.error]
