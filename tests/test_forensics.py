@@ -196,6 +196,14 @@ def test_offsets_locates_groups(offsets_dir):
         {"group": "nobody", "coordinatorPartition": java_partition("nobody"), "onDisk": False, "known": False}]
 
 
+def test_txn_state_filter_lists_only_those(txn_dir):
+    d, _ = txn_dir
+    objs = lines(run("txn", "--json", "--state", "hanging", "--state", "ongoing", d))
+    assert [o["producerId"] for o in objs[:-1]] == [400, 500, 300]
+    assert objs[-1]["transactions"] == 5 and objs[-1]["committed"] == 1
+    assert run("txn", "--state", "stuck", d).exit_code == 2
+
+
 def test_txn_partition_count_option_moves_the_coordinator_partition(txn_dir):
     d, _ = txn_dir
     objs = lines(run("txn", "--json", "--txn-partitions", "7", d))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from enum import Enum
 from typing import List, Optional
 
 import typer
@@ -17,6 +18,7 @@ from .option_groups import FROM_OPTIONS, Output, output_options
 JSON_LINES = "JSON Lines on stdout, one object per line."
 PathsOpt = typer.Argument(..., show_default=False,
                           help="Log dirs, partition directories (or trees of log dirs: several brokers side by side).")
+TxnState = Enum("TxnState", {s: s for s in ("committed", "aborted", "ongoing", "hanging")}, type=str)  # type: ignore[misc]
 JobsOpt = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes scanning separate files in parallel.")
 
 
@@ -39,6 +41,9 @@ def txn(
                                                          help="Say which __transaction_state partition holds this "
                                                               "transactional id, and whether it was read "
                                                               "(repeatable)."),
+    state: Optional[List[TxnState]] = typer.Option(None, "--state", "-s",
+                                                   help="List only transactions in this state (repeatable; the "
+                                                        "summary still counts all)."),
     jobs: int = JobsOpt,
     output: Output = FROM_OPTIONS,
 ) -> None:
@@ -66,11 +71,12 @@ def txn(
         finally:
             if progress:
                 progress.stop()
+        states = [s.value for s in state] if state else None
         if output.json:
-            render.write_txn_json(report, sys.stdout, bootstrap)
+            render.write_txn_json(report, sys.stdout, bootstrap, states)
         else:
             console = output.console()
-            render.write_txn_table(report, sys.stdout, console, output.layout(console), bootstrap)
+            render.write_txn_table(report, sys.stdout, console, output.layout(console), bootstrap, states)
         return finish(tally)
 
     run_command(body)

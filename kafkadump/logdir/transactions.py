@@ -129,6 +129,13 @@ class TxnReport:
     lookups: list[IdLookup] = field(default_factory=list)   # the ids asked about: where they live
     findings: list[Finding] = field(default_factory=list)
 
+    def listed(self, states: Iterable[str] | None = None) -> list[Transaction]:
+        """The transactions in ``states`` (None: all), in report order."""
+        if states is None:
+            return self.transactions
+        keep = set(states)
+        return [t for t in self.transactions if t.state in keep]
+
     def count(self, state: str) -> int:
         return sum(1 for t in self.transactions if t.state == state)
 

@@ -9,6 +9,7 @@ says which partitions are stuck at which last stable offset.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
@@ -55,9 +56,10 @@ def _cells(t: Transaction, p: TxnPartition) -> list[object]:
 
 
 def write_txn_table(report: TxnReport, out: TextIO, console: Console | None = None,
-                    layout: TableLayout | None = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> None:
+                    layout: TableLayout | None = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                    states: Iterable[str] | None = None) -> None:
     table = TableStream(out, TXN_COLUMNS, console, layout)
-    for t in report.transactions:
+    for t in report.listed(states):
         for p in t.partitions:
             table.row(_cells(t, p), _STYLE.get(p.state))
             if p.state in ("hanging", "ongoing") and p.reason:
@@ -95,8 +97,9 @@ def summary_lines(report: TxnReport) -> list[str]:
     return lines
 
 
-def write_txn_json(report: TxnReport, out: TextIO, bootstrap: str = BOOTSTRAP_PLACEHOLDER) -> None:
-    for t in report.transactions:
+def write_txn_json(report: TxnReport, out: TextIO, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
+                   states: Iterable[str] | None = None) -> None:
+    for t in report.listed(states):
         out.write(dumps(transaction_object(t, bootstrap)) + "\n")
     out.write(dumps(transactions_summary_object(report)) + "\n")
 
