@@ -603,3 +603,26 @@ def test_corpus_tombstone_deletes_a_real_commit():
         ("console-consumer-65070", "test_topic_0603", 0, 9, False, 16, name(0, ".log"), 39, 39),
         ("console-consumer-65070", "test_topic_0603", 0, None, True, 18, name(18, ".log"), 39, 39)]
     assert hist[0]["commitTimestamp"] == 1685814551579
+
+
+def test_open_pieces_are_matched_against_a_window_not_every_transaction(tmp_path, monkeypatch):
+    """Work, not time: 400 closed transactions of one producer and epoch, open data in 20 partitions:
+    each open piece is compared with at most OVERLAP_WINDOW closed transactions."""
+    from kafkadump.logdir import transactions
+
+    calls = []
+    real = transactions._overlaps
+    monkeypatch.setattr(transactions, "_overlaps", lambda t, s: calls.append(1) or real(t, s))
+    bs = []
+    for i in range(400):
+        bs += [batch(2 * i, 1, pid=9, epoch=0, seq=i, txn=True, ts=T0 + 10 * i),
+               control(2 * i + 1, 1, pid=9, epoch=0, ts=T0 + 10 * i + 1)]
+    write(tmp_path / "t-0" / name(0, ".log"), Seg(bs).data)
+    for p in range(1, 21):
+        write(tmp_path / f"t-{p}" / name(0, ".log"), Seg([batch(0, 1, pid=9, epoch=0, seq=0, txn=True,
+                                                                ts=T0 + 10 * 400 + p)]).data)
+    objs = lines(run("txn", "--json", tmp_path))
+    assert objs[-1]["committed"] == 400 and objs[-1]["ongoing"] == 1
+    (open_txn,) = [o for o in objs[:-1] if o["state"] == "ongoing"]
+    assert len(open_txn["partitions"]) == 20
+    assert len(calls) <= 400 + 20 * transactions.OVERLAP_WINDOW

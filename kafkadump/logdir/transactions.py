@@ -40,6 +40,7 @@ counted, and the count is a ``tracking-limit`` finding of the report).
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -254,13 +255,25 @@ def _join_closed(pieces: list[TxnPartition]) -> list[Transaction]:
     return out
 
 
+# a producer's transactions follow one another in time: an open piece can overlap only the few closed
+# transactions starting just before its end (a window allows for clocks that disagree a little)
+OVERLAP_WINDOW = 8
+
+
 def _attach_open(closed: dict[tuple[int, int], list[Transaction]], opened: list[TxnPartition]) -> list[Transaction]:
     """Open pieces join the closed transaction of their producer and epoch whose time range holds them,
     else one transaction per producer and epoch."""
+    starts: dict[tuple[int, int], list[int]] = {}
+    for key, ts in closed.items():
+        ts.sort(key=lambda t: t.first_timestamp if t.first_timestamp is not None else -1)
+        starts[key] = [t.first_timestamp if t.first_timestamp is not None else -1 for t in ts]
     alone: dict[tuple[int, int], Transaction] = {}
     for p in opened:
         key = (p.span.producer_id, p.span.producer_epoch)
-        home = next((t for t in closed.get(key, ()) if _overlaps(t, p.span)
+        ts = closed.get(key, [])
+        end = p.span.last_timestamp if p.span.last_timestamp is not None else -1
+        i = bisect_right(starts.get(key, []), end)
+        home = next((t for t in reversed(ts[max(0, i - OVERLAP_WINDOW):i]) if _overlaps(t, p.span)
                      and all(q.path != p.path for q in t.partitions)), None)
         if home is None:
             home = alone.get(key)
