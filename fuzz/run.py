@@ -25,7 +25,7 @@ sys.path.insert(0, HERE)
 
 
 NAMES = ("segment", "records", "legacy", "compression", "index", "snapshot", "checkpoint", "carve",
-         "hextext", "pcap", "protocol", "internal")
+         "hextext", "pcap", "protocol", "internal", "forensics")
 
 
 def main(argv) -> int:

@@ -163,6 +163,17 @@ def _internal():
                                 yield bytes([KINDS.index(kind), ctl, len(k)]) + k + v
 
 
+def _coordinator_segments():
+    """Segments of __transaction_state and __consumer_offsets, and transactional data (small ones)."""
+    seg = CORPUS / "real" / "segments"
+    for pattern in ("__transaction_state-*", "__consumer_offsets-*", "_confluent-ksql-*"):
+        n = 0
+        for p in sorted(seg.rglob(f"{pattern}/*.log")) if seg.exists() else ():
+            if n < 8 and 0 < p.stat().st_size <= 1 << 16:
+                n += 1
+                yield p.read_bytes()
+
+
 SOURCES = {
     "segment": _segments,
     "records": _segments,
@@ -176,6 +187,7 @@ SOURCES = {
     "pcap": _pcaps,
     "protocol": _frames,
     "internal": _internal,
+    "forensics": lambda: _coordinator_segments(),
 }
 
 

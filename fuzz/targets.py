@@ -272,6 +272,18 @@ def internal(data: bytes) -> None:
     summary(dec)
 
 
+def forensics(data: bytes) -> None:
+    """txn and offsets: the bytes as a data partition, a __transaction_state and a __consumer_offsets partition."""
+    root = os.path.join(_tmpdir(), "forensics")
+    for d in ("t-0", "__transaction_state-0", "__consumer_offsets-0"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+        with open(os.path.join(root, d, "00000000000000000000.log"), "wb") as f:
+            f.write(data)
+    _cli(["txn", "--json", root])
+    _cli(["txn", root])
+    _cli(["offsets", "--json", "--time", "0", root])
+
+
 TARGETS = {
     "segment": segment,
     "records": records,
@@ -285,4 +297,5 @@ TARGETS = {
     "pcap": pcap,
     "protocol": protocol,
     "internal": internal,
+    "forensics": forensics,
 }

@@ -76,6 +76,8 @@ class Code(str, Enum):
     SEQUENCE_ORDER = "sequence-order"                # producer sequence or epoch goes backwards
     OPEN_TRANSACTION = "open-transaction"            # transactional data with no COMMIT/ABORT marker after it
     ABORTED_TRANSACTION = "aborted-transaction"      # a transaction closed by an ABORT marker
+    HANGING_TRANSACTION = "hanging-transaction"      # open transactional data the coordinator will never close
+    COMMITTED_BEYOND_LOG_END = "committed-beyond-log-end"  # a group's committed offset past the partition's log end
     LEADER_EPOCH_MISMATCH = "leader-epoch-mismatch"  # batch leader epochs disagree with leader-epoch-checkpoint
     PRODUCER_SNAPSHOT_MISMATCH = "producer-snapshot-mismatch"  # producer snapshot disagrees with the log
     SNAPSHOT_INCOMPLETE = "snapshot-incomplete"      # KRaft snapshot without SNAPSHOT_HEADER / SNAPSHOT_FOOTER
@@ -169,6 +171,8 @@ SEVERITY: dict[Code, Severity] = {
     Code.SEQUENCE_ORDER: Severity.WARNING,
     Code.OPEN_TRANSACTION: Severity.WARNING,
     Code.ABORTED_TRANSACTION: Severity.INFO,
+    Code.HANGING_TRANSACTION: Severity.ERROR,
+    Code.COMMITTED_BEYOND_LOG_END: Severity.WARNING,
     Code.LEADER_EPOCH_MISMATCH: Severity.WARNING,
     Code.PRODUCER_SNAPSHOT_MISMATCH: Severity.WARNING,
     Code.SNAPSHOT_INCOMPLETE: Severity.ERROR,
@@ -256,6 +260,11 @@ DESCRIPTION: dict[Code, str] = {
     Code.SEQUENCE_ORDER: "a producer's sequence number or epoch goes backwards (duplicate or zombie write)",
     Code.OPEN_TRANSACTION: "transactional data with no COMMIT or ABORT marker after it",
     Code.ABORTED_TRANSACTION: "a transaction was aborted (its data stays in the log, hidden from read_committed)",
+    Code.HANGING_TRANSACTION: "transactional data with no marker that its coordinator has completed, does not list, "
+                              "or let time out: the partition's last stable offset is stuck there until it is "
+                              "aborted",
+    Code.COMMITTED_BEYOND_LOG_END: "a consumer group's committed offset is beyond the log end offset of the "
+                                   "partition on disk (data lost or truncated after the commit, or another copy)",
     Code.LEADER_EPOCH_MISMATCH: "batch leader epochs disagree with the leader-epoch-checkpoint",
     Code.PRODUCER_SNAPSHOT_MISMATCH: "a producer-state snapshot disagrees with the batches in the log",
     Code.SNAPSHOT_INCOMPLETE: "a KRaft snapshot lacks its SNAPSHOT_HEADER or SNAPSHOT_FOOTER control record",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (their commands register on the app)
     capture_command,
+    forensics_commands,
     logdir_commands,
     manual_command,
     replica_commands,

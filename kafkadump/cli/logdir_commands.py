@@ -23,8 +23,9 @@ FileType = Enum("FileType", {t.replace("-", "_"): t for t in DUMPABLE_KINDS}, ty
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 # the options of both triages (kafkadump triage and spark triage), defined once
-TriageShallowOpt = typer.Option(False, "--shallow", help="Batch headers and CRCs only (control batches still "
-                                                         "decoded): faster, but damage inside records is not seen.")
+TriageShallowOpt = typer.Option(False, "--shallow", help="Batch headers and CRCs only (control batches and "
+                                                         "__transaction_state records still decoded): faster, but "
+                                                         "damage inside records is not seen.")
 MaxFindingsOpt = typer.Option(100, "--max-findings", min=1, metavar="N",
                               help="Findings kept per code per file (counts stay exact).")
 NoFilesOpt = typer.Option(False, "--no-files", help="(table) Leave out the per-file table.")

@@ -38,10 +38,13 @@ from .trackers import (
     ProducerRun,
     ProducerTxns,
     SegmentDigest,
+    TxnSpan,
     TxnStart,
     check_sequence,
     producer_limit,
 )
+
+MAX_PARTITION_SPANS = 100_000   # closed transactions listed per partition when kept
 
 
 @dataclass
@@ -76,6 +79,13 @@ class PartitionFacts:
     topic_id: str | None = None
     unclean_elections: int | None = None    # a __cluster_metadata partition: what its replay found
     topics_recreated: int | None = None
+    hanging_transactions: int = 0     # set by the transaction join (:mod:`kafkadump.logdir.transactions`)
+    # transactions (:mod:`kafkadump.logdir.transactions` joins them across partitions): the open ones
+    # with the segment scan holding their first batch (bounded by the producers followed), and, when
+    # the fold is asked to keep them, the closed ones (at most MAX_PARTITION_SPANS, the rest counted)
+    open_spans: list[tuple[TxnSpan, FileScan]] = field(default_factory=list)
+    closed_spans: list[TxnSpan] = field(default_factory=list)
+    closed_spans_dropped: int = 0
 
 
 @dataclass
@@ -87,6 +97,7 @@ class _ProducerState:
     last_offset: int | None = None
     missing_at: int = 0
     open: tuple[TxnStart, FileScan] | None = None
+    span: TxnSpan | None = None     # the data of ``open``
 
 
 @dataclass(frozen=True)
@@ -116,8 +127,9 @@ def _order_key(s: FileScan) -> tuple[int, str]:
 class _Fold:
     """The running state of one partition's fold, segment by segment in offset order."""
 
-    def __init__(self, facts: PartitionFacts, snaps: list):
+    def __init__(self, facts: PartitionFacts, snaps: list, keep_spans: bool = False):
         self.facts = facts
+        self.keep_spans = keep_spans
         self.producers: dict[int, _ProducerState] = {}
         self.untracked = 0   # producers beyond MAX_PRODUCERS, not followed
         self.epochs: list[tuple[EpochStart, FileScan]] = []
@@ -236,6 +248,10 @@ class _Fold:
                 st.missing_at = base_missing + run.missing_at
         for a in d.aborted:
             expected.append(_ExpectedAbort(a.producer_id, a.first_offset, a.marker_offset, a.marker_position))
+        for span in d.closed_spans:
+            self.closed_span(span)
+        if self.keep_spans:
+            self.facts.closed_spans_dropped += d.closed_spans_dropped
         return expected
 
     def _beyond_limit(self, seg: FileScan, pid: int, run: ProducerRun) -> None:
@@ -245,19 +261,34 @@ class _Fold:
             first = run.first
             seg.add(producer_limit(first.position if first is not None else 0, pid, "partition"))
 
-    @staticmethod
-    def _transactions(seg: FileScan, pid: int, st: _ProducerState, txn: ProducerTxns) -> list[_ExpectedAbort]:
+    def _transactions(self, seg: FileScan, pid: int, st: _ProducerState, txn: ProducerTxns) -> list[_ExpectedAbort]:
         marker = txn.first_marker
         if marker is None:
             if txn.open is not None and st.open is None:
                 st.open = (txn.open, seg)
+            if txn.span is not None:
+                st.span = txn.span if st.span is None else st.span.joined(txn.span)
             return []
         out = []
         start = st.open[0] if st.open else marker.open_before
         if start is not None and marker.type == "ABORT":
             out.append(_ExpectedAbort(pid, start.offset, marker.offset, marker.position))
+        closed = st.span.joined(txn.head) if st.span is not None else txn.head
+        if closed is not None and closed.first_offset is not None:
+            self.closed_span(closed)
         st.open = (txn.open, seg) if txn.open else None
+        st.span = txn.span
         return out
+
+    def closed_span(self, span: TxnSpan) -> None:
+        """A transaction closed in this partition: listed when the fold keeps them (counted beyond the bound)."""
+        f = self.facts
+        if not self.keep_spans:
+            return
+        if len(f.closed_spans) < MAX_PARTITION_SPANS:
+            f.closed_spans.append(span)
+        else:
+            f.closed_spans_dropped += 1
 
     def _epochs(self, seg: FileScan, d: SegmentDigest) -> None:
         for e in d.epochs:
@@ -277,6 +308,8 @@ class _Fold:
                 continue
             self.facts.open_transactions += 1
             start, s = st.open
+            if st.span is not None:
+                self.facts.open_spans.append((st.span, s))
             s.add(Finding(Code.OPEN_TRANSACTION, start.position,
                           f"producer {pid}: transaction from offset {start.offset} has no COMMIT or ABORT marker "
                           f"up to the end of the log (still in flight, or hanging)"))
@@ -289,11 +322,12 @@ def log_dir_of(path: str) -> str | None:
     return os.path.dirname(os.path.normpath(path)) or None
 
 
-def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
+def fold_partition(path: str, scans: list[FileScan], keep_spans: bool = False) -> PartitionFacts:
     """Cross-check the scans of one partition directory; return what was found.
 
     ``scans`` are every file scan of the directory (any order).  Findings
-    are added to the scans they concern.
+    are added to the scans they concern.  ``keep_spans``: list the closed
+    transactions too (``kafkadump txn``), not only the open ones.
     """
     pdir = names.parse_partition_dir(path)
     live = [s for s in scans if names.classify(s.path).suffix is None and not s.error]
@@ -309,7 +343,7 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
                            partition=pdir.partition if pdir else None, state=pdir.state if pdir else None,
                            files=len(scans), segments=len(segs),
                            topic_id=_decoded(meta)["content"].get("topicId") if meta else None)
-    fold = _Fold(facts, snaps)
+    fold = _Fold(facts, snaps, keep_spans)
     for seg in segs:
         fold.segment(seg, txn_scans)
     fold.compare_snapshots(None)

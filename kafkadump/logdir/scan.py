@@ -466,9 +466,12 @@ class _TimeIndexCheck(_IndexCheck):
 def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: FileScan, sink: FindingSink,
                   idx_ctx: _IndexCtx | None, tix_ctx: _IndexCtx | None) -> None:
     """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
-    # control batches always get their records decoded (marker types), even when shallow
+    internal = _internal_summary(path)
+    # control batches always get their records decoded (marker types), even when shallow; so do the
+    # coordinator records of __transaction_state (the transaction join reads their summary)
     if not opt.records:
-        opt = Options(**{**opt.__dict__, "records": True, "select": lambda b: b.is_control})
+        every = internal is not None and internal.kind == "transactions"
+        opt = Options(**{**opt.__dict__, "records": True, "select": None if every else lambda b: b.is_control})
     buf = seg.buf
     icheck = _OffsetIndexCheck(idx_ctx, len(buf)) if idx_ctx is not None and idx_ctx.reader else None
     tcheck = _TimeIndexCheck(tix_ctx) if tix_ctx is not None and tix_ctx.reader else None
@@ -476,7 +479,6 @@ def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: Fi
     epochs = LeaderEpochTracker(sink.add)
     producers = ProducerTracker(sink.add)
     txns = TransactionTracker()
-    internal = _internal_summary(path)
     for it in guarded_walk(seg, path, lambda start, end: iter_batches(buf, path, start=start, end=end,
                                                                        options=opt)):
         sink.extend(it.findings)
@@ -505,7 +507,8 @@ def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: Fi
     if tcheck:
         tcheck.finish(facts.first, facts.last, len(buf))
     log.digest = SegmentDigest(facts, epochs.finish(), producers.finish(), txns.txns, txns.aborted,
-                               producers.explained_gaps)
+                               producers.explained_gaps, closed_spans=txns.closed,
+                               closed_spans_dropped=txns.closed_dropped)
     log.summary.update(_segment_summary(log.digest, txns))
     if internal is not None:
         log.summary["internal"] = internal.result()

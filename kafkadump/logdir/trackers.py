@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..decode import Batch, Gap
 from ..findings import Code, Finding
@@ -29,6 +29,8 @@ INT32_MAX = 0x7FFFFFFF
 # producers whose sequences and transactions are followed, per segment and per partition: the state
 # is bounded whatever the number of producer ids (later new ones are counted, not followed)
 MAX_PRODUCERS = 20_000
+# closed transactions listed per segment for ``kafkadump txn`` (more are counted, not listed)
+MAX_SPANS = 10_000
 
 
 def producer_limit(position: int, pid: int, where: str) -> Finding:
@@ -94,6 +96,73 @@ class Marker:
     epoch: int | None
 
 
+def _first_timestamp(b: Batch) -> int | None:
+    ts = b.base_timestamp if b.magic >= 2 and b.timestamp_type == "CreateTime" else batch_timestamp(b)
+    return ts if ts is not None and ts >= 0 else None
+
+
+def _last_timestamp(b: Batch) -> int | None:
+    ts = batch_timestamp(b)
+    return ts if ts is not None and ts >= 0 else None
+
+
+@dataclass(slots=True)
+class TxnSpan:
+    """One producer's transactional data in one partition, from its first data batch to the COMMIT or
+    ABORT marker closing it (``marker`` None: still open where the log ends).  ``first_offset`` is None
+    for a marker with no data before it in the segment (the data may be in an earlier segment)."""
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int | None = None
+    first_position: int | None = None
+    last_offset: int | None = None
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    batches: int = 0
+    marker: str | None = None
+    marker_offset: int | None = None
+    marker_position: int | None = None
+    marker_epoch: int | None = None
+    marker_timestamp: int | None = None
+
+    @classmethod
+    def starting(cls, b: Batch) -> TxnSpan:
+        span = cls(b.producer_id, b.producer_epoch, b.base_offset, b.position, first_timestamp=_first_timestamp(b))
+        span.add(b)
+        return span
+
+    def add(self, b: Batch) -> None:
+        """A later data batch of the same transaction."""
+        self.batches += 1
+        self.last_offset = b.last_offset
+        ts = _last_timestamp(b)
+        if ts is not None:
+            self.last_timestamp = ts if self.last_timestamp is None else max(self.last_timestamp, ts)
+        first = _first_timestamp(b)
+        if first is not None and (self.first_timestamp is None or first < self.first_timestamp):
+            self.first_timestamp = first
+
+    def close(self, ctype: str, b: Batch) -> None:
+        self.marker, self.marker_offset, self.marker_position = ctype, b.base_offset, b.position
+        self.marker_epoch, self.marker_timestamp = b.producer_epoch, _last_timestamp(b)
+
+    def joined(self, later: TxnSpan | None) -> TxnSpan:
+        """This span (open at the end of a segment) continued by ``later`` (from the next one)."""
+        if later is None:
+            return self
+        out = replace(self)
+        if later.first_offset is not None:
+            out.batches += later.batches
+            out.last_offset = later.last_offset
+            for ts in (later.first_timestamp, later.last_timestamp):
+                if ts is not None:
+                    out.last_timestamp = ts if out.last_timestamp is None else max(out.last_timestamp, ts)
+        for f in ("marker", "marker_offset", "marker_position", "marker_epoch", "marker_timestamp"):
+            setattr(out, f, getattr(later, f))
+        return out
+
+
 @dataclass
 class ProducerTxns:
     """One producer's transactions in one segment."""
@@ -101,6 +170,8 @@ class ProducerTxns:
     open: TxnStart | None = None          # opened in this segment and not closed in it
     first_marker: Marker | None = None
     transactional: bool = False
+    span: TxnSpan | None = None           # the data of ``open``
+    head: TxnSpan | None = None           # what the first marker closed (it may continue an earlier segment's)
 
 
 @dataclass(frozen=True)
@@ -160,6 +231,8 @@ class SegmentDigest:
     sequence_gaps_explained: int = 0
     txnindex: list[TxnIndexEntry] | None = None
     txnindex_path: str | None = None
+    closed_spans: list[TxnSpan] = field(default_factory=list)   # closed in this segment, after a first marker
+    closed_spans_dropped: int = 0                                # beyond MAX_SPANS: counted only
 
 
 # --- the sequence rule -----------------------------------------------------------------------
@@ -382,11 +455,13 @@ class ProducerTracker:
 class TransactionTracker:
     """Transactions opened by transactional batches and closed by COMMIT/ABORT markers."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.txns: dict[int, ProducerTxns] = {}
         self.aborted: list[AbortedTxn] = []
         self.control_batches: Counter = Counter()
         self.transactional_batches = 0
+        self.closed: list[TxnSpan] = []
+        self.closed_dropped = 0
 
     def batch(self, b: Batch) -> None:
         """Any v2 batch."""
@@ -407,22 +482,38 @@ class TransactionTracker:
             self._marker(pid, t, b)
         elif b.is_transactional and t.open is None:
             t.open = TxnStart(b.base_offset, b.position)
+            t.span = TxnSpan.starting(b)
+        elif b.is_transactional and t.span is not None:
+            t.span.add(b)
 
     def _marker(self, pid: int, t: ProducerTxns, b: Batch) -> None:
         ctype = control_type(b)
         self.control_batches[ctype or "UNKNOWN"] += 1
         if ctype not in ("COMMIT", "ABORT"):
             return
+        span = t.span or TxnSpan(pid, b.producer_epoch)
+        span.close(ctype, b)
         if t.first_marker is None:
             t.first_marker = Marker(ctype, b.base_offset, b.position, t.open, b.producer_epoch)
-        elif t.open is not None and ctype == "ABORT":
-            self.aborted.append(AbortedTxn(pid, t.open.offset, b.base_offset, b.position, t.open.position))
+            t.head = span
+        else:
+            if t.open is not None and ctype == "ABORT":
+                self.aborted.append(AbortedTxn(pid, t.open.offset, b.base_offset, b.position, t.open.position))
+            if t.span is not None:
+                self._closed(span)
         t.open = None
+        t.span = None
+
+    def _closed(self, span: TxnSpan) -> None:
+        if len(self.closed) < MAX_SPANS:
+            self.closed.append(span)
+        else:
+            self.closed_dropped += 1
 
     def open_at_end(self) -> int:
         return sum(1 for t in self.txns.values() if t.open is not None)
 
 
 __all__ = ["MAX_PRODUCERS", "producer_limit", "OffsetTracker", "LeaderEpochTracker", "ProducerTracker", "TransactionTracker", "SegmentDigest",
-           "OffsetFacts", "EpochStart", "SequencePoint", "ProducerRun", "ProducerTxns", "TxnStart", "Marker",
+           "OffsetFacts", "EpochStart", "SequencePoint", "ProducerRun", "ProducerTxns", "TxnStart", "Marker", "TxnSpan", "MAX_SPANS",
            "AbortedTxn", "TxnIndexEntry", "check_sequence", "next_sequence", "batch_timestamp", "control_type"]

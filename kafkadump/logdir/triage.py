@@ -28,10 +28,14 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..errors import InputError
 from ..findings import Code, Finding
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS
 from ..report.logdir_objects import TriageRun, partition_object, triage_object
+from ..report.status import Tally
+from ..report.transaction_objects import abort_command
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
+from .transactions import HANGING, TxnReport, hanging_finding, join_transactions
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -156,21 +160,23 @@ def _cut(gi: int, g: Group) -> None:
         u.size = total
 
 
-def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAULT_MAX_FINDINGS) -> list[FileScan]:
+def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAULT_MAX_FINDINGS,
+             custody: bool = True) -> list[FileScan]:
     """Scan one unit (in a worker process or a Spark task): its file scans, log first.
 
     Never raises on bad input: an unexpected failure becomes an unreadable
-    file saying why.
+    file saying why.  ``custody``: hash every file (SHA-256) for the chain of
+    custody (``kafkadump txn`` needs no hashes).
     """
     try:
-        return _scan_unit(unit, records, max_findings)
+        return _scan_unit(unit, records, max_findings, custody)
     except Exception as e:  # noqa: BLE001 - a decoder bug must not end the whole triage
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: internal error while scanning: {type(e).__name__}: {e}"
         return [s]
 
 
-def _scan_unit(unit: Unit, records: bool, max_findings: int | None) -> list[FileScan]:
+def _scan_unit(unit: Unit, records: bool, max_findings: int | None, custody: bool) -> list[FileScan]:
     if unit.irregular:
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: {unit.irregular}"
@@ -179,17 +185,18 @@ def _scan_unit(unit: Unit, records: bool, max_findings: int | None) -> list[File
     if unit.kind == "segment":
         return scan_segment(unit.path, index=unit.siblings.get(names.OFFSET_INDEX),
                             timeindex=unit.siblings.get(names.TIME_INDEX),
-                            txnindex=unit.siblings.get(names.TXN_INDEX), options=opt, max_findings=max_findings)
-    s = scan_file(unit.path, options=opt, max_findings=max_findings)
+                            txnindex=unit.siblings.get(names.TXN_INDEX), options=opt, max_findings=max_findings,
+                            custody_of=custody)
+    s = scan_file(unit.path, options=opt, max_findings=max_findings, custody_of=custody)
     if unit.orphan:
         s.add(Finding(Code.ORPHAN_FILE, 0, "no segment .log of the same base offset beside it: "
                                            "not checked against a log"))
     return [s]
 
 
-def run_units(units: list, records: bool, max_findings: int | None) -> list[list[FileScan]]:
+def run_units(units: list, records: bool, max_findings: int | None, custody: bool = True) -> list[list[FileScan]]:
     """Several units in a row (one worker or Spark task): their scans, in order."""
-    return [run_unit(u, records, max_findings) for u in units]
+    return [run_unit(u, records, max_findings, custody) for u in units]
 
 
 def chunks(units: list[Unit], max_bytes: int = 4 << 20, max_units: int = 64) -> Iterator[list[Unit]]:
@@ -223,21 +230,22 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 Runner = Callable[[list, bool, int | None], Iterator[tuple[int, list[FileScan]]]]
 
 
-def local_runner(jobs: int = 2) -> Runner:
-    """Scan in this process, or in ``jobs`` worker processes when there is enough to do."""
+def local_runner(jobs: int = 2, custody: bool = True) -> Runner:
+    """Scan in this process, or in ``jobs`` worker processes when there is enough to do (``custody``:
+    see :func:`run_unit`)."""
 
     def run(units: list, records: bool, max_findings: int | None) -> Iterator[tuple[int, list[FileScan]]]:
         total = sum(u.size for u in units)
         if jobs <= 1 or len(units) < 2 or total < PARALLEL_MIN_BYTES:
             for i, u in enumerate(units):
-                yield i, run_unit(u, records, max_findings)
+                yield i, run_unit(u, records, max_findings, custody)
             return
-        yield from _in_pool(jobs, units, records, max_findings)
+        yield from _in_pool(jobs, units, records, max_findings, custody)
 
     return run
 
 
-def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None
+def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None, custody: bool = True
              ) -> Iterator[tuple[int, list[FileScan]]]:
     window = 4 * jobs
     pool = _pool(jobs)
@@ -250,7 +258,7 @@ def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | No
             nonlocal start
             chunk = next(tasks, None)
             if chunk is not None:
-                pending.append((start, pool.submit(run_units, chunk, records, max_findings)))
+                pending.append((start, pool.submit(run_units, chunk, records, max_findings, custody)))
                 start += len(chunk)
             return chunk is not None
 
@@ -276,8 +284,13 @@ class Triage:
 
     def __init__(self, root: str | list[str], *, jobs: int = 2, records: bool = True,
                  max_findings: int | None = DEFAULT_MAX_FINDINGS, progress: Callable[[int, int, str], None] | None = None,
-                 runner: Runner | None = None):
+                 runner: Runner | None = None, keep_transactions: bool = False,
+                 txn_partitions: int = DEFAULT_PARTITIONS, transactional_ids: tuple[str, ...] = ()):
         self.roots = [root] if isinstance(root, str) else list(root)
+        self.keep_transactions = keep_transactions   # list closed transactions too (kafkadump txn)
+        self.txn_partitions = txn_partitions
+        self.transactional_ids = transactional_ids   # ids to locate (kafkadump txn --transactional-id)
+        self.transactions: TxnReport | None = None   # the transaction join, after run()
         self.records = records
         self.max_findings = max_findings
         self.progress = progress
@@ -308,6 +321,7 @@ class Triage:
             if self.progress:
                 self.progress(done, self.total_bytes, u.path)
         self._fold_logdirs()
+        self._join_transactions()
         self.elapsed = time.perf_counter() - t0
         return self
 
@@ -319,7 +333,7 @@ class Triage:
         g = self.groups[gi]
         if g.is_partition:
             scans = self.group_scans(gi)
-            self.partitions[gi] = fold_partition(g.path, scans)
+            self.partitions[gi] = fold_partition(g.path, scans, keep_spans=self.keep_transactions)
             if self.partitions[gi].topic == METADATA_TOPIC:
                 _check_metadata(g.path, self.partitions[gi], scans)
             # what the log-dir fold needs is small; the segments' digests are not needed again
@@ -345,6 +359,30 @@ class Triage:
                 continue
             fold_logdir(g.path, scans, {k: v[0] for k, v in kids.items()},
                         {k: v[1] for k, v in kids.items() if v[1] is not None})
+
+    def _join_transactions(self) -> None:
+        """Transactions across partitions with the coordinator's records: hanging ones become findings."""
+        from ..internal_topics.kinds import kind_from_path
+
+        state_scans = [s for s in self.file_scans()
+                       if s.kind == names.SEGMENT and kind_from_path(s.path) == "transactions"]
+        report = join_transactions(self.partitions.values(), state_scans, self.txn_partitions,
+                                   self.transactional_ids)
+        by_path = {f.path: f for f in self.partitions.values()}
+        for t in report.transactions:
+            for p in t.partitions:
+                if p.state != HANGING:
+                    continue
+                by_path[p.path].hanging_transactions += 1
+                if p.anchor is not None:
+                    p.anchor.add(hanging_finding(t, p, abort_command(p.topic, p.partition, p.span.first_offset)))
+        limited = next((s for s in self.file_scans() if s.finding_counts.get(Code.TRACKING_LIMIT)), None)
+        if limited is not None:
+            first = next((f for f in limited.findings if f.code is Code.TRACKING_LIMIT), None)
+            report.findings.append(Finding(Code.TRACKING_LIMIT, first.offset if first else 0,
+                                           f"{limited.path}: {first.message if first else 'tracking limit'}: "
+                                           f"those producers' transactions are not listed"))
+        self.transactions = report
 
     # --- the report -----------------------------------------------------------------------
     def file_scans(self) -> Iterator[FileScan]:
@@ -376,10 +414,32 @@ def _check_metadata(path: str, facts: PartitionFacts, scans: list[FileScan]) -> 
             scan.add(finding)
 
 
+def transactions_report(paths: list[str], tally: Tally, *, jobs: int = 2, txn_partitions: int = DEFAULT_PARTITIONS,
+                        transactional_ids: tuple[str, ...] = (),
+                        progress: Callable[[int, int, str], None] | None = None) -> TxnReport:
+    """``kafkadump txn``: the transaction join over ``paths`` (triage's scans, batch headers and markers).
+
+    Its problems go to ``tally``: each hanging transaction, the report's own
+    findings (``tracking-limit``), unreadable files (input errors, exit 2).
+    """
+    run = Triage(paths, records=False, keep_transactions=True, txn_partitions=txn_partitions,
+                 transactional_ids=transactional_ids, progress=progress,
+                 runner=local_runner(max(1, jobs), custody=False)).run()
+    report = run.transactions
+    assert report is not None
+    tally.input_errors += [s.error for s in run.file_scans() if s.error]
+    tally.problems += report.count(HANGING)
+    tally.see(report.findings)
+    if not report.partitions:
+        tally.notes.append("no partition with segments among the inputs (give log dirs, or TOPIC-N partition "
+                           "directories)")
+    return report
+
+
 def triage(root: str | list[str], **kw: Any) -> dict:  # kw: Triage's keyword arguments
     """Triage ``root`` and return the report (see :meth:`Triage.report`)."""
     return Triage(root, **kw).run().report()
 
 
-__all__ = ["Triage", "triage", "plan", "run_unit", "run_units", "chunks", "local_runner", "Runner", "Unit",
+__all__ = ["Triage", "triage", "transactions_report", "plan", "run_unit", "run_units", "chunks", "local_runner", "Runner", "Unit",
            "Group"]

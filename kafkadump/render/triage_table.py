@@ -164,6 +164,8 @@ def summary_line(report: dict) -> str:
         line += f"  unclean elections: {t['uncleanElections']}"
     if t.get("topicsRecreated"):
         line += f"  re-created topics: {t['topicsRecreated']}"
+    if t.get("hangingTransactions"):
+        line += f"  hanging transactions: {t['hangingTransactions']} (kafkadump txn: how to end them)"
     return line
 
 

@@ -41,8 +41,8 @@ PARTITION_FIELDS = (
     "path", "logDir", "topic", "partition", "state", "topicId", "files", "segments", "bytes", "batches", "records",
     "firstOffset", "logEndOffset", "missingOffsets", "firstTimestamp", "maxTimestamp", "crcFailures",
     "damagedRanges", "damagedBytes", "producers", "abortedTransactions", "openTransactions",
-    "sequenceGapsExplained", "leaderEpochs", "snapshotsChecked", "snapshotsBeyondLog", "unreadableFiles",
-    "uncleanElections", "topicsRecreated", "findings", "findingCounts", "verdict",
+    "hangingTransactions", "sequenceGapsExplained", "leaderEpochs", "snapshotsChecked", "snapshotsBeyondLog",
+    "unreadableFiles", "uncleanElections", "topicsRecreated", "findings", "findingCounts", "verdict",
 )
 
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
@@ -111,7 +111,8 @@ def partition_object(p: PartitionFacts, scans: list[FileScan]) -> dict:
         "missingOffsets": p.missing_offsets, "firstTimestamp": p.first_timestamp, "maxTimestamp": p.max_timestamp,
         "crcFailures": p.crc_failures, "damagedRanges": p.damaged_ranges, "damagedBytes": p.damaged_bytes,
         "producers": p.producers, "abortedTransactions": p.aborted_transactions,
-        "openTransactions": p.open_transactions, "sequenceGapsExplained": p.sequence_gaps_explained,
+        "openTransactions": p.open_transactions, "hangingTransactions": p.hanging_transactions,
+        "sequenceGapsExplained": p.sequence_gaps_explained,
         "leaderEpochs": p.leader_epochs, "snapshotsChecked": p.snapshots_checked,
         "snapshotsBeyondLog": p.snapshots_beyond_log, "unreadableFiles": unreadable,
         "uncleanElections": p.unclean_elections, "topicsRecreated": p.topics_recreated,
@@ -165,6 +166,7 @@ def triage_object(run: TriageRun) -> dict:
             "files": len(run.files), "bytes": sum(s.size or 0 for s in run.files), "unreadableFiles": unreadable,
             "partitions": len(parts), "segments": sum(1 for s in run.files if s.kind == "segment"),
             "batches": sum(p["batches"] for p in parts), "records": sum(p["records"] for p in parts),
+            "hangingTransactions": sum(p["hangingTransactions"] for p in parts),
             "findings": _by_severity(counts),
             "partitionVerdicts": dict(Counter(p["verdict"] for p in parts)),
             "uncleanElections": sum(p["uncleanElections"] or 0 for p in parts),
