@@ -63,8 +63,9 @@ def test_committed_tables_are_what_the_generator_writes(tmp_path, monkeypatch):
 
 def test_tables_hold_the_schema_facts():
     # facts read from message/FetchResponse.json, RequestHeader.json, ApiVersionsRequest.json
+    # (Fetch v18 comes from kio's definitions, the versions before it from Kafka's JSON)
     fr = S.message("FetchResponse")
-    assert (fr["apiKey"], fr["type"], list(fr["valid"]), list(fr["flexible"])) == (1, "response", [0, 17], [12, 32767])
+    assert (fr["apiKey"], fr["type"], list(fr["valid"]), list(fr["flexible"])) == (1, "response", [0, 18], [12, 32767])
     part = next(f for f in fr["fields"] if f[0] == "Responses")[7]
     part = next(f for f in part if f[0] == "Partitions")[7]
     tags = {f[0]: (f[4], list(f[5])) for f in part if f[4] is not None}
@@ -84,6 +85,32 @@ def test_tables_hold_the_schema_facts():
     assert (tlv["PreviousProducerId"][4], list(tlv["PreviousProducerId"][2]), tlv["PreviousProducerId"][6]) == \
         (0, [1, 32767], [-1])
     assert S.api_name(0) == "Produce" and S.api_name(18) == "ApiVersions" and S.api_names(12345) is None
+
+
+def test_tables_merge_the_newer_versions_onto_the_old_ones():
+    # Kafka 4.x definitions (through kio): Produce v13 names topics by id, InitProducerId v6 adds two
+    # booleans, API keys 88-92 exist; the versions Kafka 4.0 dropped from its files are still there
+    produce = S.message("ProduceRequest")
+    assert list(produce["valid"]) == [0, 13]
+    topic = {f[0]: (list(f[2]), f[1]) for f in next(f for f in produce["fields"] if f[0] == "TopicData")[7]}
+    assert topic["Name"] == ([0, 12], "string") and topic["TopicId"] == ([13, 32767], "uuid")
+    init = {f[0]: (list(f[2]), f[1], f[6]) for f in S.message("InitProducerIdRequest")["fields"]}
+    assert init["Enable2Pc"] == ([6, 32767], "bool", [False]) and init["KeepPreparedTxn"][0] == [6, 32767]
+    assert [S.api_name(k) for k in range(88, 93)] == [
+        "StreamsGroupHeartbeat", "StreamsGroupDescribe", "DescribeShareGroupOffsets", "AlterShareGroupOffsets",
+        "DeleteShareGroupOffsets"]
+    assert {n: S.max_version(n) for n in ("FetchRequest", "ListOffsetsRequest", "MetadataRequest",
+                                          "OffsetCommitRequest", "OffsetFetchRequest", "WriteTxnMarkersRequest",
+                                          "TxnOffsetCommitRequest", "DescribeLogDirsRequest")} == {
+        "FetchRequest": 18, "ListOffsetsRequest": 11, "MetadataRequest": 13, "OffsetCommitRequest": 10,
+        "OffsetFetchRequest": 10, "WriteTxnMarkersRequest": 2, "TxnOffsetCommitRequest": 5,
+        "DescribeLogDirsRequest": 5}
+    assert S.valid_versions("ProduceRequest")[0] == 0 and S.valid_versions("FetchRequest")[0] == 0
+    assert S.api_name(7) == "ControlledShutdown"  # a ZooKeeper-era API Kafka 4.0 removed
+    assert S.api_name(74) == "ListConfigResources" and S.max_version("ListConfigResourcesRequest") == 1
+    # share-group APIs at their released versions only (v0 was early access, never released)
+    assert list(S.valid_versions("ShareFetchRequest")) == [1, 2]
+    assert "unstable" not in S.message("EndTxnRequest")
 
 
 # --- header rules -----------------------------------------------------------------------------------
@@ -165,7 +192,22 @@ def test_apiversions_response_falls_back_to_v0():
     r = frames[1]
     assert (r.api_key, r.api_version, r.body_version) == (18, 3, 0)
     assert r.body == {"errorCode": 35, "apiKeys": [{"apiKey": 18, "minVersion": 0, "maxVersion": 2}]}
-    assert r.findings == []
+    assert [(x.code, x.offset) for x in r.findings] == [(Code.CLIENT_QUIRK, len(req))]
+    assert "v0 layout" in r.findings[0].message and "KIP-511" in r.findings[0].message
+
+
+def test_apiversions_response_in_the_librdkafka_mock_layout():
+    # librdkafka's mock broker answers a flexible ApiVersions request by hand: a one-byte count (the
+    # count itself, not compact), entries without tagged fields, ThrottleTimeMs, no tag section
+    req = B.apiversions_v3_request(corr=1)
+    resp = B.frame(B.I32(1) + B.I16(35) + b"\x01" + B.I16(18) + B.I16(0) + B.I16(2) + B.I32(0))
+    assert resp.hex() == "000000110000000100230100120000000200000000"  # the corpus's mock answer
+    r = CaptureDecoder().block(req + resp)[1]
+    assert (r.api_key, r.api_version, r.correlation_id) == (18, 3, 1)
+    assert r.body == {"errorCode": 35, "apiKeys": [{"apiKey": 18, "minVersion": 0, "maxVersion": 2}],
+                      "throttleTimeMs": 0}
+    assert [(x.code, x.offset) for x in r.findings] == [(Code.CLIENT_QUIRK, len(req))]
+    assert "mock broker" in r.findings[0].message
 
 
 # --- tagged fields -----------------------------------------------------------------------------------
@@ -345,18 +387,22 @@ def test_version_beyond_the_tables():
     body = UV(2) + bytes(16) + encode_compact_string("t") + b"\x00" + b"\x01" + b"\x00" + b"\x00"
     b = B.frame(B.req_header(3, top + 1, 9, "c", hv=2) + body)
     f = decode_request(b, 0, len(b))
+    # the header's layout is known (flexible from v9 on, Kafka's "9+"); the body's is not: kept raw,
+    # no field named from the v{top} layout, and the finding says where the tables stop
     assert codes(f.findings) == [(Code.VERSION_UNKNOWN, 6)]
-    assert f.body["topics"] == [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA", "name": "t"}]
-    # bytes after the known layout (a field the tables do not know yet): kept raw and said so
-    tail = B.frame(B.req_header(3, top + 1, 9, "c", hv=2) + body + b"\x07\x07")
-    g = decode_request(tail, 0, len(tail))
-    assert codes(g.findings) == [(Code.VERSION_UNKNOWN, 6)]
-    assert "the last 2 bytes are not described by the tables" in g.findings[0].message
-    assert g.body["_undecodedTail"] == b"\x07\x07" and g.body["topics"][0]["name"] == "t"
-    # a new field in the middle: the decode stops with a finding, never silently mis-parses
-    mid = B.frame(B.req_header(3, top + 1, 9, "c", hv=2) + body[:-1] + b"\x07\x07" + b"\x00")
-    h = decode_request(mid, 0, len(mid))
-    assert [c for c, _ in codes(h.findings)] == [Code.VERSION_UNKNOWN, Code.FIELD_MALFORMED]
+    assert f"stop at version {top}" in f.findings[0].message and f"body ({len(body)} bytes) is kept raw" in \
+        f.findings[0].message
+    assert (f.correlation_id, f.client_id, f.header["requestApiVersion"]) == (9, "c", top + 1)
+    assert f.body == {"_undecodedBody": body}
+    # the same for a response, and under decode_message
+    r = B.frame(B.I32(9) + b"\x00" + b"\x01\x02\x03")
+    g = decode_response(r, 0, len(r), 3, top + 1)
+    assert codes(g.findings) == [(Code.VERSION_UNKNOWN, 0)] and g.body == {"_undecodedBody": b"\x01\x02\x03"}
+    found: list = []
+    assert decode_message("MetadataRequest", top + 1, body, findings=found) == ({"_undecodedBody": body}, len(body))
+    assert [x.code for x in found] == [Code.VERSION_UNKNOWN]
+    with pytest.raises(DecodeError):
+        decode_message("MetadataRequest", top + 1, body)
 
 
 def test_api_key_unknown_keeps_the_body_raw():
