@@ -227,7 +227,7 @@ DESCRIPTION: dict[Code, str] = {
                           "kept raw (no field is named from another version's layout); the message says where "
                           "the tables stop",
     Code.CLIENT_QUIRK: "a known habit of a client or broker that is not damage, named in the message: an "
-                       "ApiVersions v0 request with bytes after its empty body (some librdkafka versions), an "
+                       "ApiVersions v0 request with zero bytes after its empty body (some librdkafka versions), an "
                        "UNSUPPORTED_VERSION ApiVersions answer in the v0 layout (KIP-511), or in the layout "
                        "librdkafka's mock broker writes (a one-byte count, no tagged fields)",
     Code.API_KEY_UNKNOWN: "an API key unknown to kafkadump's schema tables (body kept as raw bytes)",

@@ -127,19 +127,20 @@ def test_frame_trailing_bytes():
 
 
 def test_client_quirk_apiversions_v0_request_with_trailing_bytes():
-    """Bytes after an ApiVersions v0 request's empty body are a named quirk (info); the same bytes after
-    any other request are frame-trailing-bytes."""
+    """Zero bytes after an ApiVersions v0 request's empty body (old librdkafka sends four) are a named
+    quirk (info); other bytes there, or the same bytes after any other request, are frame-trailing-bytes."""
+    def padded(frame_: bytes, tail: bytes) -> bytes:
+        return struct.pack(">i", len(frame_) - 4 + len(tail)) + frame_[4:] + tail
+
     a = B.frame(B.req_header(18, 0, 1, "rdkafka"))
-    inflated = struct.pack(">i", len(a) - 4 + 3) + a[4:] + b"\x00\x01\x02"
-    items = block(inflated + B.metadata_v1_request(corr=2))
+    items = block(padded(a, bytes(4)) + B.metadata_v1_request(corr=2))
     assert found(items) == [(Code.CLIENT_QUIRK, len(a))]
     quirk = frames_of(items)[0].findings[0]
-    assert quirk.length == 3 and "librdkafka" in quirk.message
+    assert quirk.length == 4 and "librdkafka" in quirk.message
     assert_untouched(items, [("request", "ApiVersions", 1), ("request", "Metadata", 2)])
-    # ApiVersions v1 (its body is empty too, but no client is known to pad it): a warning
-    v1 = B.frame(B.req_header(18, 1, 1, "rdkafka"))
-    items = block(struct.pack(">i", len(v1) - 4 + 3) + v1[4:] + b"\x00\x01\x02")
-    assert found(items) == [(Code.FRAME_TRAILING, len(v1))]
+    for frame_, tail in ((a, b"\x00\x01\x02"), (a, bytes(9)), (B.frame(B.req_header(18, 1, 1, "rdkafka")), bytes(4))):
+        items = block(padded(frame_, tail))
+        assert found(items) == [(Code.FRAME_TRAILING, len(frame_))], (frame_, tail)
 
 
 def _mock_apiversions(count_byte: int) -> bytes:
@@ -176,6 +177,33 @@ def test_client_quirk_metadata_v13_response_zero_byte():
                       (B.frame(B.I32(5) + b"\x00" + body[:-3] + b"\x00" + b"\x00"), 12)):
         g = decode_response(frame_, 0, len(frame_), 3, v)
         assert [x.code for x in g.findings] == [Code.FRAME_TRAILING], (v, g.findings)
+
+
+def test_client_quirk_control_batch_with_crc_zero_in_a_response():
+    """librdkafka's mock broker writes its COMMIT/ABORT markers with CRC 0: in a response that is a
+    named quirk (info); any other wrong CRC, or a data batch with CRC 0, stays crc-mismatch."""
+    import builders
+
+    from kafkadump.protocol.frames import decode_response
+
+    control = bytearray(builders.control_batch(7, 1).data)
+
+    def fetch(batch: bytes, crc: int):
+        b = bytearray(batch)
+        b[17:21] = struct.pack(">I", crc)
+        resp = B.fetch_v12_response(5, [(0, bytes(b), b"\x00")])
+        f = decode_response(resp, 0, len(resp), 1, 12)
+        (_, _, rv), = f.records_fields()
+        return f, rv.batches[0]
+
+    f, b = fetch(control, 0)
+    assert [(x.code, x.offset) for x in f.all_findings()] == [(Code.CLIENT_QUIRK, b.position + 17)]
+    assert "mock broker" in f.all_findings()[0].message and b.is_control
+    f, b = fetch(control, 0x12345678)
+    assert [(x.code, x.offset) for x in f.all_findings()] == [(Code.CRC_MISMATCH, b.position + 17)]
+    batch, _ = first_batch()
+    f, b = fetch(batch, 0)
+    assert [(x.code, x.offset) for x in f.all_findings()] == [(Code.CRC_MISMATCH, b.position + 17)]
 
 
 def test_field_malformed_invalid_utf8_in_client_id():

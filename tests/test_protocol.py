@@ -25,7 +25,7 @@ from primitive_encoders import encode_compact_string  # noqa: E402
 from kafkadump.findings import Code, DecodeError  # noqa: E402
 from kafkadump.protocol import schema as S  # noqa: E402
 from kafkadump.protocol.decoder import RecordsValue, decode_message, kafka_uuid  # noqa: E402
-from kafkadump.protocol.frames import decode_request, decode_response  # noqa: E402
+from kafkadump.protocol.frames import decode_apiversions_mock, decode_request, decode_response  # noqa: E402
 from kafkadump.protocol.stream import CaptureDecoder, Hints  # noqa: E402
 from kafkadump.render.hexdump import tiling_errors  # noqa: E402
 
@@ -420,6 +420,11 @@ def test_spans_tile_every_frame_byte():
         (B.fetch_v12_response(5, [(0, batch + batch[:30], B.tagged([(7, b"zz")]))]),
          lambda b, c: decode_response(b, 0, len(b), 1, 12, ctx=c)),
         (B.metadata_v1_request()[:-2], lambda b, c: decode_request(b, 0, len(b), ctx=c)),
+        # a version beyond the tables (the body one raw span), the mock broker's ApiVersions layout
+        (B.frame(B.req_header(0, S.max_version("ProduceRequest") + 1, 3, "c", hv=2) + b"\x05" * 9),
+         lambda b, c: decode_request(b, 0, len(b), ctx=c)),
+        (B.frame(B.I32(1) + B.I16(35) + b"\x02" + (B.I16(18) + B.I16(0) + B.I16(2)) * 2 + B.I32(0)),
+         lambda b, c: decode_apiversions_mock(b, 0, len(b), 3, ctx=c)),
     ]:
         f = dec(b, Ctx(spans=True))
         assert tiling_errors(f.spans, 0, len(b)) == []

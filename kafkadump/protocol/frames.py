@@ -230,7 +230,7 @@ def _finish(f: Frame, buf: _Buf, pos: int, body_start: int, p: int | None, err: 
                                   f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
                                   length=avail_end - pos))
     if err is None and p is not None and p < avail_end:
-        quirk = _trailing_quirk(f, bytes(buf[p:min(avail_end, p + 2)]), avail_end - p)
+        quirk = _trailing_quirk(f, bytes(buf[p:min(avail_end, p + 9)]), avail_end - p)
         if quirk:
             f.findings.append(Finding(Code.CLIENT_QUIRK, base + p, quirk, length=avail_end - p))
         else:
@@ -246,8 +246,8 @@ def _finish(f: Frame, buf: _Buf, pos: int, body_start: int, p: int | None, err: 
 
 def _trailing_quirk(f: Frame, head: bytes, n: int) -> str | None:
     """The known habit that explains ``n`` bytes (starting ``head``) after a frame's body, or None."""
-    if f.kind == "request" and f.api_key == 18 and f.api_version == 0:
-        return (f"ApiVersions v0 request with {n} bytes after its empty body, as some librdkafka versions "
+    if f.kind == "request" and f.api_key == 18 and f.api_version == 0 and n <= 8 and not any(head):
+        return (f"ApiVersions v0 request with {n} zero bytes after its empty body, as some librdkafka versions "
                 f"send it (brokers ignore them)")
     if f.kind == "response" and f.api_key == 3 and f.api_version == 13 and head == b"\x00":
         return "Metadata v13 response with one zero byte after its body, as librdkafka's mock broker writes it"
