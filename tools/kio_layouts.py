@@ -338,6 +338,8 @@ def merge_api(messages: dict, key: int, kind: str, versions: dict[int, type], lo
         kl = kio_fields(versions[v])
         if v <= hi:
             diff = differences(table_at(entry["fields"], v), kio_at(kl))
+            if inr(entry["flexible"], v) != bool(versions[v].__flexible__):
+                diff.append(f"flexible: {inr(entry['flexible'], v)} vs {bool(versions[v].__flexible__)}")
             if diff:
                 log.append(f"{kio_name} v{v}: Kafka's JSON and kio differ (the JSON's layout is kept): "
                            + "; ".join(diff))
