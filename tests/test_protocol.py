@@ -114,6 +114,40 @@ def test_tables_merge_the_newer_versions_onto_the_old_ones():
     assert "unstable" not in S.message("EndTxnRequest")
 
 
+def test_kio_merge_adds_a_version_field_by_field():
+    """tools/kio_layouts.py: a field kio keeps extends its range, one it drops ends, a new one starts
+    after its predecessor; nullability and tags carry over; a disagreement is never merged silently."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import kio_layouts as K
+
+    OPEN = 32767
+    fields = [["Acks", "int16", [0, OPEN], None, None, None, [], None, False],
+              ["Topics", "[]Topic", [0, OPEN], None, None, None, [],
+               [["Name", "string", [0, OPEN], [2, OPEN], None, None, [], None, False],
+                ["Index", "int32", [0, OPEN], None, None, None, [], None, False]], False],
+              ["Hint", "int32", [3, OPEN], None, 0, [3, OPEN], [7], None, False]]
+    topic = [K.KField("topic_id", "TopicId", "uuid", False, None, (), None),
+             K.KField("index", "Index", "int32", False, None, (), None)]
+    v5 = [K.KField("acks", "Acks", "int16", False, None, (), None),
+          K.KField("topics", "Topics", "[]Topic", True, None, (), topic),
+          K.KField("hint", "Hint", "int32", False, 0, (7,), None),
+          K.KField("timeout", "TimeoutMs", "int32", False, None, (), None)]
+    K.merge_fields(fields, v5, 5)
+    by = {f[0]: f for f in fields}
+    assert [f[0] for f in fields] == ["Acks", "Topics", "Hint", "TimeoutMs"]
+    assert by["Topics"][3] == [5, OPEN]           # nullable from v5 on
+    sub = {f[0]: f[2] for f in by["Topics"][7]}
+    assert sub == {"TopicId": [5, OPEN], "Name": [0, 4], "Index": [0, OPEN]}
+    assert [f[0] for f in by["Topics"][7]] == ["TopicId", "Name", "Index"]
+    assert by["Hint"][2] == [3, OPEN] and by["TimeoutMs"][2] == [5, OPEN]
+    assert K.differences(K.table_at(fields, 5), K.kio_at(v5)) == []
+    assert K.differences(K.table_at(fields, 4), K.kio_at(v5)) != []
+    # names: kio's snake case back to Kafka's, "Ms" restored for durations and timestamps
+    assert (K.kafka_name("enable2_pc", "bool"), K.kafka_name("max_wait", "timedelta_i32"),
+            K.kafka_name("id_", "uuid"), K.kafka_name("k_raft_version", "int16")) == (
+        "Enable2Pc", "MaxWaitMs", "Id", "KRaftVersion")
+
+
 # --- header rules -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("key,version,expected", [

@@ -304,3 +304,18 @@ def test_a_version_beyond_the_tables_names_no_field():
     g = decode_response(r, 0, len(r), 1, 19)
     assert [x.code for x in g.findings] == [Code.VERSION_UNKNOWN] and "stop at version 18" in g.findings[0].message
     assert g.correlation_id == 42 and g.body == {"_undecodedBody": fbody}
+
+
+def test_the_oracle_sees_a_wrong_layout():
+    """The comparison can fail: a Produce v13 request read with the v12 layout (topic names where v13
+    has topic ids), or a value changed after encoding, is caught."""
+    _, produce, _ = _frames()
+    with pytest.raises(AssertionError):
+        check(0, 12, "request", produce)
+    data = bytearray(encode(produce))
+    data[8:12] = (29000).to_bytes(4, "big")  # TimeoutMs, after "txn-1" (compact: 6 bytes) and Acks
+    ours, _ = decode_message("ProduceRequest", 13, bytes(data), findings=[])
+    assert ours["timeoutMs"] == 29000 and ours["transactionalId"] == "txn-1"
+    with pytest.raises(AssertionError):
+        compare(produce, ours, S.message("ProduceRequest")["fields"], 13, "ProduceRequest", bytes(data))
+
