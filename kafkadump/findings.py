@@ -100,6 +100,7 @@ class Code(str, Enum):
     TCP_CONFLICT = "tcp-overlap-conflict"      # retransmitted TCP data differs from the first copy
     CAPTURE_MALFORMED = "capture-malformed"    # pcap/pcapng structure or packet headers broken
     PACKETS_NOT_READ = "packets-not-read"      # packets in the capture kafkadump did not read (counted by reason)
+    CLIENT_QUIRK = "client-quirk"              # a known client or broker habit that is not damage (named)
     # --- internal topics (kafkadump.internal_topics) ------------------------------------
     INTERNAL_TYPE_UNKNOWN = "internal-type-unknown"        # key version / metadata apiKey names no known schema
     INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
@@ -146,6 +147,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.TAGGED_FIELD_ORDER: Severity.ERROR,
     Code.TAGGED_FIELD_UNKNOWN: Severity.INFO,
     Code.VERSION_UNKNOWN: Severity.WARNING,
+    Code.CLIENT_QUIRK: Severity.INFO,
     Code.API_KEY_UNKNOWN: Severity.WARNING,
     Code.RESPONSE_UNPAIRED: Severity.WARNING,
     Code.RESPONSE_GUESSED: Severity.INFO,
@@ -231,7 +233,13 @@ DESCRIPTION: dict[Code, str] = {
     Code.FIELD_MALFORMED: "a request or response field cannot be decoded (length, count, UTF-8)",
     Code.TAGGED_FIELD_ORDER: "tagged fields are not in strictly ascending tag order",
     Code.TAGGED_FIELD_UNKNOWN: "a tagged field unknown to kafkadump's schema tables (kept as raw bytes)",
-    Code.VERSION_UNKNOWN: "an API version newer than kafkadump's schema tables (decoded as far as possible)",
+    Code.VERSION_UNKNOWN: "an API version outside kafkadump's schema tables: the header is decoded, the body is "
+                          "kept raw (no field is named from another version's layout); the message says where "
+                          "the tables stop",
+    Code.CLIENT_QUIRK: "a known habit of a client or broker that is not damage, named in the message: an "
+                       "ApiVersions v0 request with zero bytes after its empty body (some librdkafka versions), an "
+                       "UNSUPPORTED_VERSION ApiVersions answer in the v0 layout (KIP-511), or in the layout "
+                       "librdkafka's mock broker writes (a one-byte count, no tagged fields)",
     Code.API_KEY_UNKNOWN: "an API key unknown to kafkadump's schema tables (body kept as raw bytes)",
     Code.RESPONSE_UNPAIRED: "a response whose request is not in the capture",
     Code.RESPONSE_GUESSED: "a response without its request, decoded as the only API that fits",

@@ -182,8 +182,11 @@ def test_corpus_capture_cli_smoke():
     r = run(wire / "aiokafka_codecs.pcap")
     assert r.exit_code == 0 and "records: 300" in r.stdout.splitlines()[-1]
     r = run(wire / "ck216_produce_gzip.pcap", "--json")
-    assert r.exit_code == 1  # Metadata v13 is newer than the tables: warned, not hidden
-    assert any(f["code"] == "version-unknown" for d in jsonl(r) if d["type"] == "frame" for f in d["findings"])
+    # healthy librdkafka 2.16 traffic: Metadata v13 is in the tables, the mock's ApiVersions answer
+    # is a named quirk (info), nothing is a problem
+    assert r.exit_code == 0, r.stdout[-2000:]
+    codes = {f["code"] for d in jsonl(r) if d["type"] == "frame" for f in d["findings"]}
+    assert codes == {"client-quirk"}
 
 
 def test_lone_response_with_an_unknown_api_key_is_kept_raw(tmp_path):

@@ -30,7 +30,7 @@ from kafkadump.sources.pcap import CaptureReader  # noqa: E402
 MUTATION_CODES = {"frame-size-invalid", "frame-trailing-bytes", "field-malformed", "tagged-field-order",
                   "tagged-field-unknown", "version-unknown", "api-key-unknown", "response-unpaired",
                   "response-guessed", "partial-batch", "tcp-gap", "tcp-retransmission", "tcp-overlap-conflict",
-                  "capture-malformed"}
+                  "capture-malformed", "client-quirk"}
 
 NEW_CODES = {
     Code.FRAME_SIZE_INVALID: Severity.ERROR, Code.FRAME_TRAILING: Severity.WARNING,
@@ -39,7 +39,7 @@ NEW_CODES = {
     Code.API_KEY_UNKNOWN: Severity.WARNING, Code.RESPONSE_UNPAIRED: Severity.WARNING,
     Code.RESPONSE_GUESSED: Severity.INFO, Code.PARTIAL_BATCH: Severity.INFO, Code.TCP_GAP: Severity.ERROR,
     Code.TCP_RETRANSMISSION: Severity.INFO, Code.TCP_CONFLICT: Severity.WARNING,
-    Code.CAPTURE_MALFORMED: Severity.ERROR,
+    Code.CAPTURE_MALFORMED: Severity.ERROR, Code.CLIENT_QUIRK: Severity.INFO,
 }
 
 
@@ -124,6 +124,86 @@ def test_frame_trailing_bytes():
     items = block(inflated + B.metadata_v1_request(corr=2))
     assert found(items) == [(Code.FRAME_TRAILING, len(a))]
     assert_untouched(items, [("request", "Metadata", 1), ("request", "Metadata", 2)])
+
+
+def test_client_quirk_apiversions_v0_request_with_trailing_bytes():
+    """Zero bytes after an ApiVersions v0 request's empty body (old librdkafka sends four) are a named
+    quirk (info); other bytes there, or the same bytes after any other request, are frame-trailing-bytes."""
+    def padded(frame_: bytes, tail: bytes) -> bytes:
+        return struct.pack(">i", len(frame_) - 4 + len(tail)) + frame_[4:] + tail
+
+    a = B.frame(B.req_header(18, 0, 1, "rdkafka"))
+    items = block(padded(a, bytes(4)) + B.metadata_v1_request(corr=2))
+    assert found(items) == [(Code.CLIENT_QUIRK, len(a))]
+    quirk = frames_of(items)[0].findings[0]
+    assert quirk.length == 4 and "librdkafka" in quirk.message
+    assert_untouched(items, [("request", "ApiVersions", 1), ("request", "Metadata", 2)])
+    for frame_, tail in ((a, b"\x00\x01\x02"), (a, bytes(9)), (B.frame(B.req_header(18, 1, 1, "rdkafka")), bytes(4))):
+        items = block(padded(frame_, tail))
+        assert found(items) == [(Code.FRAME_TRAILING, len(frame_))], (frame_, tail)
+
+
+def _mock_apiversions(count_byte: int) -> bytes:
+    return B.frame(B.I32(1) + B.I16(35) + bytes([count_byte]) + B.I16(18) + B.I16(0) + B.I16(2) + B.I32(0))
+
+
+def test_client_quirk_apiversions_answer_in_the_mock_layout():
+    req = B.apiversions_v3_request(corr=1)
+    items = block(req + _mock_apiversions(1))
+    assert found(items) == [(Code.CLIENT_QUIRK, len(req))]
+    resp = frames_of(items)[1]
+    assert resp.body["apiKeys"] == [{"apiKey": 18, "minVersion": 0, "maxVersion": 2}]
+    # a count that does not account for the bytes: not the mock's layout, read as v3 and flagged
+    items = block(req + _mock_apiversions(2))
+    codes = [c for c, _ in found(items)]
+    assert Code.CLIENT_QUIRK not in codes and codes, codes
+    # the v0 layout answer (KIP-511) is named too, at the response's position
+    v0 = B.apiversions_v0_response(corr=1, error=35, apis=((18, 0, 2),))
+    items = block(req + v0)
+    assert found(items) == [(Code.CLIENT_QUIRK, len(req))] and frames_of(items)[1].body_version == 0
+
+
+def test_client_quirk_metadata_v13_response_zero_byte():
+    from kafkadump.protocol.frames import decode_response
+
+    body = B.I32(0) + b"\x01" + b"\x01" + B.I32(0) + b"\x01" + B.I16(0) + b"\x00"   # no brokers, no topics
+    good = B.frame(B.I32(5) + b"\x00" + body)
+    assert decode_response(good, 0, len(good), 3, 13).findings == []
+    quirk = B.frame(B.I32(5) + b"\x00" + body + b"\x00")
+    f = decode_response(quirk, 0, len(quirk), 3, 13)
+    assert [(x.code, x.offset) for x in f.findings] == [(Code.CLIENT_QUIRK, len(quirk) - 1)]
+    # another byte, or the same byte after v12: damage as before
+    for frame_, v in ((B.frame(B.I32(5) + b"\x00" + body + b"\x07"), 13),
+                      (B.frame(B.I32(5) + b"\x00" + body[:-3] + b"\x00" + b"\x00"), 12)):
+        g = decode_response(frame_, 0, len(frame_), 3, v)
+        assert [x.code for x in g.findings] == [Code.FRAME_TRAILING], (v, g.findings)
+
+
+def test_client_quirk_control_batch_with_crc_zero_in_a_response():
+    """librdkafka's mock broker writes its COMMIT/ABORT markers with CRC 0: in a response that is a
+    named quirk (info); any other wrong CRC, or a data batch with CRC 0, stays crc-mismatch."""
+    import builders
+
+    from kafkadump.protocol.frames import decode_response
+
+    control = bytearray(builders.control_batch(7, 1).data)
+
+    def fetch(batch: bytes, crc: int):
+        b = bytearray(batch)
+        b[17:21] = struct.pack(">I", crc)
+        resp = B.fetch_v12_response(5, [(0, bytes(b), b"\x00")])
+        f = decode_response(resp, 0, len(resp), 1, 12)
+        (_, _, rv), = f.records_fields()
+        return f, rv.batches[0]
+
+    f, b = fetch(control, 0)
+    assert [(x.code, x.offset) for x in f.all_findings()] == [(Code.CLIENT_QUIRK, b.position + 17)]
+    assert "mock broker" in f.all_findings()[0].message and b.is_control
+    f, b = fetch(control, 0x12345678)
+    assert [(x.code, x.offset) for x in f.all_findings()] == [(Code.CRC_MISMATCH, b.position + 17)]
+    batch, _ = first_batch()
+    f, b = fetch(batch, 0)
+    assert [(x.code, x.offset) for x in f.all_findings()] == [(Code.CRC_MISMATCH, b.position + 17)]
 
 
 def test_field_malformed_invalid_utf8_in_client_id():

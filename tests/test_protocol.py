@@ -25,7 +25,7 @@ from primitive_encoders import encode_compact_string  # noqa: E402
 from kafkadump.findings import Code, DecodeError  # noqa: E402
 from kafkadump.protocol import schema as S  # noqa: E402
 from kafkadump.protocol.decoder import RecordsValue, decode_message, kafka_uuid  # noqa: E402
-from kafkadump.protocol.frames import decode_request, decode_response  # noqa: E402
+from kafkadump.protocol.frames import decode_apiversions_mock, decode_request, decode_response  # noqa: E402
 from kafkadump.protocol.stream import CaptureDecoder, Hints  # noqa: E402
 from kafkadump.render.hexdump import tiling_errors  # noqa: E402
 
@@ -51,6 +51,7 @@ def test_committed_tables_are_what_the_generator_writes(tmp_path, monkeypatch):
     schemas = SHARED / "kafka-schemas"
     if not (schemas / "message").is_dir():
         pytest.skip(f"Kafka schemas not present at {schemas}")
+    pytest.importorskip("kio")  # the layouts beyond Kafka's JSON (a test dependency, Python 3.11+)
     sys.path.insert(0, str(ROOT / "tools"))
     import gen_schemas
 
@@ -63,8 +64,9 @@ def test_committed_tables_are_what_the_generator_writes(tmp_path, monkeypatch):
 
 def test_tables_hold_the_schema_facts():
     # facts read from message/FetchResponse.json, RequestHeader.json, ApiVersionsRequest.json
+    # (Fetch v18 comes from kio's definitions, the versions before it from Kafka's JSON)
     fr = S.message("FetchResponse")
-    assert (fr["apiKey"], fr["type"], list(fr["valid"]), list(fr["flexible"])) == (1, "response", [0, 17], [12, 32767])
+    assert (fr["apiKey"], fr["type"], list(fr["valid"]), list(fr["flexible"])) == (1, "response", [0, 18], [12, 32767])
     part = next(f for f in fr["fields"] if f[0] == "Responses")[7]
     part = next(f for f in part if f[0] == "Partitions")[7]
     tags = {f[0]: (f[4], list(f[5])) for f in part if f[4] is not None}
@@ -84,6 +86,66 @@ def test_tables_hold_the_schema_facts():
     assert (tlv["PreviousProducerId"][4], list(tlv["PreviousProducerId"][2]), tlv["PreviousProducerId"][6]) == \
         (0, [1, 32767], [-1])
     assert S.api_name(0) == "Produce" and S.api_name(18) == "ApiVersions" and S.api_names(12345) is None
+
+
+def test_tables_merge_the_newer_versions_onto_the_old_ones():
+    # Kafka 4.x definitions (through kio): Produce v13 names topics by id, InitProducerId v6 adds two
+    # booleans, API keys 88-92 exist; the versions Kafka 4.0 dropped from its files are still there
+    produce = S.message("ProduceRequest")
+    assert list(produce["valid"]) == [0, 13]
+    topic = {f[0]: (list(f[2]), f[1]) for f in next(f for f in produce["fields"] if f[0] == "TopicData")[7]}
+    assert topic["Name"] == ([0, 12], "string") and topic["TopicId"] == ([13, 32767], "uuid")
+    init = {f[0]: (list(f[2]), f[1], f[6]) for f in S.message("InitProducerIdRequest")["fields"]}
+    assert init["Enable2Pc"] == ([6, 32767], "bool", [False]) and init["KeepPreparedTxn"][0] == [6, 32767]
+    assert [S.api_name(k) for k in range(88, 93)] == [
+        "StreamsGroupHeartbeat", "StreamsGroupDescribe", "DescribeShareGroupOffsets", "AlterShareGroupOffsets",
+        "DeleteShareGroupOffsets"]
+    assert {n: S.max_version(n) for n in ("FetchRequest", "ListOffsetsRequest", "MetadataRequest",
+                                          "OffsetCommitRequest", "OffsetFetchRequest", "WriteTxnMarkersRequest",
+                                          "TxnOffsetCommitRequest", "DescribeLogDirsRequest")} == {
+        "FetchRequest": 18, "ListOffsetsRequest": 11, "MetadataRequest": 13, "OffsetCommitRequest": 10,
+        "OffsetFetchRequest": 10, "WriteTxnMarkersRequest": 2, "TxnOffsetCommitRequest": 5,
+        "DescribeLogDirsRequest": 5}
+    assert S.valid_versions("ProduceRequest")[0] == 0 and S.valid_versions("FetchRequest")[0] == 0
+    assert S.api_name(7) == "ControlledShutdown"  # a ZooKeeper-era API Kafka 4.0 removed
+    assert S.api_name(74) == "ListConfigResources" and S.max_version("ListConfigResourcesRequest") == 1
+    # share-group APIs at their released versions only (v0 was early access, never released)
+    assert list(S.valid_versions("ShareFetchRequest")) == [1, 2]
+    assert "unstable" not in S.message("EndTxnRequest")
+
+
+def test_kio_merge_adds_a_version_field_by_field():
+    """tools/kio_layouts.py: a field kio keeps extends its range, one it drops ends, a new one starts
+    after its predecessor; nullability and tags carry over; a disagreement is never merged silently."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import kio_layouts as K
+
+    OPEN = 32767
+    fields = [["Acks", "int16", [0, OPEN], None, None, None, [], None, False],
+              ["Topics", "[]Topic", [0, OPEN], None, None, None, [],
+               [["Name", "string", [0, OPEN], [2, OPEN], None, None, [], None, False],
+                ["Index", "int32", [0, OPEN], None, None, None, [], None, False]], False],
+              ["Hint", "int32", [3, OPEN], None, 0, [3, OPEN], [7], None, False]]
+    topic = [K.KField("topic_id", "TopicId", "uuid", False, None, (), None),
+             K.KField("index", "Index", "int32", False, None, (), None)]
+    v5 = [K.KField("acks", "Acks", "int16", False, None, (), None),
+          K.KField("topics", "Topics", "[]Topic", True, None, (), topic),
+          K.KField("hint", "Hint", "int32", False, 0, (7,), None),
+          K.KField("timeout", "TimeoutMs", "int32", False, None, (), None)]
+    K.merge_fields(fields, v5, 5)
+    by = {f[0]: f for f in fields}
+    assert [f[0] for f in fields] == ["Acks", "Topics", "Hint", "TimeoutMs"]
+    assert by["Topics"][3] == [5, OPEN]           # nullable from v5 on
+    sub = {f[0]: f[2] for f in by["Topics"][7]}
+    assert sub == {"TopicId": [5, OPEN], "Name": [0, 4], "Index": [0, OPEN]}
+    assert [f[0] for f in by["Topics"][7]] == ["TopicId", "Name", "Index"]
+    assert by["Hint"][2] == [3, OPEN] and by["TimeoutMs"][2] == [5, OPEN]
+    assert K.differences(K.table_at(fields, 5), K.kio_at(v5)) == []
+    assert K.differences(K.table_at(fields, 4), K.kio_at(v5)) != []
+    # names: kio's snake case back to Kafka's, "Ms" restored for durations and timestamps
+    assert (K.kafka_name("enable2_pc", "bool"), K.kafka_name("max_wait", "timedelta_i32"),
+            K.kafka_name("id_", "uuid"), K.kafka_name("k_raft_version", "int16")) == (
+        "Enable2Pc", "MaxWaitMs", "Id", "KRaftVersion")
 
 
 # --- header rules -----------------------------------------------------------------------------------
@@ -165,7 +227,22 @@ def test_apiversions_response_falls_back_to_v0():
     r = frames[1]
     assert (r.api_key, r.api_version, r.body_version) == (18, 3, 0)
     assert r.body == {"errorCode": 35, "apiKeys": [{"apiKey": 18, "minVersion": 0, "maxVersion": 2}]}
-    assert r.findings == []
+    assert [(x.code, x.offset) for x in r.findings] == [(Code.CLIENT_QUIRK, len(req))]
+    assert "v0 layout" in r.findings[0].message and "KIP-511" in r.findings[0].message
+
+
+def test_apiversions_response_in_the_librdkafka_mock_layout():
+    # librdkafka's mock broker answers a flexible ApiVersions request by hand: a one-byte count (the
+    # count itself, not compact), entries without tagged fields, ThrottleTimeMs, no tag section
+    req = B.apiversions_v3_request(corr=1)
+    resp = B.frame(B.I32(1) + B.I16(35) + b"\x01" + B.I16(18) + B.I16(0) + B.I16(2) + B.I32(0))
+    assert resp.hex() == "000000110000000100230100120000000200000000"  # the corpus's mock answer
+    r = CaptureDecoder().block(req + resp)[1]
+    assert (r.api_key, r.api_version, r.correlation_id) == (18, 3, 1)
+    assert r.body == {"errorCode": 35, "apiKeys": [{"apiKey": 18, "minVersion": 0, "maxVersion": 2}],
+                      "throttleTimeMs": 0}
+    assert [(x.code, x.offset) for x in r.findings] == [(Code.CLIENT_QUIRK, len(req))]
+    assert "mock broker" in r.findings[0].message
 
 
 # --- tagged fields -----------------------------------------------------------------------------------
@@ -345,18 +422,22 @@ def test_version_beyond_the_tables():
     body = UV(2) + bytes(16) + encode_compact_string("t") + b"\x00" + b"\x01" + b"\x00" + b"\x00"
     b = B.frame(B.req_header(3, top + 1, 9, "c", hv=2) + body)
     f = decode_request(b, 0, len(b))
+    # the header's layout is known (flexible from v9 on, Kafka's "9+"); the body's is not: kept raw,
+    # no field named from the v{top} layout, and the finding says where the tables stop
     assert codes(f.findings) == [(Code.VERSION_UNKNOWN, 6)]
-    assert f.body["topics"] == [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA", "name": "t"}]
-    # bytes after the known layout (a field the tables do not know yet): kept raw and said so
-    tail = B.frame(B.req_header(3, top + 1, 9, "c", hv=2) + body + b"\x07\x07")
-    g = decode_request(tail, 0, len(tail))
-    assert codes(g.findings) == [(Code.VERSION_UNKNOWN, 6)]
-    assert "the last 2 bytes are not described by the tables" in g.findings[0].message
-    assert g.body["_undecodedTail"] == b"\x07\x07" and g.body["topics"][0]["name"] == "t"
-    # a new field in the middle: the decode stops with a finding, never silently mis-parses
-    mid = B.frame(B.req_header(3, top + 1, 9, "c", hv=2) + body[:-1] + b"\x07\x07" + b"\x00")
-    h = decode_request(mid, 0, len(mid))
-    assert [c for c, _ in codes(h.findings)] == [Code.VERSION_UNKNOWN, Code.FIELD_MALFORMED]
+    assert f"stop at version {top}" in f.findings[0].message and f"body ({len(body)} bytes) is kept raw" in \
+        f.findings[0].message
+    assert (f.correlation_id, f.client_id, f.header["requestApiVersion"]) == (9, "c", top + 1)
+    assert f.body == {"_undecodedBody": body}
+    # the same for a response, and under decode_message
+    r = B.frame(B.I32(9) + b"\x00" + b"\x01\x02\x03")
+    g = decode_response(r, 0, len(r), 3, top + 1)
+    assert codes(g.findings) == [(Code.VERSION_UNKNOWN, 0)] and g.body == {"_undecodedBody": b"\x01\x02\x03"}
+    found: list = []
+    assert decode_message("MetadataRequest", top + 1, body, findings=found) == ({"_undecodedBody": body}, len(body))
+    assert [x.code for x in found] == [Code.VERSION_UNKNOWN]
+    with pytest.raises(DecodeError):
+        decode_message("MetadataRequest", top + 1, body)
 
 
 def test_api_key_unknown_keeps_the_body_raw():
@@ -374,6 +455,11 @@ def test_spans_tile_every_frame_byte():
         (B.fetch_v12_response(5, [(0, batch + batch[:30], B.tagged([(7, b"zz")]))]),
          lambda b, c: decode_response(b, 0, len(b), 1, 12, ctx=c)),
         (B.metadata_v1_request()[:-2], lambda b, c: decode_request(b, 0, len(b), ctx=c)),
+        # a version beyond the tables (the body one raw span), the mock broker's ApiVersions layout
+        (B.frame(B.req_header(0, S.max_version("ProduceRequest") + 1, 3, "c", hv=2) + b"\x05" * 9),
+         lambda b, c: decode_request(b, 0, len(b), ctx=c)),
+        (B.frame(B.I32(1) + B.I16(35) + b"\x02" + (B.I16(18) + B.I16(0) + B.I16(2)) * 2 + B.I32(0)),
+         lambda b, c: decode_apiversions_mock(b, 0, len(b), 3, ctx=c)),
     ]:
         f = dec(b, Ctx(spans=True))
         assert tiling_errors(f.spans, 0, len(b)) == []

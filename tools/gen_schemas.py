@@ -12,6 +12,13 @@ protocol's embedded data structures) and ``SCHEMA_DIR/records/*/*.json``
     kafkadump/protocol/tables/messages.py
     kafkadump/protocol/tables/records.py
 
+Requests and responses are then completed from the ``kio`` package (a test
+dependency: Kafka's definitions as of 2026-10, one data class per API and
+version): the versions and APIs the JSON lacks, and the released layout of a
+version the JSON marks unstable (``tools/kio_layouts.py`` says how and checks
+every version both know).  Kafka 4.0 dropped old versions from its files; the
+JSON here still has them, so the tables keep every version from Kafka 0.8 on.
+
 Only facts are carried over: names, types, version ranges (valid, flexible,
 nullable, tagged), tags, explicit defaults, API keys.  Comments and ``about``
 texts are not.  The table format is described in
@@ -24,6 +31,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+from kio_layouts import kio_version, merge_kio
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "kafkadump" / "protocol" / "tables"
@@ -206,8 +215,10 @@ def generate(schema_dir: Path) -> list[Path]:
         records[doc["name"]] = entry(p, doc, p.parent.name)
     if not messages:
         raise SystemExit(f"{schema_dir}/message: no schemas found")
+    for line in merge_kio(messages):
+        print(line)
     return [
-        write("messages", "message/*.json", "MESSAGES", messages),
+        write("messages", f"message/*.json, completed from kio {kio_version()}", "MESSAGES", messages),
         write("records", "records/*/*.json", "RECORDS", records),
     ]
 

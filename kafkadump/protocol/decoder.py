@@ -31,9 +31,9 @@ after which no later byte can be placed (a length or count that does not
 fit) stops the decode: ``value`` holds everything decoded so far and
 ``next_pos`` is where decoding stopped.  With ``findings=None`` the first
 problem raises :class:`~kafkadump.findings.DecodeError` instead (so does a
-version newer than the tables, which is otherwise a ``version-unknown``
-warning: the decode then uses the newest layout the tables know, and says
-so).
+version outside the tables, which is otherwise a ``version-unknown``
+warning: no field is named from another version's layout, the bytes are
+returned raw as ``{"_undecodedBody": bytes}``).
 
 ``spans`` (a list) receives one :class:`~kafkadump.decode.model.Span` per
 encoded field with its dotted ``path`` (``body.topics[0].name``), absolute
@@ -607,10 +607,14 @@ def decode_message(name: str, version: int, buf: ByteBuffer, pos: int = 0, end: 
     st = State(findings, spans, base, options, file,
                (m["type"] == "response") if response is None else response, fill_defaults)
     lo, hi = m["valid"]
-    if version > hi or version < 0:
+    if version > hi or version < lo:
+        # no field is named from another version's layout: the bytes are kept raw
         st.note(Code.VERSION_UNKNOWN, pos,
-                f"{name} version {version} is {'newer than' if version > hi else 'outside'} the schema tables "
-                f"(versions {lo}-{hi}); decoded with the newest layout known")
+                f"{name} version {version} is {'newer than' if version > hi else 'outside'} the schema tables, "
+                f"which stop at version {hi} (versions {lo}-{hi}): {end - pos} bytes kept raw")
+        if st.spans is not None and end > pos:
+            st.spans.append(Span(f"{path}._undecodedBody", base + pos, end - pos, None, "file", "unparsed"))
+        return {"_undecodedBody": bytes(buf[pos:end])}, end
     out, p, _err = decode_struct(m["fields"], version, buf, pos, end, st, path,
                                  S.in_range(m["flexible"], version) if flexible is None else flexible)
     return out, p

@@ -230,13 +230,9 @@ def _finish(f: Frame, buf: _Buf, pos: int, body_start: int, p: int | None, err: 
                                   f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
                                   length=avail_end - pos))
     if err is None and p is not None and p < avail_end:
-        newer = [x for x in f.findings if x.code is Code.VERSION_UNKNOWN]
-        if newer and f.body is not None:
-            # fields the tables do not know yet: flagged by version-unknown, kept raw
-            f.body["_undecodedTail"] = bytes(buf[p:avail_end])
-            newer[0].message += f"; the last {avail_end - p} bytes are not described by the tables (kept raw)"
-            if f.spans is not None:
-                f.spans.append(Span("body._undecodedTail", base + p, avail_end - p, None, "file", "unparsed"))
+        quirk = _trailing_quirk(f, bytes(buf[p:min(avail_end, p + 9)]), avail_end - p)
+        if quirk:
+            f.findings.append(Finding(Code.CLIENT_QUIRK, base + p, quirk, length=avail_end - p))
         else:
             f.findings.append(Finding(Code.FRAME_TRAILING, base + p,
                                       f"{avail_end - p} bytes after the body inside the frame", length=avail_end - p))
@@ -246,6 +242,29 @@ def _finish(f: Frame, buf: _Buf, pos: int, body_start: int, p: int | None, err: 
             f.spans.append(Span("unparsed", covered, base + avail_end - covered, None, "file", "unparsed"))
         f.data = bytes(buf[pos:avail_end])
     return f
+
+
+def _trailing_quirk(f: Frame, head: bytes, n: int) -> str | None:
+    """The known habit that explains ``n`` bytes (starting ``head``) after a frame's body, or None."""
+    if f.kind == "request" and f.api_key == 18 and f.api_version == 0 and n <= 8 and not any(head):
+        return (f"ApiVersions v0 request with {n} zero bytes after its empty body, as some librdkafka versions "
+                f"send it (brokers ignore them)")
+    if f.kind == "response" and f.api_key == 3 and f.api_version == 13 and head == b"\x00":
+        return "Metadata v13 response with one zero byte after its body, as librdkafka's mock broker writes it"
+    return None
+
+
+def _control_crc_quirks(f: Frame) -> None:
+    """A COMMIT/ABORT control batch whose stored CRC is 0 in a response: librdkafka's mock broker writes
+    its markers without computing the CRC (a real broker's CRC is 0 once in 2^32 batches)."""
+    for _, _, rv in f.records_fields():
+        for b in rv.batches:
+            if b.is_control and b.crc == 0 and b.computed_crc != 0:
+                b.findings = [Finding(Code.CLIENT_QUIRK, x.offset, "control batch with CRC 0 (its CRC32C is "
+                                      f"{b.computed_crc:#010x}), as librdkafka's mock broker writes its "
+                                      "COMMIT/ABORT markers", length=x.length)
+                              if x.code is Code.CRC_MISMATCH and x.offset == b.position + 17 else x
+                              for x in b.findings]
 
 
 def decode_request(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | None = None) -> Frame:
@@ -299,15 +318,7 @@ def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_vers
     if err is not None:
         return _finish(f, buf, pos, pos + 4, p2, err, declared_end, avail_end, base, ctx)
     if api_key is None:
-        if f.spans is not None and p2 < avail_end:
-            f.spans.append(Span("body", base + p2, avail_end - p2, None, "file", "unparsed"))
-        if f.spans is not None:
-            f.data = bytes(buf[pos:avail_end])
-        if avail_end < declared_end:
-            f.findings.append(Finding(Code.TRUNCATED, base + pos,
-                                      f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
-                                      length=avail_end - pos))
-        return f
+        return _keep_raw(f, buf, pos, p2, declared_end, avail_end, base, "body")
     return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", version_at=base + pos)
 
 
@@ -317,28 +328,82 @@ def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: i
     if not names or kind not in names:
         f.findings.append(Finding(Code.API_KEY_UNKNOWN, version_at - 2 if kind == "request" else base + pos,
                                   f"API key {f.api_key} is not in the schema tables; body kept as raw bytes"))
-        if f.spans is not None and p < avail_end:
-            f.spans.append(Span("body", base + p, avail_end - p, None, "file", "unparsed"))
-            f.data = bytes(buf[pos:avail_end])
-        if avail_end < declared_end:
-            f.findings.append(Finding(Code.TRUNCATED, base + pos,
-                                      f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
-                                      length=avail_end - pos))
-        return f
+        return _keep_raw(f, buf, pos, p, declared_end, avail_end, base, "body")
     name = names[kind]
     m = S.message(name)
     lo, hi = m["valid"]
     v = f.api_version
-    if v is None or v < 0 or v > hi:
-        f.findings.append(Finding(Code.VERSION_UNKNOWN, version_at,
-                                  f"{name} version {v} is newer than the schema tables (versions {lo}-{hi}); "
-                                  f"decoded with the newest layout known"))
-        if v is None or v < 0:
-            return _finish(f, buf, pos, p, p, None, declared_end, avail_end, base, ctx)
+    if v is None or v < lo or v > hi:
+        return _raw_body(f, buf, pos, p, declared_end, avail_end, base, version_at,
+                         f"{name} version {v} is {'newer than' if v is not None and v > hi else 'outside'} "
+                         f"the schema tables, which stop at version {hi} (versions {lo}-{hi})")
     st = _state(ctx, f, base, kind == "response")
     body, p2, err = decode_struct(m["fields"], v, buf, p, avail_end, st, "body", S.in_range(m["flexible"], v))
     f.body = body
+    if kind == "response":
+        _control_crc_quirks(f)
     return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)
+
+
+def _raw_body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: int, base: int,
+              version_at: int, why: str) -> Frame:
+    """A version the tables do not describe: the header (decoded already, its layout is known) and
+    the body as raw bytes (``_undecodedBody``).  No field is named from another version's layout."""
+    f.body = {"_undecodedBody": bytes(buf[p:avail_end])}
+    f.findings.append(Finding(Code.VERSION_UNKNOWN, version_at,
+                              f"{why}: the header is decoded, the body ({avail_end - p} bytes) is kept raw"))
+    return _keep_raw(f, buf, pos, p, declared_end, avail_end, base, "body._undecodedBody")
+
+
+def _keep_raw(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: int, base: int,
+              path: str) -> Frame:
+    """Close a frame whose body is not decoded: its bytes as one unparsed span, a cut frame truncated."""
+    if f.spans is not None:
+        if p < avail_end:
+            f.spans.append(Span(path, base + p, avail_end - p, None, "file", "unparsed"))
+        f.data = bytes(buf[pos:avail_end])
+    if avail_end < declared_end:
+        f.findings.append(Finding(Code.TRUNCATED, base + pos,
+                                  f"frame of {declared_end - pos} bytes declared, {avail_end - pos} available",
+                                  length=avail_end - pos))
+    return f
+
+
+def decode_apiversions_mock(buf: _Buf, pos: int, end: int, api_version: int, *, base: int = 0,
+                            ctx: Ctx | None = None) -> Frame | None:
+    """An ApiVersions response in the layout librdkafka's mock broker writes for a flexible (v3+)
+    request, or None when the frame is not in it.
+
+    The mock writes the body by hand: ErrorCode int16, a one-byte count (not compact: the count
+    itself), per API ApiKey, MinVersion, MaxVersion (int16 each, no tagged fields), ThrottleTimeMs
+    int32, and no tagged-field section.  Only a frame whose bytes this accounts for exactly is taken.
+    """
+    ctx = ctx or Ctx()
+    if api_version < 3 or end - pos < 8:
+        return None
+    size = _I32(buf, pos)[0]
+    body, stop = pos + 8, pos + 4 + size
+    if size < 4 or stop > end or stop - body < 3:
+        return None
+    count = buf[body + 2]
+    if stop - body != 3 + 6 * count + 4:
+        return None
+    f = decode_response(buf, pos, stop, 18, 0, base=base, ctx=Ctx(ctx.file, ctx.options, False))
+    f.findings = []
+    keys = [dict(zip(("apiKey", "minVersion", "maxVersion"), struct.unpack_from(">hhh", buf, body + 3 + 6 * i)))
+            for i in range(count)]
+    f.body = {"errorCode": _I16(buf, body)[0], "apiKeys": keys, "throttleTimeMs": _I32(buf, stop - 4)[0]}
+    f.api_version = api_version
+    if ctx.want_spans():
+        f.spans = [Span("size", base + pos, 4, size), Span("header.correlationId", base + pos + 4, 4, f.correlation_id),
+                   Span("body.errorCode", base + body, 2, f.body["errorCode"]),
+                   Span("body.apiKeys#count", base + body + 2, 1, count)]
+        for i, k in enumerate(keys):
+            for j, (name, value) in enumerate(k.items()):
+                f.spans.append(Span(f"body.apiKeys[{i}].{name}", base + body + 3 + 6 * i + 2 * j, 2, value))
+        f.spans.append(Span("body.throttleTimeMs", base + stop - 4, 4, f.body["throttleTimeMs"]))
+        f.data = bytes(buf[pos:stop])
+    return f
 
 
 def clean(f: Frame) -> bool:
@@ -452,4 +517,4 @@ def _ranges(vs: list[int]) -> str:
 
 
 __all__ = ["Frame", "Ctx", "decode_request", "decode_response", "guess_response", "request_plausible", "clean",
-           "MAX_FRAME"]
+           "decode_apiversions_mock", "MAX_FRAME"]

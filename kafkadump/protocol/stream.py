@@ -758,8 +758,9 @@ class _Probe:
 
 
 def _apiversions_fallback(f: F.Frame, buf: ByteBuffer, pos: int, end: int, base: int, ctx: F.Ctx) -> F.Frame:
-    """A broker answers an ApiVersions version it does not support in the v0 layout
-    (KIP-511): when the requested version does not fit and v0 does, use v0."""
+    """An ApiVersions answer that does not fit the version asked for, in a layout brokers are known
+    to use: the v0 layout of a broker that does not support the version (KIP-511), or the layout of
+    librdkafka's mock broker.  Decoded in that layout, with an info finding naming it."""
     if f.api_key != 18 or not f.api_version or F.clean(f) and not any(
             x.code is Code.FRAME_TRAILING for x in f.findings):
         return f
@@ -767,7 +768,19 @@ def _apiversions_fallback(f: F.Frame, buf: ByteBuffer, pos: int, end: int, base:
     if F.clean(g) and not any(x.code is Code.FRAME_TRAILING for x in g.findings):
         g.api_version = f.api_version
         g.body_version = 0
+        assert g.body is not None  # clean
+        g.findings.insert(0, Finding(Code.CLIENT_QUIRK, base + pos,
+                                     f"ApiVersions v{f.api_version} answered in the v0 layout (error "
+                                     f"{g.body.get('errorCode')}): a broker's answer to a version it does not "
+                                     f"support (KIP-511)"))
         return g
+    m = F.decode_apiversions_mock(buf, pos, end, f.api_version, base=base, ctx=ctx)
+    if m is not None:
+        m.findings.insert(0, Finding(Code.CLIENT_QUIRK, base + pos,
+                                     f"ApiVersions v{f.api_version} answered in the layout librdkafka's mock broker "
+                                     f"writes (a one-byte count of {len(m.body['apiKeys']) if m.body else 0} APIs, "
+                                     f"no tagged fields), not the v{f.api_version} layout"))
+        return m
     return f
 
 

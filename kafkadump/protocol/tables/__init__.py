@@ -1,5 +1,9 @@
 """Compact schema tables generated from Kafka's JSON schemas (``tools/gen_schemas.py``).
 
+Requests and responses the JSON does not cover (versions and APIs added since,
+up to Kafka's definitions of 2026-10) come from the ``kio`` package's layouts,
+merged onto the JSON's field lists version by version (``tools/kio_layouts.py``).
+
 ``messages.MESSAGES`` (from ``message/*.json``: requests, responses, the two
 headers and embedded data such as ``ConsumerProtocolSubscription``) and
 ``records.RECORDS`` (from ``records/*/*.json``: ``__consumer_offsets``,
