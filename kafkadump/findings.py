@@ -103,6 +103,7 @@ class Code(str, Enum):
     INTERNAL_VERSION_UNKNOWN = "internal-version-unknown"  # record/value/frame version beyond the schema tables
     INTERNAL_MALFORMED = "internal-malformed"              # internal-topic key/value does not decode by its schema
     INTERNAL_TRAILING = "internal-trailing-bytes"          # bytes left after a decoded internal key/value
+    INTERNAL_LAYOUT_UNKNOWN = "internal-layout-unknown"    # a record type known by name whose layout is not known
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -177,6 +178,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_MALFORMED: Severity.ERROR,
     Code.INTERNAL_TRAILING: Severity.WARNING,
+    Code.INTERNAL_LAYOUT_UNKNOWN: Severity.INFO,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -264,6 +266,8 @@ DESCRIPTION: dict[Code, str] = {
     Code.INTERNAL_MALFORMED: "an internal topic record's key or value does not decode by its schema "
                              "(null or too short, a length or count that does not fit, invalid UTF-8, a bad frame)",
     Code.INTERNAL_TRAILING: "bytes remain after an internal topic record's decoded key or value",
+    Code.INTERNAL_LAYOUT_UNKNOWN: "an internal topic record of a type Kafka writes (named) whose value layout no "
+                                  "source kafkadump has describes, e.g. the streams group records (kept as raw bytes)",
 }
 
 

@@ -335,6 +335,12 @@ class Summary:
             st.setdefault("controllers", {})[str(v["controllerId"])] = {
                 "incarnationId": v.get("incarnationId"),
                 "endpoints": [_endpoint(e) for e in v.get("endPoints") or ()], "registeredAt": off}
+        elif name == "UnregisterControllerRecord":
+            c = st.setdefault("controllers", {}).setdefault(str(v["controllerId"]), {})
+            c["unregistered"] = True
+            c["unregisteredAt"] = off
+        elif name == "ClearElrRecord":
+            _clear_elr(topics, v.get("topicName") or "")
         elif name == "FeatureLevelRecord":
             st.setdefault("features", {})[v["name"]] = v["featureLevel"]
         elif name == "ConfigRecord":
@@ -425,6 +431,18 @@ class Summary:
         segs = self.state.get("segments", {})
         return {"segments": segs, "partitionDeletes": self.state.get("partitionDeletes", {}),
                 "states": dict(sorted(Counter(s["state"] for s in segs.values()).items()))}
+
+
+def _clear_elr(topics: dict[str, Any], topic_name: str) -> None:
+    """As the controller replays a ClearElrRecord: the ELR fields of one topic's partitions (every
+    topic's when the name is empty) become empty."""
+    for t in topics.values():
+        if topic_name and t.get("name") != topic_name:
+            continue
+        for p in t["partitions"].values():
+            for field in ("eligibleLeaderReplicas", "lastKnownElr"):
+                if field in p:
+                    p[field] = []
 
 
 def _classic_member(m: dict[str, Any]) -> dict[str, Any]:
