@@ -222,7 +222,7 @@ class _Fold:
                     continue
                 st = self.producers[pid] = _ProducerState()
             first = run.first
-            if first is not None and st.epoch is not None and st.last_seq is not None:
+            if first is not None and not first.after_marker and st.epoch is not None and st.last_seq is not None:
                 self.facts.sequence_gaps_explained += check_sequence(
                     seg.add, pid, first.epoch, first.base_sequence, first.position, st.epoch, st.last_seq,
                     base_missing + first.missing_before > st.missing_at)
@@ -230,7 +230,9 @@ class _Fold:
             if txn is not None:
                 expected += self._transactions(seg, pid, st, txn)
             if run.last_sequence is not None:
-                st.epoch, st.last_seq, st.last_offset = run.epoch, run.last_sequence, run.last_offset
+                st.epoch, st.last_seq = run.epoch, run.last_sequence
+                if run.last_offset is not None:  # None: only a marker raised the epoch (transactions v2)
+                    st.last_offset = run.last_offset
                 st.missing_at = base_missing + run.missing_at
         for a in d.aborted:
             expected.append(_ExpectedAbort(a.producer_id, a.first_offset, a.marker_offset, a.marker_position))
