@@ -372,8 +372,9 @@ class ProducerTracker:
             return
         if seq is None or seq < 0:
             return
-        checked = run.epoch is not None and run.last_sequence is not None
-        if checked:
+        checked = False
+        if run.epoch is not None and run.last_sequence is not None:
+            checked = True
             self.explained_gaps += check_sequence(self.add, pid, b.producer_epoch, seq, b.position, run.epoch,
                                                   run.last_sequence, missing > run.missing_at)
         if run.first is None:
