@@ -92,6 +92,7 @@ class Code(str, Enum):
     API_KEY_UNKNOWN = "api-key-unknown"        # API key not in the schema tables
     RESPONSE_UNPAIRED = "response-unpaired"    # response with no captured request
     RESPONSE_GUESSED = "response-guessed"      # lone response: API found by trial decoding
+    FRAME_AMBIGUOUS = "frame-ambiguous"        # pasted frame reads both as a request and as a response
     PARTIAL_BATCH = "partial-batch"            # last batch of a response cut by the size limit
     TCP_GAP = "tcp-gap"                        # bytes of a TCP stream missing from the capture
     TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
@@ -145,6 +146,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.API_KEY_UNKNOWN: Severity.WARNING,
     Code.RESPONSE_UNPAIRED: Severity.WARNING,
     Code.RESPONSE_GUESSED: Severity.INFO,
+    Code.FRAME_AMBIGUOUS: Severity.INFO,
     Code.PARTIAL_BATCH: Severity.INFO,
     Code.TCP_GAP: Severity.ERROR,
     Code.TCP_RETRANSMISSION: Severity.INFO,
@@ -227,6 +229,8 @@ DESCRIPTION: dict[Code, str] = {
     Code.API_KEY_UNKNOWN: "an API key unknown to kafkadump's schema tables (body kept as raw bytes)",
     Code.RESPONSE_UNPAIRED: "a response whose request is not in the capture",
     Code.RESPONSE_GUESSED: "a response without its request, decoded as the only API that fits",
+    Code.FRAME_AMBIGUOUS: "a pasted frame reads both as a request and as a response: the reading that fits "
+                          "exactly is shown (the request when both do), the other is named",
     Code.PARTIAL_BATCH: "a response's last batch is cut short by the fetch size limit (normal)",
     Code.TCP_GAP: "bytes of a TCP stream are missing from the capture",
     Code.TCP_RETRANSMISSION: "TCP data retransmitted (identical copy ignored)",

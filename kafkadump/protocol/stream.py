@@ -256,8 +256,11 @@ class _Splitter:
             if self.weak is not None and start > self.weak:
                 break  # the frame that fits with warnings comes first
             i = start - base
-            if self._verified(i, int32_at(self.buf, i)):
+            grade = self._verified(i, int32_at(self.buf, i))
+            if grade == 2 or (grade == 1 and not self._waiting(start)):
                 return i
+            if grade == 1 and self.weak is None:
+                self.weak = start
         return None
 
     def _scan_for_start(self, n: int) -> int | None:
@@ -277,7 +280,7 @@ class _Splitter:
                 size = int32_at(buf, i)
                 if i + 4 + size <= n:
                     grade = self._verified(i, size)
-                    if grade == 2 or (grade == 1 and not self._waiting()):
+                    if grade == 2 or (grade == 1 and not self._waiting(base + i)):
                         found = i
                         break
                     if grade == 1 and self.weak is None:
@@ -290,13 +293,13 @@ class _Splitter:
         self.scan = max(self.scan, i)
         return found
 
-    def _waiting(self) -> bool:
-        """Is an earlier start still waiting for its frame's bytes?  (Starts already gone leave
-        the front of ``cand_order`` here: each is dropped once.)"""
+    def _waiting(self, before: int) -> bool:
+        """Is a start before stream offset ``before`` still waiting for its frame's bytes?  (Starts
+        already gone leave the front of ``cand_order`` here: each is dropped once.)"""
         order, gone = self.cand_order, self.cand_gone
         while order and order[0] in gone:
             gone.discard(order.popleft())
-        return bool(order)
+        return bool(order) and order[0] < before
 
     def _garbage(self, upto: int) -> StreamNote:
         start = self.skip_from
@@ -721,8 +724,8 @@ class CaptureDecoder:
         plausible_req = F.request_plausible(data, pos, n)
         if plausible_req:
             f = F.decode_request(data, pos, n, base=self._base, ctx=self.ctx)
-            if f.body is not None and not any(x.severity.value == "error" for x in f.findings):
-                return "request", f
+            if F.fit(f):
+                return self._request_or_response(f, data, pos, n)
         if plausible_at(data, pos, n, check_crc=True):
             return "records", None
         if n - pos >= 8:
@@ -739,6 +742,34 @@ class CaptureDecoder:
         if plausible_at(data, pos, n, check_crc=False):
             return "records", None
         return "response", None
+
+
+    def _request_or_response(self, req: F.Frame, data, pos: int, n: int) -> tuple[str, F.Frame]:
+        """A pasted dump that is one frame and reads as a request: a lone response may read so too.
+
+        The reading that fits exactly wins (a request that fits only with warnings, e.g. bytes
+        after its body, gives way to a response that fits exactly); when both fit exactly the
+        request is kept, and either way a ``frame-ambiguous`` finding names the other reading.
+        """
+        lone = pos == 0 and 4 + int32_at(data, pos) == n and self.hints.api_key is None
+        if not lone:
+            return "request", req
+        resp = F.guess_response(data, pos, n, base=self._base, ctx=self.ctx)
+        if resp is None:
+            return "request", req
+        req_text = f"{req.api_name} v{req.api_version}"
+        resp_text = f"{resp.api_name} v{resp.api_version}"
+        if F.exact(req):
+            req.findings.append(Finding(Code.FRAME_AMBIGUOUS, self._base + pos,
+                                        f"read as request {req_text}; the bytes fit response {resp_text} exactly "
+                                        f"as well (--as response to read them so)"))
+            return "request", req
+        why = ", ".join(sorted({x.code.value for x in req.findings if x.severity.value != "info"})) \
+            or "bytes kept raw"
+        resp.findings.append(Finding(Code.FRAME_AMBIGUOUS, self._base + pos,
+                                     f"read as response {resp_text}, which fits exactly; as request {req_text} the "
+                                     f"bytes fit only with warnings ({why}) (--as request to read them so)"))
+        return "response", resp
 
 
 class _Probe:
