@@ -82,6 +82,9 @@ class Code(str, Enum):
     CHECKPOINT_MISMATCH = "checkpoint-mismatch"      # a broker checkpoint or partition.metadata disagrees with the logs
     PENDING_FILE = "pending-file"                    # .deleted/.cleaned/.swap file or -delete/-future directory
     ORPHAN_FILE = "orphan-file"                      # an index or snapshot whose segment .log is absent
+    REMOTE_COPY_UNFINISHED = "remote-copy-unfinished"  # a remote segment's copy started, never finished
+    REMOTE_SEGMENT_OVERLAP = "remote-segment-overlap"  # two finished remote segments hold the same offsets
+    REMOTE_SEGMENT_GAP = "remote-segment-gap"          # offsets between finished remote segments in none
     # --- wire protocol (capture) -------------------------------------------
     FRAME_SIZE_INVALID = "frame-size-invalid"  # a frame's size prefix is impossible or wrong
     FRAME_TRAILING = "frame-trailing-bytes"    # bytes left in a frame after its decoded body
@@ -175,6 +178,9 @@ SEVERITY: dict[Code, Severity] = {
     Code.CHECKPOINT_MISMATCH: Severity.WARNING,
     Code.PENDING_FILE: Severity.INFO,
     Code.ORPHAN_FILE: Severity.INFO,
+    Code.REMOTE_COPY_UNFINISHED: Severity.WARNING,
+    Code.REMOTE_SEGMENT_OVERLAP: Severity.WARNING,
+    Code.REMOTE_SEGMENT_GAP: Severity.WARNING,
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
@@ -262,6 +268,12 @@ DESCRIPTION: dict[Code, str] = {
     Code.CHECKPOINT_MISMATCH: "a broker checkpoint or partition.metadata disagrees with the partitions on disk",
     Code.PENDING_FILE: "a file or directory the broker was deleting, cleaning or moving (.deleted, .cleaned, .swap, -delete, -future)",
     Code.ORPHAN_FILE: "an index or snapshot file whose segment .log is absent",
+    Code.REMOTE_COPY_UNFINISHED: "__remote_log_metadata: a remote segment's copy started (COPY_SEGMENT_STARTED) "
+                                 "and never finished",
+    Code.REMOTE_SEGMENT_OVERLAP: "__remote_log_metadata: two finished remote segments of a partition hold the same "
+                                 "offsets",
+    Code.REMOTE_SEGMENT_GAP: "__remote_log_metadata: offsets between two finished remote segments of a partition "
+                             "are in no remote segment",
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
                                 "kafkadump knows (kept as raw bytes)",

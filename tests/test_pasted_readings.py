@@ -7,7 +7,7 @@ from the formats' layouts, not by kafkadump):
   a Produce v2 *request* with bytes left after its body: the response must win;
 * a Metadata v0 *request* of kafka-python (44 bytes), which also reads exactly as an
   OffsetForLeaderEpoch v0 response: kept as the request, and the output says both fit;
-* a Fetch v11 request (696 bytes) whose record... topic data holds, 39 bytes in, a "Produce v1
+* a Fetch v11 request (696 bytes) whose topic list holds, 39 bytes in, a "Produce v1
   request" that fits with warnings: pasted as tcpdump -X/-XX text of several packets with no SYN, it
   must stay one frame.
 

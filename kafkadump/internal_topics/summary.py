@@ -117,6 +117,7 @@ class Summary:
         self.counts: Counter[str] = Counter()
         self.types: Counter[str] = Counter()
         self.state: dict[str, Any] = {}
+        self.position: int | None = None   # file offset of the batch being added (add_batch)
 
     def add_batch(self, batch: Batch | Gap) -> list[Finding]:
         """Decode the records of one :class:`~kafkadump.decode.model.Batch` (or gap: nothing) and
@@ -128,6 +129,7 @@ class Summary:
         findings: list[Finding] = []
         if not isinstance(batch, Batch):  # a gap has no records
             return findings
+        self.position = batch.position
         for r in batch.records or ():
             d = dec.decode_record(r, batch)
             findings += d.findings
@@ -419,6 +421,7 @@ class Summary:
                     seg[f] = v[f]
             seg["state"] = K.enum_name(K.REMOTE_SEGMENT_STATES, v.get("remoteLogSegmentState"))
             seg["recordOffset"] = off
+            seg["recordPosition"] = self.position  # the batch holding that record (None: not from a file)
         elif name == "RemotePartitionDeleteMetadataRecord":
             tip = v.get("topicIdPartition") or {}
             self.state.setdefault("partitionDeletes", {})[f"{tip.get('name')}-{tip.get('partition')}"] = {

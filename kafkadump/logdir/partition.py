@@ -30,7 +30,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..findings import Code, Finding
+from ..internal_topics.constants import REMOTE_LOG_METADATA
+from ..internal_topics.kinds import kind_from_path
 from . import names
+from .remote import check_remote_segments, remote_segments
 from .scan import FileScan
 from .trackers import (
     MAX_PRODUCERS,
@@ -299,10 +302,13 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
     live = [s for s in scans if names.classify(s.path).suffix is None and not s.error]
     segs = sorted((s for s in live if s.kind == names.SEGMENT and isinstance(s.digest, SegmentDigest)),
                   key=_order_key)
-    snaps = sorted(((_snapshot_offset(s), s) for s in live
+    # a remote segment's producer snapshot and leader epoch checkpoint describe that segment's copy,
+    # named by its start offset: not the partition's snapshots and checkpoint
+    local = [s for s in live if names.classify(s.path).tier is None]
+    snaps = sorted(((_snapshot_offset(s), s) for s in local
                     if s.kind == names.PRODUCER_SNAPSHOT and s.digest and names.classify(s.path).offset is not None),
                    key=lambda x: x[0])
-    lec = next((s for s in live if s.kind == names.LEADER_EPOCH_CHECKPOINT and s.digest), None)
+    lec = next((s for s in local if s.kind == names.LEADER_EPOCH_CHECKPOINT and s.digest), None)
     meta = next((s for s in live if s.kind == names.PARTITION_METADATA and s.digest), None)
     txn_scans = {s.path: s for s in live if s.kind == names.TXN_INDEX}
     facts = PartitionFacts(path=path, log_dir=log_dir_of(path), topic=pdir.topic if pdir else None,
@@ -321,6 +327,8 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
     facts.leader_epochs = [e.epoch for e, _ in fold.epochs[-20:]]
     if pdir and pdir.state:
         _pending_partition(path, pdir.state, segs[0] if segs else (scans[0] if scans else None))
+    if kind_from_path(path) == REMOTE_LOG_METADATA:
+        check_remote_segments(remote_segments(segs))
     return facts
 
 

@@ -127,8 +127,9 @@ def _with_siblings(path: str) -> list[str]:
 
 def _cut(gi: int, g: Group) -> None:
     classified = [(p, names.classify(p)) for p in g.files]
+    # the broker's remote-log-index-cache/ holds indexes of remote segments: no partition
     g.is_partition = (names.parse_partition_dir(g.path) is not None
-                      or any(fn.kind in _PARTITION_KINDS for _, fn in classified))
+                      or any(fn.kind in _PARTITION_KINDS and fn.tier != names.INDEX_CACHE for _, fn in classified))
     by_name = {os.path.basename(p): p for p in g.files}
     used = set()
     for p, fn in classified:
@@ -145,7 +146,7 @@ def _cut(gi: int, g: Group) -> None:
     for p, fn in classified:
         if p in used:
             continue
-        g.units.append(Unit(gi, "file", p, orphan=fn.kind in _SIBLINGS))
+        g.units.append(Unit(gi, "file", p, orphan=fn.kind in _SIBLINGS and fn.tier != names.INDEX_CACHE))
     for u in g.units:
         total = 0
         for q in [u.path, *u.siblings.values()]:
