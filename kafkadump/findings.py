@@ -85,6 +85,7 @@ class Code(str, Enum):
     REMOTE_COPY_UNFINISHED = "remote-copy-unfinished"  # a remote segment's copy started, never finished
     REMOTE_SEGMENT_OVERLAP = "remote-segment-overlap"  # two finished remote segments hold the same offsets
     REMOTE_SEGMENT_GAP = "remote-segment-gap"          # offsets between finished remote segments in none
+    REMOTE_SEGMENT_MISMATCH = "remote-segment-mismatch"  # a remote segment file disagrees with its metadata
     # --- wire protocol (capture) -------------------------------------------
     FRAME_SIZE_INVALID = "frame-size-invalid"  # a frame's size prefix is impossible or wrong
     FRAME_TRAILING = "frame-trailing-bytes"    # bytes left in a frame after its decoded body
@@ -181,6 +182,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.REMOTE_COPY_UNFINISHED: Severity.WARNING,
     Code.REMOTE_SEGMENT_OVERLAP: Severity.WARNING,
     Code.REMOTE_SEGMENT_GAP: Severity.WARNING,
+    Code.REMOTE_SEGMENT_MISMATCH: Severity.WARNING,
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
@@ -274,6 +276,8 @@ DESCRIPTION: dict[Code, str] = {
                                  "offsets",
     Code.REMOTE_SEGMENT_GAP: "__remote_log_metadata: offsets between two finished remote segments of a partition "
                              "are in no remote segment",
+    Code.REMOTE_SEGMENT_MISMATCH: "a remote segment file disagrees with its __remote_log_metadata (offsets, or a "
+                                  "segment deleted or never finished)",
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
                                 "kafkadump knows (kept as raw bytes)",

@@ -22,7 +22,8 @@ from logdir_helpers import Seg, batch, checkpoint_text, file_of, findings, index
 from kafkadump.logdir import names
 from kafkadump.logdir.triage import triage
 
-MUTATION_CODES = {"remote-copy-unfinished", "remote-segment-overlap", "remote-segment-gap"}
+MUTATION_CODES = {"remote-copy-unfinished", "remote-segment-overlap", "remote-segment-gap",
+                  "remote-segment-mismatch"}
 
 SEG_ID = "oAtiIQ95REujbuzNd_lkLQ"
 TOPIC_ID = bytes(range(16))
@@ -219,3 +220,46 @@ def test_cli_triage_exit_code_and_json(tmp_path):
     assert (seg["state"], seg["recordOffset"], seg["recordPosition"]) == ("COPY_SEGMENT_STARTED", 5, pos[5])
     r = run("triage", d)
     assert r.returncode == 1 and "remote-copy-unfinished" in r.stdout
+
+
+# --- remote segment files against the metadata ---------------------------------------------------------------
+
+def files_and_metadata(tmp_path, events):
+    """A metadata partition (``events``) and remote storage holding segment 2's files (offsets 100..104)."""
+    md = tmp_path / "logdir" / "__remote_log_metadata-0"
+    data, _ = metadata_log(events)
+    write(md / "00000000000000000000.log", data)
+    rd = tmp_path / "remote" / "orders-0"
+    s = Seg([batch(100, 3), batch(103, 2)])
+    log = write(rd / f"100-{E.kafka_uuid(seg_id(2))}.log", s.data)
+    return triage([str(tmp_path / "logdir"), str(tmp_path / "remote")]), log
+
+
+def two_segments(end=104, extra=()):
+    return [metadata_record(1, 0, 99), update_record(1, FINISHED),
+            metadata_record(2, 100, end), update_record(2, FINISHED), *extra]
+
+
+def test_remote_file_agreeing_with_its_metadata_is_clean(tmp_path):
+    r, log = files_and_metadata(tmp_path, two_segments())
+    assert findings(r) == [] and file_of(r, log)["remoteSegmentId"] == E.kafka_uuid(seg_id(2))
+
+
+def test_mutation_remote_file_offsets_disagree(tmp_path):
+    """The metadata's endOffset 104 -> 105: the file (100..104) is not the segment it describes."""
+    r, log = files_and_metadata(tmp_path, two_segments(end=105))
+    [f] = findings(r)
+    assert (f["code"], f["file"], f["offset"], f["severity"]) == ("remote-segment-mismatch", str(log), 0, "warning")
+    assert "100..105" in f["message"] and "100..104" in f["message"]
+
+
+def test_remote_file_of_a_deleted_segment(tmp_path):
+    r, log = files_and_metadata(tmp_path, two_segments(extra=[update_record(2, DELETE_STARTED),
+                                                               update_record(2, DELETE_FINISHED)]))
+    [f] = findings(r)
+    assert (f["code"], f["file"]) == ("remote-segment-mismatch", str(log)) and "DELETE_SEGMENT_FINISHED" in f["message"]
+
+
+def test_remote_file_without_metadata_is_not_judged(tmp_path):
+    r, log = files_and_metadata(tmp_path, two_segments()[:2])
+    assert findings(r) == []

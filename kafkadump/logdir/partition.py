@@ -33,7 +33,7 @@ from ..findings import Code, Finding
 from ..internal_topics.constants import REMOTE_LOG_METADATA
 from ..internal_topics.kinds import kind_from_path
 from . import names
-from .remote import check_remote_segments, remote_segments
+from .remote import RemoteSegment, check_remote_segments, remote_segments
 from .scan import FileScan
 from .trackers import (
     MAX_PRODUCERS,
@@ -77,6 +77,8 @@ class PartitionFacts:
     snapshots_checked: int = 0
     snapshots_beyond_log: int = 0
     topic_id: str | None = None
+    # a __remote_log_metadata partition: segment id -> its last metadata (for the remote files' check)
+    remote_segments: dict[str, RemoteSegment] | None = None
 
 
 @dataclass
@@ -328,7 +330,8 @@ def fold_partition(path: str, scans: list[FileScan]) -> PartitionFacts:
     if pdir and pdir.state:
         _pending_partition(path, pdir.state, segs[0] if segs else (scans[0] if scans else None))
     if kind_from_path(path) == REMOTE_LOG_METADATA:
-        check_remote_segments(remote_segments(segs))
+        facts.remote_segments = remote_segments(segs)
+        check_remote_segments(facts.remote_segments)
     return facts
 
 

@@ -95,8 +95,33 @@ def check_remote_segments(segments: dict[str, RemoteSegment]) -> None:
                 prev = s
 
 
+def check_remote_files(segments: dict[str, RemoteSegment], scans: list[FileScan]) -> None:
+    """Remote segment files (``OFFSET-SEGMENTID.log``) against the metadata of their segment id, when
+    the metadata partition holding it was triaged too: ``remote-segment-mismatch`` when the file's
+    offsets are not the metadata's, or when the metadata says the segment was deleted (or its copy
+    never finished, so the broker never serves it).  A file whose id no metadata names is not judged
+    (its metadata may be in a partition not given)."""
+    for scan in scans:
+        sid = scan.summary.get("remoteSegmentId")
+        if scan.kind != "segment" or scan.summary.get("tier") != "remote" or sid not in segments:
+            continue
+        meta = segments[sid]
+        first, last = scan.summary.get("firstOffset"), scan.summary.get("lastOffset")
+        where = f"the metadata of remote segment {sid} ({_where(meta)}"
+        if meta.state in ("DELETE_SEGMENT_STARTED", "DELETE_SEGMENT_FINISHED"):
+            scan.add(Finding(Code.REMOTE_SEGMENT_MISMATCH, 0, f"{where}) says {meta.state}: this copy should "
+                                                                f"be gone (a deletion that failed, or a backup)"))
+        elif meta.state == COPY_STARTED:
+            scan.add(Finding(Code.REMOTE_SEGMENT_MISMATCH, 0, f"{where}) says COPY_SEGMENT_STARTED: the copy "
+                                                                f"never finished and the broker does not serve it"))
+        elif last is not None and (meta.end != last or (first is not None and meta.start is not None
+                                                          and first < meta.start)):
+            scan.add(Finding(Code.REMOTE_SEGMENT_MISMATCH, 0, f"{where}) says offsets {meta.start}..{meta.end}; "
+                                                                f"the file holds {first}..{last}"))
+
+
 def _where(s: RemoteSegment) -> str:
     return f"{s.topic}-{s.partition}"
 
 
-__all__ = ["RemoteSegment", "remote_segments", "check_remote_segments"]
+__all__ = ["RemoteSegment", "remote_segments", "check_remote_segments", "check_remote_files"]

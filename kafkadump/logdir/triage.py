@@ -31,6 +31,7 @@ from ..findings import Code, Finding
 from ..report.logdir_objects import TriageRun, partition_object, triage_object
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
+from .remote import check_remote_files
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
 
 if TYPE_CHECKING:
@@ -309,6 +310,7 @@ class Triage:
             if self.progress:
                 self.progress(done, self.total_bytes, u.path)
         self._fold_logdirs()
+        self._fold_remote()
         self.elapsed = time.perf_counter() - t0
         return self
 
@@ -344,6 +346,14 @@ class Triage:
                 continue
             fold_logdir(g.path, scans, {k: v[0] for k, v in kids.items()},
                         {k: v[1] for k, v in kids.items() if v[1] is not None})
+
+    def _fold_remote(self) -> None:
+        """Remote segment files against the __remote_log_metadata partitions triaged with them."""
+        segments: dict = {}
+        for facts in self.partitions.values():
+            segments.update(facts.remote_segments or {})
+        if segments:
+            check_remote_files(segments, list(self.file_scans()))
 
     # --- the report -----------------------------------------------------------------------
     def file_scans(self) -> Iterator[FileScan]:
