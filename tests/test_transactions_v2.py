@@ -10,6 +10,8 @@ is (a zombie write Kafka would have fenced).  Segments are encoded by
 kafka-python (tests/logdir_helpers.py).
 """
 
+import struct
+
 from logdir_helpers import (
     ABORT,
     COMMIT,
@@ -96,3 +98,26 @@ def test_v1_markers_keep_the_epoch(tmp_path):
              batch(4, 2, pid=7, epoch=2, seq=3, txn=True), control(6, ABORT, pid=7, epoch=2)])
     r = triage(str(partition(tmp_path, s, extra={name(0, ".txnindex"): txnindex_bytes([(7, 4, 6, 4)])})))
     assert [f["code"] for f in findings(r)] == ["aborted-transaction"]
+
+
+def test_transaction_state_summary_names_the_transaction_version():
+    """__transaction_state: a v2 transactional id after an epoch overflow (its producer id moved on)."""
+    import builders as bld
+    import internal_encoder as E
+
+    from kafkadump.decode import iter_batches
+    from kafkadump.internal_topics.record_decoder import decoder_for
+    from kafkadump.internal_topics.summary import summarize
+
+    key = struct.pack(">h", 0) + E.encode(E.load("TransactionLogKey"), 0, {"transactionalId": "tx-1"})
+    value = struct.pack(">h", 1) + E.encode(E.load("TransactionLogValue"), 1, {
+        "producerId": 8, "previousProducerId": 7, "nextProducerId": -1, "producerEpoch": 0,
+        "transactionTimeoutMs": 60000, "transactionStatus": 4, "transactionPartitions": None,
+        "transactionLastUpdateTimestampMs": T0, "transactionStartTimestampMs": T0, "clientTransactionVersion": 2})
+    data = bld.v2_batch(0, [bld.Rec(key, value)]).data
+    dec = decoder_for("transactions")
+    decoded = [dec.decode_record(r, b) for b in iter_batches(data, "t") for r in b.records]
+    assert [d.findings for d in decoded] == [[]]
+    e = summarize("transactions", decoded)["transactionalIds"]["tx-1"]
+    assert (e["producerId"], e["previousProducerId"], e["clientTransactionVersion"], e["state"]) == (
+        8, 7, 2, "CompleteCommit")

@@ -246,6 +246,8 @@ class Summary:
             "state": K.enum_name(K.TRANSACTION_STATES, code), "stateCode": code,
             "producerId": v.get("producerId"), "producerEpoch": v.get("producerEpoch"),
             "previousProducerId": v.get("previousProducerId", -1), "nextProducerId": v.get("nextProducerId", -1),
+            # 2: transactions v2 (KIP-890), markers one epoch above the data, the epoch bumped every transaction
+            "clientTransactionVersion": v.get("clientTransactionVersion", 0),
             "timeoutMs": v.get("transactionTimeoutMs"),
             "partitions": {p.get("topic"): p.get("partitionIds") for p in v.get("transactionPartitions") or ()},
             "lastUpdateTimestamp": v.get("transactionLastUpdateTimestampMs"),
