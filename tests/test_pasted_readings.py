@@ -230,3 +230,16 @@ def test_a_start_that_never_completes_gives_way_to_the_frame_that_fits_with_warn
             for f in frames] == [("request", "Produce", 2, len(head), ["frame-trailing-bytes"])]
     assert [(x["code"], x["offset"], x["length"]) for n in notes for x in n["findings"]] == [
         ("garbage", 0, len(head))]
+
+
+def test_large_lone_response_over_packets_is_a_response(tmp_path):
+    """A Fetch response of 438,058 bytes (librdkafka's session) pasted as packets with no SYN and
+    no request: too large to wait for before deciding who the client is, and no request, so its
+    sender is the server (it was "not Kafka")."""
+    pdu = real_frame("ck216_large.pcap", 38255, 52464, 1232)
+    assert len(pdu) == 438058 and struct.unpack(">i", pdu[4:8])[0] == 16
+    r, frames, notes = capture(tmp_path, tcpdump(packets_of(pdu, 16384, ports=(38255, 52464))))
+    assert r.exit_code == 0, r.stdout[-2000:]
+    assert [(f["kind"], f["apiName"], f["correlationId"], f["size"], f["recordCount"]) for f in frames] == [
+        ("response", "Fetch", 16, 438058, 2)]
+    assert notes == []

@@ -563,6 +563,8 @@ class CaptureDecoder:
             elif len(data) > 1 << 16 or probe.total() > 1 << 20:
                 if F.request_plausible(data, 0, len(data)):
                     role = "client"
+                elif self.lenient and 4 <= size <= F.MAX_FRAME:
+                    role = "server"  # pasted packets of one large frame that is no request: a response
             else:
                 return None  # wait for the whole first frame
             if role is None:
