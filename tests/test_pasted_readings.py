@@ -243,3 +243,15 @@ def test_large_lone_response_over_packets_is_a_response(tmp_path):
     assert [(f["kind"], f["apiName"], f["correlationId"], f["size"], f["recordCount"]) for f in frames] == [
         ("response", "Fetch", 16, 438058, 2)]
     assert notes == []
+
+
+def test_tcpdump_ascii_column_that_begins_and_ends_with_a_bar():
+    """tcpdump prints 0x7c as '|': a 16-byte line whose first and last bytes are 0x7c has an ASCII
+    column framed like hexdump -C's, but it is not a frame (it was 'not hex')."""
+    from kafkadump.sources import hextext
+
+    data = b"|" + bytes(range(0x41, 0x4F)) + b"|"
+    groups = " ".join(data[i:i + 2].hex() for i in range(0, 16, 2))
+    text = f"\t0x0000:  {groups}  {_ascii(data)}\n"
+    [block] = hextext.parse(text)
+    assert bytes(block.data) == data
