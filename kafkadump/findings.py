@@ -84,6 +84,10 @@ class Code(str, Enum):
     CHECKPOINT_MISMATCH = "checkpoint-mismatch"      # a broker checkpoint or partition.metadata disagrees with the logs
     PENDING_FILE = "pending-file"                    # .deleted/.cleaned/.swap file or -delete/-future directory
     ORPHAN_FILE = "orphan-file"                      # an index or snapshot whose segment .log is absent
+    REMOTE_COPY_UNFINISHED = "remote-copy-unfinished"  # a remote segment's copy started, never finished
+    REMOTE_SEGMENT_OVERLAP = "remote-segment-overlap"  # two finished remote segments hold the same offsets
+    REMOTE_SEGMENT_GAP = "remote-segment-gap"          # offsets between finished remote segments in none
+    REMOTE_SEGMENT_MISMATCH = "remote-segment-mismatch"  # a remote segment file disagrees with its metadata
     # --- wire protocol (capture) -------------------------------------------
     FRAME_SIZE_INVALID = "frame-size-invalid"  # a frame's size prefix is impossible or wrong
     FRAME_TRAILING = "frame-trailing-bytes"    # bytes left in a frame after its decoded body
@@ -94,6 +98,7 @@ class Code(str, Enum):
     API_KEY_UNKNOWN = "api-key-unknown"        # API key not in the schema tables
     RESPONSE_UNPAIRED = "response-unpaired"    # response with no captured request
     RESPONSE_GUESSED = "response-guessed"      # lone response: API found by trial decoding
+    FRAME_AMBIGUOUS = "frame-ambiguous"        # pasted frame reads both as a request and as a response
     PARTIAL_BATCH = "partial-batch"            # last batch of a response cut by the size limit
     TCP_GAP = "tcp-gap"                        # bytes of a TCP stream missing from the capture
     TCP_RETRANSMISSION = "tcp-retransmission"  # TCP data seen again (identical)
@@ -109,6 +114,7 @@ class Code(str, Enum):
     # --- KRaft metadata history (kafkadump.internal_topics.metadata_replay) -------------
     UNCLEAN_ELECTION = "unclean-election"      # a partition leader elected from outside the ISR/ELR, or RECOVERING
     TOPIC_RECREATED = "topic-recreated"        # a topic name created again under a new topic id
+    INTERNAL_LAYOUT_UNKNOWN = "internal-layout-unknown"    # a record type known by name whose layout is not known
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -151,6 +157,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.API_KEY_UNKNOWN: Severity.WARNING,
     Code.RESPONSE_UNPAIRED: Severity.WARNING,
     Code.RESPONSE_GUESSED: Severity.INFO,
+    Code.FRAME_AMBIGUOUS: Severity.INFO,
     Code.PARTIAL_BATCH: Severity.INFO,
     Code.TCP_GAP: Severity.ERROR,
     Code.TCP_RETRANSMISSION: Severity.INFO,
@@ -181,6 +188,10 @@ SEVERITY: dict[Code, Severity] = {
     Code.CHECKPOINT_MISMATCH: Severity.WARNING,
     Code.PENDING_FILE: Severity.INFO,
     Code.ORPHAN_FILE: Severity.INFO,
+    Code.REMOTE_COPY_UNFINISHED: Severity.WARNING,
+    Code.REMOTE_SEGMENT_OVERLAP: Severity.WARNING,
+    Code.REMOTE_SEGMENT_GAP: Severity.WARNING,
+    Code.REMOTE_SEGMENT_MISMATCH: Severity.WARNING,
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
@@ -189,6 +200,7 @@ SEVERITY: dict[Code, Severity] = {
     # KRaft metadata history
     Code.UNCLEAN_ELECTION: Severity.WARNING,
     Code.TOPIC_RECREATED: Severity.WARNING,
+    Code.INTERNAL_LAYOUT_UNKNOWN: Severity.INFO,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -243,6 +255,8 @@ DESCRIPTION: dict[Code, str] = {
     Code.API_KEY_UNKNOWN: "an API key unknown to kafkadump's schema tables (body kept as raw bytes)",
     Code.RESPONSE_UNPAIRED: "a response whose request is not in the capture",
     Code.RESPONSE_GUESSED: "a response without its request, decoded as the only API that fits",
+    Code.FRAME_AMBIGUOUS: "a pasted frame reads both as a request and as a response: the reading that fits "
+                          "exactly is shown (the request when both do), the other is named",
     Code.PARTIAL_BATCH: "a response's last batch is cut short by the fetch size limit (normal)",
     Code.TCP_GAP: "bytes of a TCP stream are missing from the capture",
     Code.TCP_RETRANSMISSION: "TCP data retransmitted (identical copy ignored)",
@@ -279,6 +293,14 @@ DESCRIPTION: dict[Code, str] = {
     Code.CHECKPOINT_MISMATCH: "a broker checkpoint or partition.metadata disagrees with the partitions on disk",
     Code.PENDING_FILE: "a file or directory the broker was deleting, cleaning or moving (.deleted, .cleaned, .swap, -delete, -future)",
     Code.ORPHAN_FILE: "an index or snapshot file whose segment .log is absent",
+    Code.REMOTE_COPY_UNFINISHED: "__remote_log_metadata: a remote segment's copy started (COPY_SEGMENT_STARTED) "
+                                 "and never finished",
+    Code.REMOTE_SEGMENT_OVERLAP: "__remote_log_metadata: two finished remote segments of a partition hold the same "
+                                 "offsets",
+    Code.REMOTE_SEGMENT_GAP: "__remote_log_metadata: offsets between two finished remote segments of a partition "
+                             "are in no remote segment",
+    Code.REMOTE_SEGMENT_MISMATCH: "a remote segment file disagrees with its __remote_log_metadata (offsets, or a "
+                                  "segment deleted or never finished)",
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
                                 "kafkadump knows (kept as raw bytes)",
@@ -293,6 +315,8 @@ DESCRIPTION: dict[Code, str] = {
                            "the previous ELR (records the replicas had may be lost)",
     Code.TOPIC_RECREATED: "a KRaft TopicRecord creates a topic under a name another topic id had (a topic deleted "
                           "and re-created: consumers' offsets and old replicas belong to the old topic)",
+    Code.INTERNAL_LAYOUT_UNKNOWN: "an internal topic record of a type Kafka writes (named) whose value layout no "
+                                  "source kafkadump has describes, e.g. the streams group records (kept as raw bytes)",
 }
 
 

@@ -69,6 +69,7 @@ from ..findings import Code, DecodeError, Finding, Truncated
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
+from . import newer_records as LATER
 from .decoded import DecodedRecord, Part
 from .kinds import kind_from_path, resolve_kind  # noqa: F401  (re-exported)
 
@@ -104,12 +105,22 @@ def decoder_for(kind: str) -> Decoder:
 
 # --- schema maps, from the generated tables ---------------------------------------------------------------
 
-def key_schemas(group: str) -> dict[int, str]:
-    """Coordinator key version -> key schema name, from the key schemas' valid versions."""
+def _record_entries() -> dict[str, dict]:
+    """The record schemas known: the generated tables, and the newer record types they lack."""
     from ..protocol.tables.records import RECORDS
 
+    return {**LATER.LAYOUTS, **RECORDS}
+
+
+def _entry(name: str) -> dict:
+    """The table entry of record schema ``name`` (the tables first, then the newer record types)."""
+    return S.message(name) if S.has(name) else LATER.LAYOUTS[name]
+
+
+def key_schemas(group: str) -> dict[int, str]:
+    """Coordinator key version -> key schema name, from the key schemas' valid versions."""
     out: dict[int, str] = {}
-    for name, e in RECORDS.items():
+    for name, e in _record_entries().items():
         if e.get("group") == group and name.endswith("Key") and e["valid"] is not None:
             lo, hi = e["valid"]
             for v in range(lo, min(hi, 0x7FFF) + 1):
@@ -119,9 +130,7 @@ def key_schemas(group: str) -> dict[int, str]:
 
 def frame_schemas(group: str) -> dict[int, str]:
     """apiKey -> schema name of the ``metadata``-type records of one records/ folder."""
-    from ..protocol.tables.records import RECORDS
-
-    return {e["apiKey"]: name for name, e in RECORDS.items()
+    return {e["apiKey"]: name for name, e in _record_entries().items()
             if e.get("group") == group and e["type"] == "metadata" and "apiKey" in e}
 
 
@@ -205,7 +214,7 @@ def _layout(name: str, version: int) -> tuple[tuple, bool]:
     k = (name, version)
     lay = _LAYOUTS.get(k)
     if lay is None:
-        m = S.message(name)
+        m = _entry(name)
         lay = _LAYOUTS[k] = (m["fields"], S.in_range(m["flexible"], version))
     return lay
 
@@ -272,7 +281,7 @@ def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict[int, str], kin
 
 def _outside_tables(out: _Out, name: str, version: int) -> bool:
     """Whether ``version`` of schema ``name`` is beyond the tables (an info finding says so)."""
-    versions = S.valid_versions(name)
+    versions = _entry(name)["valid"]
     assert versions is not None  # the schemas named here all have valid versions
     lo, hi = versions
     if lo <= version <= hi:
@@ -280,6 +289,15 @@ def _outside_tables(out: _Out, name: str, version: int) -> bool:
     out.finding(Code.INTERNAL_VERSION_UNKNOWN, 0,
                 f"{name} version {version} is outside the schema tables' versions {lo}-{hi} (kept raw)")
     return True
+
+def _layout_unknown(out: _Out, name: str, version: int) -> bool:
+    """Whether the value schema ``name`` is a record type known by name only (an info finding says so)."""
+    if name not in LATER.VALUE_LAYOUT_UNKNOWN or S.has(name):
+        return False
+    out.finding(Code.INTERNAL_LAYOUT_UNKNOWN, 0,
+                f"{name} version {version}: the record type is known, its layout is not (kept raw)")
+    return True
+
 
 def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None) -> Part:
     if name is None:
@@ -291,7 +309,7 @@ def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None) -> Pa
     v = _version16(out, raw, path, "value")
     if v is None:
         return Part(name, None, None, raw, partial=True)
-    if _outside_tables(out, name, v):
+    if _layout_unknown(out, name, v) or _outside_tables(out, name, v):
         return Part(name, v, None, raw)
     embedded = name in ("GroupMetadataValue", "ConsumerGroupMemberMetadataValue")
     data, p, err, spans = _struct(out, name, v, raw, 2, path, want_spans=embedded)

@@ -117,6 +117,7 @@ class Summary:
         self.counts: Counter[str] = Counter()
         self.types: Counter[str] = Counter()
         self.state: dict[str, Any] = {}
+        self.position: int | None = None   # file offset of the batch being added (add_batch)
 
     def add_batch(self, batch: Batch | Gap) -> list[Finding]:
         """Decode the records of one :class:`~kafkadump.decode.model.Batch` (or gap: nothing) and
@@ -128,6 +129,7 @@ class Summary:
         findings: list[Finding] = []
         if not isinstance(batch, Batch):  # a gap has no records
             return findings
+        self.position = batch.position
         for r in batch.records or ():
             d = dec.decode_record(r, batch)
             findings += d.findings
@@ -244,6 +246,8 @@ class Summary:
             "state": K.enum_name(K.TRANSACTION_STATES, code), "stateCode": code,
             "producerId": v.get("producerId"), "producerEpoch": v.get("producerEpoch"),
             "previousProducerId": v.get("previousProducerId", -1), "nextProducerId": v.get("nextProducerId", -1),
+            # 2: transactions v2 (KIP-890), markers one epoch above the data, the epoch bumped every transaction
+            "clientTransactionVersion": v.get("clientTransactionVersion", 0),
             "timeoutMs": v.get("transactionTimeoutMs"),
             "partitions": {p.get("topic"): p.get("partitionIds") for p in v.get("transactionPartitions") or ()},
             "lastUpdateTimestamp": v.get("transactionLastUpdateTimestampMs"),
@@ -335,6 +339,12 @@ class Summary:
             st.setdefault("controllers", {})[str(v["controllerId"])] = {
                 "incarnationId": v.get("incarnationId"),
                 "endpoints": [_endpoint(e) for e in v.get("endPoints") or ()], "registeredAt": off}
+        elif name == "UnregisterControllerRecord":
+            c = st.setdefault("controllers", {}).setdefault(str(v["controllerId"]), {})
+            c["unregistered"] = True
+            c["unregisteredAt"] = off
+        elif name == "ClearElrRecord":
+            _clear_elr(topics, v.get("topicName") or "")
         elif name == "FeatureLevelRecord":
             st.setdefault("features", {})[v["name"]] = v["featureLevel"]
         elif name == "ConfigRecord":
@@ -413,6 +423,7 @@ class Summary:
                     seg[f] = v[f]
             seg["state"] = K.enum_name(K.REMOTE_SEGMENT_STATES, v.get("remoteLogSegmentState"))
             seg["recordOffset"] = off
+            seg["recordPosition"] = self.position  # the batch holding that record (None: not from a file)
         elif name == "RemotePartitionDeleteMetadataRecord":
             tip = v.get("topicIdPartition") or {}
             self.state.setdefault("partitionDeletes", {})[f"{tip.get('name')}-{tip.get('partition')}"] = {
@@ -425,6 +436,18 @@ class Summary:
         segs = self.state.get("segments", {})
         return {"segments": segs, "partitionDeletes": self.state.get("partitionDeletes", {}),
                 "states": dict(sorted(Counter(s["state"] for s in segs.values()).items()))}
+
+
+def _clear_elr(topics: dict[str, Any], topic_name: str) -> None:
+    """As the controller replays a ClearElrRecord: the ELR fields of one topic's partitions (every
+    topic's when the name is empty) become empty."""
+    for t in topics.values():
+        if topic_name and t.get("name") != topic_name:
+            continue
+        for p in t["partitions"].values():
+            for field in ("eligibleLeaderReplicas", "lastKnownElr"):
+                if field in p:
+                    p[field] = []
 
 
 def _classic_member(m: dict[str, Any]) -> dict[str, Any]:

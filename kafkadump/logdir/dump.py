@@ -114,6 +114,9 @@ def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
         for f in scans[1].findings:
             extra.setdefault(f.offset, []).append(f)
         yield ("note", f"checked against {log}")
+    elif verify and kind != names.TXN_INDEX and fn.tier == names.INDEX_CACHE:
+        yield ("note", f"{os.path.basename(path)}: the broker's cached copy of remote segment {fn.remote_id}'s "
+                       f"index (the segment is in remote storage): entries not checked against a log")
     elif verify and kind != names.TXN_INDEX:
         yield ("note", f"no {fn.stem}.log beside {os.path.basename(path)}: entries not checked against a log")
     with open_segment(path) as seg:

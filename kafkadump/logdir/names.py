@@ -22,6 +22,15 @@
             quorum-state                      JSON: leader, epoch, voters
             OFFSET-EPOCH.checkpoint           KRaft snapshot: record batches (20 and 10 digits)
             OFFSET-EPOCH.checkpoint.part      a snapshot being written
+        remote-log-index-cache/               tiered storage: the broker's cache of remote segments' indexes
+            OFFSET_UUID_.index / .timeindex / .txnindex     (OFFSET: the remote segment's start offset,
+                                                             decimal; UUID: its id, 22 base64url characters)
+
+    tiered storage (a remote storage's copy of a partition, e.g. Kafka's local tiered storage)
+        OFFSET-UUID.log / .index / .timeindex / .txnindex / .snapshot / .leader_epoch_checkpoint
+                                              one remote log segment's files: the same formats as the
+                                              local ones (the segment's start offset, decimal, and its
+                                              remote log segment id)
 
 Nothing here reads a file.
 """
@@ -65,6 +74,14 @@ SUFFIXES = {
 }
 
 _OFFSET_NAME = re.compile(r"^(-?\d+)$")
+_UUID = r"[A-Za-z0-9_-]{22}"
+_REMOTE_FILE = re.compile(r"^(?P<o>\d+)-(?P<id>" + _UUID + r")(?P<ext>\.[a-z_]+)$")
+_INDEX_CACHE_FILE = re.compile(r"^(?P<o>\d+)_(?P<id>" + _UUID + r")_(?P<ext>\.[a-z]+)$")
+INDEX_CACHE_DIR = "remote-log-index-cache"
+
+# where a file belongs, beyond the local log (FileName.tier)
+REMOTE = "remote"              # a remote log segment's files (tiered storage)
+INDEX_CACHE = "index-cache"    # the broker's remote-log-index-cache/
 _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-fA-F]{32})-(?P<state>delete|future|stray))?$")
 
@@ -86,6 +103,8 @@ class FileName:
     suffix: str | None = None
     stem: str | None = None
     checkpoint: str | None = None  # which broker checkpoint (its file name)
+    tier: str | None = None        # REMOTE or INDEX_CACHE for tiered storage files, else None
+    remote_id: str | None = None   # the remote log segment id in a tiered storage file's name
 
 
 def classify(path: str) -> FileName:
@@ -102,6 +121,9 @@ def classify(path: str) -> FileName:
         return FileName(KRAFT_SNAPSHOT, int(m.group(1)), int(m.group(2)), suffix, name[: -len(".checkpoint")])
     if name == "bootstrap.checkpoint":
         return FileName(KRAFT_SNAPSHOT, None, None, suffix, "bootstrap")
+    tiered = _tiered(name, suffix)
+    if tiered is not None:
+        return tiered
     stem, ext = os.path.splitext(name)
     if ext in _BY_EXT:
         m = _OFFSET_NAME.match(stem)
@@ -121,6 +143,23 @@ def classify(path: str) -> FileName:
     if name in (".lock", ".kafka_cleanshutdown"):
         return FileName(MARKER)
     return FileName(UNKNOWN)
+
+
+def _tiered(name: str, suffix: str | None) -> FileName | None:
+    """A remote log segment's file (``OFFSET-UUID.ext``) or a remote index cache file
+    (``OFFSET_UUID_.ext``), else None."""
+    m = _REMOTE_FILE.match(name)
+    tier = REMOTE
+    if m is None:
+        m = _INDEX_CACHE_FILE.match(name)
+        tier = INDEX_CACHE
+    if m is None:
+        return None
+    ext = m.group("ext")
+    kind = LEADER_EPOCH_CHECKPOINT if ext == ".leader_epoch_checkpoint" and tier == REMOTE else _BY_EXT.get(ext)
+    if kind is None or (tier == INDEX_CACHE and kind not in (OFFSET_INDEX, TIME_INDEX, TXN_INDEX)):
+        return None
+    return FileName(kind, int(m.group("o")), None, suffix, name[: -len(ext)], tier=tier, remote_id=m.group("id"))
 
 
 @dataclass(frozen=True)
@@ -146,4 +185,5 @@ def segment_name(offset: int, ext: str = ".log") -> str:
     return f"{offset:020d}{ext}"
 
 
-__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "KINDS", "SUFFIXES"]
+__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "KINDS", "SUFFIXES",
+           "REMOTE", "INDEX_CACHE", "INDEX_CACHE_DIR"]

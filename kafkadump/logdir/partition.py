@@ -30,7 +30,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..findings import Code, Finding
+from ..internal_topics.constants import REMOTE_LOG_METADATA
+from ..internal_topics.kinds import kind_from_path
 from . import names
+from .remote import RemoteSegment, check_remote_segments, remote_segments
 from .scan import FileScan
 from .trackers import (
     MAX_PRODUCERS,
@@ -86,6 +89,8 @@ class PartitionFacts:
     open_spans: list[tuple[TxnSpan, FileScan]] = field(default_factory=list)
     closed_spans: list[TxnSpan] = field(default_factory=list)
     closed_spans_dropped: int = 0
+    # a __remote_log_metadata partition: segment id -> its last metadata (for the remote files' check)
+    remote_segments: dict[str, RemoteSegment] | None = None
 
 
 @dataclass
@@ -236,7 +241,7 @@ class _Fold:
                     continue
                 st = self.producers[pid] = _ProducerState()
             first = run.first
-            if first is not None and st.epoch is not None and st.last_seq is not None:
+            if first is not None and not first.after_marker and st.epoch is not None and st.last_seq is not None:
                 self.facts.sequence_gaps_explained += check_sequence(
                     seg.add, pid, first.epoch, first.base_sequence, first.position, st.epoch, st.last_seq,
                     base_missing + first.missing_before > st.missing_at)
@@ -244,7 +249,9 @@ class _Fold:
             if txn is not None:
                 expected += self._transactions(seg, pid, st, txn)
             if run.last_sequence is not None:
-                st.epoch, st.last_seq, st.last_offset = run.epoch, run.last_sequence, run.last_offset
+                st.epoch, st.last_seq = run.epoch, run.last_sequence
+                if run.last_offset is not None:  # None: only a marker raised the epoch (transactions v2)
+                    st.last_offset = run.last_offset
                 st.missing_at = base_missing + run.missing_at
         for a in d.aborted:
             expected.append(_ExpectedAbort(a.producer_id, a.first_offset, a.marker_offset, a.marker_position))
@@ -333,10 +340,13 @@ def fold_partition(path: str, scans: list[FileScan], keep_spans: bool = False) -
     live = [s for s in scans if names.classify(s.path).suffix is None and not s.error]
     segs = sorted((s for s in live if s.kind == names.SEGMENT and isinstance(s.digest, SegmentDigest)),
                   key=_order_key)
-    snaps = sorted(((_snapshot_offset(s), s) for s in live
+    # a remote segment's producer snapshot and leader epoch checkpoint describe that segment's copy,
+    # named by its start offset: not the partition's snapshots and checkpoint
+    local = [s for s in live if names.classify(s.path).tier is None]
+    snaps = sorted(((_snapshot_offset(s), s) for s in local
                     if s.kind == names.PRODUCER_SNAPSHOT and s.digest and names.classify(s.path).offset is not None),
                    key=lambda x: x[0])
-    lec = next((s for s in live if s.kind == names.LEADER_EPOCH_CHECKPOINT and s.digest), None)
+    lec = next((s for s in local if s.kind == names.LEADER_EPOCH_CHECKPOINT and s.digest), None)
     meta = next((s for s in live if s.kind == names.PARTITION_METADATA and s.digest), None)
     txn_scans = {s.path: s for s in live if s.kind == names.TXN_INDEX}
     facts = PartitionFacts(path=path, log_dir=log_dir_of(path), topic=pdir.topic if pdir else None,
@@ -355,6 +365,9 @@ def fold_partition(path: str, scans: list[FileScan], keep_spans: bool = False) -
     facts.leader_epochs = [e.epoch for e, _ in fold.epochs[-20:]]
     if pdir and pdir.state:
         _pending_partition(path, pdir.state, segs[0] if segs else (scans[0] if scans else None))
+    if kind_from_path(path) == REMOTE_LOG_METADATA:
+        facts.remote_segments = remote_segments(segs)
+        check_remote_segments(facts.remote_segments)
     return facts
 
 

@@ -80,6 +80,11 @@ class FindingSink:
         return sum(self.counts.values()) - len(self.kept)
 
 
+def tier_summary(fn: FileName) -> dict:
+    """``{"tier": "remote" | "index-cache", "remoteSegmentId": ...}`` for a tiered storage file, else {}."""
+    return {"tier": fn.tier, "remoteSegmentId": fn.remote_id} if fn.tier is not None else {}
+
+
 class FileScan:
     """What a scan found in one file.  Picklable (crosses process boundaries).
 
@@ -95,7 +100,7 @@ class FileScan:
         self.size: int | None = None
         self.mtime: str | None = None      # UTC ISO-8601
         self.sha256: str | None = None
-        self.summary: dict = {}
+        self.summary: dict = tier_summary(names.classify(path))
         self.findings: list[Finding] = []
         self.finding_counts: Counter = Counter()
         self.digest: SegmentDigest | dict | None = None   # SegmentDigest for a segment

@@ -62,11 +62,15 @@ class SequencePoint:
     base_offset: int
     position: int
     missing_before: int      # offsets missing in the segment before this batch
+    after_marker: bool = False  # checked against a marker of the same segment that raised the epoch
 
 
 @dataclass
 class ProducerRun:
-    """One producer's sequence facts in one segment: its first and last data batch with a sequence."""
+    """One producer's sequence facts in one segment: its first and last data batch with a sequence.
+
+    After a marker that raised the epoch (transactions v2) ``epoch`` is the marker's and
+    ``last_sequence`` is -1: the producer's next data batch must start at sequence 0."""
 
     first: SequencePoint | None = None
     epoch: int | None = None          # epoch of the last data batch with a sequence
@@ -75,6 +79,7 @@ class ProducerRun:
     last_position: int | None = None
     missing_at: int = 0               # offsets missing in the segment up to the last such batch
     batches: int = 0
+    bumps: int = 0                    # markers that raised the epoch (transactions v2, KIP-890)
 
 
 @dataclass(frozen=True)
@@ -435,18 +440,39 @@ class ProducerTracker:
             run = self.runs[pid] = ProducerRun()
         run.batches += 1
         seq = b.base_sequence
-        if b.is_control or seq is None or seq < 0:
+        if b.is_control:
+            self._marker(run, b)
             return
-        if run.first is None or run.epoch is None or run.last_sequence is None:
-            run.first = SequencePoint(b.producer_epoch, seq, b.base_offset, b.position, missing)
-        else:
+        if seq is None or seq < 0:
+            return
+        checked = False
+        if run.epoch is not None and run.last_sequence is not None:
+            checked = True
             self.explained_gaps += check_sequence(self.add, pid, b.producer_epoch, seq, b.position, run.epoch,
                                                   run.last_sequence, missing > run.missing_at)
+        if run.first is None:
+            # checked already when a marker of this segment came first (the fold must not check it again)
+            run.first = SequencePoint(b.producer_epoch, seq, b.base_offset, b.position, missing, checked)
         run.epoch = b.producer_epoch
         run.last_sequence = b.last_sequence
         run.last_offset = b.last_offset
         run.last_position = b.position
         run.missing_at = missing
+
+    @staticmethod
+    def _marker(run: ProducerRun, b: Batch) -> None:
+        """A COMMIT/ABORT marker one or more epochs above the producer's data: transactions v2
+        (KIP-890) bump the epoch with every marker, and the producer state forgets its sequence, as
+        Kafka's ``maybeUpdateProducerHigherEpoch`` does: the next data batch is of the marker's epoch
+        and starts at sequence 0, and a data batch of an older epoch is a fenced (zombie) write.
+        A marker of the data's own epoch (transactions v1) changes nothing."""
+        epoch = b.producer_epoch
+        if control_type(b) not in ("COMMIT", "ABORT") or epoch is None or epoch < 0:
+            return
+        if run.epoch is None or epoch > run.epoch:
+            run.epoch = epoch
+            run.last_sequence = -1   # next_sequence(-1) is 0
+            run.bumps += 1
 
     def finish(self) -> dict[int, ProducerRun]:
         return self.runs

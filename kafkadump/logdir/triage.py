@@ -34,6 +34,7 @@ from ..report.status import Tally
 from ..report.transaction_objects import abort_command
 from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
+from .remote import check_remote_files
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
 from .transactions import HANGING, TxnReport, hanging_finding, join_transactions
 
@@ -131,8 +132,9 @@ def _with_siblings(path: str) -> list[str]:
 
 def _cut(gi: int, g: Group) -> None:
     classified = [(p, names.classify(p)) for p in g.files]
+    # the broker's remote-log-index-cache/ holds indexes of remote segments: no partition
     g.is_partition = (names.parse_partition_dir(g.path) is not None
-                      or any(fn.kind in _PARTITION_KINDS for _, fn in classified))
+                      or any(fn.kind in _PARTITION_KINDS and fn.tier != names.INDEX_CACHE for _, fn in classified))
     by_name = {os.path.basename(p): p for p in g.files}
     used = set()
     for p, fn in classified:
@@ -149,7 +151,7 @@ def _cut(gi: int, g: Group) -> None:
     for p, fn in classified:
         if p in used:
             continue
-        g.units.append(Unit(gi, "file", p, orphan=fn.kind in _SIBLINGS))
+        g.units.append(Unit(gi, "file", p, orphan=fn.kind in _SIBLINGS and fn.tier != names.INDEX_CACHE))
     for u in g.units:
         total = 0
         for q in [u.path, *u.siblings.values()]:
@@ -322,6 +324,7 @@ class Triage:
                 self.progress(done, self.total_bytes, u.path)
         self._fold_logdirs()
         self._join_transactions()
+        self._fold_remote()
         self.elapsed = time.perf_counter() - t0
         return self
 
@@ -383,6 +386,13 @@ class Triage:
                                            f"{limited.path}: {first.message if first else 'tracking limit'}: "
                                            f"those producers' transactions are not listed"))
         self.transactions = report
+    def _fold_remote(self) -> None:
+        """Remote segment files against the __remote_log_metadata partitions triaged with them."""
+        segments: dict = {}
+        for facts in self.partitions.values():
+            segments.update(facts.remote_segments or {})
+        if segments:
+            check_remote_files(segments, list(self.file_scans()))
 
     # --- the report -----------------------------------------------------------------------
     def file_scans(self) -> Iterator[FileScan]:

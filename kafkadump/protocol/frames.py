@@ -411,6 +411,21 @@ def clean(f: Frame) -> bool:
     return f.body is not None and not any(x.severity.value != "info" for x in f.findings)
 
 
+def exact(f: Frame) -> bool:
+    """Decoded cleanly (:func:`clean`) and to the last byte of the frame: nothing trailing, nothing
+    kept raw as beyond the tables.  A reading that fits exactly beats one that fits with warnings."""
+    return clean(f) and not any(x.code is Code.FRAME_TRAILING for x in f.findings) \
+        and not (f.body is not None and "_undecodedTail" in f.body)
+
+
+def fit(f: Frame) -> int:
+    """How well a frame's bytes fit the reading ``f``: 2 exactly (:func:`exact`), 1 with warnings
+    (decoded, no error finding), 0 not at all."""
+    if f.body is None or any(x.severity.value == "error" for x in f.findings):
+        return 0
+    return 2 if exact(f) else 1
+
+
 def request_plausible(buf: _Buf, pos: int, end: int) -> bool:
     """Do the bytes at ``pos`` start like a request frame?  (Header only: cheap.)"""
     if end - pos < 14:

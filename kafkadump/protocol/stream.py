@@ -71,7 +71,7 @@ class _Splitter:
     """One direction of a conversation: bytes in, frames out."""
 
     __slots__ = ("conv", "role", "buf", "base", "synced", "marks", "skip_from", "scan", "cands", "cand_order",
-                 "cand_gone")
+                 "cand_gone", "weak")
 
     def __init__(self, conv: Conversation, role: str):
         self.conv = conv
@@ -86,6 +86,8 @@ class _Splitter:
         #                             starts waiting for their frame's bytes
         self.cand_order: deque = deque()  # the same starts in stream order (some already gone)
         self.cand_gone: set = set()       # starts popped from the heap, still in cand_order
+        self.weak: int | None = None      # resync: the first whole frame that fits only with warnings,
+        #                                   found while an earlier start still waited (stream offset)
 
     def reset_resync(self) -> None:
         """Forget the resync state (positions examined, starts waiting)."""
@@ -93,6 +95,7 @@ class _Splitter:
         self.cands = []
         self.cand_order = deque()
         self.cand_gone = set()
+        self.weak = None
 
     def add(self, offset: int, data: bytes, packet: Packet | None) -> None:
         if not self.buf:
@@ -113,8 +116,9 @@ class _Splitter:
             return False
         return int32_at(buf, i + 4) in self.conv.pending
 
-    def _verified(self, i: int, size: int) -> bool:
-        """Does the whole frame at ``i`` decode without an error?  (Resync: no false starts.)
+    def _verified(self, i: int, size: int) -> int:
+        """How well the whole frame at ``i`` decodes (:func:`~kafkadump.protocol.frames.fit`: 2 exactly,
+        1 only with warnings, 0 with an error).  (Resync: no false starts.)
 
         Decoding candidates is charged to the decoder's resync budget (``--max-scan`` times
         the bytes seen, at least 64 MiB): candidates whose sizes reach far ahead would
@@ -132,7 +136,7 @@ class _Splitter:
                     f"looking for the next frame spent {dec.verify_spent} bytes decoding candidates that "
                     f"were not (--max-scan); from here on, candidates are accepted by their headers")],
                     self._time(), self.conv.file))
-            return True
+            return 2
         dec.verify_spent += size + 4
         WORK.frames += 1
         WORK.verified += size + 4
@@ -143,7 +147,7 @@ class _Splitter:
         else:
             key, ver, _ = self.conv.pending[int32_at(self.buf, i + 4)]
             f = F.decode_response(self.buf, i, end, key, ver, ctx=quiet)
-        return f.body is not None and not any(x.severity.value == "error" for x in f.findings)
+        return F.fit(f)
 
     def drain(self, final: bool = False) -> list[F.Frame | StreamNote]:
         """Frames (and notes) that the buffered bytes complete."""
@@ -225,12 +229,15 @@ class _Splitter:
         found = self._complete_candidate(n)
         if found is None:
             found = self._scan_for_start(n)
-        if found is not None or final:
-            self.reset_resync()
-            return (found, found) if found is not None else (None, n)
         order, gone = self.cand_order, self.cand_gone
         while order and order[0] in gone:
             gone.discard(order.popleft())
+        if found is None and self.weak is not None and (final or not order or order[0] > self.weak):
+            # no earlier start is waiting any more: the frame that fits with warnings it is
+            found = self.weak - self.base
+        if found is not None or final:
+            self.reset_resync()
+            return (found, found) if found is not None else (None, n)
         drop = order[0] - self.base if order else max(0, min(self.scan, n - 13))
         self.scan = max(0, self.scan - drop)
         return None, drop
@@ -246,14 +253,24 @@ class _Splitter:
             self.cand_gone.add(start)
             done.append(start)
         for start in sorted(done):
+            if self.weak is not None and start > self.weak:
+                break  # the frame that fits with warnings comes first
             i = start - base
-            if self._verified(i, int32_at(self.buf, i)):
+            grade = self._verified(i, int32_at(self.buf, i))
+            if grade == 2 or (grade == 1 and not self._waiting(start)):
                 return i
+            if grade == 1 and self.weak is None:
+                self.weak = start
         return None
 
     def _scan_for_start(self, n: int) -> int | None:
         """Examine the positions not examined yet: the first whose whole frame is here and decodes
-        cleanly (buffer position), or None; starts whose frames are not complete wait."""
+        without an error (buffer position), or None; starts whose frames are not complete wait.
+
+        A whole frame that fits only with warnings does not win over an earlier start still
+        waiting for its bytes (the frame the text began with, cut by the packets, against a
+        "frame" inside its record data): it is kept (``weak``) and taken when no earlier start
+        is left waiting."""
         buf = self.buf
         base = self.base
         i = self.scan
@@ -262,9 +279,12 @@ class _Splitter:
             if self._plausible(i):
                 size = int32_at(buf, i)
                 if i + 4 + size <= n:
-                    if self._verified(i, size):
+                    grade = self._verified(i, size)
+                    if grade == 2 or (grade == 1 and not self._waiting(base + i)):
                         found = i
                         break
+                    if grade == 1 and self.weak is None:
+                        self.weak = base + i
                 elif size <= F.MAX_RESYNC_WAIT:
                     heapq.heappush(self.cands, (base + i + 4 + size, base + i))
                     self.cand_order.append(base + i)
@@ -272,6 +292,14 @@ class _Splitter:
         WORK.positions += i - self.scan
         self.scan = max(self.scan, i)
         return found
+
+    def _waiting(self, before: int) -> bool:
+        """Is a start before stream offset ``before`` still waiting for its frame's bytes?  (Starts
+        already gone leave the front of ``cand_order`` here: each is dropped once.)"""
+        order, gone = self.cand_order, self.cand_gone
+        while order and order[0] in gone:
+            gone.discard(order.popleft())
+        return bool(order) and order[0] < before
 
     def _garbage(self, upto: int) -> StreamNote:
         start = self.skip_from
@@ -535,6 +563,8 @@ class CaptureDecoder:
             elif len(data) > 1 << 16 or probe.total() > 1 << 20:
                 if F.request_plausible(data, 0, len(data)):
                     role = "client"
+                elif self.lenient and 4 <= size <= F.MAX_FRAME:
+                    role = "server"  # pasted packets of one large frame that is no request: a response
             else:
                 return None  # wait for the whole first frame
             if role is None:
@@ -696,8 +726,8 @@ class CaptureDecoder:
         plausible_req = F.request_plausible(data, pos, n)
         if plausible_req:
             f = F.decode_request(data, pos, n, base=self._base, ctx=self.ctx)
-            if f.body is not None and not any(x.severity.value == "error" for x in f.findings):
-                return "request", f
+            if F.fit(f):
+                return self._request_or_response(f, data, pos, n)
         if plausible_at(data, pos, n, check_crc=True):
             return "records", None
         if n - pos >= 8:
@@ -714,6 +744,34 @@ class CaptureDecoder:
         if plausible_at(data, pos, n, check_crc=False):
             return "records", None
         return "response", None
+
+
+    def _request_or_response(self, req: F.Frame, data, pos: int, n: int) -> tuple[str, F.Frame]:
+        """A pasted dump that is one frame and reads as a request: a lone response may read so too.
+
+        The reading that fits exactly wins (a request that fits only with warnings, e.g. bytes
+        after its body, gives way to a response that fits exactly); when both fit exactly the
+        request is kept, and either way a ``frame-ambiguous`` finding names the other reading.
+        """
+        lone = pos == 0 and 4 + int32_at(data, pos) == n and self.hints.api_key is None
+        if not lone:
+            return "request", req
+        resp = F.guess_response(data, pos, n, base=self._base, ctx=self.ctx)
+        if resp is None:
+            return "request", req
+        req_text = f"{req.api_name} v{req.api_version}"
+        resp_text = f"{resp.api_name} v{resp.api_version}"
+        if F.exact(req):
+            req.findings.append(Finding(Code.FRAME_AMBIGUOUS, self._base + pos,
+                                        f"read as request {req_text}; the bytes fit response {resp_text} exactly "
+                                        f"as well (--as response to read them so)"))
+            return "request", req
+        why = ", ".join(sorted({x.code.value for x in req.findings if x.severity.value != "info"})) \
+            or "bytes kept raw"
+        resp.findings.append(Finding(Code.FRAME_AMBIGUOUS, self._base + pos,
+                                     f"read as response {resp_text}, which fits exactly; as request {req_text} the "
+                                     f"bytes fit only with warnings ({why}) (--as request to read them so)"))
+        return "response", resp
 
 
 class _Probe:

@@ -75,11 +75,16 @@ def _render(b: int) -> str:
 
 def _ascii_matches(data: bytes, text: str) -> bool:
     """Is ``text`` an ASCII column for ``data``?  ('.' may stand for any byte; tcpdump
-    shows spaces as '.'; an optional ``|...|`` frame as hexdump -C draws it)."""
-    t = text
+    shows spaces as '.'; an optional ``|...|`` frame as hexdump -C draws it, or two bytes
+    0x7c at the ends of a column that has no frame, as tcpdump draws them)."""
+    if len(text) >= 2 and text[0] == "|" and text.rstrip()[-1:] == "|" \
+            and _column_matches(data, text.rstrip()[1:-1]):
+        return True
+    return _column_matches(data, text)
+
+
+def _column_matches(data: bytes, t: str) -> bool:
     n = len(data)
-    if len(t) >= 2 and t[0] == "|" and t.rstrip()[-1:] == "|":
-        t = t.rstrip()[1:-1]
     if len(t) > n or len(t) < n - 16:
         return False
     if len(t) < len(data):
