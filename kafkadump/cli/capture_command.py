@@ -23,7 +23,9 @@ class As(str, Enum):
 
 @app.command()
 @input_limits(scan=False)
-@output_options(encoding=Encoding.base64, encoding_help="How bytes appear in JSON (keys, values, bytes fields).")
+@output_options(encoding=Encoding.auto, encoding_help="How bytes appear in JSON (keys, values, bytes fields): auto "
+                                                    "(text as a string, other bytes as {\"base64\": ...}), base64, "
+                                                    "hex or text.")
 def capture(
     path: str = typer.Argument(..., metavar="FILE|-",
                                help="A pcap/pcapng file, hex text (plain hex, xxd, hexdump -C, tcpdump -x/-X/-XX, "

@@ -20,6 +20,7 @@ from .. import describe as d
 from ..decode.model import STREAM_RECORDS as STREAMED_RECORDS
 from ..decode.model import Batch, Gap, Record, Span, record_chunks
 from ..report import records as records_model
+from ..report.records import Place
 from . import jsonl, jsontext
 from .table import Column
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from ..sources.pcap import Connection
 
     CaptureItem = StreamNote | Frame | CaptureTotals
+
+NOWHERE = Place()
 
 ERROR_NAMES = {
     -1: "UNKNOWN_SERVER_ERROR", 1: "OFFSET_OUT_OF_RANGE", 2: "CORRUPT_MESSAGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
@@ -227,10 +230,11 @@ def connection_dict(c: Connection | None) -> dict[str, Any] | None:
 class FrameJson:
     """Formats frames and notes as JSON lines for one ``--encoding``."""
 
-    def __init__(self, encoding: str = "base64") -> None:
+    def __init__(self, encoding: str = records_model.DEFAULT_ENCODING) -> None:
         self.enc = records_model.ENCODERS[encoding]
         self.records = jsonl.RecordLines(encoding)
-        self._held: dict[str, Batch] | None = None  # placeholder -> batch whose records stream later
+        self._held: dict[str, tuple[Batch, Place]] | None = None  # placeholder -> batch whose records stream later
+        self._places: dict[int, Place] = {}  # id of a RECORDS value of the frame -> where its records belong
 
     def value(self, v: object) -> Any:
         from ..protocol.decoder import RecordsValue
@@ -248,6 +252,7 @@ class FrameJson:
         return v
 
     def records_value(self, rv: RecordsValue) -> dict[str, Any]:
+        place = self._places.get(id(rv), NOWHERE)
         out: list[dict[str, Any]] = []
         for item in rv.items:
             if isinstance(item, Gap):
@@ -257,14 +262,15 @@ class FrameJson:
             if item.records is not None:
                 if self._held is not None and len(item.records) > STREAMED_RECORDS:
                     token = f"\x00records-{uuid.uuid4().hex}\x00"
-                    self._held[token] = item
+                    self._held[token] = (item, place)
                     bd["records"] = token
                 else:
-                    bd["records"] = [records_model.record_object(r, item, self.enc) for r in item.records]
+                    bd["records"] = [records_model.record_object(r, item, self.enc, place) for r in item.records]
             out.append(bd)
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
     def frame(self, f: Frame) -> str:
+        self._places = {id(rv): place_in_frame(ctx) for _, ctx, rv in f.records_fields()}
         d_: dict[str, Any] = {
             "type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
             "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
@@ -303,15 +309,15 @@ class FrameJson:
         pos = 0
         for m in pattern.finditer(text):
             yield text[pos:m.start()]
-            yield from self._record_list(forms[m.group()])
+            yield from self._record_list(*forms[m.group()])
             pos = m.end()
         yield text[pos:]
 
-    def _record_list(self, b: Batch) -> Iterator[str]:
+    def _record_list(self, b: Batch, place: Place) -> Iterator[str]:
         """``[record object, ...]`` of ``b`` as :func:`jsontext.dumps` writes a list, a run at a time."""
         sep = "["
         for chunk in record_chunks(b.records):
-            yield sep + ", ".join(jsontext.dumps(records_model.record_object(r, b, self.enc)) for r in chunk)
+            yield sep + ", ".join(jsontext.dumps(records_model.record_object(r, b, self.enc, place)) for r in chunk)
             sep = ", "
         yield "[]" if sep == "[" else "]"
 
@@ -327,13 +333,26 @@ class FrameJson:
     def record_line_runs(self, f: Frame) -> Iterator[str]:
         """:meth:`record_lines` a run of records at a time (newline-terminated lines)."""
         for _, ctx, rv in f.records_fields():
-            extra = f',"frame":{f.index},"topic":{json.dumps(ctx.get("topic"))},' \
-                    f'"topicId":{json.dumps(ctx.get("topicId"))},"partition":{json.dumps(ctx.get("partition"))}}}\n'
+            place = place_in_frame(ctx, sighting(f, ctx))
             for b in rv.items:
                 if not isinstance(b, Batch) or not b.records:
                     continue
                 for chunk in record_chunks(b.records):
-                    yield "".join([self.records.line(r, b)[:-1] + extra for r in chunk])
+                    yield self.records.batch_lines(b, chunk, place)
+
+
+def place_in_frame(ctx: dict[str, Any], seen: records_model.Sighting | None = None) -> Place:
+    """Where the records of a RECORDS field belong: the topic and partition of the request or
+    response around it (``ctx``, from :meth:`Frame.records_fields`)."""
+    partition = ctx.get("partition")
+    return Place(ctx.get("topic"), partition if isinstance(partition, int) else None, seen)
+
+
+def sighting(f: Frame, ctx: dict[str, Any]) -> records_model.Sighting:
+    """Where a capture saw the records of frame ``f``: which frame, API, direction,
+    connection and time; records in a request (Produce) carry the producer's relative offsets."""
+    return records_model.Sighting(f.index, f.api_name, f.direction, connection_dict(f.connection), f.time,
+                                  time_iso(f.time), ctx.get("topicId"), f.kind == "request")
 
 
 # --- record table ------------------------------------------------------------------------------
@@ -483,7 +502,8 @@ def totals_line(t: CaptureTotals) -> str:
             f"({'no problems' if not t.problems else str(t.problems) + ' problems'})")
 
 
-def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
+def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
+                      encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """A line per stream note and frame, then the summary."""
     from ..capture_report import CaptureTotals
     from ..protocol.stream import StreamNote
@@ -532,7 +552,8 @@ def _frames(items: Iterable[CaptureItem]) -> Iterator[Frame]:
     return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals)))
 
 
-def write_records_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
+def write_records_json(items: Iterable[CaptureItem], out: TextIO,
+                       encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """The records the frames carry, a line each (``records --json`` plus frame/topic/partition)."""
     fj = FrameJson(encoding)
     for f in _frames(items):
