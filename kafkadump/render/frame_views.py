@@ -621,11 +621,12 @@ class _FrameTable:
 
     def note(self, text: str, style: str | None) -> None:
         """A line under the rows, wrapped (not cut) to a terminal's width."""
+        text = terminal_safe(text)   # escaped first: the escapes take room too
         if self.width is None or len(text) <= self.width:
             self.table.note(text, style)
             return
         indent = len(text) - len(text.lstrip()) + 2
-        for line in textwrap.wrap(terminal_safe(text), self.width, subsequent_indent=" " * indent,
+        for line in textwrap.wrap(text, self.width, subsequent_indent=" " * indent,
                                   break_long_words=True, break_on_hyphens=False):
             self.table.note(line, style)
 
