@@ -272,3 +272,30 @@ def test_rows_are_held_in_a_bounded_window(tmp_path, monkeypatch):
 
     assert order(1024) == ["0", "1", "2", "4", "3", "5"]     # time order
     assert order(0) == ["0", "1", "2", "3", "4", "5"]        # nothing held: decode order
+
+
+def test_the_table_decodes_no_more_than_the_json(tmp_path, monkeypatch):
+    """Counted, not timed: the table's time span reads packet record headers only, so it parses each
+    packet once, as --json does, and renders each frame once."""
+    import io
+
+    from kafkadump.capture_report import CaptureRequest, capture_report
+    from kafkadump.render import frame_views
+    from kafkadump.report.status import Tally
+    from kafkadump.sources import pcap
+
+    conversations = [producer(50000, T0), consumer(50001, T0 + 2 * DAY)]
+    p = write_pcap(tmp_path, conversations)
+    parsed = []
+    real = pcap.packet_from_bytes
+    monkeypatch.setattr(pcap, "packet_from_bytes", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    summaries = []
+    real_summary = frame_views.summary
+    monkeypatch.setattr(frame_views, "summary", lambda f: summaries.append(f.index) or real_summary(f))
+
+    frame_views.write_frames_json(capture_report(str(p), CaptureRequest(), Tally()), io.StringIO())
+    json_parsed = len(parsed)
+    parsed.clear()
+    frame_views.write_frames_table(capture_report(str(p), CaptureRequest(), Tally(), time_span=True), io.StringIO())
+    assert len(parsed) == json_parsed == sum(len(c.packets) for c in conversations)   # each packet once
+    assert sorted(summaries) == list(range(6))    # one summary per frame
