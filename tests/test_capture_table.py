@@ -299,3 +299,25 @@ def test_the_table_decodes_no_more_than_the_json(tmp_path, monkeypatch):
     frame_views.write_frames_table(capture_report(str(p), CaptureRequest(), Tally(), time_span=True), io.StringIO())
     assert len(parsed) == json_parsed == sum(len(c.packets) for c in conversations)   # each packet once
     assert sorted(summaries) == list(range(6))    # one summary per frame
+
+
+@pytest.mark.parametrize("seconds, text", [
+    (None, "-"), (0.000412, "0.412ms"), (0.0123456, "12.35ms"), (0.4567, "456.7ms"), (1.2041, "1.204s"),
+    (99.9994, "99.999s"), (3600.4, "3600s"), (-0.0021, "-2.100ms"),
+])
+def test_latency_text_fits_its_column(seconds, text):
+    from kafkadump.render.frame_views import FRAME_COLUMNS, latency_text
+
+    width = next(c.width for c in FRAME_COLUMNS if c.title == "latency")
+    assert latency_text(seconds) == text and len(text) <= width
+
+
+def test_time_text_with_and_without_dates():
+    from kafkadump.render.frame_views import DATED_TIME_WIDTH, spans_days, time_text
+
+    assert time_text(T0 + 0.004512) == "22:13:20.004512"
+    assert time_text(T0 + 0.004512, dated=True) == "2023-11-14 22:13:20.004"
+    assert len(time_text(T0, dated=True)) == DATED_TIME_WIDTH
+    assert spans_days(T0, T0 + 2 * 3600)            # 22:13 to 00:13 the next day: two dates
+    assert not spans_days(T0, T0 + 600)
+    assert not spans_days(10.0, 90000.0)             # seconds of the day (tcpdump text): no dates

@@ -297,7 +297,10 @@ class FrameJson:
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
     def frame(self, f: Frame) -> str:
-        self._places = {id(rv): place_in_frame(ctx) for _, ctx, rv in f.records_fields()}
+        # RECORDS values of a body live as long as the frame, so their ids name them (bare record
+        # data has no body and no place)
+        self._places = {} if f.kind == "records" else \
+            {id(rv): place_in_frame(ctx) for _, ctx, rv in f.records_fields()}
         d_: dict[str, Any] = {
             "type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
             "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
