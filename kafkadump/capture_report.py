@@ -1,8 +1,9 @@
 """The report of ``capture``: the frames of a pcap, a hex dump or raw frame bytes, in order.
 
 :func:`capture_report` reads the input (:func:`kafkadump.inputs.read_capture_input`),
-decodes it with the protocol decoder and yields stream notes and frames,
-then the totals; with ``frame=N`` it yields that one frame only.  Every
+decodes it with the protocol decoder and yields stream notes and the frames
+the request's :class:`~kafkadump.query.FrameFilter` keeps, then the totals;
+with ``frame=N`` it yields that one frame only.  Every
 problem finding passes through the caller's
 :class:`~kafkadump.report.status.Tally`.  Nothing here prints.
 """
@@ -19,6 +20,7 @@ from .errors import UsageError
 from .inputs import CaptureData, CaptureKind, read_capture_input
 from .protocol.frames import Frame
 from .protocol.stream import CaptureDecoder, Hints, StreamNote
+from .query import FrameFilter
 from .report.status import Tally
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ class CaptureTotals:
     ignored_connections: int = 0
     packets: int | None = None
     problems: int = 0
+    shown: int = 0       # frames the filters keep (all of them without filters)
 
     def count(self, frame: Frame) -> None:
         self.frames += 1
@@ -49,6 +52,15 @@ class CaptureTotals:
         elif frame.kind == "response":
             self.responses += 1
         self.records += frame.record_count()
+
+
+@dataclass(frozen=True)
+class TimeSpan:
+    """The earliest and latest packet times of a packet capture (epoch seconds), read from the
+    packet records' headers before any frame: a table can choose its time format up front."""
+
+    first: float
+    last: float
 
 
 @dataclass
@@ -61,31 +73,38 @@ class CaptureRequest:
     ports: list[int] = field(default_factory=lambda: [9092])
     detect: bool = True
     options: Options = field(default_factory=Options)
+    frames: FrameFilter = field(default_factory=FrameFilter)
 
 
 def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: int | None = None,
-                   spans: bool = False) -> Iterator[StreamNote | Frame | CaptureTotals]:
+                   spans: bool = False, time_span: bool = False
+                   ) -> Iterator[TimeSpan | StreamNote | Frame | CaptureTotals]:
     """Stream notes and frames of ``path`` (``-``: stdin), then a :class:`CaptureTotals`.
 
     With ``frame``, only that frame (its spans recorded when ``spans``); a
     frame number beyond the input is a :class:`~kafkadump.errors.UsageError`.
+    With ``time_span``, a packet capture's :class:`TimeSpan` comes first.
     """
     if request.api_version is not None and request.api_key is None:
         raise UsageError("--api-version needs --api-key")
+    if frame is not None and request.frames.active:
+        raise UsageError("--frame picks one frame; --api, --topic and --client filter the list: give one or the other")
     kind, data, close = read_capture_input(path, sys.stdin.buffer if path == "-" else None)
     try:
         dec = CaptureDecoder(path, ports=request.ports, options=request.options,
                              hints=Hints(request.as_, request.api_key, request.api_version), detect=request.detect)
         if frame is not None and spans:
             dec.ctx.spans = lambda: dec.count == frame
-        yield from _report(path, kind, data, dec, tally, frame)
+        if time_span and kind is CaptureKind.PCAP:
+            yield from _time_span(data, path)
+        yield from _report(path, kind, data, dec, tally, frame, request.frames)
     finally:
         if close is not None:
             close()
 
 
 def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder, tally: Tally,
-            frame: int | None) -> Iterator[StreamNote | Frame | CaptureTotals]:
+            frame: int | None, keep: FrameFilter) -> Iterator[StreamNote | Frame | CaptureTotals]:
     totals = CaptureTotals(path, kind.value)
     readers: list[CaptureReader] = []
     found: Frame | None = None
@@ -99,8 +118,10 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
             continue
         totals.count(item)
         if frame is None:
-            tally.see(findings)
-            yield item
+            tally.see(findings)   # a frame the filters drop still counts: the exit rule is the same
+            if not keep.active or keep.keeps(item):
+                totals.shown += 1
+                yield item
         elif item.index == frame:
             found = item
             break
@@ -115,6 +136,15 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
     totals.packets = readers[0].packets if readers else None
     totals.problems = tally.problems
     yield totals
+
+
+def _time_span(data: CaptureData, path: str) -> Iterator[TimeSpan]:
+    from .sources.pcap import CaptureReader
+
+    assert not isinstance(data, str), "a capture file is read as bytes (only hex text is a str)"
+    span = CaptureReader(data, path).time_span()  # a reader of its own: the real one reports the file's damage
+    if span is not None:
+        yield TimeSpan(*span)
 
 
 def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
@@ -171,4 +201,4 @@ def _superseded(blocks: list[HexBlock]) -> set[int]:
     return out
 
 
-__all__ = ["CaptureRequest", "CaptureTotals", "capture_report"]
+__all__ = ["CaptureRequest", "CaptureTotals", "TimeSpan", "capture_report"]

@@ -1,4 +1,5 @@
-"""Selecting batches and records by offset, time and key: the query layer.
+"""Selecting batches and records by offset, time and key, and a capture's frames by API, topic
+and client: the query layer.
 
 One :class:`RecordQuery` serves the CLI (``records --from-offset ...``),
 Spark and the tests.  Batches are pruned first, from their headers, before
@@ -14,13 +15,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from .decode.model import Batch, Record, RecordSource
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .protocol.frames import Frame
 
 LOG_APPEND_TIME = 0x08
 
@@ -141,4 +146,71 @@ class RecordQuery:
         return [r for r in records if self.keeps(r)]
 
 
-__all__ = ["RecordQuery", "parse_time", "parse_key", "parse_keys", "NULL_KEY"]
+# --- frames of a capture -----------------------------------------------------------------------
+
+# what Kafka accepts as a topic name (Topic.validate): 1 to 249 of these characters, not "." nor ".."
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+MAX_CLIENT_ID = 0x7FFF  # a client id is a STRING: an INT16 length
+
+
+@dataclass(frozen=True)
+class FrameFilter:
+    """Which frames of a capture to show (``capture --api/--topic/--client``): a frame is kept
+    when it meets every filter given, and a filter given several values keeps any of them.
+    A response is matched by its own API and topics and by its request's client id."""
+
+    api_keys: frozenset[int] = frozenset()
+    topics: frozenset[str] = frozenset()
+    clients: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, apis: Iterable[str] | None, topics: Iterable[str] | None,
+              clients: Iterable[str] | None) -> FrameFilter:
+        """From what a user types; a value no frame can have is a :class:`UsageError`."""
+        return cls(frozenset(parse_api(a) for a in apis or ()), frozenset(parse_topic(t) for t in topics or ()),
+                   frozenset(parse_client(c) for c in clients or ()))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.api_keys or self.topics or self.clients)
+
+    def keeps(self, f: Frame) -> bool:
+        if self.api_keys and f.api_key not in self.api_keys:
+            return False
+        if self.clients and f.client_id not in self.clients:
+            return False
+        return not self.topics or any(t in self.topics for t in f.topics())
+
+
+def parse_api(text: str) -> int:
+    """An API by name (``Produce``, ``fetch``, ``ApiVersions``; any case) or key (``0``)."""
+    from .protocol import schema
+
+    by_name = {name.lower(): key for key in schema.api_keys() if (name := schema.api_name(key))}
+    t = text.strip()
+    if t.isdigit() and int(t) in by_name.values():
+        return int(t)
+    if t.lower() in by_name:
+        return by_name[t.lower()]
+    near = sorted(n for n in {schema.api_name(k) or "" for k in schema.api_keys()}
+                  if n and (n.lower().startswith(t.lower()[:3]) if t else False))
+    hint = f" (did you mean {', '.join(near[:5])}?)" if near else " (an API name such as Produce or Fetch, or its key)"
+    raise UsageError(f"--api: no Kafka API {text!r}{hint}")
+
+
+def parse_topic(text: str) -> str:
+    """A topic name as Kafka allows them; any other text can match no frame."""
+    if not _TOPIC_NAME.fullmatch(text) or text in (".", ".."):
+        raise UsageError(f"--topic: {text!r} cannot be a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -)")
+    return text
+
+
+def parse_client(text: str) -> str:
+    """A client id (any text that fits the protocol's STRING)."""
+    if len(text.encode("utf-8", "surrogateescape")) > MAX_CLIENT_ID:
+        raise UsageError(f"--client: a client id is at most {MAX_CLIENT_ID} bytes")
+    return text
+
+
+__all__ = ["RecordQuery", "FrameFilter", "parse_time", "parse_key", "parse_keys", "parse_api", "parse_topic",
+           "parse_client", "NULL_KEY"]

@@ -89,6 +89,13 @@ def fetch_v12_request(corr, client="t"):
     return frame(req_header(1, 12, corr, client, hv=2) + body)
 
 
+def produce_v3_request(corr, batch: bytes, topic: str = "t", partition: int = 0, client="t"):
+    """ProduceRequest v3: transactional id (null), acks, timeout, one topic with one partition's records."""
+    body = (encode_nullable_string(None) + I16(-1) + I32(1000)
+            + I32(1) + encode_string(topic) + I32(1) + I32(partition) + I32(len(batch)) + batch)
+    return frame(req_header(0, 3, corr, client) + body)
+
+
 # --- packets -----------------------------------------------------------------------------------
 
 def _csum(data: bytes) -> int:

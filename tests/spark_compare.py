@@ -47,7 +47,10 @@ def cli_lines(command: str, files, *extra) -> list[dict]:
 
 
 def _b64(v):
-    return None if v is None else base64.b64decode(v)
+    """A byte field of a line in the default encoding: text as a string, other bytes as {"base64": ...}."""
+    if v is None:
+        return None
+    return v.encode("utf-8") if isinstance(v, str) else base64.b64decode(v["base64"])
 
 
 def _findings(fs):

@@ -61,7 +61,7 @@ def test_table_json_and_summary(tmp_path):
     assert [r["offset"] for r in batch["records"]] == [r["offset"] for r in exp["records"]]
     assert docs[-1] == {"type": "summary", "file": str(p), "input": "pcap", "frames": 4, "requests": 2,
                         "responses": 2, "records": exp["recordCount"], "findings": 0, "connections": 1,
-                        "ignoredConnections": 0, "packets": docs[-1]["packets"], "valid": True}
+                        "ignoredConnections": 0, "packets": docs[-1]["packets"], "shown": 4, "valid": True}
 
 
 def test_records_listing_uses_the_records_contract(tmp_path):

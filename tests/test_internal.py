@@ -9,6 +9,7 @@ never by decoding.  The real logs of the shared corpus are in
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 
@@ -494,7 +495,9 @@ def test_cli_exit_codes_and_json_findings(tmp_path):
     assert [f["code"] for f in lines[1]["findings"]] == ["internal-type-unknown"]
     assert lines[1]["key"]["schema"] is None and lines[1]["key"]["version"] == 99
     r = runner.invoke(app, ["records", "--json", "--decode", "none", str(p)])
-    assert r.exit_code == 0 and isinstance(json.loads(r.stdout.splitlines()[1])["key"], str)
+    # the plain line: the binary key as bytes (the default encoding: {"base64": ...}), not decoded
+    assert r.exit_code == 0 and json.loads(r.stdout.splitlines()[1])["key"] == \
+        {"base64": base64.b64encode(bad[0]).decode()}
     r = runner.invoke(app, ["records", str(p)])
     assert r.exit_code == 1 and "internal-type-unknown" in r.stdout and "offset commit group=g" in r.stdout
 
@@ -565,7 +568,8 @@ def test_decode_option_forces_a_kind(tmp_path):
     good = _offset_commit()
     p = tmp_path / "x.log"
     p.write_bytes(batch_of([good])[1].data)
-    assert isinstance(json.loads(runner.invoke(app, ["records", "--json", str(p)]).stdout)["key"], str)
+    plain = json.loads(runner.invoke(app, ["records", "--json", str(p)]).stdout)["key"]
+    assert plain == {"base64": base64.b64encode(good[0]).decode()}  # not decoded: the bytes
     line = json.loads(runner.invoke(app, ["records", "--json", "--decode", "offsets", str(p)]).stdout)
     assert line["key"]["schema"] == "OffsetCommitKey"
     assert runner.invoke(app, ["records", "--decode", "bogus", str(p)]).exit_code == 2

@@ -47,7 +47,7 @@ from kafkadump.report import records as records_model
 
 SEED_FILES = sorted(FIXTURES.glob("*/*.log"))
 SEEDS = [p.read_bytes() for p in SEED_FILES]
-ENCODINGS = ("base64", "hex", "text")
+ENCODINGS = ("auto", "base64", "hex", "text")
 RECORD_LINES = {e: jsonl.RecordLines(e) for e in ENCODINGS}
 
 BOUNDED = settings(max_examples=300, deadline=None,
@@ -58,6 +58,8 @@ BOUNDED = settings(max_examples=300, deadline=None,
 def _decode_b(enc: str, s):
     if s is None:
         return None
+    if enc == "auto":  # text as a string, other bytes as {"base64": ...}
+        return s.encode("utf-8") if isinstance(s, str) else base64.b64decode(s["base64"], validate=True)
     if enc == "base64":
         return base64.b64decode(s, validate=True)
     if enc == "hex":

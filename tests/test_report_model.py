@@ -12,7 +12,7 @@ from kafkadump.errors import UsageError
 from kafkadump.findings import Code, Finding, Severity
 from kafkadump.query import RecordQuery, parse_key, parse_time
 from kafkadump.render.jsonl import RecordLines
-from kafkadump.report.records import ENCODERS, item_object, record_object
+from kafkadump.report.records import ENCODERS, Place, Sighting, encode_auto, item_object, record_object
 from kafkadump.report.status import Tally, exit_status
 
 SEGMENTS = sorted(FIXTURES.glob("*/*.log"))
@@ -37,6 +37,59 @@ def test_record_lines_write_exactly_record_object(path, encoding):
             assert json.loads(lines.line(r, b)) == record_object(r, b, ENCODERS[encoding])
             seen += 1
     assert seen > 0
+
+
+SIGHTED = Place("orders\u00fc", 3, Sighting(7, "Produce", "request", {"id": 2, "client": "127.0.0.1:5000",
+                                                                     "server": "127.0.0.1:9092", "detected": False},
+                                           1700000000.25, "2023-11-14T22:13:20.250000Z", None, True))
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODERS))
+@pytest.mark.parametrize("place", [None, Place(), SIGHTED], ids=["from-file", "nowhere", "sighted"])
+def test_record_lines_equal_record_object_at_any_place(encoding, place):
+    lines = RecordLines(encoding)
+    for b in _items(FIXTURES / "segment-mixed" / "00000000000000000000.log") + \
+            _items(FIXTURES / "segment-v2" / "00000000000000000000.log"):
+        if isinstance(b, Gap) or not b.records:
+            continue
+        want = [record_object(r, b, ENCODERS[encoding], place) for r in b.records]
+        assert [json.loads(x) for x in lines.batch_lines(b, b.records, place).splitlines()] == want
+        assert [json.loads(lines.line(r, b, place)) for r in b.records] == want
+    if place is SIGHTED:
+        o = want[0]
+        assert (o["topic"], o["partition"], o["frame"], o["api"], o["direction"], o["offsetRelative"]) == \
+            ("orders\u00fc", 3, 7, "Produce", "request", True)
+
+
+def test_place_from_a_partition_directory(tmp_path):
+    d = tmp_path / "orders-3"
+    d.mkdir()
+    path = d / "00000000000000000000.log"
+    path.write_bytes((FIXTURES / "segment-v2" / "00000000000000000000.log").read_bytes())
+    b = next(x for x in _items(path) if isinstance(x, Batch))
+    o = record_object(b.records[0], b, ENCODERS["auto"])
+    assert (o["topic"], o["partition"]) == ("orders", 3)
+    o = record_object(b.records[0], b, ENCODERS["auto"], Place())
+    assert (o["topic"], o["partition"]) == (None, None)
+    loose = next(x for x in _items(FIXTURES / "segment-v2" / "00000000000000000000.log") if isinstance(x, Batch))
+    assert record_object(loose.records[0], loose, ENCODERS["auto"])["topic"] is None
+
+
+@pytest.mark.parametrize("raw, want", [
+    (b"user-1", "user-1"), (b"", ""), ("z\u00fcrich \u2603".encode(), "z\u00fcrich \u2603"),
+    (b"line one\nline two\ttab\r", "line one\nline two\ttab\r"),
+    (b"\x00\x01", {"base64": "AAE="}),              # NUL: binary
+    (b"esc\x1b[2J", {"base64": "ZXNjG1sySg=="}),     # C0 control
+    (b"del\x7f", {"base64": "ZGVsfw=="}),            # DEL
+    ("c1\u009b".encode(), {"base64": "YzHCmw=="}),   # C1 control, valid UTF-8
+    (b"\xff\xfe", {"base64": "//4="}),              # not UTF-8
+    (b"\xed\xa0\x80", {"base64": "7aCA"}),          # an encoded surrogate is not UTF-8
+])
+def test_auto_encoding_is_text_or_base64_object(raw, want):
+    assert encode_auto(raw) == want
+    assert encode_auto(None) is None
+    back = want.encode("utf-8") if isinstance(want, str) else __import__("base64").b64decode(want["base64"])
+    assert back == raw
 
 
 def test_item_object_of_the_first_fixture_batch():

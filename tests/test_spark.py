@@ -341,7 +341,8 @@ def test_records_query_is_the_query_layers(spark, fleet):
     from kafkadump.spark import read
 
     path = fleet["big_file"]
-    every = [_json.loads(x) for x in CliRunner().invoke(app, ["records", "--json", "--decode", "none", path])
+    every = [_json.loads(x) for x in CliRunner().invoke(app, ["records", "--json", "-e", "base64", "--decode", "none",
+                                                              path])
              .stdout.splitlines()]
     offsets = [o["offset"] for o in every if o["type"] == "record"]
     lo, hi = offsets[len(offsets) // 3], offsets[len(offsets) // 2]

@@ -23,7 +23,9 @@ class As(str, Enum):
 
 @app.command()
 @input_limits(scan=False)
-@output_options(encoding=Encoding.base64, encoding_help="How bytes appear in JSON (keys, values, bytes fields).")
+@output_options(table_columns=True, encoding=Encoding.auto, encoding_help="How bytes appear in JSON (keys, values, bytes fields): auto "
+                                                    "(text as a string, other bytes as {\"base64\": ...}), base64, "
+                                                    "hex or text.")
 def capture(
     path: str = typer.Argument(..., metavar="FILE|-",
                                help="A pcap/pcapng file, hex text (plain hex, xxd, hexdump -C, tcpdump -x/-X/-XX, "
@@ -46,6 +48,14 @@ def capture(
                                         "is found by content unless --no-detect."),
     detect: bool = typer.Option(True, "--detect/--no-detect",
                                 help="Look for Kafka on ports other than --port."),
+    api: Optional[List[str]] = typer.Option(None, "--api", metavar="NAME",
+                                            help="Only frames of this API (Produce, Fetch, ... or its key); "
+                                                 "repeatable: any of them."),
+    topic: Optional[List[str]] = typer.Option(None, "--topic", metavar="NAME",
+                                              help="Only frames that name this topic; repeatable."),
+    client: Optional[List[str]] = typer.Option(None, "--client", metavar="ID",
+                                               help="Only frames of this client id (a response: its "
+                                                    "request's); repeatable."),
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
@@ -59,28 +69,31 @@ def capture(
     """
 
     from ..capture_report import CaptureRequest, capture_report
+    from ..query import FrameFilter
     from ..render import frame_views as render
 
     def body() -> int:
         if hexdump and frame is None:
             raise UsageError("--hexdump needs --frame N")
-        request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, detect, limits.options())
+        request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, detect, limits.options(),
+                                 FrameFilter.parse(api, topic, client))
         tally = Tally()
-        items = capture_report(path, request, tally, frame=frame, spans=hexdump)
         json_, encoding, console = output.json, output.encoding, output.console()
+        listing = not (hexdump or records or json_ or frame is not None)
+        items = capture_report(path, request, tally, frame=frame, spans=hexdump, time_span=listing)
         if hexdump and json_:
             render.write_hexdump_json(items, sys.stdout, encoding)
         elif hexdump:
             render.write_hexdump_text(items, sys.stdout, console, expand_records=records)
         elif records:
             (render.write_records_json(items, sys.stdout, encoding) if json_
-             else render.write_records_table(items, sys.stdout, console))
+             else render.write_records_table(items, sys.stdout, console, output.layout(console)))
         elif json_:
             render.write_frames_json(items, sys.stdout, encoding)
         elif frame is not None:
-            render.write_frame_table(items, sys.stdout, console)
+            render.write_frame_table(items, sys.stdout, console, output.layout(console))
         else:
-            render.write_frames_table(items, sys.stdout, console)
+            render.write_frames_table(items, sys.stdout, console, output.layout(console))
         return tally.exit_status
 
     run_command(body)

@@ -30,6 +30,7 @@ class Format(str, Enum):
 
 
 class Encoding(str, Enum):
+    auto = "auto"
     base64 = "base64"
     hex = "hex"
     text = "text"
@@ -158,7 +159,7 @@ class Output:
 
     json_flag: bool
     format_choice: Format | None = None
-    encoding: str = "base64"
+    encoding: str = "auto"
     color: bool | None = None
     wide: bool = False
     columns: str | None = None
@@ -184,7 +185,7 @@ class Output:
         return TableLayout(console.width if console is not None else None, self.wide, names)
 
 
-def output_options(*, formats: bool = False, encoding: Encoding | None = Encoding.base64,
+def output_options(*, formats: bool = False, encoding: Encoding | None = Encoding.auto,
                    encoding_help: str | None = None, color: bool = True,
                    json_help: str | None = None, table_columns: bool = False) -> Callable[[Callable], Callable]:
     """Give the command an ``output: Output`` built from ``--json`` and, as asked, ``--format``,
@@ -195,8 +196,9 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
         params.append(inspect.Parameter("fmt", _KW, default=FormatOpt, annotation=Optional[Format]))
     if encoding is not None:
         opt = typer.Option(encoding, "--encoding", "-e",
-                           help=encoding_help or "How key, value and header values appear in JSON: base64 and hex "
-                                                 "are lossless; text replaces invalid UTF-8.")
+                           help=encoding_help or "How key, value and header values appear in JSON: auto (text as a "
+                                                 "string, other bytes as {\"base64\": ...}), base64 and hex are "
+                                                 "lossless; text replaces invalid UTF-8.")
         params.append(inspect.Parameter("encoding", _KW, default=opt, annotation=Encoding))
     if color:
         params.append(inspect.Parameter("color", _KW, default=ColorOpt, annotation=Optional[bool]))
@@ -204,7 +206,7 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
         params.append(inspect.Parameter("wide", _KW, default=WideOpt, annotation=bool))
         params.append(inspect.Parameter("columns", _KW, default=ColumnsOpt, annotation=Optional[str]))
 
-    def build(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.base64,
+    def build(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.auto,
               color: bool | None = None, wide: bool = False, columns: str | None = None) -> Output:
         return Output(json_, fmt, encoding.value, color, wide, columns)
 

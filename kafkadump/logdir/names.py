@@ -181,9 +181,19 @@ def parse_partition_dir(path: str) -> PartitionDir | None:
     return PartitionDir(m.group("topic"), int(m.group("partition")), m.group("state"))
 
 
+def topic_partition(path: str) -> tuple[str, int] | tuple[None, None]:
+    """``(topic, partition)`` from the name of the file's directory (``orders-3``, and the
+    ``orders-3.<uuid>-delete|-future|-stray`` forms a broker leaves), or ``(None, None)``
+    (also for a partition number beyond INT32)."""
+    d = parse_partition_dir(os.path.dirname(path.rstrip("/")))
+    if d is None or d.partition > 0x7FFFFFFF:
+        return None, None
+    return d.topic, d.partition
+
+
 def segment_name(offset: int, ext: str = ".log") -> str:
     return f"{offset:020d}{ext}"
 
 
-__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "KINDS", "SUFFIXES",
-           "REMOTE", "INDEX_CACHE", "INDEX_CACHE_DIR"]
+__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "topic_partition", "KINDS",
+           "SUFFIXES", "REMOTE", "INDEX_CACHE", "INDEX_CACHE_DIR"]

@@ -64,7 +64,7 @@ class Frame:
     __slots__ = ("index", "kind", "position", "size", "declared", "time", "connection", "direction",
                  "api_key", "api_version", "correlation_id", "client_id", "header", "body", "findings",
                  "spans", "data", "packets", "file", "source", "request_index", "guessed", "items",
-                 "body_version", "topic_names")
+                 "body_version", "topic_names", "request_time")
 
     def __init__(self, kind: str, position: int, size: int) -> None:
         self.index: int | None = None
@@ -92,6 +92,7 @@ class Frame:
         self.items: list[Batch | Gap] | None = None        # bare record data: the batches/gaps
         self.body_version: int | None = None  # set when the body was read in another version (ApiVersions v0 fallback)
         self.topic_names: dict[str, str] | None = None  # topic id -> name, learnt from Metadata responses earlier
+        self.request_time: float | None = None  # a paired response: its request's capture time
 
     @property
     def api_name(self) -> str | None:
@@ -123,11 +124,49 @@ class Frame:
     def record_count(self) -> int:
         return sum(rv.record_count for _, _, rv in self.records_fields())
 
+    @property
+    def latency(self) -> float | None:
+        """A paired response: seconds from its request to it, as captured (None when either time is unknown)."""
+        if self.time is None or self.request_time is None:
+            return None
+        return self.time - self.request_time
+
+    def topics(self) -> list[str]:
+        """The topic names the frame mentions, in order of appearance: those around its RECORDS
+        fields, then those of topic-like arrays in its body (``topics``, ``responses``, ...)."""
+        names: list[str] = []
+        for _, ctx, _ in self.records_fields():
+            t = ctx.get("topic")
+            if isinstance(t, str) and t not in names:
+                names.append(t)
+        if self.body is not None:
+            body_topic_names(self.body, names)
+        return names
+
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)
         for _, _, rv in self.records_fields():
             out.extend(rv.findings())
         return out
+
+
+def body_topic_names(v: object, acc: list[str], depth: int = 0) -> None:
+    """Topic names of a body, added to ``acc`` (from arrays of topic-like structs, near the top)."""
+    if depth > 3:
+        return
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, list) and k.lower().startswith(("topic", "responses", "creatabletopic")):
+                for e in x:
+                    if isinstance(e, dict):
+                        n = e.get("name", e.get("topic", e.get("topicName")))
+                        if isinstance(n, str) and n not in acc:
+                            acc.append(n)
+            elif isinstance(x, (dict, list)):
+                body_topic_names(x, acc, depth + 1)
+    elif isinstance(v, list):
+        for x in v:
+            body_topic_names(x, acc, depth + 1)
 
 
 _TOPIC_KEYS = ("topic", "name", "topicName")

@@ -345,7 +345,8 @@ class Conversation:
         self.syn_seen = syn_seen
         self.file = file
         # correlation id -> (api key, version, (request index, client id))
-        self.pending: dict[int, tuple[int, int | None, tuple[int | None, str | None] | None]] = {}
+        # correlation id -> (api key, version, (frame index, client id, capture time))
+        self.pending: dict[int, tuple[int, int | None, tuple[int | None, str | None, float | None] | None]] = {}
         self.req = _Splitter(self, "request")
         self.resp = _Splitter(self, "response")
 
@@ -355,7 +356,7 @@ class Conversation:
         if f.correlation_id is None or f.api_key is None:
             return
         self.pending.pop(f.correlation_id, None)
-        self.pending[f.correlation_id] = (f.api_key, f.api_version, (f.index, f.client_id))
+        self.pending[f.correlation_id] = (f.api_key, f.api_version, (f.index, f.client_id, f.time))
         if len(self.pending) > MAX_PENDING_REQUESTS:
             del self.pending[next(iter(self.pending))]
 
@@ -405,7 +406,7 @@ class CaptureDecoder:
             f = F.decode_response(buf, pos, end, req[0], req[1], base=base, ctx=ctx)
             f = _apiversions_fallback(f, buf, pos, end, base, ctx)
             if req[2] is not None:
-                f.request_index, f.client_id = req[2]
+                f.request_index, f.client_id, f.request_time = req[2]
             return f
         h = self.hints
         if h.api_key is not None and h.api_version is not None:

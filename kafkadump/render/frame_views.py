@@ -9,31 +9,40 @@ values follow ``--encoding``; record batches inside RECORDS fields use the
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
+import textwrap
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
 from ..decode.model import STREAM_RECORDS as STREAMED_RECORDS
 from ..decode.model import Batch, Gap, Record, Span, record_chunks
+from ..protocol.frames import body_topic_names
 from ..report import records as records_model
+from ..report.records import Place
 from . import jsonl, jsontext
+from .lines import terminal_safe
 from .table import Column
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..capture_report import CaptureTotals
+    from ..capture_report import CaptureTotals, TimeSpan
     from ..findings import Finding
     from ..protocol.decoder import RecordsValue
     from ..protocol.frames import Frame
     from ..protocol.stream import StreamNote
     from ..sources.pcap import Connection
+    from .table import TableLayout
 
-    CaptureItem = StreamNote | Frame | CaptureTotals
+    CaptureItem = TimeSpan | StreamNote | Frame | CaptureTotals
+
+NOWHERE = Place()
 
 ERROR_NAMES = {
     -1: "UNKNOWN_SERVER_ERROR", 1: "OFFSET_OUT_OF_RANGE", 2: "CORRUPT_MESSAGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
@@ -50,16 +59,27 @@ ERROR_NAMES = {
     82: "FENCED_INSTANCE_ID", 100: "UNKNOWN_TOPIC_ID", 110: "FENCED_MEMBER_EPOCH",
 }
 
+# priorities (lower: kept first on a narrow terminal) chosen so that at 80 columns a row keeps
+# #, time, conn, dir, api, summary, latency and (without dates) client; api, client and
+# summary narrow and widen with the terminal
 FRAME_COLUMNS = (
-    Column("#", 5, True), Column("time", 15), Column("conn", 4), Column("dir", 4), Column("api", 20),
-    Column("ver", 3, True), Column("corr", 7, True), Column("client", 14), Column("size", 8, True),
-    Column("summary", 60),
+    Column("#", 5, True, 1), Column("time", 15, False, 2), Column("conn", 4, False, 3),
+    Column("dir", 4, False, 4), Column("api", 20, False, 5, 10), Column("ver", 3, True, 10),
+    Column("corr", 7, True, 9), Column("client", 14, False, 8, 8), Column("size", 8, True, 11),
+    Column("latency", 8, True, 7), Column("summary", 60, False, 6, 12),
 )
+TIME_COLUMN = 1
+DATED_TIME_WIDTH = 23   # 2023-11-14 22:13:20.004
 
 RECORD_COLUMNS = (
-    Column("frame", 5, True), Column("topic", 16), Column("part", 4, True), Column("offset", 9, True),
-    Column("timestamp", 24), Column("key", 20), Column("value", 40), Column("headers", 20),
+    Column("frame", 5, True, 1), Column("topic", 16, False, 3, 8), Column("part", 4, True, 4),
+    Column("offset", 9, True, 2), Column("timestamp", 24, False, 7), Column("key", 20, False, 5, 10),
+    Column("value", 40, False, 6, 14), Column("headers", 20, False, 8, 10),
 )
+
+# rows are printed in time order through a window of this many rows (a capture's packets are
+# nearly in time order; the window bounds the memory the ordering takes)
+TIME_ORDER_WINDOW = 1024
 
 
 # --- text helpers ----------------------------------------------------------------------------
@@ -72,7 +92,9 @@ def _utc(t: float) -> datetime | None:
         return None
 
 
-def time_text(t: float | None) -> str:
+def time_text(t: float | None, dated: bool = False) -> str:
+    """A capture time for a table: ``22:13:20.004512``, or with ``dated`` (a capture that spans
+    more than one day) ``2023-11-14 22:13:20.004``."""
     if t is None:
         return "-"
     if 0 <= t < 86400 * 2:  # seconds of the day (tcpdump text)
@@ -81,7 +103,31 @@ def time_text(t: float | None) -> str:
         s = t - h * 3600 - m * 60
         return f"{h:02d}:{m:02d}:{s:09.6f}"
     dt = _utc(t)
-    return f"{t:.6f}" if dt is None else dt.strftime("%H:%M:%S.%f")
+    if dt is None:
+        return f"{t:.6f}"
+    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if dated else dt.strftime("%H:%M:%S.%f")
+
+
+def spans_days(first: float, last: float) -> bool:
+    """Whether capture times from ``first`` to ``last`` fall on more than one UTC date."""
+    a, b = _utc(first), _utc(last)
+    return a is not None and b is not None and a.date() != b.date() and first >= 86400 * 2
+
+
+def latency_text(seconds: float | None) -> str:
+    """``0.412ms``, ``12.35ms``, ``1.204s``: a response's latency in 8 characters at most."""
+    if seconds is None:
+        return "-"
+    ms = seconds * 1000
+    if -10 < ms < 10:
+        return f"{ms:.3f}ms"
+    if -100 < ms < 100:
+        return f"{ms:.2f}ms"
+    if -1000 < ms < 1000:
+        return f"{ms:.1f}ms"
+    if -100 < seconds < 100:
+        return f"{seconds:.3f}s"
+    return f"{seconds:.0f}s"
 
 
 def time_iso(t: float | None) -> str | None:
@@ -109,25 +155,6 @@ def _errors(v: object, acc: list[int]) -> None:
     elif isinstance(v, list):
         for x in v:
             _errors(x, acc)
-
-
-def _names(v: object, acc: list[str], depth: int = 0) -> None:
-    """Topic names and ids of a body (from arrays of topic-like structs)."""
-    if depth > 3:
-        return
-    if isinstance(v, dict):
-        for k, x in v.items():
-            if isinstance(x, list) and k.lower().startswith(("topic", "responses", "creatabletopic")):
-                for e in x:
-                    if isinstance(e, dict):
-                        n = e.get("name", e.get("topic", e.get("topicName")))
-                        if isinstance(n, str) and n not in acc:
-                            acc.append(n)
-            elif isinstance(x, (dict, list)):
-                _names(x, acc, depth + 1)
-    elif isinstance(v, list):
-        for x in v:
-            _names(x, acc, depth + 1)
 
 
 def summary(f: Frame) -> str:
@@ -163,7 +190,7 @@ def summary(f: Frame) -> str:
                 parts.append(", ".join(shown[:3]) + (f" +{len(shown) - 3}" if len(shown) > 3 else ""))
         if not recs or not parts:
             names: list[str] = []
-            _names(b, names)
+            body_topic_names(b, names)
             if names:
                 parts.append("topics " + ",".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else ""))
         for k in ("groupId", "transactionalId", "key"):
@@ -183,16 +210,19 @@ def summary(f: Frame) -> str:
     return "; ".join(parts)
 
 
-def frame_cells(f: Frame) -> list[object]:
+def frame_cells(f: Frame, dated: bool = False) -> list[object]:
+    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order."""
     conn = "-" if f.connection is None else f"c{f.connection.id}"
+    when = time_text(f.time, dated)
     if f.kind == "records":
-        return [f.index, time_text(f.time), conn, "-", "records", "-", "-", "-", f.size, summary(f)]
+        return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f)]
     ver = "-" if f.api_version is None else f.api_version
     api = f.api_name or "?"
     if f.guessed:
         api += "?"
-    return [f.index, time_text(f.time), conn, "req" if f.kind == "request" else "resp", api, ver,
-            "-" if f.correlation_id is None else f.correlation_id, f.client_id or "-", f.size, summary(f)]
+    return [f.index, when, conn, "req" if f.kind == "request" else "resp", api, ver,
+            "-" if f.correlation_id is None else f.correlation_id, f.client_id or "-", f.size,
+            latency_text(f.latency), summary(f)]
 
 
 def frame_style(f: Frame) -> str | None:
@@ -227,10 +257,11 @@ def connection_dict(c: Connection | None) -> dict[str, Any] | None:
 class FrameJson:
     """Formats frames and notes as JSON lines for one ``--encoding``."""
 
-    def __init__(self, encoding: str = "base64") -> None:
+    def __init__(self, encoding: str = records_model.DEFAULT_ENCODING) -> None:
         self.enc = records_model.ENCODERS[encoding]
         self.records = jsonl.RecordLines(encoding)
-        self._held: dict[str, Batch] | None = None  # placeholder -> batch whose records stream later
+        self._held: dict[str, tuple[Batch, Place]] | None = None  # placeholder -> batch whose records stream later
+        self._places: dict[int, Place] = {}  # id of a RECORDS value of the frame -> where its records belong
 
     def value(self, v: object) -> Any:
         from ..protocol.decoder import RecordsValue
@@ -248,6 +279,7 @@ class FrameJson:
         return v
 
     def records_value(self, rv: RecordsValue) -> dict[str, Any]:
+        place = self._places.get(id(rv), NOWHERE)
         out: list[dict[str, Any]] = []
         for item in rv.items:
             if isinstance(item, Gap):
@@ -257,14 +289,18 @@ class FrameJson:
             if item.records is not None:
                 if self._held is not None and len(item.records) > STREAMED_RECORDS:
                     token = f"\x00records-{uuid.uuid4().hex}\x00"
-                    self._held[token] = item
+                    self._held[token] = (item, place)
                     bd["records"] = token
                 else:
-                    bd["records"] = [records_model.record_object(r, item, self.enc) for r in item.records]
+                    bd["records"] = [records_model.record_object(r, item, self.enc, place) for r in item.records]
             out.append(bd)
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
     def frame(self, f: Frame) -> str:
+        # RECORDS values of a body live as long as the frame, so their ids name them (bare record
+        # data has no body and no place)
+        self._places = {} if f.kind == "records" else \
+            {id(rv): place_in_frame(ctx) for _, ctx, rv in f.records_fields()}
         d_: dict[str, Any] = {
             "type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
             "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
@@ -276,7 +312,7 @@ class FrameJson:
             d_.update({
                 "sizePrefix": f.declared, "apiKey": f.api_key, "apiName": f.api_name if f.api_key is not None else None,
                 "apiVersion": f.api_version, "correlationId": f.correlation_id, "clientId": f.client_id,
-                "requestIndex": f.request_index,
+                "requestIndex": f.request_index, "latency": f.latency,
                 "guessed": None if not f.guessed else {"apiKey": f.guessed[0], "versions": f.guessed[1]},
                 "bodyVersion": f.body_version,
                 "header": self.value(f.header) if f.header is not None else None,
@@ -303,15 +339,15 @@ class FrameJson:
         pos = 0
         for m in pattern.finditer(text):
             yield text[pos:m.start()]
-            yield from self._record_list(forms[m.group()])
+            yield from self._record_list(*forms[m.group()])
             pos = m.end()
         yield text[pos:]
 
-    def _record_list(self, b: Batch) -> Iterator[str]:
+    def _record_list(self, b: Batch, place: Place) -> Iterator[str]:
         """``[record object, ...]`` of ``b`` as :func:`jsontext.dumps` writes a list, a run at a time."""
         sep = "["
         for chunk in record_chunks(b.records):
-            yield sep + ", ".join(jsontext.dumps(records_model.record_object(r, b, self.enc)) for r in chunk)
+            yield sep + ", ".join(jsontext.dumps(records_model.record_object(r, b, self.enc, place)) for r in chunk)
             sep = ", "
         yield "[]" if sep == "[" else "]"
 
@@ -327,13 +363,26 @@ class FrameJson:
     def record_line_runs(self, f: Frame) -> Iterator[str]:
         """:meth:`record_lines` a run of records at a time (newline-terminated lines)."""
         for _, ctx, rv in f.records_fields():
-            extra = f',"frame":{f.index},"topic":{json.dumps(ctx.get("topic"))},' \
-                    f'"topicId":{json.dumps(ctx.get("topicId"))},"partition":{json.dumps(ctx.get("partition"))}}}\n'
+            place = place_in_frame(ctx, sighting(f, ctx))
             for b in rv.items:
                 if not isinstance(b, Batch) or not b.records:
                     continue
                 for chunk in record_chunks(b.records):
-                    yield "".join([self.records.line(r, b)[:-1] + extra for r in chunk])
+                    yield self.records.batch_lines(b, chunk, place)
+
+
+def place_in_frame(ctx: dict[str, Any], seen: records_model.Sighting | None = None) -> Place:
+    """Where the records of a RECORDS field belong: the topic and partition of the request or
+    response around it (``ctx``, from :meth:`Frame.records_fields`)."""
+    partition = ctx.get("partition")
+    return Place(ctx.get("topic"), partition if isinstance(partition, int) else None, seen)
+
+
+def sighting(f: Frame, ctx: dict[str, Any]) -> records_model.Sighting:
+    """Where a capture saw the records of frame ``f``: which frame, API, direction,
+    connection and time; records in a request (Produce) carry the producer's relative offsets."""
+    return records_model.Sighting(f.index, f.api_name, f.direction, connection_dict(f.connection), f.time,
+                                  time_iso(f.time), ctx.get("topicId"), f.kind == "request")
 
 
 # --- record table ------------------------------------------------------------------------------
@@ -472,20 +521,22 @@ def totals_object(t: CaptureTotals) -> dict[str, Any]:
     return {"type": "summary", "file": t.file, "input": t.input, "frames": t.frames, "requests": t.requests,
             "responses": t.responses, "records": t.records, "findings": t.findings,
             "connections": t.connections, "ignoredConnections": t.ignored_connections, "packets": t.packets,
-            "valid": not t.problems}
+            "shown": t.shown, "valid": not t.problems}
 
 
 def totals_line(t: CaptureTotals) -> str:
     extra = "" if t.packets is None else f"  packets: {t.packets}  connections: {t.connections}"
     if t.ignored_connections:
         extra += f" (+{t.ignored_connections} not Kafka)"
-    return (f"frames: {t.frames}  requests: {t.requests}  responses: {t.responses}  records: {t.records}{extra}  "
-            f"({'no problems' if not t.problems else str(t.problems) + ' problems'})")
+    shown = "" if t.shown == t.frames else f" ({t.shown} shown)"
+    return (f"frames: {t.frames}{shown}  requests: {t.requests}  responses: {t.responses}  records: {t.records}"
+            f"{extra}  ({'no problems' if not t.problems else str(t.problems) + ' problems'})")
 
 
-def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
+def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
+                      encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """A line per stream note and frame, then the summary."""
-    from ..capture_report import CaptureTotals
+    from ..capture_report import CaptureTotals, TimeSpan
     from ..protocol.stream import StreamNote
 
     fj = FrameJson(encoding)
@@ -494,45 +545,126 @@ def write_frames_json(items: Iterable[CaptureItem], out: TextIO, encoding: str =
             out.write(fj.note(item) + "\n")
         elif isinstance(item, CaptureTotals):
             out.write(json.dumps(totals_object(item)) + "\n")
+        elif isinstance(item, TimeSpan):
+            continue
         else:
             for piece in fj.frame_pieces(item):
                 out.write(piece)
             out.write("\n")
 
 
-def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
-    """A row per frame under its connection's first line, findings as notes, then the totals."""
-    from ..capture_report import CaptureTotals
-    from ..protocol.stream import StreamNote
-    from .table import TableStream
+def frame_columns(dated: bool) -> tuple[Column, ...]:
+    """The frame table's columns; a capture that spans days gets a time column wide enough for dates."""
+    if not dated:
+        return FRAME_COLUMNS
+    cols = list(FRAME_COLUMNS)
+    cols[TIME_COLUMN] = replace(cols[TIME_COLUMN], width=DATED_TIME_WIDTH)
+    return tuple(cols)
 
-    table = TableStream(out, FRAME_COLUMNS, console)
-    seen_connections: set[int] = set()
+
+class _Row:
+    """What one frame or stream note prints, held until its turn in time order."""
+
+    __slots__ = ("connection", "cells", "style", "notes")
+
+    def __init__(self, connection: Connection | None, cells: list[object] | None, style: str | None,
+                 notes: Sequence[tuple[str, str | None]]) -> None:
+        self.connection = connection
+        self.cells = cells
+        self.style = style
+        self.notes = notes
+
+
+class _FrameTable:
+    """The frame table: rows in time order (through a window of :data:`TIME_ORDER_WINDOW` rows), a
+    connection's line before its first row, notes wrapped to the terminal's width."""
+
+    def __init__(self, out: TextIO, console: Console | None, layout: TableLayout | None, dated: bool) -> None:
+        from .table import TableStream
+
+        self.table = TableStream(out, frame_columns(dated), console, layout)
+        self.width = None if layout is None else layout.width
+        self.dated = dated
+        self.held: list[tuple[float, int, _Row]] = []
+        self.count = 0
+        self.latest = float("-inf")
+        self.introduced: set[int] = set()
+
+    def add(self, t: float | None, row: _Row) -> None:
+        if t is not None and t > self.latest:
+            self.latest = t
+        heapq.heappush(self.held, (self.latest if t is None else t, self.count, row))
+        self.count += 1
+        if len(self.held) > TIME_ORDER_WINDOW:
+            self._print(heapq.heappop(self.held)[2])
+
+    def frame(self, f: Frame) -> None:
+        notes = [(line, "yellow") for line in findings_lines(f.all_findings())]
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated), frame_style(f), notes))
+
+    def stream_note(self, n: StreamNote) -> None:
+        where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "
+        self.add(n.time, _Row(None, None, None, [(f"{where}{line.strip()}", "red")
+                                                 for line in findings_lines(n.findings)]))
+
+    def finish(self, totals: CaptureTotals) -> None:
+        while self.held:
+            self._print(heapq.heappop(self.held)[2])
+        self.note(totals_line(totals), None)
+
+    def _print(self, row: _Row) -> None:
+        c = row.connection
+        if c is not None and c.id not in self.introduced:
+            self.introduced.add(c.id)
+            self.note(connection_line(c), "bold")
+        if row.cells is not None:
+            self.table.row(row.cells, row.style)
+        for text, style in row.notes:
+            self.note(text, style)
+
+    def note(self, text: str, style: str | None) -> None:
+        """A line under the rows, wrapped (not cut) to a terminal's width."""
+        text = terminal_safe(text)   # escaped first: the escapes take room too
+        if self.width is None or len(text) <= self.width:
+            self.table.note(text, style)
+            return
+        indent = len(text) - len(text.lstrip()) + 2
+        for line in textwrap.wrap(text, self.width, subsequent_indent=" " * indent,
+                                  break_long_words=True, break_on_hyphens=False):
+            self.table.note(line, style)
+
+
+def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
+                       layout: TableLayout | None = None) -> None:
+    """A row per frame in time order, the connection as a column and its line before its first row,
+    findings as notes, then the totals (how many frames the filters kept, when not all)."""
+    from ..capture_report import CaptureTotals, TimeSpan
+    from ..protocol.stream import StreamNote
+
+    table: _FrameTable | None = None
     for item in items:
+        if isinstance(item, TimeSpan):
+            table = _FrameTable(out, console, layout, spans_days(item.first, item.last))
+            continue
+        if table is None:
+            table = _FrameTable(out, console, layout, False)
         if isinstance(item, StreamNote):
-            where = "" if item.connection is None else f"c{item.connection.id} {item.direction}: "
-            for line in findings_lines(item.findings):
-                table.note(f"{where}{line.strip()}", "red")
+            table.stream_note(item)
         elif isinstance(item, CaptureTotals):
-            table.note(totals_line(item))
+            table.finish(item)
         else:
-            c = item.connection
-            if c is not None and c.id not in seen_connections:
-                seen_connections.add(c.id)
-                table.note(connection_line(c), "bold")
-            table.row(frame_cells(item), frame_style(item))
-            for line in findings_lines(item.all_findings()):
-                table.note(line, "yellow")
+            table.frame(item)
 
 
 def _frames(items: Iterable[CaptureItem]) -> Iterator[Frame]:
-    from ..capture_report import CaptureTotals
+    from ..capture_report import CaptureTotals, TimeSpan
     from ..protocol.stream import StreamNote
 
-    return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals)))
+    return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals, TimeSpan)))
 
 
-def write_records_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "base64") -> None:
+def write_records_json(items: Iterable[CaptureItem], out: TextIO,
+                       encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """The records the frames carry, a line each (``records --json`` plus frame/topic/partition)."""
     fj = FrameJson(encoding)
     for f in _frames(items):
@@ -540,20 +672,22 @@ def write_records_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
             out.write(run)
 
 
-def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
+def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
+                        layout: TableLayout | None = None) -> None:
     from .table import TableStream
 
-    table = TableStream(out, RECORD_COLUMNS, console)
+    table = TableStream(out, RECORD_COLUMNS, console, layout)
     for f in _frames(items):
         for cells, r in record_rows(f):
             table.row(cells, "cyan" if r.control is not None else None)
 
 
-def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
+def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
+                      layout: TableLayout | None = None) -> None:
     """One frame in full: its row, its decoded tree, its findings."""
     from .table import TableStream
 
-    table = TableStream(out, FRAME_COLUMNS, console)
+    table = TableStream(out, FRAME_COLUMNS, console, layout)
     for f in _frames(items):
         table.row(frame_cells(f), frame_style(f))
         for line in tree_lines(f):

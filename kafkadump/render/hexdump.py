@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Span
+from ..report.records import ENCODERS
 from .lines import LineWriter, terminal_safe
 
 if TYPE_CHECKING:
@@ -307,7 +308,7 @@ def _note_style(pane: Pane, idx: int) -> str:
 def span_json(s: Span, encoding: str = "hex") -> str:
     v = s.value
     if isinstance(v, (bytes, bytearray)):
-        v = bytes(v).hex() if encoding == "hex" else __import__("base64").b64encode(bytes(v)).decode()
+        v = ENCODERS[encoding](bytes(v))
     elif v is not None and not isinstance(v, (int, float, str, bool, dict, list)):
         v = str(v)
     d_ = {"path": s.path, "offset": s.offset, "length": s.length, "value": v, "source": s.source}

@@ -1,9 +1,9 @@
 """JSON Lines: the objects of :mod:`kafkadump.report.records`, one per line.
 
 Every line is valid JSON whatever the input bytes: byte fields are encoded
-per ``--encoding`` (base64 and hex are lossless, text replaces invalid
-UTF-8 with U+FFFD), null stays null, and strings taken from the input are
-escaped (:mod:`kafkadump.render.jsontext`).
+per ``--encoding`` (auto, the default, is text or ``{"base64": ...}``; base64 and
+hex are lossless; text replaces invalid UTF-8 with U+FFFD), null stays null,
+and strings taken from the input are escaped (:mod:`kafkadump.render.jsontext`).
 
 Record lines are built with string formatting rather than ``json.dumps``
 of :func:`~kafkadump.report.records.record_object`: they are the hot path
@@ -15,17 +15,32 @@ from __future__ import annotations
 import binascii
 import json
 from collections.abc import Iterable, Sequence
+from json.encoder import encode_basestring as _json_str
 from typing import TYPE_CHECKING, TextIO
 
 from ..decode.model import Batch, Gap, Record, record_chunks
-from ..report.records import ENCODERS, item_object, record_object
+from ..report.records import (
+    CONTROL_BYTES,
+    DEFAULT_ENCODING,
+    ENCODERS,
+    Place,
+    item_object,
+    place_of_file,
+    record_object,
+    sighting_object,
+)
+from ..report.records import (
+    as_text as _as_text,
+)
 from .jsontext import dumps as _dumps_text
+from .jsontext import escape_unsafe as _escape_unsafe
 
 if TYPE_CHECKING:
     from ..internal_topics.decoded import DecodedRecord
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 _dumps = json.dumps
+_control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64
 
@@ -35,31 +50,68 @@ def item_line(item: Batch | Gap) -> str:
     return _dumps(item_object(item))
 
 
-class RecordLines:
-    """Formats record lines for one encoding; reuse across a whole run."""
+def _base64_json(b: bytes) -> str:
+    return '"' + _b64(b, newline=False).decode("ascii") + '"'
 
-    def __init__(self, encoding: str = "base64") -> None:
+
+def _hex_json(b: bytes) -> str:
+    return '"' + b.hex() + '"'
+
+
+def _text_json(b: bytes) -> str:
+    return _dumps_text(b.decode("utf-8", "replace"))
+
+
+def _auto_json(b: bytes) -> str:
+    """``encode_auto`` as JSON text: a string when ``b`` is text, else ``{"base64": ...}``."""
+    if b.isascii() and not _control_bytes(b):  # the common case, inline
+        return _json_str(b.decode("ascii"))
+    s = _as_text(b)
+    if s is None:
+        return '{"base64":"' + _b64(b, newline=False).decode("ascii") + '"}'
+    return _json_str(s) if s.isascii() else _escape_unsafe(_json_str(s))
+
+
+# a non-null byte field as JSON text, per --encoding (null is written by the caller)
+VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
+
+
+class RecordLines:
+    """Formats record lines for one encoding; reuse across a whole run.
+
+    ``place`` (where the records belong, :class:`~kafkadump.report.records.Place`)
+    defaults to what the batch's file name says, as in ``record_object``.
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
         self.encoding = encoding
         self.enc = ENCODERS[encoding]
-        self._file: str | None = None
-        self._file_json = "null"
-        # base64/hex output never needs JSON escaping; text does.
-        self._escape = encoding == "text"
+        self._val_json = VALUE_JSON[encoding]
+        self._for: tuple[str, Place | None] | None = None
+        self._head = ""   # '{"type":"record","file":...,"topic":...,"partition":...,'
+        self._tail = "}"  # a capture's sighting fields, then the closing brace
 
     def _val(self, b: bytes | None) -> str:
-        if b is None:
-            return "null"
-        s = self.enc(b)
-        return _dumps_text(s) if self._escape else '"' + s + '"'
+        return "null" if b is None else self._val_json(b)
 
     def _headers(self, headers: Iterable[tuple[str, bytes | None]]) -> str:
         val = self._val
         return "[" + ",".join('{"key":' + _dumps(k) + ',"value":' + val(v) + "}" for k, v in headers) + "]"
 
-    def line(self, r: Record, b: Batch) -> str:
-        if b.file is not self._file:
-            self._file = b.file
-            self._file_json = _dumps(b.file)
+    def _place(self, b: Batch, place: Place | None) -> None:
+        """The per-file and per-place parts of the lines, formatted once for a run of them."""
+        key = (b.file, place)
+        if key == self._for:
+            return
+        self._for = key
+        where = place_of_file(b.file) if place is None else place
+        self._head = (f'{{"type":"record","file":{_dumps(b.file)},"topic":{_dumps(where.topic)},'
+                      f'"partition":{_dumps(where.partition)},')
+        self._tail = "}" if where.sighting is None else \
+            "," + _dumps(sighting_object(where.sighting), separators=(",", ":"))[1:]
+
+    def line(self, r: Record, b: Batch, place: Place | None = None) -> str:
+        self._place(b, place)
         val = self._val
         headers = self._headers(r.headers) if r.headers else "[]"
         ts = r.timestamp
@@ -69,16 +121,16 @@ class RecordLines:
             extra = f',"magic":{r.magic},"crc":{r.crc},"crcValid":{"true" if r.crc == r.computed_crc else "false"}'
         control = "null" if r.control is None else _dumps(r.control)
         return (
-            f'{{"type":"record","file":{self._file_json},"batchPosition":{b.position},'
+            f'{self._head}"batchPosition":{b.position},'
             f'"offset":{r.offset},"timestamp":{"null" if ts is None else ts},'
             f'"timestampType":{"null" if tst is None else chr(34) + tst + chr(34)},'
             f'"key":{val(r.key)},"value":{val(r.value)},"headers":{headers},'
             f'"offsetDelta":{"null" if r.offset_delta is None else r.offset_delta},'
             f'"timestampDelta":{"null" if r.timestamp_delta is None else r.timestamp_delta},'
-            f'"control":{control}{extra}}}'
+            f'"control":{control}{extra}{self._tail}'
         )
 
-    def batch_lines(self, b: Batch, recs: Sequence[Record]) -> str:
+    def batch_lines(self, b: Batch, recs: Sequence[Record], place: Place | None = None) -> str:
         """All of ``recs`` (records of ``b``) as newline-terminated lines: the hot path.
 
         Same output as :meth:`line` per record; per-batch constants are
@@ -87,17 +139,14 @@ class RecordLines:
         """
         if not recs:
             return ""
-        if b.magic < 2 or b.is_control or self._escape:
-            return "\n".join([self.line(r, b) for r in recs]) + "\n"
-        if b.file is not self._file:
-            self._file = b.file
-            self._file_json = _dumps(b.file)
-        enc = self.enc
+        if b.magic < 2 or b.is_control:
+            return "\n".join([self.line(r, b, place) for r in recs]) + "\n"
+        self._place(b, place)
         hdrs = self._headers
         tst = recs[0].timestamp_type
-        prefix = (f'{{"type":"record","file":{self._file_json},"batchPosition":{b.position},'
-                  f'"offset":')
+        prefix = f'{self._head}"batchPosition":{b.position},"offset":'
         mid_ts = f',"timestampType":"{tst}","key":'
+        tail = ',"control":null' + self._tail + "\n"
         out: list[str] = []
         append = out.append
         if self.encoding == "base64":
@@ -110,27 +159,27 @@ class RecordLines:
                        f'{"null" if k is None else _Q + b64(k, newline=False).decode() + _Q},'
                        f'"value":{"null" if v is None else _Q + b64(v, newline=False).decode() + _Q},'
                        f'"headers":{hdrs(r.headers) if r.headers else "[]"},'
-                       f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta},"control":null}}\n')
+                       f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}')
             return "".join(out)
+        val = self._val_json
         for r in recs:
             k = r.key
             v = r.value
-            headers = hdrs(r.headers) if r.headers else "[]"
             append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
-                   f'{"null" if k is None else _Q + enc(k) + _Q},'
-                   f'"value":{"null" if v is None else _Q + enc(v) + _Q},"headers":{headers},'
-                   f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta},"control":null}}\n')
+                   f'{"null" if k is None else val(k)},'
+                   f'"value":{"null" if v is None else val(v)},'
+                   f'"headers":{hdrs(r.headers) if r.headers else "[]"},'
+                   f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}')
         return "".join(out)
 
-
-    def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord) -> str:
+    def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
         :class:`kafkadump.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
         ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
         (see :mod:`kafkadump.render.internal_records`)."""
         from .internal_records import record_dict
 
-        return _dumps_text(record_dict(record_object(r, b, self.enc), dec, self.enc), separators=(",", ":"))
+        return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
 
 
 __all__ = ["item_line", "RecordLines"]
@@ -138,7 +187,8 @@ __all__ = ["item_line", "RecordLines"]
 
 # --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
 
-def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, encoding: str = "base64") -> None:
+def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
+                       encoding: str = DEFAULT_ENCODING) -> None:
     """``batches --json``: a line per batch or gap."""
     from ..segment_report import FileStart
 
@@ -149,7 +199,7 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, en
 
 
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
-                        encoding: str = "base64") -> None:
+                        encoding: str = DEFAULT_ENCODING) -> None:
     """``records --json``: a line per kept record; damage (gaps, a batch's findings) in the same stream."""
     from ..report.records import findings_object, gap_object
     from ..segment_report import FileStart
@@ -176,7 +226,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
 
 
 def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
-                     encoding: str = "base64") -> None:
+                     encoding: str = DEFAULT_ENCODING) -> None:
     """``verify-crc --json``: a line per bad batch, message or gap, then the summary object."""
     from ..report.records import crc_summary_object
     from ..segment_report import CrcTotals, FileStart

@@ -35,18 +35,39 @@ def terminal_safe(text: str, keep_newlines: bool = False) -> str:
 
 
 class LineWriter:
-    """Lines to ``out``, or, with a rich ``console``, printed in a style (never as markup)."""
+    """Lines to ``out``, or, with a rich ``console``, printed in a style (never as markup).
+
+    A styled line is the text between the style's escape codes, as rich prints it; the codes
+    are rendered by rich once per style and the line written directly (``console.print`` per
+    line would cost more than the decoding on a long table).
+    """
 
     def __init__(self, out: TextIO, console: Console | None = None) -> None:
         self.out = out
         self.console = console
+        self._codes: dict[str | None, tuple[str, str]] = {}
 
     def line(self, text: str, style: str | None = None) -> None:
         text = text.translate(_ONE_LINE)
         if self.console is not None:
-            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+            before, after = self._codes.get(style) or self._style_codes(style)
+            self.console.file.write(before + text + after + "\n")
         else:
             self.out.write(text + "\n")
+
+    def _style_codes(self, style: str | None) -> tuple[str, str]:
+        """The escape codes rich writes before and after a line in ``style`` (none for no style)."""
+        from rich.console import COLOR_SYSTEMS
+        from rich.style import Style
+
+        assert self.console is not None, "styles are for a console"
+        system = COLOR_SYSTEMS.get(self.console.color_system or "")
+        codes = ("", "")
+        if style and system is not None:
+            before, _, after = Style.parse(style).render("\x00", color_system=system).partition("\x00")
+            codes = (before, after)
+        self._codes[style] = codes
+        return codes
 
 
 __all__ = ["LineWriter", "terminal_safe"]

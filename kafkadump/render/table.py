@@ -150,7 +150,9 @@ class TableStream(LineWriter):
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
         self.header()
         n = len(cells)
-        self.line("  ".join(_cell(str(cells[i]) if i < n else "", c) for i, c in self.shown).rstrip(), style)
+        # escaped before it is fitted, so that an escape sequence in a cell cannot push the columns
+        self.line("  ".join(_cell(terminal_safe(str(cells[i])) if i < n else "", c)
+                            for i, c in self.shown).rstrip(), style)
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)

@@ -4,26 +4,41 @@ Each object is built here and only here; ``--json`` writes them, the table,
 dump-log and Spark-row renderers read the same values.  Field names are the
 spec's; the contract is documented in man/kafkadump.1 and fields are only
 ever added.  Byte fields (keys, values, header values) are encoded by the
-``encode`` function the caller chose (``--encoding``: base64, hex, text).
+``encode`` function the caller chose (``--encoding``: auto, base64, hex, text).
+
+``auto``, the default, is for jq: bytes that are text (valid UTF-8, no control
+character but tab, newline and carriage return) are that text as a JSON
+string, so ``select(.key == "user-1")`` finds the key ``user-1``; any other
+bytes are ``{"base64": "..."}``.  A byte field is therefore always null, a
+string (exactly its UTF-8 text: ``@base64`` of it gives the bytes back) or an
+object holding the bytes: lossless, and a string never stands for bytes.
 """
 
 from __future__ import annotations
 
 import binascii
+import functools
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol, overload
 
 from ..decode.model import Batch, Gap, Record
 from ..findings import Finding
+from ..logdir.names import topic_partition
 
 _b64 = binascii.b2a_base64
 
 
+# a byte field's JSON value: text (a string) or, under ``auto``, ``{"base64": ...}`` for bytes that are not text
+Encoded = str | dict[str, str]
+
+
 class Encoder(Protocol):
-    """Bytes as JSON text per ``--encoding``; null stays null."""
+    """Bytes as a JSON value per ``--encoding``; null stays null."""
 
     @overload
-    def __call__(self, b: bytes, /) -> str: ...
+    def __call__(self, b: bytes, /) -> Encoded: ...
     @overload
     def __call__(self, b: None, /) -> None: ...
 
@@ -52,7 +67,39 @@ def encode_text(b: bytes | None) -> str | None:
     return None if b is None else b.decode("utf-8", "replace")
 
 
-ENCODERS: dict[str, Encoder] = {"base64": encode_base64, "hex": encode_hex, "text": encode_text}
+# what keeps bytes from being shown as text: C0 controls but tab, LF and CR, and DEL (found in the
+# bytes: in UTF-8 they are only ever themselves); then, in the text decoded with surrogateescape
+# (which never raises), the C1 controls and the escaped bytes that are not UTF-8 (U+DC80..U+DCFF:
+# valid UTF-8 never decodes to a surrogate)
+CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+C1_OR_INVALID = re.compile("[\x80-\x9f\udc80-\udcff]")
+
+
+def as_text(b: bytes) -> str | None:
+    """``b`` as text when it is valid UTF-8 without control characters (tab, LF, CR allowed), else None."""
+    if CONTROL_BYTES.search(b):
+        return None
+    if b.isascii():
+        return b.decode("ascii")
+    s = b.decode("utf-8", "surrogateescape")
+    return None if C1_OR_INVALID.search(s) else s
+
+
+@overload
+def encode_auto(b: bytes) -> Encoded: ...
+@overload
+def encode_auto(b: None) -> None: ...
+def encode_auto(b: bytes | None) -> Encoded | None:
+    """The default: text as a string, other bytes as ``{"base64": ...}`` (lossless either way)."""
+    if b is None:
+        return None
+    s = as_text(b)
+    return {"base64": _b64(b, newline=False).decode("ascii")} if s is None else s
+
+
+ENCODERS: dict[str, Encoder] = {"auto": encode_auto, "base64": encode_base64, "hex": encode_hex,
+                                "text": encode_text}
+DEFAULT_ENCODING = "auto"
 
 
 def findings_list(findings: Iterable[Finding]) -> list[dict[str, Any]]:
@@ -131,13 +178,61 @@ def findings_object(item: Batch) -> dict[str, Any]:
             "findings": findings_list(item.findings)}
 
 
-def record_object(r: Record, b: Batch, encode: Encoder) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Sighting:
+    """Where a capture saw a record: the frame that carried it and how it travelled.
+
+    ``connection`` is the frame's connection object (``capture --json``'s shape) or
+    None; ``offset_relative``: the record came in a request (Produce), whose offsets
+    the producer numbers from 0 in each batch; the broker assigns the real ones.
+    """
+
+    frame: int | None
+    api: str | None
+    direction: str | None
+    connection: dict[str, Any] | None
+    time: float | None
+    time_text: str | None
+    topic_id: str | None
+    offset_relative: bool
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where records belong: their topic and partition (from a partition directory's name,
+    or from the request or response that carried them) and, in a capture, the sighting."""
+
+    topic: str | None = None
+    partition: int | None = None
+    sighting: Sighting | None = None
+
+
+@functools.lru_cache(maxsize=256)
+def place_of_file(path: str) -> Place:
+    """The place of a segment's records, from its directory's name (``orders-3``); nothing
+    when the directory is not a partition's."""
+    topic, partition = topic_partition(path)
+    return Place(topic, partition)
+
+
+def sighting_object(s: Sighting) -> dict[str, Any]:
+    """The fields a capture adds to a record object."""
+    return {"frame": s.frame, "topicId": s.topic_id, "api": s.api, "direction": s.direction,
+            "connection": s.connection, "time": s.time, "timeText": s.time_text,
+            "offsetRelative": s.offset_relative}
+
+
+def record_object(r: Record, b: Batch, encode: Encoder, place: Place | None = None) -> dict[str, Any]:
     """A record (of batch ``b``) as its object: the one definition of a record's fields.
 
-    ``render.jsonl.RecordLines`` writes the same object without building the
-    dict (the hot path); a test holds the two equal.
+    ``place``: where the records belong; by default from the name of the
+    directory of the batch's file.  ``render.jsonl.RecordLines`` writes the
+    same object without building the dict (the hot path); a test holds the
+    two equal.
     """
-    d: dict[str, Any] = {"type": "record", "file": b.file, "batchPosition": b.position, "offset": r.offset,
+    where = place_of_file(b.file) if place is None else place
+    d: dict[str, Any] = {"type": "record", "file": b.file, "topic": where.topic, "partition": where.partition,
+         "batchPosition": b.position, "offset": r.offset,
          "timestamp": r.timestamp, "timestampType": r.timestamp_type,
          "key": encode(r.key), "value": encode(r.value),
          "headers": [{"key": k, "value": encode(v)} for k, v in r.headers],
@@ -146,6 +241,8 @@ def record_object(r: Record, b: Batch, encode: Encoder) -> dict[str, Any]:
         d["magic"] = r.magic
         d["crc"] = r.crc
         d["crcValid"] = r.crc == r.computed_crc
+    if where.sighting is not None:
+        d.update(sighting_object(where.sighting))
     return d
 
 
@@ -157,4 +254,5 @@ def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: 
 
 
 __all__ = ["ENCODERS", "batch_object", "gap_object", "item_object", "findings_list", "findings_object",
-           "record_object", "crc_summary_object", "encode_base64", "encode_hex", "encode_text"]
+           "record_object", "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text",
+           "as_text", "CONTROL_BYTES", "C1_OR_INVALID", "DEFAULT_ENCODING", "Encoded", "Place", "Sighting", "place_of_file", "sighting_object"]

@@ -395,6 +395,10 @@ def is_capture(head: bytes) -> bool:
     return head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC
 
 
+# a packet record of the file: (captured bytes, time, link type, file position, original length)
+_PacketRecord = tuple[ByteBuffer, float | None, int, int, int | None]
+
+
 class CaptureReader:
     """Iterates a pcap or pcapng buffer: yields :class:`Packet` objects (TCP only).
 
@@ -427,12 +431,27 @@ class CaptureReader:
             raise CaptureError(f"{name}: not a pcap or pcapng file (magic {head.hex()})")
 
     def __iter__(self) -> Iterator[Packet]:
-        if self.format == "pcap":
-            yield from self._pcap()
-        else:
-            yield from self._pcapng()
+        packet = self._packet
+        for record in self._records():
+            p = packet(*record)
+            if p is not None:
+                yield p
         self.datagrams.finish()
         self.findings.extend(self.not_read_findings())
+
+    def _records(self) -> Iterator[_PacketRecord]:
+        return self._pcap() if self.format == "pcap" else self._pcapng()
+
+    def time_span(self) -> tuple[float, float] | None:
+        """The earliest and latest packet time, from the packet records' headers alone (no packet
+        is parsed); None when no packet has a time.  Use a reader of its own: this one's findings
+        are those of the walk."""
+        first = last = None
+        for _, t, _, _, _ in self._records():
+            if t is not None:
+                first = t if first is None or t < first else first
+                last = t if last is None or t > last else last
+        return None if first is None or last is None else (first, last)
 
     def not_read_findings(self) -> list:
         """One ``packets-not-read`` finding per reason: how many, and the first one's position."""
@@ -476,7 +495,7 @@ class CaptureReader:
                 self._unread(reason, position, self.packets)
         return p
 
-    def _pcap(self) -> Iterator[Packet]:
+    def _pcap(self) -> Iterator[_PacketRecord]:
         buf = self.buf
         n = len(buf)
         if n < 24:
@@ -499,13 +518,10 @@ class CaptureReader:
             if pos + 16 + incl > n:
                 self._bad(pos, f"packet record of {incl} bytes, {n - pos - 16} left (file cut short)")
                 return
-            data = buf[pos + 16:pos + 16 + incl]
-            p = self._packet(data, ts + tfrac * res, linktype, pos, orig)
-            if p is not None:
-                yield p
+            yield buf[pos + 16:pos + 16 + incl], ts + tfrac * res, linktype, pos, orig
             pos += 16 + incl
 
-    def _pcapng(self) -> Iterator[Packet]:
+    def _pcapng(self) -> Iterator[_PacketRecord]:
         buf = self.buf
         n = len(buf)
         pos = 0
@@ -558,10 +574,7 @@ class CaptureReader:
                     self._bad(body + 12, f"captured length {cap} runs past its block")
                     return
                 lt, res = ifaces[iface]
-                data = buf[body + 20:body + 20 + cap]
-                p = self._packet(data, ((th << 32) | tl) * res, lt, pos, orig)
-                if p is not None:
-                    yield p
+                yield buf[body + 20:body + 20 + cap], ((th << 32) | tl) * res, lt, pos, orig
             elif btype == 3:  # simple packet block
                 if not ifaces:
                     self._bad(pos, "simple packet block before any interface description")
@@ -570,9 +583,7 @@ class CaptureReader:
                 (orig,) = struct.unpack_from(bo + "I", buf, body)
                 cap = min(orig, bend - body - 4)
                 lt, res = ifaces[0]
-                p = self._packet(buf[body + 4:body + 4 + cap], None, lt, pos, orig)
-                if p is not None:
-                    yield p
+                yield buf[body + 4:body + 4 + cap], None, lt, pos, orig
             pos += blen
 
 

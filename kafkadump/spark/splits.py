@@ -49,22 +49,12 @@ from ..decode import Batch, Gap, Options, iter_batches
 from ..decode.primitives import ByteBuffer
 from ..decode.step import decode_at, intact_batch_at, length_step
 from ..errors import InputError
+from ..logdir.names import topic_partition
 
 SPLIT_BYTES_DEFAULT = 128 << 20
 OPEN_COST_DEFAULT = 4 << 20      # as Spark's spark.sql.files.openCostInBytes
 DEFAULT_INCLUDE = ("*.log",)
 CHECK_EVERY = 4096
-
-
-def topic_partition(path: str) -> tuple[str, int] | tuple[None, None]:
-    """``(topic, partition)`` from the name of the file's directory (``orders-3``, and the
-    ``orders-3.<uuid>-delete|-future|-stray`` forms a broker leaves), or ``(None, None)``."""
-    from ..logdir.names import parse_partition_dir
-
-    d = parse_partition_dir(os.path.dirname(path.rstrip("/")))
-    if d is None or d.partition > 0x7FFFFFFF:
-        return None, None
-    return d.topic, d.partition
 
 
 def log_dir(path: str) -> str | None:
