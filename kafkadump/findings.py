@@ -82,6 +82,7 @@ class Code(str, Enum):
     CHECKPOINT_MISMATCH = "checkpoint-mismatch"      # a broker checkpoint or partition.metadata disagrees with the logs
     PENDING_FILE = "pending-file"                    # .deleted/.cleaned/.swap file or -delete/-future directory
     ORPHAN_FILE = "orphan-file"                      # an index or snapshot whose segment .log is absent
+    NOT_KAFKA = "not-kafka"                          # a file in the tree that is not Kafka's (an image, a pcap, a program)
     # --- wire protocol (capture) -------------------------------------------
     FRAME_SIZE_INVALID = "frame-size-invalid"  # a frame's size prefix is impossible or wrong
     FRAME_TRAILING = "frame-trailing-bytes"    # bytes left in a frame after its decoded body
@@ -172,6 +173,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.CHECKPOINT_MISMATCH: Severity.WARNING,
     Code.PENDING_FILE: Severity.INFO,
     Code.ORPHAN_FILE: Severity.INFO,
+    Code.NOT_KAFKA: Severity.WARNING,
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
@@ -256,6 +258,8 @@ DESCRIPTION: dict[Code, str] = {
     Code.CHECKPOINT_MISMATCH: "a broker checkpoint or partition.metadata disagrees with the partitions on disk",
     Code.PENDING_FILE: "a file or directory the broker was deleting, cleaning or moving (.deleted, .cleaned, .swap, -delete, -future)",
     Code.ORPHAN_FILE: "an index or snapshot file whose segment .log is absent",
+    Code.NOT_KAFKA: "a file in a log dir tree that is none of Kafka's (an image, a capture, a program, an archive, "
+                    "text): what it seems to be, from its first bytes",
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
                                 "kafkadump knows (kept as raw bytes)",

@@ -142,8 +142,18 @@ def parse_partition_dir(path: str) -> PartitionDir | None:
     return PartitionDir(m.group("topic"), int(m.group("partition")), m.group("state"))
 
 
+def partition_label(path: str) -> str:
+    """What a progress display calls the place of file ``path``: its partition directory's name
+    (``orders-3``, ``orders-3.UUID-delete``) when it is in one, else the file's own name."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if parse_partition_dir(parent) is not None:
+        return os.path.basename(parent)
+    return os.path.basename(path)
+
+
 def segment_name(offset: int, ext: str = ".log") -> str:
     return f"{offset:020d}{ext}"
 
 
-__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "KINDS", "SUFFIXES"]
+__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "partition_label", "segment_name", "KINDS",
+           "SUFFIXES"]

@@ -74,6 +74,9 @@ class PartitionFacts:
     snapshots_checked: int = 0
     snapshots_beyond_log: int = 0
     topic_id: str | None = None
+    # findings about this partition anchored in files outside its directory (a log dir's checkpoints),
+    # by code: they count in its verdict
+    outside_findings: Counter = field(default_factory=Counter)
 
 
 @dataclass
@@ -421,6 +424,7 @@ def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, Partitio
                 s.add(Finding(Code.CHECKPOINT_MISMATCH, e["position"],
                               f"{e['topic']}-{e['partition']}: {what} {e['offset']} is beyond the partition's "
                               f"log end offset {p.log_end_offset} on disk"))
+                p.outside_findings[Code.CHECKPOINT_MISMATCH] += 1
     ids: dict = {}
     for p in partitions.values():
         if p.topic_id and p.state is None:

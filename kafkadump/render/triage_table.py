@@ -163,6 +163,23 @@ def summary_line(report: dict) -> str:
     return line
 
 
+def _fitted(line: str, width: int) -> str:
+    """``line`` broken into lines of at most ``width`` characters between its fields (two spaces
+    apart), never inside one: a terminal never wraps it."""
+    out: list[str] = []
+    for field in line.split("  "):
+        if out and len(out[-1]) + 2 + len(field) <= width:
+            out[-1] += "  " + field
+        else:
+            out.append(field)
+    return "\n".join(out)
+
+
+def _print_summary(report: dict, console: Console) -> None:
+    console.print(_fitted(terminal_safe(summary_line(report)), console.width), style=_STYLE.get(report["verdict"]),
+                  markup=False, highlight=False, soft_wrap=False, overflow="ellipsis")
+
+
 def render_triage_json(report: dict, out: TextIO) -> None:
     """``--json``: the report as one JSON object on one line."""
     out.write(json.dumps(report) + "\n")
@@ -211,8 +228,7 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
 
 
 def _problems_first(report: dict, console: Console, root: str, replicas: bool, files: bool) -> None:
-    console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
-                  highlight=False, soft_wrap=False)
+    _print_summary(report, console)
     bad = sorted((p for p in report["partitions"] if p["verdict"] != "clean"),
                  key=lambda p: _WORST_FIRST.get(p["verdict"], 3))
     clean = len(report["partitions"]) - len(bad)
@@ -284,8 +300,7 @@ def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: lis
             t.add_row(*_cells((sev, code, file, off, msg)), style=_STYLE.get(sev))
         console.print(t, soft_wrap=False)
     if summary:
-        console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
-                      highlight=False)
+        _print_summary(report, console)
 
 
 __all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",
