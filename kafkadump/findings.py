@@ -30,6 +30,7 @@ class Code(str, Enum):
     UNKNOWN_MAGIC = "unknown-magic"            # magic byte not 0, 1 or 2
     GARBAGE = "garbage"                        # bytes skipped while looking for the next batch
     ZERO_PADDING = "zero-padding"              # all-zero tail (preallocated segment)
+    LENGTH_REPAIRED = "length-repaired"        # batchLength wrong, the CRC confirms the batch up to the next one
     # --- integrity -------------------------------------------------------
     CRC_MISMATCH = "crc-mismatch"              # stored CRC differs from computed
     # --- batch header consistency ---------------------------------------
@@ -112,6 +113,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.UNKNOWN_MAGIC: Severity.ERROR,
     Code.GARBAGE: Severity.ERROR,
     Code.ZERO_PADDING: Severity.INFO,
+    Code.LENGTH_REPAIRED: Severity.ERROR,
     Code.CRC_MISMATCH: Severity.ERROR,
     Code.UNKNOWN_CODEC: Severity.ERROR,
     Code.RESERVED_ATTRIBUTES: Severity.WARNING,
@@ -187,6 +189,9 @@ DESCRIPTION: dict[Code, str] = {
     Code.UNKNOWN_MAGIC: "the magic byte is not 0, 1 or 2",
     Code.GARBAGE: "bytes that are not part of any batch were skipped",
     Code.ZERO_PADDING: "the file ends with zero bytes (a preallocated segment's unused tail)",
+    Code.LENGTH_REPAIRED: "a v2 batch's batchLength is wrong, but its stored CRC-32C matches the bytes from "
+                          "attributes up to the next intact batch (or the end): the batch is intact but for its "
+                          "length field, and is decoded with the length those bytes give (carve writes it repaired)",
     Code.CRC_MISMATCH: "the stored CRC differs from the CRC computed over the bytes",
     Code.UNKNOWN_CODEC: "the compression codec bits name no known codec",
     Code.RESERVED_ATTRIBUTES: "attribute bits that the format leaves unused are set",
