@@ -21,7 +21,7 @@ from ..decode.model import STREAM_RECORDS as STREAMED_RECORDS
 from ..decode.model import Batch, Gap, Record, Span, record_chunks
 from ..report import records as records_model
 from . import jsonl, jsontext
-from .table import Column
+from .table import Column, TableLayout
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,16 +50,24 @@ ERROR_NAMES = {
     82: "FENCED_INSTANCE_ID", 100: "UNKNOWN_TOPIC_ID", 110: "FENCED_MEMBER_EPOCH",
 }
 
+# priorities (lower: kept first at a narrow terminal) and, for columns that narrow and widen with the
+# terminal, their narrowest width: at 80 columns a frame row keeps #, time, conn, dir, api and summary
 FRAME_COLUMNS = (
-    Column("#", 5, True), Column("time", 15), Column("conn", 4), Column("dir", 4), Column("api", 20),
-    Column("ver", 3, True), Column("corr", 7, True), Column("client", 14), Column("size", 8, True),
-    Column("summary", 60),
+    Column("#", 5, True, 1), Column("time", 15, False, 2), Column("conn", 4, False, 6), Column("dir", 4, False, 3),
+    Column("api", 20, False, 4), Column("ver", 3, True, 8), Column("corr", 7, True, 9),
+    Column("client", 14, False, 10, 8), Column("size", 8, True, 7), Column("summary", 60, False, 5, 20),
 )
 
 RECORD_COLUMNS = (
-    Column("frame", 5, True), Column("topic", 16), Column("part", 4, True), Column("offset", 9, True),
-    Column("timestamp", 24), Column("key", 20), Column("value", 40), Column("headers", 20),
+    Column("frame", 5, True, 1), Column("topic", 16, False, 5, 8), Column("part", 4, True, 6),
+    Column("offset", 9, True, 2), Column("timestamp", 24, False, 7), Column("key", 20, False, 3, 12),
+    Column("value", 40, False, 4, 16), Column("headers", 20, False, 8, 10),
 )
+
+
+def _terminal_layout(console: Console | None) -> TableLayout | None:
+    """The layout of a capture table: the terminal's width on a terminal, the stable layout when piped."""
+    return None if console is None else TableLayout(console.width)
 
 
 # --- text helpers ----------------------------------------------------------------------------
@@ -506,7 +514,7 @@ def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Conso
     from ..protocol.stream import StreamNote
     from .table import TableStream
 
-    table = TableStream(out, FRAME_COLUMNS, console)
+    table = TableStream(out, FRAME_COLUMNS, console, _terminal_layout(console))
     seen_connections: set[int] = set()
     for item in items:
         if isinstance(item, StreamNote):
@@ -543,7 +551,7 @@ def write_records_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
 def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None) -> None:
     from .table import TableStream
 
-    table = TableStream(out, RECORD_COLUMNS, console)
+    table = TableStream(out, RECORD_COLUMNS, console, _terminal_layout(console))
     for f in _frames(items):
         for cells, r in record_rows(f):
             table.row(cells, "cyan" if r.control is not None else None)
@@ -553,7 +561,7 @@ def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Consol
     """One frame in full: its row, its decoded tree, its findings."""
     from .table import TableStream
 
-    table = TableStream(out, FRAME_COLUMNS, console)
+    table = TableStream(out, FRAME_COLUMNS, console, _terminal_layout(console))
     for f in _frames(items):
         table.row(frame_cells(f), frame_style(f))
         for line in tree_lines(f):

@@ -44,7 +44,9 @@ class LineWriter:
     def line(self, text: str, style: str | None = None) -> None:
         text = text.translate(_ONE_LINE)
         if self.console is not None:
-            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+            # a line longer than the terminal (a finding's message) is folded between words with the
+            # terminal's width, never left to the terminal to break mid-word
+            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=False, overflow="fold")
         else:
             self.out.write(text + "\n")
 
