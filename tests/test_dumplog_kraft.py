@@ -179,3 +179,19 @@ def test_decode_metadata_prints_the_record_type_and_an_error_for_a_broken_one(tm
                              f'{{"name":"orders","topicId":"{TOPIC_ID_TEXT}"}}}}')
     assert " payload: Error at 1, skipping. " in lines[1]
     assert "# kafkadump: internal-malformed severity: error" in r.stdout
+
+
+def test_the_readme_example_runs_as_written(tmp_path):
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    (example,) = [line.strip() for line in readme.splitlines()
+                  if line.strip().startswith("kafkadump records --format dump-log --decode metadata")]
+    args = shlex.split(example)
+    write(tmp_path / args[-1], control_batch(0, [(2, LEADER_CHANGE)])
+          + data_batch(1, [(None, uvarint(1) + uvarint(2) + uvarint(0) + cstr("orders") + TOPIC_ID + NO_TAGS)]))
+    r = subprocess.run([sys.executable, "-m", "kafkadump", *args[1:]], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = _record_lines(r.stdout)
+    assert lines[0].endswith(EXPECTED[0]) and '"type":"TOPIC_RECORD"' in lines[1]

@@ -110,3 +110,19 @@ def test_a_batch_damaged_elsewhere_too_is_not_repaired(tmp_path, where):
     carved = tmp_path / "carved.log"
     assert _cli("carve", "-o", str(carved), log).returncode == 1
     assert carved.read_bytes() == s.batches[0].data + s.batches[2].data
+
+
+def test_hexdump_of_a_repaired_batch_shows_its_fields_and_the_length_the_file_holds(tmp_path):
+    s, log, p = _damaged(tmp_path, 1, 10_000_000)
+    r = _cli("hexdump", "--json", "--position", str(p), log)
+    assert r.returncode == 1, r.stderr
+    docs = [json.loads(line) for line in r.stdout.splitlines()]
+    spans = {d["path"]: d for d in docs if "path" in d}
+    assert spans["batch.batchLength"]["value"] == 10_000_000 and spans["batch.batchLength"]["offset"] == p + 8
+    assert spans["batch.lastOffsetDelta"]["value"] == 1
+    end = p + s.batches[1].size
+    assert all(p <= d["offset"] and d["offset"] + d["length"] <= end for d in docs
+               if "path" in d and d.get("source") == "file")
+    assert "trailing-bytes" not in r.stdout and "length-repaired" in r.stdout
+    text = _cli("hexdump", "--position", str(p), log).stdout
+    assert f"record batch at position {p}: {s.batches[1].size} bytes" in text

@@ -78,6 +78,7 @@ def test_files_that_are_not_kafkas_say_what_they_seem_to_be(tmp_path):
     write(ld / "orders-1" / "kafka-server-start", ELF)
     write(ld / "server.log", b"[2024-01-01 00:00:00,000] INFO starting (kafka.server.KafkaServer)\n")
     write(ld / ".lock", b"")
+    write(ld / "replication-offset-checkpoint.tmp", b"0\n0\n")       # Kafka's own, being written
     write(ld / "orders-0" / "copy.bin", Seg([batch(0, 2)]).data)   # batches under another name: Kafka's
     r = _cli("triage", "--json", str(ld))
     assert r.returncode == 1, r.stderr
@@ -93,6 +94,9 @@ def test_files_that_are_not_kafkas_say_what_they_seem_to_be(tmp_path):
     by_name = {os.path.basename(f["file"]): f for f in rep["files"]}
     assert by_name["server.log"]["kind"] == "unknown"   # a .log not named by an offset, holding text: no segment
     assert by_name[".lock"]["findings"] == [] and by_name["copy.bin"]["findings"] == []
+    assert by_name["replication-offset-checkpoint.tmp"]["findings"] == []
+    assert by_name["replication-offset-checkpoint.tmp"]["note"] == \
+        "a broker's temporary file (offset-checkpoint) being written"
     assert "record batches" in by_name["copy.bin"]["note"]
     # the log dir itself is no partition for its server.log; the partition holding the ELF is not clean
     assert sorted(os.path.basename(p["path"]) for p in rep["partitions"]) == ["orders-0", "orders-1"]

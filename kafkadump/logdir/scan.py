@@ -209,7 +209,7 @@ def scan_segment(path: str, *, index: str | None = None, timeindex: str | None =
         if name.offset is None and _foreign(seg.buf) is not None:
             # a .log that is not a segment (a broker's own text log, an image named .log)
             log.kind = names.UNKNOWN
-            _scan_unknown(seg.buf, names.UNKNOWN, log, sink)
+            _scan_unknown(seg.buf, names.UNKNOWN, log, sink, path)
             log.take(sink)
             return [log] + [scan_file(p, options=options, max_findings=max_findings, custody_of=custody_of)
                             for p in (index, timeindex, txnindex) if p]
@@ -655,7 +655,7 @@ def _scan_other(buf: ByteBuffer, path: str, fn: FileName, scan: FileScan, sink: 
         scan.summary.update(_text_summary(kind, content, fn))
         scan.digest = {"content": content}
         return
-    _scan_unknown(buf, kind, scan, sink)
+    _scan_unknown(buf, kind, scan, sink, path)
 
 
 def _foreign(buf: ByteBuffer) -> str | None:
@@ -665,11 +665,15 @@ def _foreign(buf: ByteBuffer) -> str | None:
     return identify_file(bytes(buf[:SNIFF_BYTES]), len(buf))
 
 
-def _scan_unknown(buf: ByteBuffer, kind: str, scan: FileScan, sink: FindingSink) -> None:
-    """A file no Kafka name fits: a broker's marker, record batches under another name, or a
-    file that is not Kafka's at all (a ``not-kafka`` finding saying what it seems to be)."""
+def _scan_unknown(buf: ByteBuffer, kind: str, scan: FileScan, sink: FindingSink, path: str) -> None:
+    """A file no Kafka name fits: a broker's marker or temporary file, record batches under another
+    name, or a file that is not Kafka's at all (a ``not-kafka`` finding saying what it seems to be)."""
     if kind == names.MARKER:
         scan.summary["note"] = "a broker's marker file"
+        return
+    written = names.classify(path[:-len(".tmp")]).kind if path.endswith(".tmp") else names.UNKNOWN
+    if written != names.UNKNOWN:
+        scan.summary["note"] = f"a broker's temporary file ({written}) being written"
         return
     if plausible_at(buf, 0, len(buf)):
         scan.summary["note"] = "holds record batches under a name that is not a segment's; not scanned"
