@@ -44,9 +44,13 @@ class LineWriter:
     def line(self, text: str, style: str | None = None) -> None:
         text = text.translate(_ONE_LINE)
         if self.console is not None:
+            from rich.cells import cell_len
+
             # a line longer than the terminal (a finding's message) is folded between words with the
             # terminal's width, never left to the terminal to break mid-word
-            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=False, overflow="fold")
+            fold = cell_len(text) > self.console.width
+            self.console.print(text, style=style, markup=False, highlight=False, soft_wrap=not fold,
+                               overflow="fold" if fold else None)
         else:
             self.out.write(text + "\n")
 
