@@ -168,3 +168,22 @@ def test_progress_from_worker_processes_never_goes_back(tmp_path, monkeypatch):
     calls: list[int] = []
     t = Triage(str(ld), jobs=2, progress=lambda done, total, path: calls.append(done)).run()
     assert calls == sorted(calls) and calls[-1] == t.total_bytes
+
+
+def test_sniffing_never_raises_and_names_what_it_knows():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafkadump.sources.filetype import describe, identify
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.binary(max_size=600))
+    def check(head):
+        what = describe(head, len(head))
+        assert isinstance(what, str) and what
+
+    check()
+    assert identify(PNG) == "a PNG image" and identify(ELF) == "an ELF executable or library"
+    assert identify(b"", 0) == "an empty file" and identify(bytes(300)) is None
+    assert identify(bytes(257) + b"ustar\x0000") == "a tar archive"
+    assert identify(b"#!/bin/sh\necho hi\n") == "a script (/bin/sh)"
