@@ -122,20 +122,22 @@ def test_a_preallocated_empty_segment_is_no_foreign_file(tmp_path):
 
 def test_on_a_terminal_the_clean_are_counted_and_a_long_list_says_how_many_more(tmp_path):
     ld = _logdir(tmp_path, [f"orders-{n}" for n in range(12)])
-    for n in range(55):
-        write(ld / "screenshots" / f"shot-{n:02d}.png", PNG)
+    for n in range(55):   # each in a directory named as a partition: 55 partitions with a warning
+        write(ld / f"shots-{n}" / "shot.png", PNG)
     r = _cli("triage", "--color", str(ld), env={"COLUMNS": "120"})
     assert r.returncode == 1
     lines = [ANSI.sub("", line) for line in r.stdout.splitlines()]
     assert lines[0].startswith("verdict: warnings")
-    text = "\n".join(lines)
+    text = " ".join("\n".join(lines).split())         # the closing note folds between words
     assert "orders-3" not in text                       # clean partitions are counted, not listed
     assert text.count("not a file of Kafka's") == 50    # the first 50 findings ...
     assert "12 partitions clean" in text and "12 files without findings" in text
     assert "5 more findings" in text                    # ... and how many more
+    assert "5 more files with findings" in text and "5 more partitions with findings" in text   # lists of 50
     everything = "\n".join(ANSI.sub("", x) for x in _cli("triage", "--all", "--color", str(ld),
                                                          env={"COLUMNS": "200"}).stdout.splitlines())
     assert everything.count("not a file of Kafka's") == 55 and "orders-3" in everything
+    assert all(f"shots-{n}" in everything for n in range(55))
 
 
 # --- the progress: bytes, inside a segment, and the partition's name -----------------------------------------

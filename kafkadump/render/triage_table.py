@@ -187,7 +187,21 @@ def render_triage_json(report: dict, out: TextIO) -> None:
 
 # on a terminal, without --all: how many findings are listed before "... and N more"
 FINDINGS_SHOWN = 50
+# ... and how many partitions and files with findings (a rich table holds its rows until it is printed)
+ROWS_SHOWN = 50
 _WORST_FIRST = {"errors": 0, "warnings": 1, "clean": 2}
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def _file_rank(f: dict) -> int:
+    """0 for a file with an error finding (or unreadable), 1 with a warning, 2 with info findings only."""
+    if f.get("error"):
+        return 0
+    return min((_SEVERITY_RANK.get(x["severity"], 3) for x in f["findings"]), default=3)
+
+
+def _more(n: int, what: str) -> str:
+    return f"{n:,} more {what}"
 
 
 def render_triage(report: dict, out: TextIO, console: Console | None = None, files: bool = True,
@@ -196,8 +210,8 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
 
     On a terminal (``console``) the problems come first: the verdict, then the
     partitions and files with findings, worst first, and a count of the clean
-    ones; the findings list stops after :data:`FINDINGS_SHOWN` and says how many
-    more there are.  ``show_all`` (and plain output) lists everything, in order.
+    ones; the findings list stops after :data:`FINDINGS_SHOWN`, the partition and file
+    lists after :data:`ROWS_SHOWN`, and each says how many more there are.  ``show_all`` (and plain output) lists everything, in order.
     """
     root = report["path"]
     replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
@@ -232,31 +246,35 @@ def _problems_first(report: dict, console: Console, root: str, replicas: bool, f
     bad = sorted((p for p in report["partitions"] if p["verdict"] != "clean"),
                  key=lambda p: _WORST_FIRST.get(p["verdict"], 3))
     clean = len(report["partitions"]) - len(bad)
-    with_findings = [f for f in report["files"] if f["findings"] or f.get("error")]
+    with_findings = sorted((f for f in report["files"] if f["findings"] or f.get("error")), key=_file_rank)
     rows_x = finding_rows(report)
     # the name's tail tells segments apart: cut paths from the left
     shown = [(sev, code, _tail(file, 32), off, msg) for sev, code, file, off, msg in rows_x
              if sev != "info"][:FINDINGS_SHOWN]
     if bad:
         t = _rich_table("partitions with findings, worst first", PROBLEM_COLUMNS)
-        for p in bad:
+        for p in bad[:ROWS_SHOWN]:
             t.add_row(*_cells(_problem_cells(p, root, replicas)), style=_STYLE.get(p["verdict"]))
         console.print(t, soft_wrap=False)
     if files and with_findings:
         t = _rich_table("files with findings (chain of custody of every file: --all or --json)",
                         PROBLEM_FILE_COLUMNS)
-        for f in with_findings:
+        for f in with_findings[:ROWS_SHOWN]:
             c = file_cells(f, root, ", ")
             t.add_row(*_cells([_tail(c[0], 32), c[1], c[5], c[6]]))
         console.print(t, soft_wrap=False)
     _rich_triage(report, console, [], [], shown, summary=False)
     notes = []
+    if len(bad) > ROWS_SHOWN:
+        notes.append(_more(len(bad) - ROWS_SHOWN, "partitions with findings"))
+    if files and len(with_findings) > ROWS_SHOWN:
+        notes.append(_more(len(with_findings) - ROWS_SHOWN, "files with findings"))
     if clean:
         notes.append(f"{clean:,} partition{'s' if clean != 1 else ''} clean")
     if files and len(report["files"]) > len(with_findings):
         notes.append(f"{len(report['files']) - len(with_findings):,} files without findings")
     if len(rows_x) > len(shown):
-        notes.append(f"{len(rows_x) - len(shown):,} more findings (info ones included)")
+        notes.append(_more(len(rows_x) - len(shown), "findings (info ones included)"))
     if notes:
         console.print("; ".join(notes) + " (--all lists everything; --json gives every field)", style="dim",
                       markup=False, highlight=False, soft_wrap=False)
