@@ -126,3 +126,13 @@ def test_hexdump_of_a_repaired_batch_shows_its_fields_and_the_length_the_file_ho
     assert "trailing-bytes" not in r.stdout and "length-repaired" in r.stdout
     text = _cli("hexdump", "--position", str(p), log).stdout
     assert f"record batch at position {p}: {s.batches[1].size} bytes" in text
+
+
+def test_a_batch_larger_than_max_decompressed_is_not_repaired(tmp_path):
+    s, log, p = _damaged(tmp_path, 1, 10_000_000)
+    size = s.batches[1].size
+    small = _cli("batches", "--json", "--max-decompressed", str(size - 1), log)
+    assert "length-repaired" not in small.stdout
+    assert [json.loads(line)["type"] for line in small.stdout.splitlines()] == ["batch", "gap", "batch"]
+    exact = _cli("batches", "--json", "--max-decompressed", str(size), log)
+    assert "length-repaired" in exact.stdout

@@ -320,9 +320,12 @@ def _length_repaired(buf: ByteBuffer, pos: int, stop: int, end: int, file: str, 
     up to ``stop``, those bytes are the batch, intact but for its length.  It is decoded
     with the length they give (a copy; the input is never changed), keeps the length it
     declares in ``batch_length``, and carries a ``length-repaired`` finding.  One CRC over
-    bytes the resync skips anyway: linear work.
+    bytes the resync skips anyway: linear work.  Only a batch of at most ``max_decompressed``
+    bytes is repaired (its copy is held in memory).
     """
-    if not HEADER_SIZE <= stop - pos <= opt.max_batch_bytes + LOG_OVERHEAD or stop > end or buf[pos + 16] != 2:
+    # the repaired copy is held in memory: no larger than one batch's decompressed bytes may be
+    if not HEADER_SIZE <= stop - pos <= min(opt.max_batch_bytes + LOG_OVERHEAD, opt.max_decompressed) \
+            or stop > end or buf[pos + 16] != 2:
         return None
     (stored,) = struct.unpack_from(">I", buf, pos + 17)
     if checksum(crc32c, buf, pos + CRC_START, stop) != stored:
