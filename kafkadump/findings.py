@@ -30,6 +30,7 @@ class Code(str, Enum):
     UNKNOWN_MAGIC = "unknown-magic"            # magic byte not 0, 1 or 2
     GARBAGE = "garbage"                        # bytes skipped while looking for the next batch
     ZERO_PADDING = "zero-padding"              # all-zero tail (preallocated segment)
+    LENGTH_REPAIRED = "length-repaired"        # batchLength wrong, the CRC confirms the batch up to the next one
     # --- integrity -------------------------------------------------------
     CRC_MISMATCH = "crc-mismatch"              # stored CRC differs from computed
     # --- batch header consistency ---------------------------------------
@@ -88,6 +89,7 @@ class Code(str, Enum):
     REMOTE_SEGMENT_OVERLAP = "remote-segment-overlap"  # two finished remote segments hold the same offsets
     REMOTE_SEGMENT_GAP = "remote-segment-gap"          # offsets between finished remote segments in none
     REMOTE_SEGMENT_MISMATCH = "remote-segment-mismatch"  # a remote segment file disagrees with its metadata
+    NOT_KAFKA = "not-kafka"                          # a file in the tree that is not Kafka's (an image, a pcap, a program)
     # --- wire protocol (capture) -------------------------------------------
     FRAME_SIZE_INVALID = "frame-size-invalid"  # a frame's size prefix is impossible or wrong
     FRAME_TRAILING = "frame-trailing-bytes"    # bytes left in a frame after its decoded body
@@ -123,6 +125,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.UNKNOWN_MAGIC: Severity.ERROR,
     Code.GARBAGE: Severity.ERROR,
     Code.ZERO_PADDING: Severity.INFO,
+    Code.LENGTH_REPAIRED: Severity.ERROR,
     Code.CRC_MISMATCH: Severity.ERROR,
     Code.UNKNOWN_CODEC: Severity.ERROR,
     Code.RESERVED_ATTRIBUTES: Severity.WARNING,
@@ -192,6 +195,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.REMOTE_SEGMENT_OVERLAP: Severity.WARNING,
     Code.REMOTE_SEGMENT_GAP: Severity.WARNING,
     Code.REMOTE_SEGMENT_MISMATCH: Severity.WARNING,
+    Code.NOT_KAFKA: Severity.WARNING,
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: Severity.WARNING,
     Code.INTERNAL_VERSION_UNKNOWN: Severity.WARNING,
@@ -209,6 +213,9 @@ DESCRIPTION: dict[Code, str] = {
     Code.UNKNOWN_MAGIC: "the magic byte is not 0, 1 or 2",
     Code.GARBAGE: "bytes that are not part of any batch were skipped",
     Code.ZERO_PADDING: "the file ends with zero bytes (a preallocated segment's unused tail)",
+    Code.LENGTH_REPAIRED: "a v2 batch's batchLength is wrong, but its stored CRC-32C matches the bytes from "
+                          "attributes up to the next intact batch (or the end): the batch is intact but for its "
+                          "length field, and is decoded with the length those bytes give (carve writes it repaired)",
     Code.CRC_MISMATCH: "the stored CRC differs from the CRC computed over the bytes",
     Code.UNKNOWN_CODEC: "the compression codec bits name no known codec",
     Code.RESERVED_ATTRIBUTES: "attribute bits that the format leaves unused are set",
@@ -301,6 +308,8 @@ DESCRIPTION: dict[Code, str] = {
                              "are in no remote segment",
     Code.REMOTE_SEGMENT_MISMATCH: "a remote segment file disagrees with its __remote_log_metadata (offsets, or a "
                                   "segment deleted or never finished)",
+    Code.NOT_KAFKA: "a file in a log dir tree that is none of Kafka's (an image, a capture, a program, an archive, "
+                    "text): what it seems to be, from its first bytes",
     # internal topics (kafkadump.internal_topics)
     Code.INTERNAL_TYPE_UNKNOWN: "an internal topic record's type (key version, metadata apiKey) is in no schema "
                                 "kafkadump knows (kept as raw bytes)",

@@ -111,10 +111,19 @@ def _internal_decoder(decode: str, path: str) -> Decoder | None:
     return decoder_for(kind)
 
 
+def _control_decoder() -> Decoder:
+    """The records of control batches decode alike under every kind (their key says the type)."""
+    from .internal_topics.record_decoder import control_decoder
+
+    return control_decoder()
+
+
 def record_report(paths: list[str], options: Options, query: RecordQuery, tally: Tally,
-                  decode: str = "auto") -> Iterator[FileStart | Gap | RecordsOf]:
+                  decode: str = "auto", control_values: bool = False) -> Iterator[FileStart | Gap | RecordsOf]:
     """``records``: per batch, the records ``query`` keeps (batches pruned by header first),
     decoded as internal-topic records where ``decode`` (``auto``, ``none`` or a kind) says so.
+    With ``control_values`` the records of control batches are decoded in every file (their
+    KRaft bodies: LeaderChange, SnapshotHeader, ...; kafka-dump-log prints them decoded).
 
     Gaps come as they are; a batch comes as :class:`RecordsOf`, findings and all.
     """
@@ -132,8 +141,10 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
                 continue
             kept = query.select(item.records or ())
             decoded = None
-            if internal is not None:
-                decoded = [internal.decode_record(r, item) for r in kept]
+            reader = internal if internal is not None or not (control_values and item.is_control) \
+                else _control_decoder()
+            if reader is not None:
+                decoded = [reader.decode_record(r, item) for r in kept]
                 for dr in decoded:
                     tally.see(dr.findings)
             yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active))

@@ -46,7 +46,7 @@ EXPECTED_SEVERITY = {
     Code.TRAILING_BYTES: E, Code.HEADER_INVALID: E, Code.RECORD_MALFORMED: E, Code.CONTROL_MALFORMED: E,
     Code.CONTROL_UNKNOWN: W, Code.DECOMPRESSION_FAILED: E, Code.DECOMPRESSION_LIMIT: E,
     Code.LZ4_LEGACY_CHECKSUM: I, Code.NESTING_TOO_DEEP: E, Code.NESTED_COMPRESSION: W,
-    Code.INNER_OFFSETS: W, Code.OFFSET_ORDER: W,
+    Code.INNER_OFFSETS: W, Code.OFFSET_ORDER: W, Code.LENGTH_REPAIRED: E,
 }
 
 
@@ -196,20 +196,35 @@ case("truncated/legacy-inner-message-cut", Code.TRUNCATED, _data, _at + bld.lega
      decompressed=_wpos[2])
 
 # length-invalid -------------------------------------------------------------------------------
+# (the stored CRC is damaged too: a batch whose only damage is its length is recovered, length-repaired below)
 p = V2X[6].position
-case("length-invalid/batchLength-10", Code.LENGTH_INVALID, patch(V2, p + 8, ">i", 10), p + 8,
+case("length-invalid/batchLength-10", Code.LENGTH_INVALID, patch(patch(V2, p + 8, ">i", 10), p + 17, ">I", 1), p + 8,
      survivors(V2X, {6}), also={Code.GARBAGE})
 p = V2X[3].position
 case("length-invalid/batchLength-past-EOF-then-intact-batches", Code.LENGTH_INVALID,
-     patch(V2, p + 8, ">i", 10_000_000), p + 8, survivors(V2X, {3}), also={Code.GARBAGE})
+     patch(patch(V2, p + 8, ">i", 10_000_000), p + 17, ">I", 1), p + 8, survivors(V2X, {3}), also={Code.GARBAGE})
 p = MIXX[3].position
 case("length-invalid/legacy-message_size-5", Code.LENGTH_INVALID, patch(MIX, p + 8, ">i", 5), p + 8,
      survivors(MIXX, {3}), also={Code.GARBAGE})
 _b = bld.simple_batch(3)
 _data, _at, _ok = v2_seg(_b)
 case("length-invalid/batchLength+5-runs-into-next-batch", Code.LENGTH_INVALID,
-     patch(_data, _at + 8, ">i", _b.size - 12 + 5), _at + 8, _ok, also=None,
+     patch(patch(_data, _at + 8, ">i", _b.size - 12 + 5), _at + 17, ">I", 1), _at + 8, _ok, also=None,
      )
+
+# length-repaired: the length alone is damaged; the stored CRC-32C over the bytes up to the next intact
+# batch (or the end) confirms the batch, which is decoded whole, the length it should have had
+p = V2X[6].position
+case("length-repaired/batchLength-10", Code.LENGTH_REPAIRED, patch(V2, p + 8, ">i", 10), p + 8,
+     survivors(V2X, {6}), also=set(), length=4)
+p = V2X[3].position
+case("length-repaired/batchLength-past-EOF-then-intact-batches", Code.LENGTH_REPAIRED,
+     patch(V2, p + 8, ">i", 10_000_000), p + 8, survivors(V2X, {3}), also=set())
+case("length-repaired/batchLength+5-runs-into-next-batch", Code.LENGTH_REPAIRED,
+     patch(_data, _at + 8, ">i", _b.size - 12 + 5), _at + 8, _ok, also=set())
+p = V2X[-1].position
+case("length-repaired/last-batch-length-past-the-end", Code.LENGTH_REPAIRED,
+     patch(V2, p + 8, ">i", 70_000), p + 8, survivors(V2X, {len(V2X) - 1}), also=set())
 
 # unknown-magic ----------------------------------------------------------------------------------
 p = V2X[3].position

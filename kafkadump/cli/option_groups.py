@@ -66,7 +66,8 @@ DecodeOpt = typer.Option(Decode.auto, "--decode",
                          help="Decode the keys and values of Kafka's internal topics: __consumer_offsets "
                               "(offsets), __transaction_state (transactions), __cluster_metadata and KRaft "
                               "snapshots (metadata), __share_group_state (share-state), __remote_log_metadata "
-                              "(remote-log-metadata).  auto: from the partition directory's name; none: never.")
+                              "(remote-log-metadata).  auto: from the partition directory's name (with --format "
+                              "dump-log: never, as kafka-dump-log.sh without a decoder); none: never.")
 
 # --- output --------------------------------------------------------------------------------
 

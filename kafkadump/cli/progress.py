@@ -1,19 +1,21 @@
-"""A progress bar on stderr for long scans: only on a terminal, started at the first update."""
+"""A progress bar on stderr for long scans: only on a terminal, started at the first update.
+
+It moves by bytes read (also inside a large segment) and names the partition being read."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
+from ..logdir.names import partition_label
 from ..render.lines import terminal_safe
 
 
 class Progress:
-    """Bytes done of the total, the rate, the time left and the file being read."""
+    """Bytes done of the total, the rate, the time left and the partition being read."""
 
     def __init__(self, label: str) -> None:
         self.label = label
@@ -40,7 +42,7 @@ class Progress:
                                     console=Console(stderr=True), transient=True)
             bar.start()
             task = self.task = bar.add_task("", total=total)
-        bar.update(task, completed=done, description=terminal_safe(os.path.basename(path)))
+        bar.update(task, completed=done, description=terminal_safe(partition_label(path)))
 
     def stop(self) -> None:
         if self.bar is not None:

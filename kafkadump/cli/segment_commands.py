@@ -97,10 +97,12 @@ def records(
         if count is not None and last is not None:
             raise UsageError("--count and --last contradict each other: give one")
         query = RecordQuery.parse(from_offset, to_offset, from_time, to_time, key)
-        # kafka-dump-log.sh shows keys and values as they are
-        choice = Decode.none if output.format is Format.dump_log else decode
+        dump_log = output.format is Format.dump_log
+        # kafka-dump-log.sh shows keys and values as they are, unless a decoder is named
+        # (--offsets-decoder, ...: here --decode KIND); its control records always decoded
+        choice = Decode.none if dump_log and decode is Decode.auto else decode
         tally = Tally()
-        items = record_report(paths, limits.options(), query, tally, choice.value)
+        items = record_report(paths, limits.options(), query, tally, choice.value, control_values=dump_log)
         if count is not None:
             items = first_records(items, count)
         elif last is not None:

@@ -252,7 +252,9 @@ def decode_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options, base
     """
     if end - pos < 17 or buf[pos + 16] not in (0, 1, 2) or _bad_length(buf, pos, end, opt):
         gap = _damage(buf, pos, end, file, base, opt, budget)
-        return [gap], pos + gap.size
+        stop = pos + gap.size
+        fixed = _length_repaired(buf, pos, stop, end, file, base, opt)
+        return [gap if fixed is None else fixed], stop
     magic = buf[pos + 16]
     (_, length) = _PREFIX.unpack_from(buf, pos)
     size = length + LOG_OVERHEAD
@@ -290,6 +292,9 @@ def _distrusted_length(buf: ByteBuffer, pos: int, nxt: int, end: int, file: str,
     """
     found = find_next_batch(buf, pos + 1, end, opt.resync_window, budget)
     stop = end if found is None else found
+    fixed = _length_repaired(buf, pos, stop, end, file, base, opt)
+    if fixed is not None:
+        return [fixed], stop
     if stop < nxt:
         # an intact batch starts inside the declared length: the length is
         # wrong, and what lies before that batch is not a batch we can trust
@@ -304,6 +309,38 @@ def _distrusted_length(buf: ByteBuffer, pos: int, nxt: int, end: int, file: str,
                          length=stop - nxt)])
         return [b, g], stop
     return [b], nxt
+
+
+def _length_repaired(buf: ByteBuffer, pos: int, stop: int, end: int, file: str, base: int,
+                     opt: Options) -> Batch | None:
+    """The v2 batch at ``pos`` whose only damage is its length field, or None.
+
+    ``stop`` is where the walk resumes (the next intact batch, or the end of the data).  The
+    length is outside the CRC: when the stored CRC-32C matches the bytes from ``attributes``
+    up to ``stop``, those bytes are the batch, intact but for its length.  It is decoded
+    with the length they give (a copy; the input is never changed), keeps the length it
+    declares in ``batch_length``, and carries a ``length-repaired`` finding.  One CRC over
+    bytes the resync skips anyway: linear work.  Only a batch of at most ``max_decompressed``
+    bytes is repaired (its copy is held in memory).
+    """
+    # the repaired copy is held in memory: no larger than one batch's decompressed bytes may be
+    if not HEADER_SIZE <= stop - pos <= min(opt.max_batch_bytes + LOG_OVERHEAD, opt.max_decompressed) \
+            or stop > end or buf[pos + 16] != 2:
+        return None
+    (stored,) = struct.unpack_from(">I", buf, pos + 17)
+    if checksum(crc32c, buf, pos + CRC_START, stop) != stored:
+        return None
+    (declared,) = struct.unpack_from(">i", buf, pos + 8)
+    chunk = bytearray(buf[pos:stop])
+    struct.pack_into(">i", chunk, 8, stop - pos - LOG_OVERHEAD)
+    b = decode_item(bytes(chunk), 2, file, base + pos, opt, opt.records)
+    b.batch_length = declared
+    where = f"the next intact batch at {base + stop}" if stop < end else "the end of the data"
+    b.findings.insert(0, Finding(Code.LENGTH_REPAIRED, base + pos + 8,
+                                 f"batchLength {declared} is wrong: the stored CRC-32C matches the bytes from "
+                                 f"attributes up to {where}: the batch is intact, with batchLength "
+                                 f"{stop - pos - LOG_OVERHEAD}", length=4))
+    return b
 
 
 def intact_batch_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options) -> Batch | None:

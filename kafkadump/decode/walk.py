@@ -102,7 +102,19 @@ def decode_spanned(buf: ByteBuffer, item: Batch | Gap, options: Options | None =
     rel = item.position - base
     chunk = bytes(buf[rel:rel + item.size])
     spans: list = []
-    b = decode_item(chunk, item.magic, item.file, item.position, opt, True, spans)
+    declared = item.batch_length
+    if item.magic != 2 or declared is None or declared == item.size - 12:
+        return decode_item(chunk, item.magic, item.file, item.position, opt, True, spans), spans
+    # a batch the walk recovered with its length repaired (length-repaired): decoded with the length
+    # its bytes give, its batchLength field shown as the file holds it
+    fixed = bytearray(chunk)
+    struct.pack_into(">i", fixed, 8, item.size - 12)
+    b = decode_item(bytes(fixed), 2, item.file, item.position, opt, True, spans)
+    b.batch_length = declared
+    b.findings[:0] = [f for f in item.findings if f.code is Code.LENGTH_REPAIRED]
+    for sp in spans:
+        if sp.path == "batch.batchLength":
+            sp.value = declared
     return b, spans
 
 

@@ -103,6 +103,12 @@ def decoder_for(kind: str) -> Decoder:
     return d
 
 
+def control_decoder() -> Decoder:
+    """A decoder for the records of control batches of any topic: the control path is the same for
+    every kind (the key names the type; ABORT/COMMIT markers and the KRaft control records)."""
+    return decoder_for(K.METADATA)
+
+
 # --- schema maps, from the generated tables ---------------------------------------------------------------
 
 def _record_entries() -> dict[str, dict]:
@@ -612,5 +618,5 @@ def _span_bytes(span, length_span):
     return None if length_span.value is None or length_span.value < 0 else b""
 
 
-__all__ = ["Decoder", "decoder_for", "kind_from_path", "resolve_kind", "expand_spans", "record_locations",
+__all__ = ["Decoder", "decoder_for", "control_decoder", "kind_from_path", "resolve_kind", "expand_spans", "record_locations",
            "payload_anchor", "key_schemas", "frame_schemas", "CONTROL_VALUE_SCHEMAS"]

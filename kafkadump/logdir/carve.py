@@ -32,12 +32,18 @@ from ..findings import BoundedFindings, Code, Finding
 
 
 class Recovered:
-    """An intact batch (CRC passes) at ``position``."""
+    """An intact batch (CRC passes) at ``position``; ``length_repaired`` when its length field was
+    damaged and the CRC over the bytes up to the next intact batch recovered it (see
+    :func:`kafkadump.decode.step.decode_at`: its ``length-repaired`` finding says so)."""
 
     __slots__ = ("batch",)
 
     def __init__(self, batch: Batch):
         self.batch = batch
+
+    @property
+    def length_repaired(self) -> bool:
+        return any(f.code is Code.LENGTH_REPAIRED for f in self.batch.findings)
 
     @property
     def position(self) -> int:

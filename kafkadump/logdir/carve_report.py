@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..decode.guard import file_changed, guarded_walk
 from ..decode.model import Batch
+from ..decode.primitives import ByteBuffer
 from ..errors import OutputError, UsageError
 from ..report.status import Tally
 from ..sources.segment import open_segment
@@ -33,6 +35,7 @@ class CarveTotals:
     output: str | None = None
     recovered: int = 0
     recovered_bytes: int = 0
+    length_repaired: int = 0   # recovered batches whose length field was damaged (written repaired)
     damaged_ranges: int = 0
     damaged_bytes: int = 0
     padding_bytes: int = 0
@@ -69,7 +72,7 @@ class CarveOutput:
         self.sha256: str | None = None
         self._old_term = _remove_on_sigterm(self.tmp)
 
-    def write(self, data: bytes | memoryview) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         try:
             self.file.write(data)
         except OSError as e:
@@ -166,8 +169,11 @@ def carve_report(segment: str, tally: Tally, output: str | None = None, force: b
                 if isinstance(item, Recovered):
                     b = item.batch
                     totals.add_recovered(b)
+                    if item.length_repaired:
+                        totals.length_repaired += 1
+                        tally.see(b.findings)
                     if writer:
-                        writer.write(seg.buf[b.position:b.position + b.size])
+                        writer.write(_carved_bytes(seg.buf, b))
                     yield item
                 elif isinstance(item, Damaged):
                     totals.damaged_ranges += 1
@@ -183,6 +189,17 @@ def carve_report(segment: str, tally: Tally, output: str | None = None, force: b
         if writer:
             totals.output_sha256 = writer.sha256
         yield totals
+
+
+def _carved_bytes(buf: ByteBuffer, b: Batch) -> bytes | bytearray | memoryview:
+    """A recovered batch's bytes as the new file holds them: a damaged length field repaired
+    (the CRC does not cover it; the stored CRC confirmed every other byte)."""
+    data = buf[b.position:b.position + b.size]
+    if b.batch_length is None or b.batch_length == b.size - 12:
+        return data
+    fixed = bytearray(data)
+    struct.pack_into(">i", fixed, 8, b.size - 12)
+    return bytes(fixed)
 
 
 def _changed(path: str, was: int, now: int) -> Damaged:

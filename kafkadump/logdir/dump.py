@@ -108,8 +108,8 @@ def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
     loose: list[Finding] = []
     log = sibling_log(path) if verify and kind != names.TXN_INDEX else None
     if log is not None:
-        scans = scan_segment(log, **{{names.OFFSET_INDEX: "index", names.TIME_INDEX: "timeindex"}[kind]: path},
-                             options=options or Options(records=False), max_findings=DUMP_MAX_FINDINGS,
+        scans = scan_segment(log, index=path if kind == names.OFFSET_INDEX else None,
+                             timeindex=path if kind == names.TIME_INDEX else None, options=options or Options(records=False), max_findings=DUMP_MAX_FINDINGS,
                              custody_of=False)
         for f in scans[1].findings:
             extra.setdefault(f.offset, []).append(f)

@@ -191,9 +191,18 @@ def topic_partition(path: str) -> tuple[str, int] | tuple[None, None]:
     return d.topic, d.partition
 
 
+def partition_label(path: str) -> str:
+    """What a progress display calls the place of file ``path``: its partition directory's name
+    (``orders-3``, ``orders-3.UUID-delete``) when it is in one, else the file's own name."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if parse_partition_dir(parent) is not None:
+        return os.path.basename(parent)
+    return os.path.basename(path)
+
+
 def segment_name(offset: int, ext: str = ".log") -> str:
     return f"{offset:020d}{ext}"
 
 
-__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "segment_name", "topic_partition", "KINDS",
-           "SUFFIXES", "REMOTE", "INDEX_CACHE", "INDEX_CACHE_DIR"]
+__all__ = ["FileName", "PartitionDir", "classify", "parse_partition_dir", "partition_label", "segment_name",
+           "topic_partition", "KINDS", "SUFFIXES", "REMOTE", "INDEX_CACHE", "INDEX_CACHE_DIR"]

@@ -91,6 +91,9 @@ class PartitionFacts:
     closed_spans_dropped: int = 0
     # a __remote_log_metadata partition: segment id -> its last metadata (for the remote files' check)
     remote_segments: dict[str, RemoteSegment] | None = None
+    # findings about this partition anchored in files outside its directory (a log dir's checkpoints),
+    # by code: they count in its verdict
+    outside_findings: Counter = field(default_factory=Counter)
 
 
 @dataclass
@@ -470,6 +473,7 @@ def fold_logdir(path: str, scans: list[FileScan], partitions: dict[str, Partitio
                 s.add(Finding(Code.CHECKPOINT_MISMATCH, e["position"],
                               f"{e['topic']}-{e['partition']}: {what} {e['offset']} is beyond the partition's "
                               f"log end offset {p.log_end_offset} on disk"))
+                p.outside_findings[Code.CHECKPOINT_MISMATCH] += 1
     ids: dict = {}
     for p in partitions.values():
         if p.topic_id and p.state is None:

@@ -24,15 +24,19 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..decode import Batch, Gap, Options, iter_batches
 from ..decode.guard import guarded_walk
 from ..decode.primitives import ByteBuffer
+from ..decode.step import plausible_at
 from ..errors import InputError
 from ..findings import Code, Finding, Severity
 from ..report.logdir_objects import worst_severity as worst_of
+from ..sources.filetype import SNIFF_BYTES
+from ..sources.filetype import describe as describe_file
+from ..sources.filetype import identify as identify_file
 from ..sources.segment import Segment, open_segment, page_releaser
 from . import names
 from .indexes import IndexEntry, OffsetIndex, TimeIndex, TimeIndexEntry, TxnEntry, TxnIndex
@@ -56,6 +60,7 @@ from .trackers import (
 )
 
 DEFAULT_MAX_FINDINGS = 100   # kept per code per file; counts are always complete
+PROGRESS_STEP = 4 << 20      # a segment walk tells its progress every this many bytes
 
 
 class FindingSink:
@@ -181,11 +186,13 @@ def custody(path: str, scan: FileScan, buf: ByteBuffer | None = None) -> None:
 
 def scan_segment(path: str, *, index: str | None = None, timeindex: str | None = None,
                  txnindex: str | None = None, options: Options | None = None,
-                 max_findings: int | None = DEFAULT_MAX_FINDINGS, custody_of: bool = True) -> list[FileScan]:
+                 max_findings: int | None = DEFAULT_MAX_FINDINGS, custody_of: bool = True,
+                 on_bytes: Callable[[int], None] | None = None) -> list[FileScan]:
     """Scan a segment and, when given, its index files against it.
 
     Returns the scans ``[log, index?, timeindex?, txnindex?]`` (only those
     given).  An unreadable sibling gets a scan with ``error`` set.
+    ``on_bytes(n)`` is told, every few MiB, how far into the log the walk is.
     """
     name = names.classify(path)
     opt = options or Options()
@@ -204,12 +211,19 @@ def scan_segment(path: str, *, index: str | None = None, timeindex: str | None =
             custody(path, log, seg.buf)
         else:
             log.size = seg.size
+        if name.offset is None and _foreign(seg.buf) is not None:
+            # a .log that is not a segment (a broker's own text log, an image named .log)
+            log.kind = names.UNKNOWN
+            _scan_unknown(seg.buf, names.UNKNOWN, log, sink, path)
+            log.take(sink)
+            return [log] + [scan_file(p, options=options, max_findings=max_findings, custody_of=custody_of)
+                            for p in (index, timeindex, txnindex) if p]
         base = name.offset
         idx_ctx = _open_index(index, names.OFFSET_INDEX, OffsetIndex, base, max_findings, custody_of)
         tix_ctx = _open_index(timeindex, names.TIME_INDEX, TimeIndex, base, max_findings, custody_of)
         txn_ctx = _open_index(txnindex, names.TXN_INDEX, TxnIndex, base, max_findings, custody_of)
         try:
-            _walk_segment(seg, path, name, opt, log, sink, idx_ctx, tix_ctx)
+            _walk_segment(seg, path, name, opt, log, sink, idx_ctx, tix_ctx, on_bytes)
             if txn_ctx is not None:
                 _scan_txnindex(txn_ctx, log.digest if isinstance(log.digest, SegmentDigest) else None)
         finally:
@@ -469,7 +483,8 @@ class _TimeIndexCheck(_IndexCheck):
 
 
 def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: FileScan, sink: FindingSink,
-                  idx_ctx: _IndexCtx | None, tix_ctx: _IndexCtx | None) -> None:
+                  idx_ctx: _IndexCtx | None, tix_ctx: _IndexCtx | None,
+                  on_bytes: Callable[[int], None] | None = None) -> None:
     """One pass over the segment; every item is shown to the trackers (see :mod:`.trackers`)."""
     internal = _internal_summary(path)
     # control batches always get their records decoded (marker types), even when shallow; so do the
@@ -484,8 +499,12 @@ def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: Fi
     epochs = LeaderEpochTracker(sink.add)
     producers = ProducerTracker(sink.add)
     txns = TransactionTracker()
+    told = 0
     for it in guarded_walk(seg, path, lambda start, end: iter_batches(buf, path, start=start, end=end,
                                                                        options=opt)):
+        if on_bytes is not None and it.position - told >= PROGRESS_STEP:
+            told = it.position
+            on_bytes(told)
         sink.extend(it.findings)
         if internal is not None and isinstance(it, Batch) and it.crc_valid:
             sink.extend(internal.add_batch(it))
@@ -507,6 +526,10 @@ def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: Fi
         if it.producer_id is not None and it.producer_id >= 0:
             producers.batch(it, offsets.facts.missing)
     facts = offsets.finish()
+    if not facts.batches and len(buf):
+        what = _foreign(buf)
+        if what is not None:
+            sink.add(Finding(Code.NOT_KAFKA, 0, f"no record batch in it: seems to be {what}"))
     if icheck:
         icheck.finish(facts.first, facts.last)
     if tcheck:
@@ -640,7 +663,33 @@ def _scan_other(buf: ByteBuffer, path: str, fn: FileName, scan: FileScan, sink: 
         scan.summary.update(_text_summary(kind, content, fn))
         scan.digest = {"content": content}
         return
-    scan.summary["note"] = "not a file kafkadump knows; listed for the chain of custody only"
+    _scan_unknown(buf, kind, scan, sink, path)
+
+
+def _foreign(buf: ByteBuffer) -> str | None:
+    """What a file holding no batch at its start seems to be, when its first bytes say (else None)."""
+    if not len(buf) or plausible_at(buf, 0, len(buf), check_crc=False):
+        return None
+    return identify_file(bytes(buf[:SNIFF_BYTES]), len(buf))
+
+
+def _scan_unknown(buf: ByteBuffer, kind: str, scan: FileScan, sink: FindingSink, path: str) -> None:
+    """A file no Kafka name fits: a broker's marker or temporary file, record batches under another
+    name, or a file that is not Kafka's at all (a ``not-kafka`` finding saying what it seems to be)."""
+    if kind == names.MARKER:
+        scan.summary["note"] = "a broker's marker file"
+        return
+    written = names.classify(path[:-len(".tmp")]).kind if path.endswith(".tmp") else names.UNKNOWN
+    if written != names.UNKNOWN:
+        scan.summary["note"] = f"a broker's temporary file ({written}) being written"
+        return
+    if plausible_at(buf, 0, len(buf)):
+        scan.summary["note"] = "holds record batches under a name that is not a segment's; not scanned"
+        return
+    what = describe_file(bytes(buf[:SNIFF_BYTES]), len(buf))
+    scan.summary["note"] = f"not Kafka: {what}"
+    hint = "; read it with 'kafkadump capture'" if what.startswith("a packet capture") else ""
+    sink.add(Finding(Code.NOT_KAFKA, 0, f"not a file of Kafka's: seems to be {what}{hint}"))
 
 
 def _text_summary(kind: str, content: dict, fn: FileName) -> dict:

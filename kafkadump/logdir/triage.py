@@ -132,9 +132,12 @@ def _with_siblings(path: str) -> list[str]:
 
 def _cut(gi: int, g: Group) -> None:
     classified = [(p, names.classify(p)) for p in g.files]
-    # the broker's remote-log-index-cache/ holds indexes of remote segments: no partition
+    # the broker's remote-log-index-cache/ holds indexes of remote segments: no partition; a .log not named
+    # by an offset (a broker's own server.log) does not make a partition either
     g.is_partition = (names.parse_partition_dir(g.path) is not None
-                      or any(fn.kind in _PARTITION_KINDS and fn.tier != names.INDEX_CACHE for _, fn in classified))
+                      or any(fn.kind in _PARTITION_KINDS and fn.tier != names.INDEX_CACHE
+                             and not (fn.kind == names.SEGMENT and fn.offset is None)
+                             for _, fn in classified))
     by_name = {os.path.basename(p): p for p in g.files}
     used = set()
     for p, fn in classified:
@@ -163,22 +166,24 @@ def _cut(gi: int, g: Group) -> None:
 
 
 def run_unit(unit: Unit, records: bool = True, max_findings: int | None = DEFAULT_MAX_FINDINGS,
-             custody: bool = True) -> list[FileScan]:
+             custody: bool = True, on_bytes: Callable[[int], None] | None = None) -> list[FileScan]:
     """Scan one unit (in a worker process or a Spark task): its file scans, log first.
 
+    ``on_bytes(n)`` is told, now and then, how far into the segment the scan is.
     Never raises on bad input: an unexpected failure becomes an unreadable
     file saying why.  ``custody``: hash every file (SHA-256) for the chain of
     custody (``kafkadump txn`` needs no hashes).
     """
     try:
-        return _scan_unit(unit, records, max_findings, custody)
+        return _scan_unit(unit, records, max_findings, custody, on_bytes)
     except Exception as e:  # noqa: BLE001 - a decoder bug must not end the whole triage
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: internal error while scanning: {type(e).__name__}: {e}"
         return [s]
 
 
-def _scan_unit(unit: Unit, records: bool, max_findings: int | None, custody: bool) -> list[FileScan]:
+def _scan_unit(unit: Unit, records: bool, max_findings: int | None, custody: bool,
+               on_bytes: Callable[[int], None] | None) -> list[FileScan]:
     if unit.irregular:
         s = FileScan(unit.path, names.classify(unit.path).kind)
         s.error = f"{unit.path}: {unit.irregular}"
@@ -188,7 +193,7 @@ def _scan_unit(unit: Unit, records: bool, max_findings: int | None, custody: boo
         return scan_segment(unit.path, index=unit.siblings.get(names.OFFSET_INDEX),
                             timeindex=unit.siblings.get(names.TIME_INDEX),
                             txnindex=unit.siblings.get(names.TXN_INDEX), options=opt, max_findings=max_findings,
-                            custody_of=custody)
+                            custody_of=custody, on_bytes=on_bytes)
     s = scan_file(unit.path, options=opt, max_findings=max_findings, custody_of=custody)
     if unit.orphan:
         s.add(Finding(Code.ORPHAN_FILE, 0, "no segment .log of the same base offset beside it: "
@@ -196,9 +201,43 @@ def _scan_unit(unit: Unit, records: bool, max_findings: int | None, custody: boo
     return [s]
 
 
-def run_units(units: list, records: bool, max_findings: int | None, custody: bool = True) -> list[list[FileScan]]:
-    """Several units in a row (one worker or Spark task): their scans, in order."""
-    return [run_unit(u, records, max_findings, custody) for u in units]
+def run_units(units: list, records: bool, max_findings: int | None, custody: bool = True,
+              first: int = 0) -> list[list[FileScan]]:
+    """Several units in a row (one worker or Spark task): their scans, in order.  In a worker of
+    :func:`local_runner`'s pool, the bytes read are counted for the progress display (``first``:
+    the index of ``units[0]`` in the plan)."""
+    return [_counted(u, first + k, records, max_findings, custody) for k, u in enumerate(units)]
+
+
+# in a worker process of the pool: the bytes read by its scans and the index of the unit it last
+# started, shared with the parent (multiprocessing Values), for the progress display
+_READ: Any = None
+_STARTED: Any = None
+
+
+def _init_worker(read: Any, started: Any) -> None:
+    global _READ, _STARTED
+    _READ, _STARTED = read, started
+
+
+def _counted(u: Unit, index: int, records: bool, max_findings: int | None, custody: bool) -> list[FileScan]:
+    read, started = _READ, _STARTED
+    if read is None:
+        return run_unit(u, records, max_findings, custody)
+    started.value = index
+    seen = 0
+
+    def on_bytes(n: int) -> None:
+        nonlocal seen
+        n = min(n, u.size)
+        if n > seen:
+            with read.get_lock():
+                read.value += n - seen
+            seen = n
+
+    scans = run_unit(u, records, max_findings, custody, on_bytes)
+    on_bytes(u.size)
+    return scans
 
 
 def chunks(units: list[Unit], max_bytes: int = 4 << 20, max_units: int = 64) -> Iterator[list[Unit]]:
@@ -215,7 +254,7 @@ def chunks(units: list[Unit], max_bytes: int = 4 << 20, max_units: int = 64) -> 
         yield chunk
 
 
-def _pool(jobs: int) -> ProcessPoolExecutor:
+def _pool(jobs: int, initargs: tuple | None = None) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -224,7 +263,9 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     # so before a progress display's refresh thread) runs.
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    if initargs is None:
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker, initargs=initargs)
 
 
 # A runner scans units somewhere (here, in worker processes, in Spark tasks) and yields
@@ -232,25 +273,45 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 Runner = Callable[[list, bool, int | None], Iterator[tuple[int, list[FileScan]]]]
 
 
-def local_runner(jobs: int = 2, custody: bool = True) -> Runner:
-    """Scan in this process, or in ``jobs`` worker processes when there is enough to do (``custody``:
-    see :func:`run_unit`)."""
+# ``on_bytes(bytes read of all units, path of a unit being read)``: how far the scan is, as it goes
+BytesRead = Callable[[int, str], None]
+
+
+def local_runner(jobs: int = 2, on_bytes: BytesRead | None = None, custody: bool = True) -> Runner:
+    """Scan in this process, or in ``jobs`` worker processes when there is enough to do; tell
+    ``on_bytes`` how far the scan is while files are read (``custody``: see :func:`run_unit`)."""
 
     def run(units: list, records: bool, max_findings: int | None) -> Iterator[tuple[int, list[FileScan]]]:
         total = sum(u.size for u in units)
         if jobs <= 1 or len(units) < 2 or total < PARALLEL_MIN_BYTES:
+            done = 0
             for i, u in enumerate(units):
-                yield i, run_unit(u, records, max_findings, custody)
+                yield i, run_unit(u, records, max_findings, custody, _within(on_bytes, done, u))
+                done += u.size
             return
-        yield from _in_pool(jobs, units, records, max_findings, custody)
+        yield from _in_pool(jobs, units, records, max_findings, on_bytes, custody)
 
     return run
 
 
-def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None, custody: bool = True
-             ) -> Iterator[tuple[int, list[FileScan]]]:
+def _within(on_bytes: BytesRead | None, done: int, u: Unit) -> Callable[[int], None] | None:
+    """A unit's ``on_bytes(n)`` (n bytes into it) for the whole scan's ``on_bytes`` (``done`` before it)."""
+    if on_bytes is None:
+        return None
+    return lambda n: on_bytes(done + min(n, u.size), u.path)
+
+
+def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | None,
+             on_bytes: BytesRead | None = None, custody: bool = True) -> Iterator[tuple[int, list[FileScan]]]:
+    import multiprocessing
+    from concurrent.futures import wait
+
     window = 4 * jobs
-    pool = _pool(jobs)
+    shared = None
+    if on_bytes is not None:
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        shared = (ctx.Value("q", 0), ctx.Value("q", 0, lock=False))
+    pool = _pool(jobs, shared)
     try:
         pending: deque = deque()
         tasks = chunks(units)
@@ -260,7 +321,7 @@ def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | No
             nonlocal start
             chunk = next(tasks, None)
             if chunk is not None:
-                pending.append((start, pool.submit(run_units, chunk, records, max_findings, custody)))
+                pending.append((start, pool.submit(run_units, chunk, records, max_findings, custody, start)))
                 start += len(chunk)
             return chunk is not None
 
@@ -268,6 +329,9 @@ def _in_pool(jobs: int, units: list[Unit], records: bool, max_findings: int | No
             pass
         while pending:
             first, fut = pending.popleft()
+            while shared is not None and on_bytes is not None and not fut.done():
+                wait([fut], timeout=0.25)
+                on_bytes(shared[0].value, units[min(shared[1].value, len(units) - 1)].path)
             res = fut.result()
             submit()
             yield from enumerate(res, first)
@@ -296,7 +360,8 @@ class Triage:
         self.records = records
         self.max_findings = max_findings
         self.progress = progress
-        self.runner = runner or local_runner(max(1, jobs))
+        self.runner = runner or local_runner(max(1, jobs), self._bytes_read if progress else None)
+        self.shown_bytes = 0   # what the progress display was last told (it never goes back)
         self.groups = plan(self.roots)
         self.units = [u for g in self.groups for u in g.units]
         self.unit_ids: dict[int, list[int]] = {}               # group index -> its units' indexes
@@ -320,13 +385,17 @@ class Triage:
             remaining[u.group] -= 1
             if remaining[u.group] == 0:
                 self._fold_group(u.group)
-            if self.progress:
-                self.progress(done, self.total_bytes, u.path)
+            self._bytes_read(done, u.path)
         self._fold_logdirs()
         self._join_transactions()
         self._fold_remote()
         self.elapsed = time.perf_counter() - t0
         return self
+
+    def _bytes_read(self, n: int, path: str) -> None:
+        if self.progress and n >= self.shown_bytes:
+            self.shown_bytes = n
+            self.progress(n, self.total_bytes, path)
 
     def group_scans(self, gi: int) -> list[FileScan]:
         """The scans of a directory's files, in plan order."""

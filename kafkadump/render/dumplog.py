@@ -29,6 +29,27 @@ Per record (``records`` mode: Kafka's ``--print-data-log``)::
     | offset: O CreateTime: TS keySize: K valueSize: V isValid: true crc: CRC key: k payload: v   (magic 0/1)
     | offset: O CreateTime: TS keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: COMMIT coordinatorEpoch: 7
 
+KRaft control records are printed decoded, as Kafka 4.x prints them: the
+label, then the value as compact JSON with the schema's field names
+(``LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],
+"grantingVoters":[{"voterId":1}]}``; ``SnapshotHeader {...}``,
+``SnapshotFooter {...}``, ``KRaftVersion {...}``, ``KRaftVoters {...}``).
+
+With ``--decode KIND`` (what kafka-dump-log's ``--offsets-decoder``,
+``--transaction-log-decoder``, ``--share-group-state-decoder``,
+``--cluster-metadata-decoder`` do; ``auto`` decodes nothing here, as Kafka
+decodes only when asked) keys and payloads are JSON::
+
+    key: {"type":"1","data":{"group":"g","topic":"t","partition":0}} payload: {"version":"3","data":{...}}
+    key: {"type":"2","data":{"group":"g"}} payload: <DELETE>                       (a tombstone)
+    payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":"t","topicId":"..."}}   (metadata: no key)
+    key: Unknown record type 99 at offset 7, skipping.
+    key: Error at offset 7, skipping. MESSAGE           (metadata: payload: Error at 7, skipping. MESSAGE)
+
+Bytes fields are base64 and UUIDs Kafka's base64 form, as Kafka's JSON
+converters write them; the consumer protocol's subscription and assignment
+inside group metadata are decoded objects, as Kafka 4.x decodes them.
+
 Timestamps are the batch's timestamp type name and the record's effective
 timestamp (the batch's maxTimestamp under LogAppendTime); sizes are -1 for
 null; ``key:`` is left out for a null key and ``payload:`` for a null value;
@@ -44,7 +65,7 @@ them; all their fields are ``name: value`` pairs, the free-text message last::
 
 ``position`` (like Kafka's own ``position:``) is a byte position in the
 file; the finding lines follow the batch (or gap) line they belong to,
-before its records.  A gap that is a cut-off tail (a ``truncated``
+before its records (a record's decoding findings follow its own line).  A gap that is a cut-off tail (a ``truncated``
 finding) is also reported as Kafka reports one:
 ``Found N invalid bytes at the end of FILENAME``.
 
@@ -52,9 +73,11 @@ Where kafkadump departs from Kafka, deliberately:
 
 * Kafka 3.x (Scala) prints a stray ``}`` after a legacy record's crc
   (``crc: 123}``); the 4.x Java port does not, and neither do we.
-* Kafka prints KRaft control records (LeaderChange, SnapshotHeader, ...)
-  as JSON of the decoded message.  kafkadump does not decode those
-  bodies: Kafka's label is followed by the raw value as ``0x...`` hex.
+* A KRaft control record's body that does not decode (a finding says
+  why) is shown after Kafka's label as ``0x...`` hex, where Kafka throws.
+* ``--decode remote-log-metadata`` prints the payload as the other
+  decoders' JSON (``{"type":"RemoteLogSegmentMetadataRecord","version":V,
+  "data":{...}}``) where Kafka prints its Java objects' ``toString()``.
 * Where Kafka throws (a control key too short to name a type, a marker
   value too short, zero padding, an unknown magic) the line is printed
   with what is known and a ``# kafkadump:`` finding line says the rest.
@@ -65,25 +88,30 @@ Where kafkadump departs from Kafka, deliberately:
 
 from __future__ import annotations
 
+import base64
+import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from ..decode.model import Batch, Gap, Record, record_chunks
+from ..internal_topics import constants as K
+from ..internal_topics.decoded import Part
 from .lines import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from ..findings import Finding
+    from ..internal_topics.decoded import DecodedRecord
     from ..segment_report import FileStart, RecordsOf
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.[A-Za-z]+)*$")
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
-# Kafka's labels for the KRaft control records whose body it prints as JSON.
-# kafkadump does not decode those bodies; the raw value is shown as hex instead.
+# Kafka's labels for the KRaft control records whose body it prints as JSON
 _CONTROL_LABELS = {
     "LEADER_CHANGE": " LeaderChange: ",
     "SNAPSHOT_HEADER": " SnapshotHeader ",
@@ -126,19 +154,33 @@ def render(item: Batch | Gap, records: bool | list[Record] = False,
     return text
 
 
-def record_lines(item: Batch, recs: Iterable[Record], keep: Callable[[Record], bool] | None = None) -> str:
-    """Records of ``item`` (those ``keep`` keeps, when given) as newline-terminated kafka-dump-log lines."""
+def record_lines(item: Batch, recs: Iterable[Record], keep: Callable[[Record], bool] | None = None,
+                 decoded: dict[int, DecodedRecord] | None = None) -> str:
+    """Records of ``item`` (those ``keep`` keeps, when given) as newline-terminated kafka-dump-log lines;
+    ``decoded``: their decoding (by ``id`` of the record), for control records and ``--decode``."""
     line = _v2_record_line if item.magic >= 2 else _legacy_record_line
     control = item.is_control
-    return "".join(line(r, item, control) + "\n" for r in recs if keep is None or keep(r))
+    out = []
+    for r in recs:
+        if keep is None or keep(r):
+            dec = None if decoded is None else decoded.get(id(r))
+            out.append(line(r, item, control, dec) + "\n")
+            if dec is not None and dec.findings:
+                out.extend(x + "\n" for x in _finding_lines(dec.findings))
+    return "".join(out)
 
 
-def write_batch_with_records(item: Batch, records: Iterable[Record], out: TextIO) -> None:
-    """One batch and its ``records`` (a list or a stream), a run of records at a time;
-    control characters from the input escaped."""
+def write_batch_with_records(item: Batch, records: Iterable[Record], out: TextIO,
+                             decoded: list[DecodedRecord] | None = None) -> None:
+    """One batch and its ``records`` (a list or a stream; with ``decoded``, their decoding, a list
+    parallel to them), a run of records at a time; control characters from the input escaped."""
     out.write(terminal_safe(render(item, records=[]), keep_newlines=True))
+    by_record = None
+    if decoded is not None:
+        records = list(records)
+        by_record = {id(r): d for r, d in zip(records, decoded)}
     for chunk in record_chunks(records, item.payload_bytes):
-        out.write(terminal_safe(record_lines(item, chunk), keep_newlines=True))
+        out.write(terminal_safe(record_lines(item, chunk, decoded=by_record), keep_newlines=True))
 
 
 # --- values ----------------------------------------------------------------------
@@ -218,7 +260,9 @@ def _sequence(b: Batch, r: Record) -> int:
     return _increment_sequence(base, r.offset_delta)
 
 
-def _contents(r: Record) -> str:
+def _contents(r: Record, dec: DecodedRecord | None = None) -> str:
+    if dec is not None:
+        return kafka_decoded_contents(r, dec)
     out = ""
     if r.key is not None:
         out += " key: " + _text(r.key)
@@ -227,7 +271,7 @@ def _contents(r: Record) -> str:
     return out
 
 
-def _control(r: Record) -> str:
+def _control(r: Record, dec: DecodedRecord | None = None) -> str:
     ctl = r.control
     if not ctl:
         return ""
@@ -239,6 +283,9 @@ def _control(r: Record) -> str:
         return out
     label = _CONTROL_LABELS.get(ctype)
     if label is not None:
+        value = None if dec is None else dec.value
+        if value is not None and value.data is not None and not value.partial:
+            return label + kafka_json(value.data)
         return label + ("null" if r.value is None else "0x" + bytes(r.value).hex())
     if ctype is None:  # key too short to name a type; the finding says so
         return ""
@@ -252,17 +299,75 @@ def _record_head(r: Record, b: Batch) -> str:
             f" valueSize: {-1 if r.value is None else len(r.value)}")
 
 
-def _v2_record_line(r: Record, b: Batch, control: bool) -> str:
+def _v2_record_line(r: Record, b: Batch, control: bool, dec: DecodedRecord | None = None) -> str:
     keys = ",".join(k for k, _ in r.headers)
     line = f"{_record_head(r, b)} sequence: {_sequence(b, r)} headerKeys: [{keys}]"
     if control:
-        return line + _control(r)
-    return line + _contents(r)
+        return line + _control(r, dec)
+    return line + _contents(r, dec)
 
 
-def _legacy_record_line(r: Record, b: Batch, control: bool) -> str:
+def _legacy_record_line(r: Record, b: Batch, control: bool, dec: DecodedRecord | None = None) -> str:
     return (f"{_record_head(r, b)} isValid: {_v(r.crc_valid)} crc: {_v(r.crc)}"
-            + _contents(r))
+            + _contents(r, dec))
+
+
+# --- decoded values, as Kafka's JSON converters and message parsers write them ---------------------
+
+def _jackson(v: object) -> object:
+    """``v`` as Kafka's generated JSON converters give it: bytes as base64, an embedded decoded
+    payload (the consumer protocol inside group metadata) as its object."""
+    if isinstance(v, Part):
+        return _jackson(v.data) if v.data is not None else base64.b64encode(bytes(v.raw)).decode()
+    if isinstance(v, dict):
+        return {k: _jackson(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jackson(x) for x in v]
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(v)).decode()
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
+def kafka_json(data: object) -> str:
+    """A decoded struct as compact JSON, the field names the schema's (Jackson's ``toString``)."""
+    return json.dumps(_jackson(data), separators=(",", ":"), ensure_ascii=False)
+
+
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def metadata_type_name(schema: str) -> str:
+    """``TopicRecord`` -> ``TOPIC_RECORD``: the name of Kafka's MetadataRecordType."""
+    return _SNAKE.sub("_", schema).upper()
+
+
+def _broken(part: Part | None) -> bool:
+    return part is not None and (part.data is None or part.partial)
+
+
+def kafka_decoded_contents(r: Record, dec: DecodedRecord) -> str:
+    """`` key: ... payload: ...`` of a record of an internal topic, as kafka-dump-log's decoders print it."""
+    if dec.kind in (K.METADATA, K.REMOTE_LOG_METADATA):
+        v = dec.value
+        if v is None or _broken(v) or v.schema is None:
+            why = dec.findings[0].message if dec.findings else "the value does not decode"
+            return f" payload: Error at {r.offset}, skipping. {why}"
+        name = metadata_type_name(v.schema) if dec.kind == K.METADATA else v.schema
+        return " payload: " + kafka_json({"type": name, "version": v.version, "data": v.data})
+    k, v = dec.key, dec.value
+    if k is None:
+        return f" key: Error at offset {r.offset}, skipping. the record has no key"
+    if k.schema is None and k.version is not None:
+        return f" key: Unknown record type {k.version} at offset {r.offset}, skipping."
+    if _broken(k) or _broken(v) or (v is not None and v.schema is None):
+        why = dec.findings[0].message if dec.findings else "the record does not decode"
+        return f" key: Error at offset {r.offset}, skipping. {why}"
+    out = " key: " + kafka_json({"type": str(k.version), "data": k.data})
+    if v is None:
+        return out + " payload: <DELETE>"
+    return out + " payload: " + kafka_json({"version": str(v.version), "data": v.data})
 
 
 # --- damage ----------------------------------------------------------------------
@@ -311,4 +416,4 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         elif isinstance(item, Gap):
             out.write(terminal_safe(render(item), keep_newlines=True))
         elif item.shown:
-            write_batch_with_records(item.batch, item.records, out)
+            write_batch_with_records(item.batch, item.records, out, item.decoded)

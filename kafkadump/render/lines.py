@@ -50,10 +50,21 @@ class LineWriter:
     def line(self, text: str, style: str | None = None) -> None:
         text = text.translate(_ONE_LINE)
         if self.console is not None:
+            if 2 * len(text) > self.console.width and self._wider_than_terminal(text):
+                # a line longer than the terminal (a finding's message) is folded between words with the
+                # terminal's width, never left to the terminal to break mid-word
+                self.console.print(text, style=style, markup=False, highlight=False, overflow="fold")
+                return
             before, after = self._codes.get(style) or self._style_codes(style)
             self.console.file.write(before + text + after + "\n")
         else:
             self.out.write(text + "\n")
+
+    def _wider_than_terminal(self, text: str) -> bool:
+        from rich.cells import cell_len
+
+        assert self.console is not None, "a width is a console's"
+        return cell_len(text) > self.console.width
 
     def _style_codes(self, style: str | None) -> tuple[str, str]:
         """The escape codes rich writes before and after a line in ``style`` (none for no style)."""

@@ -140,7 +140,7 @@ def findings_lines(findings: Iterable[Finding]) -> list[str]:
 def recovered_dict(file: str, b: Batch) -> dict:
     return {"type": "recovered", "file": file, "position": b.position, "size": b.size, "magic": b.magic,
             "baseOffset": b.base_offset, "lastOffset": b.last_offset, "recordCount": b.record_count,
-            "crc": b.crc}
+            "crc": b.crc, "findings": findings_list(b.findings)}
 
 
 def lost_dict(dmg: Damaged) -> dict | None:
@@ -305,7 +305,8 @@ def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | No
 def carve_totals_object(t: CarveTotals) -> dict:
     d_: dict[str, Any] = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
           "recoveredBytes": t.recovered_bytes, "damagedRanges": t.damaged_ranges, "damagedBytes": t.damaged_bytes,
-          "paddingBytes": t.padding_bytes, "firstOffset": t.first_offset, "lastOffset": t.last_offset}
+          "paddingBytes": t.padding_bytes, "lengthRepaired": t.length_repaired, "firstOffset": t.first_offset,
+          "lastOffset": t.last_offset}
     if t.output is not None:
         d_["outputSha256"] = t.output_sha256
     return d_
@@ -315,6 +316,7 @@ def carve_totals_line(t: CarveTotals) -> str:
     return (f"recovered: {t.recovered} batches ({t.recovered_bytes} bytes, offsets "
             f"{t.first_offset}..{t.last_offset})  damaged: {t.damaged_ranges} ranges "
             f"({t.damaged_bytes} bytes)  zero padding: {t.padding_bytes} bytes"
+            + (f"  length repaired: {t.length_repaired} batches" if t.length_repaired else "")
             + (f"  written: {t.output} (sha256 {t.output_sha256})" if t.output is not None else ""))
 
 
@@ -342,7 +344,10 @@ def write_carve_table(items: Iterable[Recovered | Damaged | CarveTotals], out: T
         if isinstance(item, CarveTotals):
             lines.line(carve_totals_line(item), "bold")
         elif isinstance(item, Recovered):
-            if list_recovered:
+            if list_recovered or item.length_repaired:
                 lines.line(recovered_line(item.batch))
+                for f in item.batch.findings:
+                    lines.line(f"  {f.severity.value} {f.code.value} @{f.offset}: {f.message}",
+                               "red" if f.severity.value == "error" else None)
         else:
             lines.line(damaged_line(item), "red")

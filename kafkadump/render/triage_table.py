@@ -169,6 +169,23 @@ def summary_line(report: dict) -> str:
     return line
 
 
+def _fitted(line: str, width: int) -> str:
+    """``line`` broken into lines of at most ``width`` characters between its fields (two spaces
+    apart), never inside one: a terminal never wraps it."""
+    out: list[str] = []
+    for field in line.split("  "):
+        if out and len(out[-1]) + 2 + len(field) <= width:
+            out[-1] += "  " + field
+        else:
+            out.append(field)
+    return "\n".join(out)
+
+
+def _print_summary(report: dict, console: Console) -> None:
+    console.print(_fitted(terminal_safe(summary_line(report)), console.width), style=_STYLE.get(report["verdict"]),
+                  markup=False, highlight=False, soft_wrap=False, overflow="ellipsis")
+
+
 def render_triage_json(report: dict, out: TextIO) -> None:
     """``--json``: the report as one JSON object on one line."""
     out.write(json.dumps(report) + "\n")
@@ -176,7 +193,21 @@ def render_triage_json(report: dict, out: TextIO) -> None:
 
 # on a terminal, without --all: how many findings are listed before "... and N more"
 FINDINGS_SHOWN = 50
+# ... and how many partitions and files with findings (a rich table holds its rows until it is printed)
+ROWS_SHOWN = 50
 _WORST_FIRST = {"errors": 0, "warnings": 1, "clean": 2}
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def _file_rank(f: dict) -> int:
+    """0 for a file with an error finding (or unreadable), 1 with a warning, 2 with info findings only."""
+    if f.get("error"):
+        return 0
+    return min((_SEVERITY_RANK.get(x["severity"], 3) for x in f["findings"]), default=3)
+
+
+def _more(n: int, what: str) -> str:
+    return f"{n:,} more {what}"
 
 
 def render_triage(report: dict, out: TextIO, console: Console | None = None, files: bool = True,
@@ -185,8 +216,8 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
 
     On a terminal (``console``) the problems come first: the verdict, then the
     partitions and files with findings, worst first, and a count of the clean
-    ones; the findings list stops after :data:`FINDINGS_SHOWN` and says how many
-    more there are.  ``show_all`` (and plain output) lists everything, in order.
+    ones; the findings list stops after :data:`FINDINGS_SHOWN`, the partition and file
+    lists after :data:`ROWS_SHOWN`, and each says how many more there are.  ``show_all`` (and plain output) lists everything, in order.
     """
     root = report["path"]
     replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
@@ -217,36 +248,39 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
 
 
 def _problems_first(report: dict, console: Console, root: str, replicas: bool, files: bool) -> None:
-    console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
-                  highlight=False, soft_wrap=False)
+    _print_summary(report, console)
     bad = sorted((p for p in report["partitions"] if p["verdict"] != "clean"),
                  key=lambda p: _WORST_FIRST.get(p["verdict"], 3))
     clean = len(report["partitions"]) - len(bad)
-    with_findings = [f for f in report["files"] if f["findings"] or f.get("error")]
+    with_findings = sorted((f for f in report["files"] if f["findings"] or f.get("error")), key=_file_rank)
     rows_x = finding_rows(report)
     # the name's tail tells segments apart: cut paths from the left
     shown = [(sev, code, _tail(file, 32), off, msg) for sev, code, file, off, msg in rows_x
              if sev != "info"][:FINDINGS_SHOWN]
     if bad:
         t = _rich_table("partitions with findings, worst first", PROBLEM_COLUMNS)
-        for p in bad:
+        for p in bad[:ROWS_SHOWN]:
             t.add_row(*_cells(_problem_cells(p, root, replicas)), style=_STYLE.get(p["verdict"]))
         console.print(t, soft_wrap=False)
     if files and with_findings:
         t = _rich_table("files with findings (chain of custody of every file: --all or --json)",
                         PROBLEM_FILE_COLUMNS)
-        for f in with_findings:
+        for f in with_findings[:ROWS_SHOWN]:
             c = file_cells(f, root, ", ")
             t.add_row(*_cells([_tail(c[0], 32), c[1], c[5], c[6]]))
         console.print(t, soft_wrap=False)
     _rich_triage(report, console, [], [], shown, summary=False)
     notes = []
+    if len(bad) > ROWS_SHOWN:
+        notes.append(_more(len(bad) - ROWS_SHOWN, "partitions with findings"))
+    if files and len(with_findings) > ROWS_SHOWN:
+        notes.append(_more(len(with_findings) - ROWS_SHOWN, "files with findings"))
     if clean:
         notes.append(f"{clean:,} partition{'s' if clean != 1 else ''} clean")
     if files and len(report["files"]) > len(with_findings):
         notes.append(f"{len(report['files']) - len(with_findings):,} files without findings")
     if len(rows_x) > len(shown):
-        notes.append(f"{len(rows_x) - len(shown):,} more findings (info ones included)")
+        notes.append(_more(len(rows_x) - len(shown), "findings (info ones included)"))
     if notes:
         console.print("; ".join(notes) + " (--all lists everything; --json gives every field)", style="dim",
                       markup=False, highlight=False, soft_wrap=False)
@@ -290,8 +324,7 @@ def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: lis
             t.add_row(*_cells((sev, code, file, off, msg)), style=_STYLE.get(sev))
         console.print(t, soft_wrap=False)
     if summary:
-        console.print(terminal_safe(summary_line(report)), style=_STYLE.get(report["verdict"]), markup=False,
-                      highlight=False)
+        _print_summary(report, console)
 
 
 __all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",

@@ -100,7 +100,7 @@ def file_object(scan: FileScan) -> dict:
 
 def partition_object(p: PartitionFacts, scans: list[FileScan]) -> dict:
     """One partition directory's object: the fold's facts, its files' finding counts, its verdict."""
-    counts: Counter = Counter()
+    counts: Counter = Counter(p.outside_findings)   # what a log dir's checkpoint says wrong about it
     for s in scans:
         counts.update(s.finding_counts)
     unreadable = sum(1 for s in scans if s.error)
