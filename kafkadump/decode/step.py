@@ -56,13 +56,19 @@ def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
     return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
+# what one failed candidate counts against a :class:`ScanBudget` beyond its CRC'd bytes: about the
+# Python time of its checks, in bytes of CRC work (so 64 MiB of budget is at most 16,384 candidates)
+CANDIDATE_COST = 4096
+
+
 class ScanBudget:
     """CRC work spent on candidates that turned out not to be intact while resynchronising.
 
     A hostile file can put a plausible header with a wrong CRC and a length
     reaching the end at every few bytes: checking every candidate's CRC
     would cost quadratic time.  One walk may spend ``limit`` bytes on such
-    failed checks (``max_scan`` times the input, at least 64 MiB); past
+    failed checks (``max_scan`` times the input, at least 64 MiB; each failed
+    candidate counts its bytes plus :data:`CANDIDATE_COST`); past
     that, a candidate is accepted when its header is plausible and its
     declared end lands on another plausible header, the end, or padding
     (its CRC is then checked once, by the decoder, like any batch's), and a
@@ -211,7 +217,9 @@ def _accept(buf: ByteBuffer, p: int, end: int, length: int, budget: ScanBudget |
     if budget.spent < budget.limit:
         if plausible_at(buf, p, end):
             return True
-        budget.spent += length
+        # a failed candidate costs its CRC and a fixed share for the Python work of looking at it
+        # (a range packed with short fake headers is dear for its count, not its bytes)
+        budget.spent += length + CANDIDATE_COST
         return False
     if _next_ok(buf, p + 12 + length, end):
         if budget.hit is None:
