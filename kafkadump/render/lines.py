@@ -47,10 +47,12 @@ class LineWriter:
         self.console = console
         self._codes: dict[str | None, tuple[str, str]] = {}
 
-    def line(self, text: str, style: str | None = None) -> None:
+    def line(self, text: str, style: str | None = None, fold: bool = True) -> None:
+        """Write one line; with ``fold``, a line wider than the terminal is folded between words
+        (a table's rows are laid out by the table and never folded: ``--wide`` means every column)."""
         text = text.translate(_ONE_LINE)
         if self.console is not None:
-            if 2 * len(text) > self.console.width and self._wider_than_terminal(text):
+            if fold and 2 * len(text) > self.console.width and self._wider_than_terminal(text):
                 # a line longer than the terminal (a finding's message) is folded between words with the
                 # terminal's width, never left to the terminal to break mid-word
                 self.console.print(text, style=style, markup=False, highlight=False, overflow="fold")

@@ -145,14 +145,14 @@ class TableStream(LineWriter):
     def header(self) -> None:
         if not self._header:
             self._header = True
-            self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold")
+            self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold", fold=False)
 
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
         self.header()
         n = len(cells)
         # escaped before it is fitted, so that an escape sequence in a cell cannot push the columns
         self.line("  ".join(_cell(terminal_safe(str(cells[i])) if i < n else "", c)
-                            for i, c in self.shown).rstrip(), style)
+                            for i, c in self.shown).rstrip(), style, fold=False)
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)
