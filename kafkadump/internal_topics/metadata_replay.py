@@ -234,35 +234,39 @@ class MetadataReplay:
         self.counts.topics_deleted += 1
         return [TopicChange(d.offset, d.timestamp, name, tid, "deleted", None, None, snapshot, place)]
 
-    def _partition(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
+    def _slot(self, v: dict) -> tuple[str, int, PartitionState | None] | None:
+        """The partition a PartitionRecord or PartitionChangeRecord value names and its state so far;
+        None when the value names none, or when it is new and the partitions followed are at their bound."""
         tid, pid = v.get("topicId"), v.get("partitionId")
         if not isinstance(tid, str) or not isinstance(pid, int):
-            return []
-        key = (tid, pid)
-        previous = self.partitions.get(key)
+            return None
+        previous = self.partitions.get((tid, pid))
         if previous is None and len(self.partitions) >= MAX_PARTITIONS:
             self.counts.untracked += 1
+            return None
+        return tid, pid, previous
+
+    def _partition(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
+        slot = self._slot(v)
+        if slot is None:
             return []
+        tid, pid, previous = slot
         st = PartitionState(tid, pid, _ids(v.get("replicas")), _ids(v.get("isr")),
                             _ids(v.get("eligibleLeaderReplicas")), _ids(v.get("lastKnownElr")),
                             _int_or(v.get("leader"), NO_LEADER), _int(v.get("leaderEpoch")),
                             _int(v.get("partitionEpoch")), _int(v.get("leaderRecoveryState")))
-        self.partitions[key] = st
+        self.partitions[(tid, pid)] = st
         return [self._change(d, "PartitionRecord", st, previous, place, snapshot,
                              v.get("leaderRecoveryState") == RECOVERING)]
 
     def _partition_change(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool
                           ) -> list[MetadataEvent]:
-        tid, pid = v.get("topicId"), v.get("partitionId")
-        if not isinstance(tid, str) or not isinstance(pid, int):
+        slot = self._slot(v)
+        if slot is None:
             return []
-        key = (tid, pid)
-        previous = self.partitions.get(key)
-        if previous is None and len(self.partitions) >= MAX_PARTITIONS:
-            self.counts.untracked += 1
-            return []
+        tid, pid, previous = slot
         st = _merged(previous, tid, pid, v)
-        self.partitions[key] = st
+        self.partitions[(tid, pid)] = st
         return [self._change(d, "PartitionChangeRecord", st, previous, place, snapshot,
                              v.get("leaderRecoveryState") == RECOVERING)]
 
