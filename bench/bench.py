@@ -481,11 +481,18 @@ def _b64(b):
     return None if b is None else base64.b64encode(b).decode("ascii")
 
 
+def _topic_partition(path: str) -> tuple[str | None, int | None]:
+    """What kafkadump's record lines say of the file's place: ``topic-N`` directory, else nulls."""
+    topic, _, number = os.path.basename(os.path.dirname(os.path.abspath(path))).rpartition("-")
+    return (topic, int(number)) if topic and number.isdigit() else (None, None)
+
+
 def kp_lines(path: str, mem):
     """kafka-python's reader: yield (records of one batch as JSON lines) per batch."""
     from kafka.record.memory_records import MemoryRecords
 
     dumps = json.JSONEncoder(separators=(",", ":")).encode  # built once: the C encoder, compact
+    topic, partition = _topic_partition(path)
     pos = 0
     for batch in MemoryRecords(mem):
         base = batch.base_offset
@@ -495,7 +502,8 @@ def kp_lines(path: str, mem):
         for rec in batch:
             ts = rec.timestamp
             lines.append(dumps({
-                "type": "record", "file": path, "batchPosition": pos, "offset": rec.offset,
+                "type": "record", "file": path, "topic": topic, "partition": partition, "batchPosition": pos,
+                "offset": rec.offset,
                 "timestamp": ts, "timestampType": tst, "key": _b64(rec.key), "value": _b64(rec.value),
                 "headers": [{"key": k, "value": _b64(v)} for k, v in rec.headers],
                 "offsetDelta": rec.offset - base, "timestampDelta": ts - first_ts, "control": None,
