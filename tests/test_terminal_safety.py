@@ -50,7 +50,8 @@ COMMANDS += [["records", "--json", "-e", "text", "{log}"], ["verify-crc", "{log}
              ["triage", "{dir}"], ["triage", "--json", "{dir}"], ["capture", "{cap}"], ["capture", "--json", "{cap}"],
              ["capture", "--frame", "0", "{cap}"], ["capture", "--frame", "0", "--hexdump", "{cap}"],
              ["records", "{dir}/absent.log"], ["diff", "{dir}", "{log}"], ["diff", "--json", "{log}", "{dir}"],
-             ["metadata", "{log}"], ["metadata", "--json", "--brokers", "{log}"], ["metadata", "--at", "0", "{log}"]]
+             ["metadata", "{log}"], ["metadata", "--json", "--brokers", "{log}"], ["metadata", "--at", "0", "{log}"],
+             ["txn", "{dir}"], ["txn", "--json", "{dir}"], ["offsets", "{dir}"], ["offsets", "--json", "{dir}"]]
 
 
 @pytest.fixture(scope="module")
