@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-from types import SimpleNamespace
 
 import internal_encoder as E
 import metadata_builders as M
 import pytest
+from cli_inprocess import run
 from metadata_builders import T0, MetaLog, uuid_text
-from typer.testing import CliRunner
 
-from kafkadump.cli import app
 from kafkadump.decode import Options
 from kafkadump.findings import Code
 from kafkadump.metadata_history import metadata_report
@@ -67,14 +65,6 @@ def write_dir(tmp_path, log: MetaLog, name: str = "00000000000000000000.log") ->
     d.mkdir(exist_ok=True)
     (d / name).write_bytes(bytes(log.data))
     return str(d)
-
-
-def run(*args: str) -> SimpleNamespace:
-    """``kafkadump ARGS`` in this process (a bug in kafkadump raises here): returncode, stdout, stderr."""
-    r = CliRunner().invoke(app, list(args))
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        raise r.exception
-    return SimpleNamespace(returncode=r.exit_code, stdout=r.stdout, stderr=r.stderr)
 
 
 

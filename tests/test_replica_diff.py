@@ -14,16 +14,14 @@ import os
 import struct
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
+from cli_inprocess import run
 from conftest import FIXTURES, need_corpus
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from logdir_helpers import T0, B, Seg
 from logdir_helpers import batch as kp_batch
-from typer.testing import CliRunner
 
-from kafkadump.cli import app
 from kafkadump.decode import Options
 from kafkadump.replica_diff import diff_report
 from kafkadump.report.status import Tally
@@ -54,14 +52,6 @@ def copy(tmp_path, name: str, segments: list[list[B]]) -> str:
     for batches in segments:
         (d / f"{batches[0].base_offset:020d}.log").write_bytes(Seg(batches).data)
     return str(d)
-
-
-def run(*args: str) -> SimpleNamespace:
-    """``kafkadump ARGS`` in this process (a bug in kafkadump raises here): returncode, stdout, stderr."""
-    r = CliRunner().invoke(app, list(args))
-    if r.exception is not None and not isinstance(r.exception, SystemExit):
-        raise r.exception
-    return SimpleNamespace(returncode=r.exit_code, stdout=r.stdout, stderr=r.stderr)
 
 
 def run_process(*args: str) -> subprocess.CompletedProcess:
