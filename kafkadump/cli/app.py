@@ -2,21 +2,63 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
 from .. import __version__
 
+_SETTINGS: dict[str, Any] = dict(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                                 context_settings={"help_option_names": ["-h", "--help"]})
+
 
 def command_group(name: str, help: str) -> typer.Typer:
     """A typer application with kafkadump's settings: -h/--help, no completion, no pretty tracebacks."""
-    return typer.Typer(name=name, help=help, add_completion=False, pretty_exceptions_enable=False,
-                       no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    return typer.Typer(name=name, help=help, **_SETTINGS)
 
 
-app = command_group(
-    "kafkadump",
-    "Forensic inspector for Apache Kafka's binary data: segment files, record batches, "
-    "legacy message sets.  Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error.")
+class CommandsOnDemand(typer.Typer):
+    """The root application: its commands are registered the first time typer asks for them.
+
+    The command modules register their commands when imported; importing all
+    of them costs more than a small command's whole run.  ``load_commands``
+    (set by the package that knows the modules) imports them all the first
+    time the commands or groups are read; the entry point sets it to None
+    after importing the one module the command line names.
+    """
+
+    load_commands: Callable[[], None] | None = None
+
+    def _loaded(self) -> None:
+        load, self.load_commands = self.load_commands, None
+        if load is not None:
+            load()
+
+    @property
+    def registered_commands(self) -> list[Any]:
+        self._loaded()
+        return self._commands
+
+    @registered_commands.setter
+    def registered_commands(self, commands: list[Any]) -> None:
+        self._commands = commands
+
+    @property
+    def registered_groups(self) -> list[Any]:
+        self._loaded()
+        return self._groups
+
+    @registered_groups.setter
+    def registered_groups(self, groups: list[Any]) -> None:
+        self._groups = groups
+
+
+app = CommandsOnDemand(
+    name="kafkadump",
+    help="Forensic inspector for Apache Kafka's binary data: segment files, record batches, "
+    "legacy message sets.  Exit status: 0 clean, 1 the data has problems, 2 usage or I/O error.",
+    **_SETTINGS)
 
 
 def _version(value: bool) -> None:

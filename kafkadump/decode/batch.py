@@ -53,11 +53,10 @@ import struct
 from collections.abc import Callable, Iterator
 from operator import attrgetter
 
-from crc32c import crc32c
-
 from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
+from .crc import crc32c
 from .inplace import checksum
 from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span, record_chunks  # noqa: F401
 from .primitives import ByteBuffer, decode_varint, decode_varlong

@@ -33,10 +33,9 @@ import struct
 import zlib
 from collections.abc import Callable
 
-from crc32c import crc32c
-
 from ..findings import Code, Finding
 from .batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, decode_batch, plausible_v2_header
+from .crc import crc32c
 from .inplace import RELEASE_STEP, checksum, page_releaser
 from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy, framing_error
 from .model import Batch, Gap, Span

@@ -16,10 +16,9 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from crc32c import crc32c as _crc32c
-
 from ..findings import Code, Finding
 from .batch import MIN_BATCH_LENGTH
+from .crc import crc32c as _crc32c
 from .inplace import RELEASE_STEP, page_releaser
 from .model import Batch, Gap, Span
 from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)

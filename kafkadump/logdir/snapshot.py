@@ -23,8 +23,7 @@ from __future__ import annotations
 import struct
 from mmap import mmap
 
-from crc32c import crc32c
-
+from ..decode.crc import crc32c
 from ..findings import Code, Finding
 
 _HEAD = struct.Struct(">hIi")

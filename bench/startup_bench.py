@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Start-up of the kafkadump CLI against a bare Python start, in CPU seconds.
+
+Run:  .venv/bin/python bench/startup_bench.py [--rounds 30] [--quick]
+
+Times, interleaved round by round so both see the same background load:
+
+* ``python -c 'import json'``: a bare interpreter start (the baseline);
+* ``python -m kafkadump batches tiny.log`` and ``--json``;
+* the ``kafkadump`` console script, when it is on PATH beside the interpreter.
+
+``tiny.log`` is one one-record batch (``make_segment.py``). Each run's CPU
+time is the child's user + system time from ``wait4``; the median over the
+rounds is kept and the ratio to the baseline's median printed (target: 2x
+or less). Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def child_cpu(cmd: list[str]) -> float:
+    """User + system CPU seconds of one run of ``cmd`` (output discarded)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def tiny_segment(directory: str) -> str:
+    """A one-record segment made by make_segment.py."""
+    path = os.path.join(directory, "tiny.log")
+    subprocess.run([sys.executable, str(HERE / "make_segment.py"), path, "--size", "100",
+                    "--batch-bytes", "100", "--record-bytes", "10", "--records-per-batch", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return path
+
+
+def commands(tiny: str) -> dict[str, list[str]]:
+    py = sys.executable
+    cmds = {
+        "python -c 'import json'": [py, "-c", "import json"],
+        "python -m kafkadump batches tiny.log": [py, "-m", "kafkadump", "batches", tiny],
+        "python -m kafkadump batches --json tiny.log": [py, "-m", "kafkadump", "batches", "--json", tiny],
+    }
+    script = Path(py).with_name("kafkadump")
+    if script.exists():
+        cmds["kafkadump batches tiny.log (console script)"] = [str(script), "batches", tiny]
+    return cmds
+
+
+def measure(rounds: int) -> list[dict[str, object]]:
+    """Median CPU seconds of each command and its ratio to the bare start."""
+    with tempfile.TemporaryDirectory(prefix="kd-startup-") as tmp:
+        cmds = commands(tiny_segment(tmp))
+        for cmd in cmds.values():  # warm the page cache and the .pyc files
+            child_cpu(cmd)
+        times: dict[str, list[float]] = {name: [] for name in cmds}
+        for _ in range(rounds):
+            for name, cmd in cmds.items():
+                times[name].append(child_cpu(cmd))
+    base = statistics.median(next(iter(times.values())))
+    rows = []
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        rows.append({"what": name, "median_cpu_s": med, "min_cpu_s": min(ts), "ratio": med / base})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=30, help="interleaved rounds (default 30)")
+    ap.add_argument("--quick", action="store_true", help="10 rounds")
+    args = ap.parse_args(argv)
+    rounds = 10 if args.quick else args.rounds
+    rows = measure(rounds)
+    print(f"start-up, {rounds} interleaved rounds, median CPU seconds (user+sys) per run, "
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    for row in rows:
+        print(f"  {row['what']:<48} {row['median_cpu_s']:.3f} s  (min {row['min_cpu_s']:.3f})  "
+              f"{row['ratio']:.2f}x bare")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Start-up: a data command imports only what it needs (counted modules, no timing)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _uncompressed_segment(path: Path) -> str:
+    """One uncompressed v2 batch of two records, built by kafka-python (the fixtures hold compressed batches)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i in range(2):
+        builder.append(i, timestamp=1_700_000_000_000 + i, key=b"k", value=b"v", headers=[])
+    path.write_bytes(bytes(builder.build()))
+    return str(path)
+
+# runs the console entry point, then prints the modules it imported as JSON on stderr's last line
+PROBE = """
+import json, sys
+sys.argv = ["kafkadump"] + {args!r}
+from kafkadump.cli import main
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+sys.stderr.write("\\n" + json.dumps({{"code": code, "modules": sorted(sys.modules)}}) + "\\n")
+"""
+
+NOT_FOR_DATA = ("rich", "typer.rich_utils", "zstandard", "lz4", "snappy", "cramjam", "pyspark", "pyarrow",
+                "importlib.metadata", "email")
+
+
+def _imported(args: list[str]) -> tuple[int, list[str], str]:
+    run = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True,
+                         timeout=120)
+    probe = json.loads(run.stderr.strip().splitlines()[-1])
+    return probe["code"], probe["modules"], run.stdout
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in NOT_FOR_DATA or m in NOT_FOR_DATA]
+
+
+def test_batches_json_imports_no_rich_no_codecs_no_metadata_lookup(tmp_path):
+    code, modules, out = _imported(["batches", "--json", _uncompressed_segment(tmp_path / "0.log")])
+    assert code == 0
+    assert json.loads(out.splitlines()[0])["type"] == "batch"
+    assert _heavy(modules) == []
+
+
+def test_a_data_command_imports_only_its_own_command_module(tmp_path):
+    code, modules, _ = _imported(["verify-crc", _uncompressed_segment(tmp_path / "0.log")])
+    assert code == 0
+    commands = sorted(m for m in modules if m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")))
+    assert commands == ["kafkadump.cli.segment_commands"]
+    assert not any(m.startswith(("kafkadump.protocol", "kafkadump.spark", "kafkadump.sources.pcap_"))
+                   for m in modules)
+    assert "crc32c._crc32c" in modules and "crc32c" not in modules
+
+
+def test_help_still_lists_every_command():
+    code, modules, out = _imported(["--help"])
+    assert code == 0
+    for name in ("batches", "records", "verify-crc", "hexdump", "capture", "txn", "offsets", "dump", "triage",
+                 "carve", "metadata", "diff", "man", "spark"):
+        assert f" {name} " in out
+    assert "kafkadump.cli.spark_commands" in modules
+
+
+def test_crc32c_loaded_without_its_package_init_is_the_same_function():
+    from kafkadump.decode.crc import crc32c
+
+    import crc32c as package
+
+    assert crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C
+    assert package.crc32c(b"123456789", 0) == crc32c(b"123456789", 0)
+    assert package.__version__
