@@ -13,6 +13,12 @@ Times, interleaved round by round so both see the same background load:
 time is the child's user + system time from ``wait4``; the median over the
 rounds is kept and the ratio to the baseline's median printed (target: 2x
 or less). Nothing is asserted.
+
+The runs use compiled bytecode, as an installed package does: the
+children run without ``PYTHONDONTWRITEBYTECODE`` and with
+``PYTHONPYCACHEPREFIX`` pointing at a temporary directory that the warm-up
+run fills (the source tree is not written).  ``--no-bytecode`` measures
+with every module compiled from source on each start instead.
 """
 
 from __future__ import annotations
@@ -28,9 +34,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def child_cpu(cmd: list[str]) -> float:
+def child_cpu(cmd: list[str], env: dict[str, str] | None = None) -> float:
     """User + system CPU seconds of one run of ``cmd`` (output discarded)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
@@ -43,7 +49,7 @@ def tiny_segment(directory: str) -> str:
     path = os.path.join(directory, "tiny.log")
     subprocess.run([sys.executable, str(HERE / "make_segment.py"), path, "--size", "100",
                     "--batch-bytes", "100", "--record-bytes", "10", "--records-per-batch", "1"],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return path
 
 
@@ -60,16 +66,28 @@ def commands(tiny: str) -> dict[str, list[str]]:
     return cmds
 
 
-def measure(rounds: int) -> list[dict[str, object]]:
+def child_env(tmp: str, bytecode: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
+def measure(rounds: int, bytecode: bool = True) -> list[dict[str, object]]:
     """Median CPU seconds of each command and its ratio to the bare start."""
     with tempfile.TemporaryDirectory(prefix="kd-startup-") as tmp:
         cmds = commands(tiny_segment(tmp))
+        env = child_env(tmp, bytecode)
         for cmd in cmds.values():  # warm the page cache and the .pyc files
-            child_cpu(cmd)
+            child_cpu(cmd, env)
         times: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(rounds):
             for name, cmd in cmds.items():
-                times[name].append(child_cpu(cmd))
+                times[name].append(child_cpu(cmd, env))
     base = statistics.median(next(iter(times.values())))
     rows = []
     for name, ts in times.items():
@@ -82,10 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=30, help="interleaved rounds (default 30)")
     ap.add_argument("--quick", action="store_true", help="10 rounds")
+    ap.add_argument("--no-bytecode", action="store_true", help="compile every module from source on each start")
     args = ap.parse_args(argv)
     rounds = 10 if args.quick else args.rounds
-    rows = measure(rounds)
-    print(f"start-up, {rounds} interleaved rounds, median CPU seconds (user+sys) per run, "
+    rows = measure(rounds, bytecode=not args.no_bytecode)
+    print(f"start-up, {rounds} interleaved rounds{', no bytecode' if args.no_bytecode else ''}, "
+          f"median CPU seconds (user+sys) per run, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     for row in rows:
         print(f"  {row['what']:<48} {row['median_cpu_s']:.3f} s  (min {row['min_cpu_s']:.3f})  "
