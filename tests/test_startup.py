@@ -24,6 +24,7 @@ def _uncompressed_segment(path: Path) -> str:
 # runs the console entry point, then prints the modules it imported as JSON on stderr's last line
 PROBE = """
 import json, sys
+{pre}
 sys.argv = ["kafkadump"] + {args!r}
 from kafkadump.cli import main
 try:
@@ -37,8 +38,8 @@ NOT_FOR_DATA = ("rich", "typer.rich_utils", "zstandard", "lz4", "snappy", "cramj
                 "importlib.metadata", "email")
 
 
-def _imported(args: list[str]) -> tuple[int, list[str], str]:
-    run = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], capture_output=True, text=True,
+def _imported(args: list[str], pre: str = "") -> tuple[int, list[str], str]:
+    run = subprocess.run([sys.executable, "-c", PROBE.format(args=args, pre=pre)], capture_output=True, text=True,
                          timeout=120)
     probe = json.loads(run.stderr.strip().splitlines()[-1])
     return probe["code"], probe["modules"], run.stdout
@@ -72,6 +73,13 @@ def test_help_still_lists_every_command():
                  "carve", "metadata", "diff", "man", "spark"):
         assert f" {name} " in out
     assert "kafkadump.cli.spark_commands" in modules
+
+
+def test_help_lists_the_commands_in_one_order_whichever_module_was_imported_first():
+    _, _, plain = _imported(["--help"])
+    _, _, after = _imported(["--help"], pre="import kafkadump.cli.segment_commands, kafkadump.cli.logdir_commands")
+    assert after == plain
+    assert plain.index(" capture ") < plain.index(" dump ") < plain.index(" batches ") < plain.index(" spark ")
 
 
 def test_crc32c_loaded_without_its_package_init_is_the_same_function():

@@ -65,9 +65,12 @@ _MODULE_OF_COMMAND = {name: load for load, names in _COMMAND_MODULES for name in
 
 
 def load_all_commands() -> None:
-    """Import every command module (their commands register on :data:`app`)."""
+    """Import every command module (their commands register on :data:`app`), the commands in the
+    order of the table above whichever module was imported first."""
     for load, _names in _COMMAND_MODULES:
         load()
+    order = {load.__name__.lstrip("_"): i for i, (load, _names) in enumerate(_COMMAND_MODULES)}
+    app.registered_commands.sort(key=lambda info: order.get(info.callback.__module__.rsplit(".", 1)[-1], len(order)))
 
 
 app.load_commands = load_all_commands

@@ -25,15 +25,38 @@ class CommandsOnDemand(typer.Typer):
     of them costs more than a small command's whole run.  ``load_commands``
     (set by the package that knows the modules) imports them all the first
     time the commands or groups are read; the entry point sets it to None
-    after importing the one module the command line names.
+    after importing the one module the command line names.  Registering a
+    command (a module imported directly) does not count as reading.
     """
 
     load_commands: Callable[[], None] | None = None
+    _registering = False
 
     def _loaded(self) -> None:
+        if self._registering:
+            return
         load, self.load_commands = self.load_commands, None
         if load is not None:
             load()
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        register = super().command(*args, **kwargs)
+
+        def quietly(function: Any) -> Any:
+            self._registering = True
+            try:
+                return register(function)
+            finally:
+                self._registering = False
+
+        return quietly
+
+    def add_typer(self, *args: Any, **kwargs: Any) -> None:
+        self._registering = True
+        try:
+            super().add_typer(*args, **kwargs)
+        finally:
+            self._registering = False
 
     @property
     def registered_commands(self) -> list[Any]:
