@@ -92,3 +92,15 @@ def test_crc32c_loaded_without_its_package_init_is_the_same_function():
     assert crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C
     assert package.crc32c(b"123456789", 0) == crc32c(b"123456789", 0)
     assert package.__version__
+
+
+def test_every_command_is_in_the_entry_points_table_with_its_module():
+    import typer.main
+
+    import kafkadump.cli as cli
+
+    group = typer.main.get_command(cli.app)
+    table = {name: load.__name__.lstrip("_") for load, names in cli._COMMAND_MODULES for name in names}
+    defined = {name: command.callback.__module__.rsplit(".", 1)[-1] if command.callback else "spark_commands"
+               for name, command in group.commands.items()}  # type: ignore[attr-defined]
+    assert table == defined
