@@ -53,7 +53,7 @@ def tiny_segment(directory: str) -> str:
     return path
 
 
-def commands(tiny: str) -> dict[str, list[str]]:
+def commands(tiny: str, other: str | None = None) -> dict[str, list[str]]:
     py = sys.executable
     cmds = {
         "python -c 'import json'": [py, "-c", "import json"],
@@ -63,6 +63,8 @@ def commands(tiny: str) -> dict[str, list[str]]:
     script = Path(py).with_name("kafkadump")
     if script.exists():
         cmds["kafkadump batches tiny.log (console script)"] = [str(script), "batches", tiny]
+    if other is not None:  # the other checkout's package first on the path
+        cmds[f"same, {other}"] = ["env", f"PYTHONPATH={other}", py, "-m", "kafkadump", "batches", tiny]
     return cmds
 
 
@@ -77,10 +79,10 @@ def child_env(tmp: str, bytecode: bool) -> dict[str, str]:
     return env
 
 
-def measure(rounds: int, bytecode: bool = True) -> list[dict[str, object]]:
+def measure(rounds: int, bytecode: bool = True, other: str | None = None) -> list[dict[str, object]]:
     """Median CPU seconds of each command and its ratio to the bare start."""
     with tempfile.TemporaryDirectory(prefix="kd-startup-") as tmp:
-        cmds = commands(tiny_segment(tmp))
+        cmds = commands(tiny_segment(tmp), other)
         env = child_env(tmp, bytecode)
         for cmd in cmds.values():  # warm the page cache and the .pyc files
             child_cpu(cmd, env)
@@ -101,9 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=30, help="interleaved rounds (default 30)")
     ap.add_argument("--quick", action="store_true", help="10 rounds")
     ap.add_argument("--no-bytecode", action="store_true", help="compile every module from source on each start")
+    ap.add_argument("--other", metavar="CHECKOUT", help="also time another checkout's kafkadump (before/after)")
     args = ap.parse_args(argv)
     rounds = 10 if args.quick else args.rounds
-    rows = measure(rounds, bytecode=not args.no_bytecode)
+    rows = measure(rounds, bytecode=not args.no_bytecode, other=args.other)
     print(f"start-up, {rounds} interleaved rounds{', no bytecode' if args.no_bytecode else ''}, "
           f"median CPU seconds (user+sys) per run, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
