@@ -108,8 +108,7 @@ def warm(path: Path) -> None:
             pass
 
 
-def memory(segment: Path) -> list[tuple[str, dict[str, float]]]:
-    partition = str(segment.parent)
+def memory(segment: Path, only: list[str] | None = None) -> list[tuple[str, dict[str, float]]]:
     logdir = str(segment.parent.parent)
     with tempfile.TemporaryDirectory(prefix="kd-carve-") as tmp:
         commands = [
@@ -118,7 +117,7 @@ def memory(segment: Path) -> list[tuple[str, dict[str, float]]]:
             ("records --json", kafkadump("records", "--json", str(segment))),
             ("verify-crc", kafkadump("verify-crc", str(segment))),
             ("hexdump --batch 0", kafkadump("hexdump", "--batch", "0", str(segment))),
-            ("dump (partition dir)", kafkadump("dump", partition)),
+            ("dump", kafkadump("dump", str(segment))),
             ("carve", kafkadump("carve", str(segment))),
             ("carve -o", kafkadump("carve", str(segment), "-o", os.path.join(tmp, "carved.log"))),
             ("triage", kafkadump("triage", logdir)),
@@ -126,6 +125,8 @@ def memory(segment: Path) -> list[tuple[str, dict[str, float]]]:
         ]
         rows = []
         for name, argv in commands:
+            if only and name not in only:
+                continue
             warm(segment)
             rows.append((name, run(argv)))
             print(f"  {name:<24} {_mb(rows[-1][1])}", flush=True)
@@ -171,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved --jobs rounds (default 3)")
     ap.add_argument("--out", type=Path, default=None, help="keep (and reuse) the generated files here")
     ap.add_argument("--only", choices=("memory", "jobs"), action="append", help="run only this part (repeatable)")
+    ap.add_argument("--command", action="append", metavar="NAME",
+                    help="memory part: only this command, as the table names it (repeatable)")
     ap.add_argument("--quick", action="store_true", help="256M memory segment, 64M x 4 partitions, 2 rounds")
     args = ap.parse_args(argv)
     if args.quick:
@@ -185,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             sidecar = segment.with_name(segment.name + ".json")
             shutil.move(str(sidecar), str(root / "memory.json")) if sidecar.exists() else None
             print(f"peak memory, one {args.size / 2**30:.2f} GiB segment (target: under 200 MB):")
-            memory(segment)
+            memory(segment, args.command)
         if "jobs" in parts:
             res = jobs_speedup(root, args.jobs_size, args.partitions, args.rounds)
             one, two = res["--jobs 1"], res["--jobs 2"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..decode import Batch, Gap, Options
+from ..decode.inplace import RELEASE_STEP, page_releaser
 from ..decode.primitives import ByteBuffer
 from ..decode.step import ScanBudget, decode_at, find_next_batch
 from ..findings import BoundedFindings, Code, Finding
@@ -117,6 +118,8 @@ def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None, o
     pos = start
     prev_last = None if base_offset is None else base_offset - 1
     damage: Damaged | None = None
+    release = page_releaser(buf)   # hand the mapped pages behind back, as the other walks do
+    released = pos
 
     def close(next_base):
         nonlocal damage
@@ -161,6 +164,9 @@ def carve(buf: ByteBuffer, file: str = "-", *, base_offset: int | None = None, o
                 assert damage is not None
                 damage.end = found
         pos = nxt
+        if release is not None and pos - released >= RELEASE_STEP:
+            release(pos)
+            released = pos
     if damage is not None:
         yield close(None)
 
