@@ -45,10 +45,10 @@ class Part:
 
 PARTS = [
     Part("records", "records --json vs kafka-python + json.dumps", "bench.py",
-         ["--only", "records", "--no-breakdown"], ["--records-size", "16M", "--records-repeat", "1"],
+         ["--only", "records", "--no-breakdown", "--results", str(HERE / "out" / "results-records.json")], ["--records-size", "16M", "--records-repeat", "1"],
          modules=("kafka",)),
     Part("crc", "verify-crc vs one crc32c call over the file (and per batch)", "bench.py",
-         ["--only", "crc"], ["--size", "128M", "--repeat", "2"]),
+         ["--only", "crc", "--results", str(HERE / "out" / "results-crc.json")], ["--size", "128M", "--repeat", "2"]),
     Part("accel", "compiled vs pure path; vs aiokafka's C reader + orjson; batches vs a bare header+CRC+JSON pass; "
          "verify-crc vs crc32c", "accel_bench.py"),
     Part("capture", "capture --json and the table vs tshark -T json / one-line output", "capture_bench.py",
