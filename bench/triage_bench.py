@@ -183,10 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} CPUs, load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     try:
         if "memory" in parts:
-            segment = root / "memory" / "bench-0" / SEGMENT
-            make_segment(segment, args.size)
-            sidecar = segment.with_name(segment.name + ".json")
-            shutil.move(str(sidecar), str(root / "memory.json")) if sidecar.exists() else None
+            source = root / f"memory-source-{args.size}" / SEGMENT
+            make_segment(source, args.size)
+            segment = root / "memory" / "bench-0" / SEGMENT   # a partition dir without the sidecar
+            if segment.exists() and not os.path.samefile(segment, source):
+                segment.unlink()
+            if not segment.exists():
+                segment.parent.mkdir(parents=True, exist_ok=True)
+                os.link(source, segment)
             print(f"peak memory, one {args.size / 2**30:.2f} GiB segment (target: under 200 MB):")
             memory(segment, args.command)
         if "jobs" in parts:
