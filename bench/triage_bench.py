@@ -8,7 +8,10 @@ a. memory: each command below runs once on a ``--size`` segment (16 KiB
    directory, output to /dev/null: peak RSS of the largest process
    (``/usr/bin/time -f %M``) and the highest sum of ``VmRSS`` over the
    process and its children (pool workers), polled every 20 ms, with the
-   peak ``RssAnon`` (heap) of that sum.  Target: under 200 MB.
+   peak ``RssAnon`` (heap) of that sum, and the highest sum of ``Pss``
+   (shared pages split between the processes sharing them: a fork's
+   workers share the parent's pages, which plain RSS counts in each).
+   Target: under 200 MB.
 b. triage --jobs: a log dir of ``--partitions`` partitions (hard links of
    one segment of ``--jobs-size``), ``triage --jobs 1`` against
    ``--jobs 2``, interleaved for ``--rounds`` rounds: wall seconds (the
@@ -63,6 +66,13 @@ def _status(pid: int) -> dict[str, int]:
                     out[key] = int(value.split()[0]) * 1024
     except OSError:
         pass
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    out["Pss"] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return out
 
 
@@ -84,7 +94,7 @@ def run(argv: list[str]) -> dict[str, float]:
     """Run once, output discarded: exit code, wall and CPU seconds, peak RSS of one process, peak sums."""
     with tempfile.NamedTemporaryFile(prefix="kd-time-") as tfile:
         full = [TIME, "-o", tfile.name, "-f", "%M"] + argv if TIME else argv
-        peak_rss = peak_anon = 0
+        peak_rss = peak_anon = peak_pss = 0
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while True:
@@ -94,11 +104,13 @@ def run(argv: list[str]) -> dict[str, float]:
             tree = [_status(q) for q in _tree(p.pid)[1 if TIME else 0:]]
             peak_rss = max(peak_rss, sum(s.get("VmRSS", 0) for s in tree))
             peak_anon = max(peak_anon, sum(s.get("RssAnon", 0) for s in tree))
+            peak_pss = max(peak_pss, sum(s.get("Pss", 0) for s in tree))
             time.sleep(0.02)
         wall = time.perf_counter() - t0
         max_one = int(Path(tfile.name).read_text().split()[-1]) * 1024 if TIME else 0
     return {"rc": os.waitstatus_to_exitcode(status), "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "maxrss": max_one, "peak_tree_rss": peak_rss, "peak_tree_anon": peak_anon}
+            "maxrss": max_one, "peak_tree_rss": peak_rss, "peak_tree_anon": peak_anon,
+            "peak_tree_pss": peak_pss}
 
 
 def warm(path: Path) -> None:
@@ -135,6 +147,7 @@ def memory(segment: Path, only: list[str] | None = None) -> list[tuple[str, dict
 
 def _mb(r: dict[str, float]) -> str:
     return (f"rc {r['rc']:.0f}  max RSS {r['maxrss'] / 1e6:7.1f} MB  tree RSS {r['peak_tree_rss'] / 1e6:7.1f} MB"
+            f"  tree PSS {r['peak_tree_pss'] / 1e6:7.1f} MB"
             f"  tree anon {r['peak_tree_anon'] / 1e6:6.1f} MB  cpu {r['cpu_s']:6.2f} s  wall {r['wall_s']:6.2f} s")
 
 
@@ -159,6 +172,8 @@ def jobs_speedup(root: Path, size: int, partitions: int, rounds: int) -> dict[st
                      "cpu_s": statistics.median(r["cpu_s"] for r in runs),
                      "min_wall_s": min(r["wall_s"] for r in runs),
                      "peak_tree_rss": max(r["peak_tree_rss"] for r in runs),
+                     "peak_tree_pss": max(r["peak_tree_pss"] for r in runs),
+                     "maxrss": max(r["maxrss"] for r in runs),
                      "rc": max(r["rc"] for r in runs)}
     return out
 
@@ -200,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"median of {args.rounds} interleaved rounds:")
             for flag, r in res.items():
                 print(f"  triage {flag:<9} wall {r['wall_s']:6.2f} s (min {r['min_wall_s']:.2f})  "
-                      f"cpu {r['cpu_s']:6.2f} s  peak tree RSS {r['peak_tree_rss'] / 1e6:6.1f} MB  rc {r['rc']:.0f}")
+                      f"cpu {r['cpu_s']:6.2f} s  max RSS {r['maxrss'] / 1e6:6.1f} MB  tree RSS "
+                      f"{r['peak_tree_rss'] / 1e6:6.1f} MB  tree PSS {r['peak_tree_pss'] / 1e6:6.1f} MB  rc {r['rc']:.0f}")
             print(f"  speed-up --jobs 2 over --jobs 1: {one['wall_s'] / two['wall_s']:.2f}x wall, "
                   f"CPU cost {two['cpu_s'] / one['cpu_s']:.2f}x (load {os.getloadavg()[0]:.1f})")
     finally:
