@@ -153,6 +153,8 @@ def _hash_mapped(path: str, buf: ByteBuffer, h: Any) -> None:
                 release(p)
     finally:
         mv.release()
+        if release is not None:  # the walk after the hash starts over from the file's start
+            release(len(buf))
 
 
 def _size_now(path: str) -> int:
