@@ -48,10 +48,10 @@ def write_schemas_table(store: SchemaStore, out: TextIO, console: Console | None
     if listed:
         table.note("")
         stable = TableStream(out, SETTING_COLUMNS, console, layout)
-        for s in listed:
-            o = setting_object(s)
-            stable.row([o["setting"], o["subject"] if o["subject"] is not None else "(global)",
-                        o["value"] if o["value"] is not None else "(removed)"])
+        for setting in listed:
+            so = setting_object(setting)
+            stable.row([so["setting"], so["subject"] if so["subject"] is not None else "(global)",
+                        so["value"] if so["value"] is not None else "(removed)"])
     for located in store.findings:
         f = finding_object(located)
         table.note(terminal_safe(f"{f['severity']}: {f['code']} at {f['offset']} in {f['file']}: {f['message']}"),
