@@ -13,6 +13,11 @@ the message the framing's indexes name::
                      [i, j]  the j-th nested message of that one, ...
                      None    the first message ([0])
 
+A schema text may also be a base64 ``FileDescriptorProto`` (what Confluent's
+Python serializer registers, and the registry's ``format=serialized``): it is
+used as it is, its imports found the same way (Google's well-known files from
+the protobuf runtime).
+
 The value is protobuf's JSON mapping with the ``.proto``'s field names and
 every field shown (64-bit integers as strings, bytes as base64, enums by
 name), as ``json_format`` writes it.
@@ -20,6 +25,7 @@ name), as ``json_format`` writes it.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import tempfile
@@ -31,6 +37,7 @@ from .store import SchemaStore
 
 MAIN_FILE = "kafkadump_schema.proto"
 MAX_FILES = 1000
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
 
 
@@ -43,22 +50,97 @@ def require() -> None:
 def compile_schema(schema: Schema, store: SchemaStore, limits: PayloadLimits, validate: bool = False
                    ) -> ProtobufCodec:
     """``schema`` compiled to descriptors.  Raises SchemaProblem with protoc's first error line."""
-    from google.protobuf import descriptor_pb2, descriptor_pool
+    from google.protobuf import descriptor_pool
 
-    files = _sources(schema, store)
+    protos = _file_protos(schema, store, MAIN_FILE, 0)
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+    for fdp in protos:
+        if fdp.name not in added:
+            added.add(fdp.name)
+            pool.Add(fdp)
+    return ProtobufCodec(pool.FindFileByName(protos[-1].name), limits)
+
+
+def serialized_descriptor(text: str) -> Any:
+    """The FileDescriptorProto a schema text holds in base64 (what Confluent's Python serializer
+    registers, and ``?format=serialized`` returns), or None when the text is .proto source."""
+    from google.protobuf import descriptor_pb2
+    from google.protobuf.message import DecodeError
+
+    compact = "".join(text.split())
+    if not compact or not _BASE64.fullmatch(compact):
+        return None
+    try:
+        fdp = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(compact, validate=True))
+    except (ValueError, DecodeError):
+        return None
+    return fdp if fdp.name or fdp.message_type else None
+
+
+def _file_protos(schema: Schema, store: SchemaStore, name: str, depth: int) -> list[Any]:
+    """The FileDescriptorProtos of ``schema`` (under import ``name``) and everything it imports, imports first."""
+    if depth > 64:
+        raise SchemaProblem("imports nested deeper than 64")
+    fdp = serialized_descriptor(schema.text)
+    if fdp is None:
+        return _compile_text(schema, store, name)
+    named = {ref.name: store.resolve(ref) for ref in schema.references}
+    out: list[Any] = []
+    for dep in fdp.dependency:
+        found = named.get(dep) or store.by_name.get(dep) or store.by_name.get(PurePosixPath(dep).name)
+        if found is not None:
+            out += _file_protos(found, store, dep, depth + 1)
+        elif dep.startswith("google/protobuf/"):
+            out.append(_well_known(dep))
+        else:
+            raise SchemaProblem(f"the import {dep[:80]!r} is in no reference and no loaded file")
+    if depth and fdp.name != name:
+        fdp.name = name
+    return out + [fdp]
+
+
+def _well_known(name: str) -> Any:
+    """Google's well-known .proto file ``name`` as the protobuf runtime knows it."""
+    from google.protobuf import (  # noqa: F401 - importing them puts their files in the default pool
+        any_pb2,
+        api_pb2,
+        descriptor_pb2,
+        descriptor_pool,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        source_context_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        type_pb2,
+        wrappers_pb2,
+    )
+
+    try:
+        fd = descriptor_pool.Default().FindFileByName(name)
+    except KeyError:
+        raise SchemaProblem(f"the import {name[:80]!r} is not a well-known type") from None
+    fdp = descriptor_pb2.FileDescriptorProto()
+    fd.CopyToProto(fdp)
+    return fdp
+
+
+def _compile_text(schema: Schema, store: SchemaStore, name: str) -> list[Any]:
+    """.proto source compiled by protoc (with its imports) to FileDescriptorProtos, ``name`` last."""
+    from google.protobuf import descriptor_pb2
+
+    files = _sources(schema, store, name)
     with tempfile.TemporaryDirectory(prefix="kafkadump-proto-") as tmp:
         root = Path(tmp)
-        for name, text in files.items():
-            target = root / "src" / name
+        for file_name, text in files.items():
+            target = root / "src" / file_name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         out = root / "set.pb"
-        _protoc(root, out)
+        _protoc(root, out, name)
         file_set = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
-    pool = descriptor_pool.DescriptorPool()
-    for fdp in file_set.file:
-        pool.Add(fdp)
-    return ProtobufCodec(pool.FindFileByName(MAIN_FILE), limits)
+    return list(file_set.file)
 
 
 def _safe_name(name: str) -> str:
@@ -68,9 +150,9 @@ def _safe_name(name: str) -> str:
     return str(p)
 
 
-def _sources(schema: Schema, store: SchemaStore) -> dict[str, str]:
+def _sources(schema: Schema, store: SchemaStore, main: str) -> dict[str, str]:
     """The main .proto text and every text its imports reach, by import name."""
-    files = {MAIN_FILE: schema.text}
+    files = {_safe_name(main): schema.text}
     todo = [schema]
     while todo:
         current = todo.pop()
@@ -88,14 +170,14 @@ def _sources(schema: Schema, store: SchemaStore) -> dict[str, str]:
     return files
 
 
-def _protoc(root: Path, out: Path) -> None:
-    """Run the bundled protoc on MAIN_FILE; its messages (fd 2) are caught, never printed."""
+def _protoc(root: Path, out: Path, main: str) -> None:
+    """Run the bundled protoc on ``main``; its messages (fd 2) are caught, never printed."""
     import grpc_tools
     from grpc_tools import protoc
 
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
     args = ["protoc", f"-I{root / 'src'}", f"-I{include}", f"--descriptor_set_out={out}", "--include_imports",
-            MAIN_FILE]
+            main]
     with tempfile.TemporaryFile() as err:
         saved = os.dup(2)
         try:
