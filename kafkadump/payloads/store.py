@@ -161,7 +161,10 @@ class SchemaStore:
         if sid is None:
             self.unnumbered.append(schema)
         else:
-            schema = self._merged(sid, schema)
+            old = self.by_id.get(sid)
+            if old is not None:
+                schema = self._merged(old, schema)
+                self._repoint(old, schema)
             self.by_id[sid] = schema
         if schema.guid:
             self.by_guid.setdefault(schema.guid.lower(), schema)
@@ -169,13 +172,18 @@ class SchemaStore:
             self.by_subject_version[(r.subject, r.version)] = schema
             self.by_name.setdefault(r.subject, schema)
 
-    def _merged(self, schema_id: int, schema: Schema) -> Schema:
+    @staticmethod
+    def _merged(old: Schema, schema: Schema) -> Schema:
         """``schema`` with the registrations of a schema of the same id loaded before (an export lists each)."""
-        old = self.by_id.get(schema_id)
-        if old is None:
-            return schema
         regs = old.registrations + tuple(r for r in schema.registrations if r not in old.registrations)
-        return Schema(schema_id, old.schema_type, old.text, old.references, regs, old.guid or schema.guid, old.source)
+        return Schema(old.id, old.schema_type, old.text, old.references, regs, old.guid or schema.guid, old.source)
+
+    def _repoint(self, old: Schema, new: Schema) -> None:
+        indexes: tuple[dict[Any, Schema], ...] = (self.by_guid, self.by_subject_version, self.by_name)
+        for index in indexes:
+            for k, v in list(index.items()):
+                if v is old:
+                    index[k] = new
 
     # ---- queries ----------------------------------------------------------------------------------------
 
