@@ -88,7 +88,9 @@ class JsonCodec:
         if not _depth(value, self.limits.max_depth):
             return DecodedPayload(error=f"JSON nested deeper than the limit ({self.limits.max_depth})")
         if self.validator is not None:
-            error = next(iter(self.validator.iter_errors(value)), None)
+            from jsonschema.exceptions import best_match
+
+            error = best_match(self.validator.iter_errors(value))
             if error is not None:
                 where = "/".join(map(str, error.absolute_path)) or "(the value)"
                 return DecodedPayload(value=value, error=f"does not validate at {where}: {error.message[:160]}")
