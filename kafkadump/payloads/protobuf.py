@@ -38,7 +38,7 @@ from .store import SchemaStore
 MAIN_FILE = "kafkadump_schema.proto"
 MAX_FILES = 1000
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
+_IMPORT = re.compile(r'(?:^|;)\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
 
 
 def require() -> None:
