@@ -207,3 +207,19 @@ def test_startup_imports_no_payload_library():
             "print(sorted(m for m in ('fastavro', 'google.protobuf', 'grpc_tools', 'jsonschema') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "[]"
+
+
+def test_a_schema_naming_one_type_on_many_paths_is_checked_in_its_size():
+    # level i has two fields of level i-1: 2^40 paths through the schema, 40 named types
+    fields = [{"name": "a", "type": "int"}]
+    levels = [{"type": "record", "name": "L0", "fields": fields}]
+    for i in range(1, 40):
+        levels.append({"type": "record", "name": f"L{i}", "fields": [{"name": "x", "type": f"L{i - 1}"},
+                                                                   {"name": "y", "type": f"L{i - 1}"}]})
+    schema = {"type": "record", "name": "Top", "fields": [{"name": f"f{i}", "type": lv} for i, lv in
+                                                         enumerate(levels)] +
+              [{"name": "empty", "type": {"type": "array", "items": {"type": "fixed", "name": "Z", "size": 0}}}]}
+    got = DEC.decode(avro(schema), b"")
+    assert got.value is None and got.error  # compiled (and guarded: zero-byte items) without walking 2^40 paths
+    assert "more than 10000" in DEC.decode(avro({"type": "array", "items": {"type": "fixed", "name": "Z0",
+                                                                            "size": 0}}), zz(2 ** 40)).error

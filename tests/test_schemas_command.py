@@ -87,3 +87,14 @@ def test_real_patient_admissions_schemas():
     assert table.returncode == 0
     assert table.stdout.splitlines()[-1] == ("0 schemas, 0 subjects, 0 versions (0 soft deleted, 0 hard deleted), "
                                              "0 settings; 42 _schemas records read (42 NOOP); 0 findings")
+
+
+def test_hostile_text_in_findings_and_paths_is_escaped(tmp_path):
+    hostile = "\x1b[2J\x1b]0;pwned\x07\u202e"
+    key = json.dumps({"keytype": "X" + hostile, "magic": 0}).encode()
+    write_schemas_partition(tmp_path, [(key, b"{}")])
+    r = run("schemas", str(tmp_path))
+    assert r.returncode == 1 and "internal-malformed" in r.stdout
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
+    missing = run("schemas", str(tmp_path / f"no{hostile}"))
+    assert missing.returncode == 2 and "\x1b" not in missing.stderr and "\x07" not in missing.stderr

@@ -152,72 +152,71 @@ def _record_name(main: Any) -> str | None:
 
 
 def _needs_guard(node: Any, named: dict[str, Any]) -> bool:
-    """True when the schema is recursive or has an array/map whose items may take no bytes."""
-    return _recursive(node, named, ()) or _zero_size_items(node, named, set())
+    """True when the schema is recursive or has an array whose items may take no bytes.
 
+    One walk with each named type visited once (a schema that names one type many times costs its size, not
+    the number of paths through it).
+    """
+    state: dict[str, int] = {}  # 1: being walked, 2: done
+    sizes: dict[str, int] = {}
 
-def _recursive(node: Any, named: dict[str, Any], path: tuple[str, ...]) -> bool:
-    if isinstance(node, str):
-        if node in path:
-            return True
-        return node in named and _recursive(named[node], named, path + (node,))
-    if isinstance(node, list):
-        return any(_recursive(n, named, path) for n in node)
-    if isinstance(node, dict):
-        t = node.get("type")
+    def named_type(name: str) -> bool:
+        if state.get(name) == 1:
+            return True  # reached from inside itself: recursive
+        if state.get(name) == 2 or name not in named:
+            return False
+        state[name] = 1
+        found = walk(named[name], inline=True)
+        state[name] = 2
+        return found
+
+    def walk(n: Any, inline: bool = False) -> bool:
+        if isinstance(n, str):
+            return named_type(n)
+        if isinstance(n, list):
+            return any(walk(x) for x in n)
+        if not isinstance(n, dict):
+            return False
+        t = n.get("type")
+        name = n.get("name")
+        if t in ("record", "error", "enum", "fixed") and isinstance(name, str) and not inline:
+            return named_type(name) if name in named else any(walk(f["type"]) for f in n.get("fields", ()))
         if t in ("record", "error"):
-            name = node.get("name", "")
-            inner = path + (name,) if name not in path else path
-            return any(_recursive(f["type"], named, inner) for f in node["fields"])
+            return any(walk(f["type"]) for f in n["fields"])
         if t == "array":
-            return _recursive(node["items"], named, path)
+            return _min_size(n["items"], named, sizes, set()) == 0 or walk(n["items"])
         if t == "map":
-            return _recursive(node["values"], named, path)
-        if isinstance(t, (dict, list)):
-            return _recursive(t, named, path)
-    return False
+            return walk(n["values"])
+        return walk(t) if isinstance(t, (dict, list)) else False
+
+    return walk(node)
 
 
-def _min_size(node: Any, named: dict[str, Any], seen: set[str]) -> int:
-    """The fewest bytes a value of this type takes (a recursive name counts as 0)."""
+def _min_size(node: Any, named: dict[str, Any], sizes: dict[str, int], stack: set[str]) -> int:
+    """The fewest bytes a value of this type takes (a type reached from inside itself counts 0)."""
     if isinstance(node, str):
         if node in PRIMITIVE_SIZE:
             return PRIMITIVE_SIZE[node]
-        if node in seen or node not in named:
+        if node in sizes:
+            return sizes[node]
+        if node in stack or node not in named:
             return 0
-        return _min_size(named[node], named, seen | {node})
+        size = _min_size(named[node], named, sizes, stack | {node})
+        sizes[node] = size
+        return size
     if isinstance(node, list):
         return 1  # the branch index
     if isinstance(node, dict):
         t = node.get("type")
+        inner = stack | {node["name"]} if isinstance(node.get("name"), str) else stack
         if t in ("record", "error"):
-            return sum(_min_size(f["type"], named, seen | {node.get("name", "")}) for f in node["fields"])
+            return sum(_min_size(f["type"], named, sizes, inner) for f in node["fields"])
         if t == "fixed":
             return int(node.get("size", 0))
         if t in ("enum", "array", "map"):
             return 1
-        return _min_size(t, named, seen)
+        return _min_size(t, named, sizes, stack)
     return 0
-
-
-def _zero_size_items(node: Any, named: dict[str, Any], seen: set[str]) -> bool:
-    if isinstance(node, str):
-        if node in seen or node not in named:
-            return False
-        return _zero_size_items(named[node], named, seen | {node})
-    if isinstance(node, list):
-        return any(_zero_size_items(n, named, seen) for n in node)
-    if isinstance(node, dict):
-        t = node.get("type")
-        if t in ("record", "error"):
-            return any(_zero_size_items(f["type"], named, seen | {node.get("name", "")}) for f in node["fields"])
-        if t == "array":
-            return _min_size(node["items"], named, set()) == 0 or _zero_size_items(node["items"], named, seen)
-        if t == "map":
-            return _zero_size_items(node["values"], named, seen)
-        if isinstance(t, (dict, list)):
-            return _zero_size_items(t, named, seen)
-    return False
 
 
 class AvroCodec:
@@ -283,7 +282,7 @@ def jsonable(v: Any) -> Any:
 # ---- the guard: the encoding walked with limits, for the schemas fastavro cannot bound -------------------
 
 class _Walk:
-    __slots__ = ("data", "pos", "items", "limits", "named")
+    __slots__ = ("data", "pos", "items", "limits", "named", "sizes")
 
     def __init__(self, data: bytes, limits: PayloadLimits, named: dict[str, Any]):
         self.data = data
@@ -291,6 +290,7 @@ class _Walk:
         self.items = 0
         self.limits = limits
         self.named = named
+        self.sizes: dict[str, int] = {}
 
     def fail(self, why: str, at: int | None = None) -> SchemaProblem:
         return SchemaProblem(why, self.pos if at is None else at)
@@ -372,7 +372,7 @@ class _Walk:
             self.skip(int(node["size"]))
         elif t in ("array", "map"):
             inner = node["items"] if t == "array" else node["values"]
-            item_min = _min_size(inner, self.named, set()) + (1 if t == "map" else 0)
+            item_min = _min_size(inner, self.named, self.sizes, set()) + (1 if t == "map" else 0)
             while True:
                 n = self.count(item_min)
                 if n == 0:

@@ -3,7 +3,7 @@
 The ``.proto`` text (and the texts its imports name, from the schema's
 references or from files of that name in the store) is written to a private
 temporary directory and compiled by the protoc that grpcio-tools bundles
-(no network, no separate install) into a ``FileDescriptorSet``; Google's
+(no network, no separate install), in a child process, into a ``FileDescriptorSet``; Google's
 well-known types come from the include directory grpcio-tools ships.  The
 set is loaded into a fresh ``DescriptorPool`` per schema (two versions of
 one ``.proto`` never meet), and a payload is parsed by the message class of
@@ -28,6 +28,8 @@ from __future__ import annotations
 import base64
 import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -37,6 +39,7 @@ from .store import SchemaStore
 
 MAIN_FILE = "kafkadump_schema.proto"
 MAX_FILES = 1000
+PROTOC_TIMEOUT = 60  # seconds one schema's compilation may take
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _IMPORT = re.compile(r'(?:^|;)\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
 
@@ -171,25 +174,21 @@ def _sources(schema: Schema, store: SchemaStore, main: str) -> dict[str, str]:
 
 
 def _protoc(root: Path, out: Path, main: str) -> None:
-    """Run the bundled protoc on ``main``; its messages (fd 2) are caught, never printed."""
+    """Run the bundled protoc on ``main`` in a child process (a protoc abort on hostile text cannot take
+    kafkadump down; its messages are caught, never printed)."""
     import grpc_tools
-    from grpc_tools import protoc
 
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
-    args = ["protoc", f"-I{root / 'src'}", f"-I{include}", f"--descriptor_set_out={out}", "--include_imports",
-            main]
-    with tempfile.TemporaryFile() as err:
-        saved = os.dup(2)
-        try:
-            os.dup2(err.fileno(), 2)
-            code = protoc.main(args)
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        err.seek(0)
-        message = err.read(4096).decode("utf-8", "replace")
-    if code != 0:
-        first = next((line for line in message.splitlines() if line.strip()), f"protoc exit status {code}")
+    args = [sys.executable, "-m", "grpc_tools.protoc", f"-I{root / 'src'}", f"-I{include}",
+            f"--descriptor_set_out={out}", "--include_imports", main]
+    try:
+        done = subprocess.run(args, capture_output=True, timeout=PROTOC_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise SchemaProblem(f"protoc did not finish in {PROTOC_TIMEOUT} s") from None
+    if done.returncode != 0 or not out.exists():
+        message = done.stderr[:4096].decode("utf-8", "replace")
+        first = next((line for line in message.splitlines() if line.strip()),
+                     f"protoc exit status {done.returncode}")
         raise SchemaProblem(first.replace(str(root / "src") + "/", "")[:200])
 
 
