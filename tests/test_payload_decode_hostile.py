@@ -223,3 +223,11 @@ def test_a_schema_naming_one_type_on_many_paths_is_checked_in_its_size():
     assert got.value is None and got.error  # compiled (and guarded: zero-byte items) without walking 2^40 paths
     assert "more than 10000" in DEC.decode(avro({"type": "array", "items": {"type": "fixed", "name": "Z0",
                                                                             "size": 0}}), zz(2 ** 40)).error
+
+
+def test_the_registrys_builtin_imports_compile():
+    text = ('syntax = "proto3"; import "confluent/meta.proto"; import "confluent/type/decimal.proto";\n'
+            'message P { confluent.type.Decimal price = 1 [(confluent.field_meta) = { doc: "EUR" }]; }')
+    # price { value: 0x04d2 (1234), precision: 6, scale: 2 }
+    got = DEC.decode(Schema(10, "PROTOBUF", text), b"\x0a\x08\x0a\x02\x04\xd2\x10\x06\x18\x02")
+    assert got.error is None and got.value == {"price": {"value": "BNI=", "precision": 6, "scale": 2}}

@@ -63,7 +63,13 @@ def test_a_log_dir_a_partition_and_a_segment_give_the_same_store(tmp_path):
     part = write_schemas_partition(tmp_path)
     (tmp_path / "orders-0").mkdir()
     assert find_schemas_dir(tmp_path) == part and find_schemas_dir(part) == part
-    assert find_schemas_dir(tmp_path / "orders-0") is None
+    assert find_schemas_dir(tmp_path / "orders-0") == part  # an input inside the log dir: its _schemas beside it
+    (tmp_path / "orders-0" / "00000000000000000000.log").write_bytes(b"")
+    assert find_schemas_dir(tmp_path / "orders-0" / "00000000000000000000.log") == part
+    assert find_schemas_dir(part / "00000000000000000000.log") == part
+    assert find_schemas_dir(tmp_path / "orders-0" / "nothing") is None
+    (tmp_path / "elsewhere").mkdir()
+    assert find_schemas_dir(tmp_path / "elsewhere") is None
     want = _registrations(SchemaStore.load([part]))
     assert _registrations(SchemaStore.load([tmp_path])) == want
     assert _registrations(SchemaStore.load([part / "00000000000000000000.log"])) == want

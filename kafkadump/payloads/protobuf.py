@@ -16,7 +16,8 @@ the message the framing's indexes name::
 A schema text may also be a base64 ``FileDescriptorProto`` (what Confluent's
 Python serializer registers, and the registry's ``format=serialized``): it is
 used as it is, its imports found the same way (Google's well-known files from
-the protobuf runtime).
+the protobuf runtime).  ``confluent/meta.proto`` and ``confluent/type/decimal.proto``,
+which the registry knows without a reference, are built in.
 
 The value is protobuf's JSON mapping with the ``.proto``'s field names and
 every field shown (64-bit integers as strings, bytes as base64, enums by
@@ -40,8 +41,42 @@ from .store import SchemaStore
 MAIN_FILE = "kafkadump_schema.proto"
 MAX_FILES = 1000
 PROTOC_TIMEOUT = 60  # seconds one schema's compilation may take
+# the files Schema Registry knows without a reference (its Protobuf provider ships them): field metadata
+# and the decimal type, written from their descriptors (field names and numbers as the registry has them)
+BUILTIN_IMPORTS = {
+    "confluent/meta.proto": """syntax = "proto3";
+package confluent;
+import "google/protobuf/descriptor.proto";
+option go_package = "../confluent";
+message Meta {
+  string doc = 1;
+  map<string, string> params = 2;
+  repeated string tags = 3;
+  repeated Rule rules = 4;
+}
+message Rule {
+  string name = 1;
+  string doc = 2;
+  string expr = 3;
+  string sql = 4;
+}
+extend google.protobuf.FileOptions { Meta file_meta = 1088; }
+extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
+extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
+extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
+extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
+""",
+    "confluent/type/decimal.proto": """syntax = "proto3";
+package confluent.type;
+message Decimal {
+  bytes value = 1;
+  uint32 precision = 2;
+  int32 scale = 3;
+}
+""",
+}
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_IMPORT = re.compile(r'(?:^|;)\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
+_IMPORT = re.compile(r'(?:^|(?<=;))\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
 
 
 def require() -> None:
@@ -92,6 +127,8 @@ def _file_protos(schema: Schema, store: SchemaStore, name: str, depth: int) -> l
     out: list[Any] = []
     for dep in fdp.dependency:
         found = named.get(dep) or store.by_name.get(dep) or store.by_name.get(PurePosixPath(dep).name)
+        if found is None and dep in BUILTIN_IMPORTS:
+            found = Schema(None, "PROTOBUF", BUILTIN_IMPORTS[dep], source="built in")
         if found is not None:
             out += _file_protos(found, store, dep, depth + 1)
         elif dep.startswith("google/protobuf/"):
@@ -164,6 +201,8 @@ def _sources(schema: Schema, store: SchemaStore, main: str) -> dict[str, str]:
             if name in files or name.startswith("google/protobuf/"):
                 continue
             found = named.get(name) or store.by_name.get(name) or store.by_name.get(PurePosixPath(name).name)
+            if found is None and name in BUILTIN_IMPORTS:
+                found = Schema(None, "PROTOBUF", BUILTIN_IMPORTS[name], source="built in")
             if found is None:
                 raise SchemaProblem(f"the import {name[:80]!r} is in no reference and no loaded file")
             files[_safe_name(name)] = found.text

@@ -38,10 +38,22 @@ MAX_SCHEMA_FILES = 100_000   # files read from one directory
 
 
 def find_schemas_dir(logdir: Path) -> Path | None:
-    """The ``_schemas`` partition directory in (or at) ``logdir``, or None."""
+    """The ``_schemas`` partition directory in (or at) ``logdir``, or None.
+
+    ``logdir`` may also be an input inside a log dir: a partition directory or a segment file (the
+    ``_schemas`` partition beside it is found).
+    """
     logdir = Path(logdir)
     if _is_schemas_partition(logdir):
         return logdir
+    if logdir.is_file():
+        logdir = logdir.parent
+        if _is_schemas_partition(logdir):
+            return logdir
+    if names.parse_partition_dir(str(logdir)) is not None:
+        found = find_schemas_dir(logdir.parent) if logdir.parent != logdir else None
+        if found is not None:
+            return found
     try:
         children = sorted(os.listdir(logdir))
     except OSError:
