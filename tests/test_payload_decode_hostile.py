@@ -231,3 +231,17 @@ def test_the_registrys_builtin_imports_compile():
     # price { value: 0x04d2 (1234), precision: 6, scale: 2 }
     got = DEC.decode(Schema(10, "PROTOBUF", text), b"\x0a\x08\x0a\x02\x04\xd2\x10\x06\x18\x02")
     assert got.error is None and got.value == {"price": {"value": "BNI=", "precision": 6, "scale": 2}}
+
+
+@pytest.mark.parametrize("logical, base, data, raw", [
+    ("timestamp-millis", "long", zz(2 ** 62), 2 ** 62),        # beyond year 9999
+    ("timestamp-micros", "long", zz(-(2 ** 62)), -(2 ** 62)),
+    ("date", "int", zz(2 ** 30), 2 ** 30),
+    ("time-millis", "int", zz(10 ** 9), 10 ** 9),               # more than a day
+    ("uuid", "string", zz(3) + b"abc", "abc"),
+])
+def test_a_value_its_logical_type_cannot_show_keeps_its_raw_value(logical, base, data, raw):
+    got = DEC.decode(avro({"type": "record", "name": "T", "fields": [
+        {"name": "x", "type": {"type": base, "logicalType": logical}}, {"name": "n", "type": "int"}]}), data + zz(7))
+    assert got.value == {"x": raw, "n": 7}
+    assert got.error.startswith("a logical type cannot show its value") and "without logical types" in got.error

@@ -56,24 +56,44 @@ def compile_schema(schema: Schema, store: SchemaStore, limits: PayloadLimits, va
     from fastavro import parse_schema
     from fastavro.schema import UnknownType
 
-    named: dict[str, Any] = {}
-    for ref_schema in _referenced(schema, store):
-        parse_schema(_json(ref_schema), named_schemas=named)
+    documents = [_json(s) for s in _referenced(schema, store)]
     main = _json(schema)
-    wrapper = {"type": "record", "name": WRAPPER, "fields": [{"name": "v", "type": main}]}
+    named: dict[str, Any] = {}
+    for document in documents:
+        parse_schema(document, named_schemas=named)
     tried: set[str] = set()
     while True:
         try:
-            parsed: dict[str, Any] = parse_schema(wrapper, named_schemas=named)  # type: ignore[assignment]
+            parsed = _parse_wrapped(main, named)
             break
         except UnknownType as e:
             definer = _definer(store, e.name, schema) if e.name not in tried else None
             if definer is None:
                 raise SchemaProblem(f"the named type {e.name!r} is in no referenced or loaded schema") from None
             tried.add(e.name)
-            parse_schema(_json(definer), named_schemas=named)
+            documents.append(_json(definer))
+            parse_schema(documents[-1], named_schemas=named)
     guarded = _needs_guard(parsed["fields"][0]["type"], named)
-    return AvroCodec(parsed, named, limits, guarded, _record_name(main))
+    return AvroCodec(parsed, named, limits, guarded, _record_name(main), documents + [main])
+
+
+def _parse_wrapped(main: Any, named: dict[str, Any]) -> dict[str, Any]:
+    """``main`` parsed as the one field of a record (the same encoding: a record is its fields in order), so
+    that fastavro reads any top-level type with the named types of ``named``."""
+    from fastavro import parse_schema
+
+    wrapper = {"type": "record", "name": WRAPPER, "fields": [{"name": "v", "type": main}]}
+    parsed: dict[str, Any] = parse_schema(wrapper, named_schemas=named)  # type: ignore[assignment]
+    return parsed
+
+
+def _without_logical_types(node: Any) -> Any:
+    """An Avro schema (JSON) with its logical types removed: the values read as their underlying types."""
+    if isinstance(node, list):
+        return [_without_logical_types(n) for n in node]
+    if isinstance(node, dict):
+        return {k: _without_logical_types(v) for k, v in node.items() if k != "logicalType"}
+    return node
 
 
 def _json(schema: Schema) -> Any:
@@ -223,12 +243,26 @@ class AvroCodec:
     """One parsed Avro schema: reads payloads (guarded when the schema needs it)."""
 
     def __init__(self, parsed: Any, named: dict[str, Any], limits: PayloadLimits, guarded: bool,
-                 record_name: str | None):
+                 record_name: str | None, documents: list[Any]):
         self.parsed = parsed
         self.named = named
         self.limits = limits
         self.guarded = guarded
         self.record_name = record_name
+        self.documents = documents  # the referenced schemas and the schema (JSON), main last
+        self._plain: Any = None
+
+    def plain(self) -> Any:
+        """The schema parsed without logical types (for values a logical type cannot show)."""
+        if self._plain is None:
+            from fastavro import parse_schema
+
+            named: dict[str, Any] = {}
+            *refs, main = [_without_logical_types(d) for d in self.documents]
+            for document in refs:
+                parse_schema(document, named_schemas=named)
+            self._plain = _parse_wrapped(main, named)
+        return self._plain
 
     def decode(self, data: bytes, message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
         from fastavro import schemaless_reader
@@ -247,11 +281,32 @@ class AvroCodec:
                                   error_offset=len(data), message=self.record_name)
         except UnicodeDecodeError as e:
             return DecodedPayload(error=f"a string is not UTF-8 ({e.reason})", message=self.record_name)
-        except (ValueError, OverflowError, IndexError, KeyError, TypeError) as e:
+        except (ValueError, OverflowError) as e:
+            return self._without_logical_types(data, e)
+        except (IndexError, KeyError, TypeError) as e:
             return DecodedPayload(error=f"not the Avro encoding of this schema: {type(e).__name__}: "
                                         f"{str(e)[:160]}", message=self.record_name)
+        return self._finish(value, stream.tell(), data)
+
+    def _without_logical_types(self, data: bytes, why: Exception) -> DecodedPayload:
+        """Read again without logical types: a timestamp beyond year 9999, a uuid that is no uuid, ... keep
+        their raw values (the bytes are a valid encoding); anything else is not this schema's encoding."""
+        from fastavro import schemaless_reader
+
+        stream = io.BytesIO(data)
+        try:
+            record: Any = schemaless_reader(stream, self.plain(), None)
+        except Exception:  # noqa: BLE001 - any failure here means the first error was about the bytes
+            return DecodedPayload(error=f"not the Avro encoding of this schema: {type(why).__name__}: "
+                                        f"{str(why)[:160]}", message=self.record_name)
+        got = self._finish(record["v"], stream.tell(), data)
+        reason = f"a logical type cannot show its value ({type(why).__name__}: {str(why)[:120]}): shown without " \
+                 f"logical types"
+        return DecodedPayload(value=got.value, error=reason if got.error is None else f"{reason}; {got.error}",
+                              error_offset=got.error_offset, message=self.record_name)
+
+    def _finish(self, value: Any, end: int, data: bytes) -> DecodedPayload:
         value = jsonable(value)
-        end = stream.tell()
         if end != len(data):
             return DecodedPayload(value=value, error=f"{len(data) - end} bytes after the Avro value",
                                   error_offset=end, message=self.record_name)
