@@ -245,3 +245,22 @@ def test_a_value_its_logical_type_cannot_show_keeps_its_raw_value(logical, base,
         {"name": "x", "type": {"type": base, "logicalType": logical}}, {"name": "n", "type": "int"}]}), data + zz(7))
     assert got.value == {"x": raw, "n": 7}
     assert got.error.startswith("a logical type cannot show its value") and "without logical types" in got.error
+
+
+def test_item_limits_for_schemas_fastavro_bounds_and_for_protobuf_and_json():
+    few = PayloadDecoder(SchemaStore(), PayloadLimits(max_items=100))
+    bools = zz(150) + b"\x01" * 150 + zz(0)
+    assert "more than 100 array/map items" in few.decode(avro({"type": "array", "items": "boolean"}), bools).error
+    assert few.decode(avro({"type": "array", "items": "boolean"}), zz(50) + b"\x01" * 50 + zz(0)).value == [True] * 50
+    proto = Schema(11, "PROTOBUF", 'syntax = "proto3"; message M { repeated bool b = 1; map<string, M> m = 2; }')
+    packed = b"\x0a" + bytes([150 & 0x7F | 0x80, 150 >> 7]) + b"\x01" * 150  # b: 150 packed bools
+    assert "more than 100 repeated items" in few.decode(proto, packed).error
+    assert few.decode(proto, b"\x0a\x02\x01\x00").value == {"b": [True, False], "m": {}}
+    def entry(key: bytes, n: int) -> bytes:  # m { key: KEY value { b: [true] * n } }
+        inner = b"\x0a" + bytes([n]) + b"\x01" * n
+        body = b"\x0a" + bytes([len(key)]) + key + b"\x12" + bytes([len(inner)]) + inner
+        return b"\x12" + bytes([len(body)]) + body
+    assert few.decode(proto, entry(b"k", 90) + entry(b"j", 5)).value["m"]["k"]["b"] == [True] * 90
+    assert "more than 100 repeated items" in few.decode(proto, entry(b"k", 60) + entry(b"j", 60)).error
+    json_schema = Schema(12, "JSON", "{}")
+    assert "more than 100 items" in few.decode(json_schema, json.dumps(list(range(150))).encode()).error

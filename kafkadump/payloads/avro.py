@@ -267,7 +267,9 @@ class AvroCodec:
     def decode(self, data: bytes, message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
         from fastavro import schemaless_reader
 
-        if self.guarded:
+        # a schema fastavro cannot bound, or a payload with room for more items than the limit (every
+        # item of other schemas takes a byte at least): walked with the limits first
+        if self.guarded or len(data) > self.limits.max_items:
             try:
                 check_encoding(self.parsed["fields"][0]["type"], self.named, data, self.limits)
             except SchemaProblem as e:

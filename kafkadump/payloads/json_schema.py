@@ -53,18 +53,20 @@ def _validator(document: Any, schema: Schema, store: SchemaStore) -> Any:
     return cls(document, registry=Registry().with_resources(resources))
 
 
-def _depth(value: Any, limit: int) -> bool:
-    """True when ``value`` nests no deeper than ``limit`` (checked without recursion)."""
+def within_limits(value: Any, limits: PayloadLimits) -> str | None:
+    """Why ``value`` nests deeper or holds more items than ``limits`` allow, or None (checked without recursion)."""
     todo = [(value, 0)]
+    items = 0
     while todo:
         v, d = todo.pop()
-        if d > limit:
-            return False
-        if isinstance(v, dict):
-            todo.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            todo.extend((x, d + 1) for x in v)
-    return True
+        if d > limits.max_depth:
+            return f"nested deeper than the limit ({limits.max_depth})"
+        if isinstance(v, (dict, list)):
+            items += len(v)
+            if items > limits.max_items:
+                return f"more than {limits.max_items} items"
+            todo.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return None
 
 
 class JsonCodec:
@@ -85,8 +87,9 @@ class JsonCodec:
             return DecodedPayload(error=f"not JSON: {e.msg}", error_offset=len(text[:e.pos].encode("utf-8")))
         except RecursionError:
             return DecodedPayload(error=f"JSON nested deeper than the limit ({self.limits.max_depth})")
-        if not _depth(value, self.limits.max_depth):
-            return DecodedPayload(error=f"JSON nested deeper than the limit ({self.limits.max_depth})")
+        too_much = within_limits(value, self.limits)
+        if too_much is not None:
+            return DecodedPayload(error=f"JSON {too_much}")
         if self.validator is not None:
             from jsonschema.exceptions import best_match
 
@@ -97,4 +100,4 @@ class JsonCodec:
         return DecodedPayload(value=value)
 
 
-__all__ = ["require", "compile_schema", "JsonCodec"]
+__all__ = ["require", "compile_schema", "JsonCodec", "within_limits"]

@@ -270,9 +270,42 @@ class ProtobufCodec:
             message.ParseFromString(data)
         except DecodeError as e:
             return DecodedPayload(error=f"not a {desc.full_name} message: {str(e)[:160]}", message=desc.full_name)
+        if len(data) > self.limits.max_items:
+            too_many = _too_many_items(message, self.limits.max_items)
+            if too_many:
+                return DecodedPayload(error=too_many, message=desc.full_name)
         value = json_format.MessageToDict(message, preserving_proto_field_name=True,
                                           always_print_fields_with_no_presence=True)
         return DecodedPayload(value=value, message=desc.full_name)
+
+
+def _repeated(field: Any) -> bool:
+    """A repeated (or map) field: ``is_repeated`` in protobuf 6 and later, ``label`` before."""
+    flag = getattr(field, "is_repeated", None)
+    return bool(flag) if flag is not None else field.label == 3  # LABEL_REPEATED
+
+
+def _too_many_items(message: Any, limit: int) -> str | None:
+    """Why a parsed message holds more repeated and map entries than ``limit``, or None (before it becomes
+    JSON: a packed repeated bool is one byte an item)."""
+    todo = [message]
+    items = 0
+    while todo:
+        m = todo.pop()
+        for field, value in m.ListFields():
+            if _repeated(field):
+                items += len(value)
+                if items > limit:
+                    return f"more than {limit} repeated items"
+                entry = field.message_type
+                if entry is not None and entry.GetOptions().map_entry:
+                    if entry.fields_by_name["value"].message_type is not None:
+                        todo.extend(value.values())
+                elif entry is not None:
+                    todo.extend(value)
+            elif field.message_type is not None:
+                todo.append(value)
+    return None
 
 
 __all__ = ["require", "compile_schema", "ProtobufCodec", "MAIN_FILE"]
