@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import need_corpus
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from schemas_topic_builder import (
     BAD_KEY,
     BAD_OFFSET,
@@ -23,7 +25,8 @@ from kafkadump.errors import InputError
 from kafkadump.findings import Code
 from kafkadump.payloads.model import Registration, SchemaReference
 from kafkadump.payloads.store import SchemaStore, find_schemas_dir
-from kafkadump.report.schema_objects import deletion, registrations, setting_object, settings
+from kafkadump.report.schema_objects import deletion, registrations, setting_object, store_objects
+from kafkadump.report.schema_objects import settings as store_settings
 
 PATIENT_LOGDIR = "real/segments/ItumelengMogase+Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data"
 
@@ -35,7 +38,7 @@ def _registrations(store: SchemaStore) -> dict:
 def test_schemas_partition_every_registration_deletion_and_setting(tmp_path):
     store = SchemaStore.load([write_schemas_partition(tmp_path)])
     assert _registrations(store) == EXPECTED_REGISTRATIONS
-    got = [(o["setting"], o["subject"], o["value"], o["offset"]) for o in map(setting_object, settings(store))]
+    got = [(o["setting"], o["subject"], o["value"], o["offset"]) for o in map(setting_object, store_settings(store))]
     assert sorted(got, key=str) == sorted(EXPECTED_SETTINGS, key=str)
     assert store.records == len(ENTRIES) and store.noops == 2
     assert sorted(store.by_id) == [1, 2, 3, 4, 5, 6, 7]
@@ -167,3 +170,26 @@ def test_store_files_are_opened_read_only(tmp_path):
     before = seg.read_bytes()
     SchemaStore.load([Path(part)])
     assert seg.read_bytes() == before
+
+
+_json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                        max_size=3), max_leaves=8)
+_keys = st.fixed_dictionaries({"keytype": st.sampled_from(["SCHEMA", "CONFIG", "MODE", "DELETE_SUBJECT",
+                                                           "CLEAR_SUBJECT", "NOOP", "CONTEXT", "OTHER"])},
+                              optional={"subject": _json_values, "version": _json_values, "magic": _json_values})
+_values = st.none() | st.fixed_dictionaries({}, optional={
+    "subject": _json_values, "version": _json_values, "id": _json_values, "schema": _json_values,
+    "schemaType": _json_values, "references": _json_values, "deleted": _json_values,
+    "compatibilityLevel": _json_values, "mode": _json_values, "guid": _json_values})
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_keys.map(lambda k: json.dumps(k).encode()) | st.binary(max_size=12),
+                          _values.map(lambda v: None if v is None else json.dumps(v).encode()) | st.binary(max_size=12)),
+                min_size=1, max_size=12))
+def test_any_schemas_records_fold_without_raising(tmp_path_factory, entries):
+    store = SchemaStore.load([write_schemas_partition(tmp_path_factory.mktemp("s"), entries)])
+    assert store.records == len(entries)
+    list(store_objects(store))  # every object can be made
+    json.dumps(list(store_objects(store)))
