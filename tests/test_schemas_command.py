@@ -98,3 +98,17 @@ def test_hostile_text_in_findings_and_paths_is_escaped(tmp_path):
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
     missing = run("schemas", str(tmp_path / f"no{hostile}"))
     assert missing.returncode == 2 and "\x1b" not in missing.stderr and "\x07" not in missing.stderr
+
+
+def test_schema_files_and_an_export_listed_together(tmp_path):
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "21.avsc").write_text('"long"')
+    (tmp_path / "files" / "orders-value.proto").write_text('syntax = "proto3"; message O { int32 a = 1; }')
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps([{"subject": "s", "version": 3, "id": 21, "schema": '"long"', "deleted": True}]))
+    r = run("schemas", str(tmp_path / "files"), str(export), "--json")
+    assert r.returncode == 0
+    objs = _objects(r.stdout)
+    assert [(o["subject"], o["version"], o["id"], o["schemaType"], o["deleted"]) for o in objs[:-1]] == [
+        ("s", 3, 21, "AVRO", "soft"), (None, None, None, "PROTOBUF", None)]
+    assert objs[-1]["schemas"] == 2 and objs[-1]["records"] == 0

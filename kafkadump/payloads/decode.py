@@ -76,7 +76,7 @@ class PayloadDecoder:
         self.store = store
         self.limits = limits or PayloadLimits()
         self.validate = validate
-        self._codecs: dict[tuple[int | None, str, int], Codec | str] = {}
+        self._codecs: dict[tuple[int | None, str, str], Codec | str] = {}
 
     def decode(self, schema: Schema, payload: bytes | memoryview,
                message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
@@ -95,7 +95,7 @@ class PayloadDecoder:
             return DecodedPayload(error=f"{type(e).__name__}: {str(e)[:200]}")
 
     def _codec(self, schema: Schema) -> Codec | str:
-        key = (schema.id, schema.schema_type, hash(schema.text))
+        key = (schema.id, schema.schema_type, schema.text)
         codec = self._codecs.get(key)
         if codec is None:
             codec = self._compile(schema)
