@@ -264,3 +264,10 @@ def test_item_limits_for_schemas_fastavro_bounds_and_for_protobuf_and_json():
     assert "more than 100 repeated items" in few.decode(proto, entry(b"k", 60) + entry(b"j", 60)).error
     json_schema = Schema(12, "JSON", "{}")
     assert "more than 100 items" in few.decode(json_schema, json.dumps(list(range(150))).encode()).error
+
+
+def test_protobuf_nesting_deeper_than_the_limit_within_protobufs_own():
+    proto = Schema(13, "PROTOBUF", 'syntax = "proto3"; message M { int32 a = 1; M child = 2; }')
+    got = DEC.decode(proto, _nest(40))  # 40 levels: protobuf reads it (its limit is 100), ours is 32
+    assert got.value is None and got.error == "nested deeper than the limit (32)"
+    assert DEC.decode(proto, _nest(20)).error is None

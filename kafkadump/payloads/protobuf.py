@@ -270,8 +270,8 @@ class ProtobufCodec:
             message.ParseFromString(data)
         except DecodeError as e:
             return DecodedPayload(error=f"not a {desc.full_name} message: {str(e)[:160]}", message=desc.full_name)
-        if len(data) > self.limits.max_items:
-            too_many = _too_many_items(message, self.limits.max_items)
+        if len(data) > min(self.limits.max_items, 2 * self.limits.max_depth):  # room for too many or too deep
+            too_many = _beyond_limits(message, self.limits)
             if too_many:
                 return DecodedPayload(error=too_many, message=desc.full_name)
         value = json_format.MessageToDict(message, preserving_proto_field_name=True,
@@ -285,26 +285,28 @@ def _repeated(field: Any) -> bool:
     return bool(flag) if flag is not None else field.label == 3  # LABEL_REPEATED
 
 
-def _too_many_items(message: Any, limit: int) -> str | None:
-    """Why a parsed message holds more repeated and map entries than ``limit``, or None (before it becomes
-    JSON: a packed repeated bool is one byte an item)."""
-    todo = [message]
+def _beyond_limits(message: Any, limits: PayloadLimits) -> str | None:
+    """Why a parsed message holds more repeated and map entries, or nests deeper, than ``limits`` allow, or
+    None (checked before it becomes JSON: a packed repeated bool is one byte an item)."""
+    todo = [(message, 0)]
     items = 0
     while todo:
-        m = todo.pop()
+        m, depth = todo.pop()
+        if depth > limits.max_depth:
+            return f"nested deeper than the limit ({limits.max_depth})"
         for field, value in m.ListFields():
             if _repeated(field):
                 items += len(value)
-                if items > limit:
-                    return f"more than {limit} repeated items"
+                if items > limits.max_items:
+                    return f"more than {limits.max_items} repeated items"
                 entry = field.message_type
                 if entry is not None and entry.GetOptions().map_entry:
                     if entry.fields_by_name["value"].message_type is not None:
-                        todo.extend(value.values())
+                        todo.extend((v, depth + 1) for v in value.values())
                 elif entry is not None:
-                    todo.extend(value)
+                    todo.extend((v, depth + 1) for v in value)
             elif field.message_type is not None:
-                todo.append(value)
+                todo.append((value, depth + 1))
     return None
 
 
