@@ -271,3 +271,10 @@ def test_protobuf_nesting_deeper_than_the_limit_within_protobufs_own():
     got = DEC.decode(proto, _nest(40))  # 40 levels: protobuf reads it (its limit is 100), ours is 32
     assert got.value is None and got.error == "nested deeper than the limit (32)"
     assert DEC.decode(proto, _nest(20)).error is None
+
+
+def test_limits_from_the_decoders_options():
+    from kafkadump.decode.options import Options
+
+    assert PayloadLimits.from_options(Options(max_decompressed=1000)) == PayloadLimits(max_bytes=1000)
+    assert PayloadLimits.from_options(Options()).max_depth == PayloadLimits().max_depth
