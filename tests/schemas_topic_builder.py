@@ -86,11 +86,11 @@ EXPECTED_SETTINGS = [("compatibilityLevel", None, "BACKWARD", 1), ("compatibilit
 BAD_OFFSET = 17
 
 
-def segment_bytes(entries: list[tuple[bytes, bytes | None]] = ENTRIES, per_batch: int = 4) -> bytes:
-    """The entries as v2 batches of ``per_batch`` records, offsets from 0."""
+def segment_bytes(entries: list[tuple[bytes, bytes | None]] = ENTRIES, per_batch: int = 4, codec: int = 0) -> bytes:
+    """The entries as v2 batches of ``per_batch`` records, offsets from 0 (``codec``: 1 gzip, ...)."""
     out = bytearray()
     for start in range(0, len(entries), per_batch):
-        bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+        bld = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
                                         producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
         for i, (k, v) in enumerate(entries[start:start + per_batch]):
             assert bld.append(i, timestamp=T0 + start + i, key=k, value=v, headers=[]) is not None

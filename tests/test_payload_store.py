@@ -3,6 +3,7 @@ schema files, references, and the input errors."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -193,3 +194,17 @@ def test_any_schemas_records_fold_without_raising(tmp_path_factory, entries):
     assert store.records == len(entries)
     list(store_objects(store))  # every object can be made
     json.dumps(list(store_objects(store)))
+
+
+def test_compressed_schemas_batches_and_a_finding_inside_one(tmp_path):
+    d = tmp_path / "_schemas-0"
+    d.mkdir()
+    data = segment_bytes(codec=1, per_batch=len(ENTRIES))  # one gzip batch holding every record
+    (d / "00000000000000000000.log").write_bytes(data)
+    store = SchemaStore.load([d])
+    assert _registrations(store) == EXPECTED_REGISTRATIONS
+    [located] = store.findings
+    # inside compressed data: anchored at the batch, with the offset inside the decompressed records
+    records = gzip.decompress(data[61:])  # the records after the 61-byte batch header
+    assert located.finding.offset == 0 and located.finding.source_offset == records.index(BAD_KEY)
+    assert located.finding.code is Code.INTERNAL_MALFORMED
