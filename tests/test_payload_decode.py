@@ -258,3 +258,21 @@ def test_lookup_by_guid_of_the_registry(tmp_path):
     store = _export(client, tmp_path)
     rs = client.get_latest_version("t-value")
     assert store.lookup(guid=rs.guid) is store.lookup(_framed(framed)[0])
+
+
+def test_protobuf_import_from_another_subject(tmp_path):
+    addr = 'syntax = "proto3";\npackage geo;\nmessage Addr { string city = 1; }\n'
+    user = ('syntax = "proto3";\npackage people;\nimport "geo/addr.proto";\n'
+            'message User { int32 id = 1; geo.Addr home = 2; }\n')
+    export = [{"subject": "geo-addr", "version": 4, "id": 30, "schemaType": "PROTOBUF", "schema": addr},
+              {"subject": "users-value", "version": 1, "id": 31, "schemaType": "PROTOBUF", "schema": user,
+               "references": [{"name": "geo/addr.proto", "subject": "geo-addr", "version": 4}]}]
+    (tmp_path / "export.json").write_text(json.dumps(export))
+    store = SchemaStore.load([tmp_path / "export.json"])
+    # id 7, home { city: "Oslo" }: written by hand from the wire format
+    got = PayloadDecoder(store).decode(store.lookup(31), b"\x08\x07\x12\x06\x0a\x04Oslo", (0,))
+    assert got.error is None and got.message == "people.User" and got.value == {"id": 7, "home": {"city": "Oslo"}}
+    export[1]["references"] = []
+    (tmp_path / "export.json").write_text(json.dumps(export[1:]))
+    lonely = SchemaStore.load([tmp_path / "export.json"])
+    assert "'geo/addr.proto' is in no reference" in PayloadDecoder(lonely).decode(lonely.lookup(31), b"").error
