@@ -276,3 +276,12 @@ def test_protobuf_import_from_another_subject(tmp_path):
     (tmp_path / "export.json").write_text(json.dumps(export[1:]))
     lonely = SchemaStore.load([tmp_path / "export.json"])
     assert "'geo/addr.proto' is in no reference" in PayloadDecoder(lonely).decode(lonely.lookup(31), b"").error
+
+
+def test_json_schema_ref_to_a_file_of_the_store(tmp_path):
+    (tmp_path / "addr.json").write_text(json.dumps({"type": "object", "required": ["city"]}))
+    (tmp_path / "40.json").write_text(json.dumps({"type": "object", "properties": {"home": {"$ref": "addr.json"}}}))
+    store = SchemaStore.load([tmp_path])
+    dec = PayloadDecoder(store, validate=True)
+    assert dec.decode(store.lookup(40), b'{"home": {"city": "Oslo"}}').error is None
+    assert "'city' is a required property" in dec.decode(store.lookup(40), b'{"home": {}}').error

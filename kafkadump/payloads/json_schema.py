@@ -33,24 +33,38 @@ def compile_schema(schema: Schema, store: SchemaStore, limits: PayloadLimits, va
 
 def _validator(document: Any, schema: Schema, store: SchemaStore) -> Any:
     from jsonschema import validators
-    from referencing import Registry, Resource
-    from referencing.jsonschema import DRAFT202012
+    from referencing import Registry
 
     resources = []
     for ref in schema.references:
         found = store.resolve(ref)
         if found is None:
             raise SchemaProblem(f"the reference {ref.name!r} (subject {ref.subject!r}) is not in the schema store")
-        try:
-            contents = json.loads(found.text)
-        except (ValueError, RecursionError):
-            raise SchemaProblem(f"the referenced schema {ref.name!r} is not JSON") from None
-        resource = Resource.from_contents(contents, default_specification=DRAFT202012)
+        resource = _resource(found, ref.name)
         resources += [(ref.name, resource), (ref.subject, resource)]
+    # files of the store by name (a directory of .json schemas: "$ref": "other.json"), where no reference says
+    taken = {name for name, _ in resources}
+    for name, found in store.by_name.items():
+        if found.schema_type == "JSON" and found is not schema and name not in taken:
+            try:
+                resources.append((name, _resource(found, name)))
+            except SchemaProblem:
+                continue
     if not isinstance(document, (dict, bool)):
         raise SchemaProblem("the JSON Schema is not an object")
     cls = validators.validator_for(document, default=validators.Draft202012Validator)
     return cls(document, registry=Registry().with_resources(resources))
+
+
+def _resource(found: Schema, name: str) -> Any:
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT202012
+
+    try:
+        contents = json.loads(found.text)
+    except (ValueError, RecursionError):
+        raise SchemaProblem(f"the referenced schema {name!r} is not JSON") from None
+    return Resource.from_contents(contents, default_specification=DRAFT202012)
 
 
 def within_limits(value: Any, limits: PayloadLimits) -> str | None:
