@@ -6,7 +6,9 @@ reason it does not decode (for a ``payload-malformed`` finding).  A schema is
 compiled once (per id) and kept; bad payloads and bad schemas are reasons,
 never exceptions.  The one exception is :class:`PayloadLibrariesMissing`
 (exit 2, one line saying how to install the ``payloads`` extra): the
-libraries are imported only here, when the first payload is decoded.
+libraries are imported only here, when the first payload is decoded;
+a command that wants the message before any output calls
+:func:`check_payload_libraries` with the schema types its store holds.
 
 Protobuf's Schema Registry framing puts the message indexes before the
 payload (:func:`parse_message_indexes`)::
