@@ -278,3 +278,13 @@ def test_limits_from_the_decoders_options():
 
     assert PayloadLimits.from_options(Options(max_decompressed=1000)) == PayloadLimits(max_bytes=1000)
     assert PayloadLimits.from_options(Options()).max_depth == PayloadLimits().max_depth
+
+
+def test_checking_the_libraries_before_any_output(monkeypatch):
+    from kafkadump.payloads.decode import check_payload_libraries
+
+    check_payload_libraries(("AVRO", "PROTOBUF", "JSON"))  # installed here: nothing raised
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    check_payload_libraries(("AVRO",))
+    with pytest.raises(PayloadLibrariesMissing, match=r"JSON payloads needs jsonschema .*kafkadump\[payloads\]"):
+        check_payload_libraries(("AVRO", "JSON"))

@@ -50,6 +50,7 @@ def test_schemas_partition_every_registration_deletion_and_setting(tmp_path):
     assert store.lookup(7).hard_deleted and store.lookup(7).text == '"string"'
     assert store.lookup(4).references == (SchemaReference("shop.Addr", "addr", 1),)
     assert store.lookup(99) is None and store.lookup(guid="nope") is None
+    assert store.schema_types() == ("AVRO", "JSON", "PROTOBUF")
 
 
 def test_malformed_record_is_a_finding_at_its_key(tmp_path):

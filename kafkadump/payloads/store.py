@@ -226,6 +226,10 @@ class SchemaStore:
         """Every schema of one type (to find an Avro named type no reference names)."""
         return [s for s in self.schemas() if s.schema_type == schema_type]
 
+    def schema_types(self) -> tuple[str, ...]:
+        """The schema types the store holds (for ``decode.check_payload_libraries``), each once, sorted."""
+        return tuple(sorted({s.schema_type for s in self.schemas()}))
+
     def __len__(self) -> int:
         return len(self.by_id) + len(self.unnumbered)
 
