@@ -39,6 +39,10 @@ def _forensics_commands() -> None:
     from . import forensics_commands  # noqa: F401
 
 
+def _payload_commands() -> None:
+    from . import payload_commands  # noqa: F401
+
+
 def _replica_commands() -> None:
     from . import replica_commands  # noqa: F401
 
@@ -57,6 +61,7 @@ _COMMAND_MODULES: list[tuple[Callable[[], None], tuple[str, ...]]] = [
     (_forensics_commands, ("txn", "offsets")),
     (_logdir_commands, ("dump", "triage", "carve")),
     (_manual_command, ("man",)),
+    (_payload_commands, ("schemas",)),
     (_replica_commands, ("metadata", "diff")),
     (_segment_commands, ("batches", "records", "verify-crc", "hexdump")),
     (_spark_commands, ("spark",)),
