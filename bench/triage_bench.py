@@ -15,7 +15,10 @@ a. memory: each command below runs once on a ``--size`` segment (16 KiB
 b. triage --jobs: a log dir of ``--partitions`` partitions (hard links of
    one segment of ``--jobs-size``), ``triage --jobs 1`` against
    ``--jobs 2``, interleaved for ``--rounds`` rounds: wall seconds (the
-   speed-up), CPU seconds of the whole process tree.
+   speed-up), CPU seconds of the whole process tree, and the CPU spread:
+   all CPU seconds over those of the busiest process (the parent or one
+   worker), the speed-up ceiling on idle cores, which does not depend on
+   what else runs on the machine.
 
 Nothing is asserted.  The machine's CPU count and load are printed: on a
 shared machine the wall-clock speed-up is only as good as the idle cores.
@@ -76,6 +79,16 @@ def _status(pid: int) -> dict[str, int]:
     return out
 
 
+def _cpu_ticks(pid: int) -> int:
+    """User + system clock ticks ``pid`` has used so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _tree(pid: int) -> list[int]:
     """``pid`` and all its descendants."""
     out, todo = [], [pid]
@@ -95,13 +108,17 @@ def run(argv: list[str]) -> dict[str, float]:
     with tempfile.NamedTemporaryFile(prefix="kd-time-") as tfile:
         full = [TIME, "-o", tfile.name, "-f", "%M"] + argv if TIME else argv
         peak_rss = peak_anon = peak_pss = 0
+        ticks: dict[int, int] = {}
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while True:
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
-            tree = [_status(q) for q in _tree(p.pid)[1 if TIME else 0:]]
+            pids = _tree(p.pid)[1 if TIME else 0:]
+            for q in pids:
+                ticks[q] = max(ticks.get(q, 0), _cpu_ticks(q))
+            tree = [_status(q) for q in pids]
             peak_rss = max(peak_rss, sum(s.get("VmRSS", 0) for s in tree))
             peak_anon = max(peak_anon, sum(s.get("RssAnon", 0) for s in tree))
             peak_pss = max(peak_pss, sum(s.get("Pss", 0) for s in tree))
@@ -110,7 +127,8 @@ def run(argv: list[str]) -> dict[str, float]:
         max_one = int(Path(tfile.name).read_text().split()[-1]) * 1024 if TIME else 0
     return {"rc": os.waitstatus_to_exitcode(status), "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "maxrss": max_one, "peak_tree_rss": peak_rss, "peak_tree_anon": peak_anon,
-            "peak_tree_pss": peak_pss}
+            "peak_tree_pss": peak_pss,
+            "busiest_cpu_s": max(ticks.values(), default=0) / os.sysconf("SC_CLK_TCK")}
 
 
 def warm(path: Path) -> None:
@@ -173,6 +191,7 @@ def jobs_speedup(root: Path, size: int, partitions: int, rounds: int) -> dict[st
                      "min_wall_s": min(r["wall_s"] for r in runs),
                      "peak_tree_rss": max(r["peak_tree_rss"] for r in runs),
                      "peak_tree_pss": max(r["peak_tree_pss"] for r in runs),
+                     "spread": statistics.median(r["cpu_s"] / r["busiest_cpu_s"] for r in runs if r["busiest_cpu_s"]),
                      "maxrss": max(r["maxrss"] for r in runs),
                      "rc": max(r["rc"] for r in runs)}
     return out
@@ -216,9 +235,13 @@ def main(argv: list[str] | None = None) -> int:
             for flag, r in res.items():
                 print(f"  triage {flag:<9} wall {r['wall_s']:6.2f} s (min {r['min_wall_s']:.2f})  "
                       f"cpu {r['cpu_s']:6.2f} s  max RSS {r['maxrss'] / 1e6:6.1f} MB  tree RSS "
-                      f"{r['peak_tree_rss'] / 1e6:6.1f} MB  tree PSS {r['peak_tree_pss'] / 1e6:6.1f} MB  rc {r['rc']:.0f}")
+                      f"{r['peak_tree_rss'] / 1e6:6.1f} MB  tree PSS {r['peak_tree_pss'] / 1e6:6.1f} MB  rc {r['rc']:.0f}"
+                      f"  CPU spread {r['spread']:.2f}x")
             print(f"  speed-up --jobs 2 over --jobs 1: {one['wall_s'] / two['wall_s']:.2f}x wall, "
                   f"CPU cost {two['cpu_s'] / one['cpu_s']:.2f}x (load {os.getloadavg()[0]:.1f})")
+            ceiling = min(two["spread"], float(os.cpu_count() or 1), 2.0)
+            print(f"  CPU spread of --jobs 2 (all CPU seconds / the busiest process's): {two['spread']:.2f}x; "
+                  f"speed-up ceiling on idle cores: {ceiling:.2f}x")
     finally:
         if args.out is None:
             shutil.rmtree(root, ignore_errors=True)
