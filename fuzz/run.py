@@ -52,6 +52,7 @@ def main(argv) -> int:
         import targets
 
         import kafkadump.cli  # noqa: F401  (instrument the package before the targets use it)
+        kafkadump.cli.load_all_commands()  # the command modules load on first use: instrument them all here
         import kafkadump.cli.capture_command  # noqa: F401
         import kafkadump.cli.logdir_commands  # noqa: F401
         import kafkadump.decode.batch  # noqa: F401
