@@ -1,0 +1,181 @@
+"""What a key or value is framed as: Confluent Schema Registry wire format, a schema id carried
+in a record header, or plain JSON / UTF-8 text / other bytes.
+
+Confluent's wire format: magic byte 0, the schema id as a 4-byte big-endian integer, then (for
+Protobuf only) the message indexes (a zigzag varint count, then that many zigzag varint
+indexes; a count of 0 is the shorthand for ``[0]``), then the Avro / Protobuf / JSON payload.
+The newer framing keeps the payload bare and carries the id in a header, ``__key_schema_id`` or
+``__value_schema_id``: version byte 1 and a 16-byte GUID (two big-endian longs, a UUID), or
+magic 0 and a 4-byte id; for Protobuf the message indexes follow in the header.
+
+Detection is a guess from the bytes alone: a value starting with byte 0 may be anything else (a
+big-endian integer key starts with 0 too).  ``certain`` says whether the framing is plausible:
+false for a magic-0 value too short to hold an id, an id that is not positive, or an id that a
+schema store present does not know.  Message indexes are only parsed when the schema is known to
+be Protobuf (``schema_type``): elsewhere the bytes after the id are the payload.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+KEY_SCHEMA_ID_HEADER = "__key_schema_id"
+VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
+MAGIC_ID = 0      # magic 0: a 4-byte schema id follows
+MAGIC_GUID = 1    # header version 1: a 16-byte GUID follows
+ID_END = 5        # magic + id
+GUID_END = 17     # version + GUID
+MAX_MESSAGE_INDEXES = 64  # nesting depth of Protobuf message types; more is not a framing
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # text: no control but tab, LF, CR
+KINDS = ("confluent", "header-id", "json", "utf8", "binary", "empty")
+
+# the type of the schema an id or GUID names ("AVRO", "PROTOBUF", "JSON"), None when unknown
+SchemaTypeOf = Callable[[int | None, str | None], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """What was detected in a key or value.
+
+    ``payload_start``: where the payload proper starts in the key or value (5 after a
+    Confluent frame, more with message indexes; 0 for a header-carried id or no framing).
+    ``header``: the name of the header that carried the id.  ``index_end``: for a
+    header-carried id, where the message indexes end in the header's value.
+    """
+
+    kind: str
+    schema_id: int | None = None
+    guid: str | None = None
+    message_indexes: tuple[int, ...] | None = None
+    payload_start: int = 0
+    certain: bool = True
+    header: str | None = None
+
+    @property
+    def framed(self) -> bool:
+        """Framed by Schema Registry (in the bytes or by a header)."""
+        return self.kind in ("confluent", "header-id")
+
+
+def zigzag_varint(data: bytes, pos: int) -> tuple[int, int] | None:
+    """A zigzag varint (Kafka's ``ByteUtils.readVarint``) at ``pos``: (value, end), None when cut short
+    or longer than 5 bytes."""
+    raw = 0
+    for i in range(5):
+        if pos + i >= len(data):
+            return None
+        byte = data[pos + i]
+        raw |= (byte & 0x7F) << (7 * i)
+        if not byte & 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos + i + 1
+    return None
+
+
+def message_indexes(data: bytes, pos: int) -> tuple[tuple[int, ...], int] | None:
+    """Protobuf message indexes at ``pos``: (indexes, end); None when they are not well formed
+    (cut short, a negative count or index, or more than :data:`MAX_MESSAGE_INDEXES`)."""
+    got = zigzag_varint(data, pos)
+    if got is None:
+        return None
+    count, pos = got
+    if count == 0:
+        return (0,), pos
+    if count < 0 or count > MAX_MESSAGE_INDEXES:
+        return None
+    out = []
+    for _ in range(count):
+        got = zigzag_varint(data, pos)
+        if got is None or got[0] < 0:
+            return None
+        out.append(got[0])
+        pos = got[1]
+    return tuple(out), pos
+
+
+def _schema_header(headers: Iterable[tuple[str, bytes | None]], which: str) -> tuple[str, bytes | None] | None:
+    name = KEY_SCHEMA_ID_HEADER if which == "key" else VALUE_SCHEMA_ID_HEADER
+    found = None
+    for k, v in headers:
+        if k == name:
+            found = (k, v)  # the last one wins, as lastHeader does
+    return found
+
+
+def _with_indexes(f: Framing, source: bytes, pos: int, schema_type: SchemaTypeOf | None) -> Framing:
+    """``f`` with its Protobuf message indexes read from ``source`` at ``pos`` when the schema is
+    Protobuf; ``certain`` false when the store does not know the schema or the indexes are bad."""
+    if schema_type is None:
+        return f
+    kind = schema_type(f.schema_id, f.guid)
+    if kind is None:
+        return _replace(f, certain=False)
+    if kind != "PROTOBUF":
+        return f
+    got = message_indexes(source, pos)
+    if got is None:
+        return _replace(f, certain=False)
+    indexes, end = got
+    return _replace(f, message_indexes=indexes,
+                    payload_start=end if f.kind == "confluent" else f.payload_start)
+
+
+def _replace(f: Framing, **changes: object) -> Framing:
+    import dataclasses
+
+    return dataclasses.replace(f, **changes)  # type: ignore[arg-type]
+
+
+def _header_framing(name: str, hv: bytes | None, schema_type: SchemaTypeOf | None) -> Framing:
+    if hv and hv[0] == MAGIC_GUID and len(hv) >= GUID_END:
+        f = Framing("header-id", guid=str(uuid.UUID(bytes=bytes(hv[1:GUID_END]))), header=name)
+        return _with_indexes(f, hv, GUID_END, schema_type)
+    if hv and hv[0] == MAGIC_ID and len(hv) >= ID_END:
+        sid = int.from_bytes(hv[1:ID_END], "big", signed=True)
+        f = Framing("header-id", schema_id=sid, header=name, certain=sid > 0)
+        return _with_indexes(f, hv, ID_END, schema_type)
+    return Framing("header-id", header=name, certain=False)
+
+
+def _plain(data: bytes) -> Framing:
+    if not data:
+        return Framing("empty")
+    first = data.lstrip()[:1]
+    if first in (b"{", b"["):
+        import json
+
+        try:
+            json.loads(data)
+            return Framing("json")
+        except ValueError:
+            pass
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Framing("binary")
+    return Framing("binary" if _CONTROLS.search(text) else "utf8")
+
+
+def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None]] = (), which: str = "value",
+                   schema_type: SchemaTypeOf | None = None) -> Framing:
+    """The framing of a record's key or value (``which``: "key" or "value"), ``headers`` its
+    record's headers.  ``schema_type``: the schema store's answer for an id or GUID (its type,
+    or None when unknown); without a store, ids are taken as plausible when positive."""
+    hdr = _schema_header(headers, which) if headers else None
+    if hdr is not None:
+        return _header_framing(hdr[0], hdr[1], schema_type)
+    if not data:
+        return Framing("empty")
+    if data[0] == MAGIC_ID:
+        if len(data) < ID_END:
+            return Framing("confluent", payload_start=len(data), certain=False)
+        sid = int.from_bytes(data[1:ID_END], "big", signed=True)
+        f = Framing("confluent", schema_id=sid, payload_start=ID_END, certain=sid > 0)
+        return _with_indexes(f, data, ID_END, schema_type) if f.certain else f
+    return _plain(data)
+
+
+__all__ = ["Framing", "detect_framing", "message_indexes", "zigzag_varint", "KEY_SCHEMA_ID_HEADER",
+           "VALUE_SCHEMA_ID_HEADER", "KINDS", "SchemaTypeOf"]
