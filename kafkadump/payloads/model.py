@@ -1,0 +1,156 @@
+"""The objects the payload modules hand each other: framing, schemas, decoded payloads, limits.
+
+Plain frozen dataclasses, no behaviour beyond small derived properties, and
+no imports of the payload libraries (this module is cheap to import).
+
+Schema Registry's wire format (the "Confluent framing") of a key or value::
+
+    magic            int8    0
+    schema_id        int32   big-endian, the registry's global id
+    message_indexes  (Protobuf only) zig-zag varint count, then that many
+                     zig-zag varint indexes into the .proto's messages; the
+                     single byte 0 is the shorthand for [0] (the first message)
+    payload          the Avro binary / Protobuf / JSON encoding
+
+The header-carried framing leaves the payload bare and names the schema in
+the record headers ``__key_schema_id`` / ``__value_schema_id`` (a version
+byte 1 and a 16-byte GUID, or a version byte 0 and a 4-byte id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+FRAMING_KINDS = ("confluent", "header-id", "json", "utf8", "binary", "empty")
+SCHEMA_TYPES = ("AVRO", "PROTOBUF", "JSON")
+
+
+@dataclass(frozen=True, slots=True)
+class Framing:
+    """How one key or value is framed.
+
+    ``kind`` is one of FRAMING_KINDS; ``schema_id`` / ``guid`` name the schema
+    when the framing carries one; ``message_indexes`` is the Protobuf message
+    path (parsed only when the schema is known to be PROTOBUF);
+    ``payload_start`` counts the framing bytes before the payload; ``certain``
+    is False when the bytes only look framed (a magic-0 value that may be
+    something else: "possibly").
+    """
+
+    kind: str
+    schema_id: int | None = None
+    guid: str | None = None
+    message_indexes: tuple[int, ...] | None = None
+    payload_start: int = 0
+    certain: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaReference:
+    """A reference from one schema to another: the import name and where it is registered."""
+
+    name: str
+    subject: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """One (subject, version) under which a schema id is registered.
+
+    ``deleted`` is the registry's soft delete (the value's ``"deleted": true``
+    or a DELETE_SUBJECT); ``hard_deleted`` means the key's value was a
+    tombstone (null) after it was written.
+    """
+
+    subject: str
+    version: int
+    deleted: bool = False
+    hard_deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """One schema of the store: its id (and GUID when known), type, text, references, registrations.
+
+    ``schema_type`` is "AVRO", "PROTOBUF" or "JSON" (the registry's default,
+    absent schemaType, is AVRO).  ``registrations`` lists every subject and
+    version that names this id, in the order they were found; a schema loaded
+    from a file that names no subject has none.
+    """
+
+    id: int | None
+    schema_type: str
+    text: str
+    references: tuple[SchemaReference, ...] = ()
+    registrations: tuple[Registration, ...] = ()
+    guid: str | None = None
+    source: str = ""  # where it came from: a file path, or "_schemas offset N"
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """The subjects that name this schema, each once, in order."""
+        return tuple(dict.fromkeys(r.subject for r in self.registrations))
+
+    @property
+    def subject(self) -> str | None:
+        """The first subject that names this schema, or None."""
+        return self.registrations[0].subject if self.registrations else None
+
+    @property
+    def versions(self) -> tuple[int, ...]:
+        """The versions of every registration, in order."""
+        return tuple(r.version for r in self.registrations)
+
+    @property
+    def version(self) -> int | None:
+        """The first registration's version, or None."""
+        return self.registrations[0].version if self.registrations else None
+
+    @property
+    def deleted(self) -> bool:
+        """Every registration is deleted (soft or hard); False when there are none."""
+        return bool(self.registrations) and all(r.deleted or r.hard_deleted for r in self.registrations)
+
+    @property
+    def hard_deleted(self) -> bool:
+        """Every registration was hard deleted (a tombstone); False when there are none."""
+        return bool(self.registrations) and all(r.hard_deleted for r in self.registrations)
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadLimits:
+    """Bounds on decoding one payload: nesting depth, items (array/map entries, fields) and bytes."""
+
+    max_depth: int = 64          # nested records/arrays/maps/messages deeper than this are an error
+    max_items: int = 1_000_000   # array and map entries, repeated fields, in one payload
+    max_bytes: int = 64 << 20    # a payload larger than this is not decoded
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedPayload:
+    """A payload decoded with its schema: ``value`` (JSON-ready) or ``error`` (the reason it failed).
+
+    ``value`` holds only dict/list/str/int/float/bool/None; logical types are
+    shown as people read them, losslessly (decimals as strings, timestamps as
+    ISO-8601 strings, uuids and dates as strings); bytes are base64 strings.
+    ``error`` is the one-line reason for a ``payload-malformed`` finding, and
+    ``error_offset`` (when known) the byte offset inside the payload where it
+    was seen.  ``message`` is the Protobuf message's full name, or the Avro
+    record's name, when there is one.
+    """
+
+    value: Any = None
+    error: str | None = None
+    error_offset: int | None = None
+    message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The payload decoded (``value`` holds it)."""
+        return self.error is None
+
+
+__all__ = ["FRAMING_KINDS", "SCHEMA_TYPES", "Framing", "SchemaReference", "Registration", "Schema",
+           "PayloadLimits", "DecodedPayload"]
