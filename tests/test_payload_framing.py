@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkadump.payloads.framing import Framing, detect_framing, message_indexes
+from kafkadump.payloads.framing import detect_framing, message_indexes
+from kafkadump.payloads.model import Framing
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -57,7 +58,7 @@ def test_header_carried_guid(registry):
     body = ser({"id": "7"}, SerializationContext("h", MessageField.KEY, headers))
     guid = registry.get_latest_version("h-key").guid
     key = detect_framing(body, headers, "key")
-    assert key == Framing("header-id", guid=str(uuid.UUID(guid)), header="__key_schema_id")
+    assert key == Framing("header-id", guid=str(uuid.UUID(guid)))
     assert body[key.payload_start:] == b"\x027"
     # the value of the same record is not framed by the key's header
     assert detect_framing(b"plain", headers, "value").kind == "utf8"

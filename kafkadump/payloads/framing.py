@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+from .model import FRAMING_KINDS, Framing
 
 KEY_SCHEMA_ID_HEADER = "__key_schema_id"
 VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
@@ -30,34 +31,10 @@ ID_END = 5        # magic + id
 GUID_END = 17     # version + GUID
 MAX_MESSAGE_INDEXES = 64  # nesting depth of Protobuf message types; more is not a framing
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # text: no control but tab, LF, CR
-KINDS = ("confluent", "header-id", "json", "utf8", "binary", "empty")
+KINDS = FRAMING_KINDS
 
 # the type of the schema an id or GUID names ("AVRO", "PROTOBUF", "JSON"), None when unknown
 SchemaTypeOf = Callable[[int | None, str | None], str | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Framing:
-    """What was detected in a key or value.
-
-    ``payload_start``: where the payload proper starts in the key or value (5 after a
-    Confluent frame, more with message indexes; 0 for a header-carried id or no framing).
-    ``header``: the name of the header that carried the id.  ``index_end``: for a
-    header-carried id, where the message indexes end in the header's value.
-    """
-
-    kind: str
-    schema_id: int | None = None
-    guid: str | None = None
-    message_indexes: tuple[int, ...] | None = None
-    payload_start: int = 0
-    certain: bool = True
-    header: str | None = None
-
-    @property
-    def framed(self) -> bool:
-        """Framed by Schema Registry (in the bytes or by a header)."""
-        return self.kind in ("confluent", "header-id")
 
 
 def zigzag_varint(data: bytes, pos: int) -> tuple[int, int] | None:
@@ -128,15 +105,15 @@ def _replace(f: Framing, **changes: object) -> Framing:
     return dataclasses.replace(f, **changes)  # type: ignore[arg-type]
 
 
-def _header_framing(name: str, hv: bytes | None, schema_type: SchemaTypeOf | None) -> Framing:
+def _header_framing(hv: bytes | None, schema_type: SchemaTypeOf | None) -> Framing:
     if hv and hv[0] == MAGIC_GUID and len(hv) >= GUID_END:
-        f = Framing("header-id", guid=str(uuid.UUID(bytes=bytes(hv[1:GUID_END]))), header=name)
+        f = Framing("header-id", guid=str(uuid.UUID(bytes=bytes(hv[1:GUID_END]))))
         return _with_indexes(f, hv, GUID_END, schema_type)
     if hv and hv[0] == MAGIC_ID and len(hv) >= ID_END:
         sid = int.from_bytes(hv[1:ID_END], "big", signed=True)
-        f = Framing("header-id", schema_id=sid, header=name, certain=sid > 0)
+        f = Framing("header-id", schema_id=sid, certain=sid > 0)
         return _with_indexes(f, hv, ID_END, schema_type)
-    return Framing("header-id", header=name, certain=False)
+    return Framing("header-id", certain=False)
 
 
 def _plain(data: bytes) -> Framing:
@@ -165,7 +142,7 @@ def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
     or None when unknown); without a store, ids are taken as plausible when positive."""
     hdr = _schema_header(headers, which) if headers else None
     if hdr is not None:
-        return _header_framing(hdr[0], hdr[1], schema_type)
+        return _header_framing(hdr[1], schema_type)
     if not data:
         return Framing("empty")
     if data[0] == MAGIC_ID:
