@@ -66,6 +66,7 @@ from ..decode.control import (
 )
 from ..decode.model import Batch, Gap, Record, Span
 from ..findings import Code, DecodeError, Finding, Truncated
+from ..payloads.redact import SECRET_MASK, mask_secrets
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
@@ -92,14 +93,15 @@ _FRAME_GROUPS = {K.METADATA: "metadata", K.REMOTE_LOG_METADATA: "storage"}
 _DECODERS: dict = {}
 
 
-def decoder_for(kind: str) -> Decoder:
+def decoder_for(kind: str, redact_secrets: bool = True) -> Decoder:
     """The (cached) :class:`Decoder` of one kind: offsets, transactions, metadata, share-state,
-    remote-log-metadata."""
-    d = _DECODERS.get(kind)
+    remote-log-metadata.  ``redact_secrets``: mask the secrets of KRaft records (SCRAM salts and
+    keys, sensitive config values; :mod:`kafkadump.payloads.redact`), the default."""
+    d = _DECODERS.get((kind, redact_secrets))
     if d is None:
         if kind not in K.KINDS:
             raise ValueError(f"unknown internal topic kind {kind!r} (one of {', '.join(K.KINDS)})")
-        d = _DECODERS[kind] = Decoder(kind)
+        d = _DECODERS[(kind, redact_secrets)] = Decoder(kind, redact_secrets)
     return d
 
 
@@ -495,8 +497,9 @@ def record_locations(r: Record, batch: Batch | None = None) -> tuple[Loc, Loc]:
 class Decoder:
     """Decodes the records of one kind of internal topic."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, redact_secrets: bool = True):
         self.kind = kind
+        self.redact_secrets = redact_secrets
         # a coordinator topic has key schemas; the other kinds frame their values (apiKey -> schema)
         self.keys: dict[int, str] | None = None
         self.records: dict[int, str] = {}
@@ -560,7 +563,23 @@ class Decoder:
             ko.close(kpath, len(key))
         if value is not None:
             vo.close(vpath, len(value))
+        if self.redact_secrets and vpart is not None:
+            _mask_secrets(vpart, vo.added, vpath)
         return DecodedRecord(self.kind, offset, timestamp, kpart, vpart, ctl, findings)
+
+
+def _mask_secrets(part: Part, spans: list[Span], vpath: str) -> None:
+    """The secrets of a decoded KRaft record masked: its fields, the spans that name them
+    (hexdump), and the raw bytes of the whole value (not shown)."""
+    masked = mask_secrets(part.schema, part.data)
+    if not masked:
+        return
+    part.raw = None
+    ends = tuple("." + n for n in masked)
+    for s in spans:
+        if s.path.startswith(vpath) and s.path.endswith(ends):
+            s.value = SECRET_MASK
+            s.raw = None
 
 
 # --- hexdump: decoded fields as spans --------------------------------------------------------------------

@@ -1,0 +1,142 @@
+"""What the payload options make of one record: framing, schema, decoded payload, redaction.
+
+:class:`PayloadInspector` is the one place a record's key and value are inspected (the report
+layer calls it per kept record when ``--detect``, ``--schemas``, ``--where`` or ``--redact*`` is
+given); renderers read the :class:`RecordView` it returns and never decode.  Its findings:
+``payload-malformed`` (a framed payload whose schema is known but that does not decode with it)
+and ``schema-unknown`` (an id the store lacks, once per id and run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from ..findings import Code, Finding
+from ..internal_topics.record_decoder import payload_anchor as payload_anchor_of
+from .framing import detect_framing
+from .model import DecodedPayload, Framing, Schema
+from .redact import Redaction, mask_fields
+
+if TYPE_CHECKING:
+    from ..decode.model import Batch, Record
+
+MAX_UNKNOWN_IDS = 10_000  # distinct unknown ids remembered (each reported once); bounded
+
+
+class Store(Protocol):
+    def lookup(self, schema_id: int | None = None, guid: str | None = None) -> Schema | None: ...
+
+
+class Decoder(Protocol):
+    def decode(self, schema: Schema, payload: bytes, message_indexes: tuple[int, ...] | None) -> DecodedPayload: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadSide:
+    """A key or value: its framing, the schema that names it (when the store has it) and the
+    payload decoded with it (``decoded``; None when not attempted)."""
+
+    framing: Framing
+    schema: Schema | None = None
+    decoded: DecodedPayload | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordView:
+    """The payload view of one record: ``key``/``value`` (None when null, or when only
+    redaction was asked for), and the redaction every renderer applies."""
+
+    key: PayloadSide | None
+    value: PayloadSide | None
+    redaction: Redaction = field(default_factory=Redaction)
+
+    def side(self, which: str) -> PayloadSide | None:
+        return self.key if which == "key" else self.value
+
+
+def payload_anchor(r: Record, b: Batch, which: str) -> tuple[int, int | None]:
+    """``(offset, decompressedOffset)`` of a record's key or value: the file offset where it
+    starts, or, in a compressed batch, the batch's payload with the offset inside it."""
+    pos = r.key_position if which == "key" else r.value_position
+    pos = pos if pos is not None else r.position
+    if r.source == "file":
+        return pos, None
+    return payload_anchor_of(b), pos
+
+
+class PayloadInspector:
+    """Inspects the keys and values of records: framing always, decoding with ``store`` and
+    ``decoder`` (both or neither), ``redaction`` applied to what is decoded."""
+
+    def __init__(self, store: Store | None = None, decoder: Decoder | None = None,
+                 redaction: Redaction | None = None, detect: bool = True):
+        self.store = store
+        self.decoder = decoder
+        self.redaction = redaction or Redaction()
+        self.detect = detect
+        self.unknown: set[object] = set()
+        self._type_of: Callable[[int | None, str | None], str | None] | None = \
+            None if store is None else self._schema_type
+
+    def _schema_type(self, schema_id: int | None, guid: str | None) -> str | None:
+        s = self._lookup(schema_id, guid)
+        return None if s is None else s.schema_type
+
+    def _lookup(self, schema_id: int | None, guid: str | None) -> Schema | None:
+        if self.store is None or (schema_id is None and guid is None):
+            return None
+        return self.store.lookup(schema_id=schema_id, guid=guid)
+
+    def view(self, r: Record, b: Batch) -> tuple[RecordView, list[Finding]]:
+        """The view of record ``r`` (of batch ``b``) and its findings."""
+        findings: list[Finding] = []
+        if not self.detect or r.control is not None:
+            return RecordView(None, None, self.redaction), findings
+        key = self._side(r, b, "key", findings)
+        value = self._side(r, b, "value", findings)
+        return RecordView(key, value, self.redaction), findings
+
+    def _side(self, r: Record, b: Batch, which: str, findings: list[Finding]) -> PayloadSide | None:
+        data = r.key if which == "key" else r.value
+        if data is None:
+            return None
+        f = detect_framing(data, r.headers, which, self._type_of)
+        if f.kind not in ("confluent", "header-id") or self.store is None:
+            return PayloadSide(f)
+        schema = self._lookup(f.schema_id, f.guid)
+        if schema is None:
+            self._unknown(f, r, b, which, findings)
+            return PayloadSide(f)
+        if self.decoder is None or not f.certain:
+            return PayloadSide(f, schema)
+        decoded = self.decoder.decode(schema, bytes(data[f.payload_start:]), f.message_indexes)
+        if not decoded.ok:
+            at, inside = payload_anchor(r, b, which)
+            rel = f.payload_start + (decoded.error_offset or 0)
+            where = (at + rel, None) if inside is None else (at, inside + rel)
+            findings.append(Finding(Code.PAYLOAD_MALFORMED, where[0],
+                                    f"{which} of offset {r.offset}: schema {_name(f)} "
+                                    f"({schema.schema_type}): {decoded.error}",
+                                    length=len(data) - f.payload_start, source_offset=where[1]))
+        elif self.redaction.fields:
+            decoded = DecodedPayload(mask_fields(decoded.value, self.redaction.fields), None, None, decoded.message)
+        return PayloadSide(f, schema, decoded)
+
+    def _unknown(self, f: Framing, r: Record, b: Batch, which: str, findings: list[Finding]) -> None:
+        ident = f.schema_id if f.guid is None else f.guid
+        if ident is None or ident in self.unknown or len(self.unknown) >= MAX_UNKNOWN_IDS:
+            return
+        self.unknown.add(ident)
+        at, inside = payload_anchor(r, b, which)
+        findings.append(Finding(Code.SCHEMA_UNKNOWN, at,
+                                f"{which} of offset {r.offset}: schema {_name(f)} is not in the schema store "
+                                "(reported once per id)", source_offset=inside))
+
+
+def _name(f: Framing) -> str:
+    return f"id {f.schema_id}" if f.guid is None else f"guid {f.guid}"
+
+
+__all__ = ["PayloadInspector", "PayloadSide", "RecordView", "payload_anchor", "Store", "Decoder"]
