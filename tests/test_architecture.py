@@ -139,7 +139,8 @@ LAYERS = [
     ("kafkadump.query", "kafkadump.inputs", "kafkadump.input_paths"),
     ("kafkadump.report",),
     # the decoders and the sources they read are one layer (sources type their buffers as the decoders do)
-    ("kafkadump.decode", "kafkadump.protocol", "kafkadump.internal_topics", "kafkadump.logdir", "kafkadump.sources"),
+    ("kafkadump.decode", "kafkadump.protocol", "kafkadump.internal_topics", "kafkadump.logdir", "kafkadump.sources",
+     "kafkadump.payloads"),
     ("kafkadump.findings", "kafkadump.errors", "kafkadump"),
 ]
 

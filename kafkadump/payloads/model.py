@@ -152,5 +152,13 @@ class DecodedPayload:
         return self.error is None
 
 
-__all__ = ["FRAMING_KINDS", "SCHEMA_TYPES", "Framing", "SchemaReference", "Registration", "Schema",
+class SchemaProblem(Exception):
+    """A schema that does not parse or compile, or a payload that breaks it (the message says why)."""
+
+    def __init__(self, message: str, offset: int | None = None):
+        super().__init__(message)
+        self.offset = offset  # the byte offset inside the payload, when a payload broke the schema
+
+
+__all__ = ["SchemaProblem", "FRAMING_KINDS", "SCHEMA_TYPES", "Framing", "SchemaReference", "Registration", "Schema",
            "PayloadLimits", "DecodedPayload"]

@@ -1,0 +1,166 @@
+"""Payloads decoded with their schema: one entry point for Avro, Protobuf and JSON Schema.
+
+``PayloadDecoder(store, limits).decode(schema, payload, message_indexes)``
+gives a :class:`DecodedPayload`: the value as JSON-ready Python, or the
+reason it does not decode (for a ``payload-malformed`` finding).  A schema is
+compiled once (per id) and kept; bad payloads and bad schemas are reasons,
+never exceptions.  The one exception is :class:`PayloadLibrariesMissing`
+(exit 2, one line saying how to install the ``payloads`` extra): the
+libraries are imported only here, when the first payload is decoded.
+
+Protobuf's Schema Registry framing puts the message indexes before the
+payload (:func:`parse_message_indexes`)::
+
+    count    zig-zag varint; 0 is the shorthand for the indexes [0]
+    indexes  count zig-zag varints: the message's place among the .proto's
+             top-level messages, then among that message's nested types, ...
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from ..errors import UsageError
+from .model import DecodedPayload, PayloadLimits, Schema, SchemaProblem
+from .store import SchemaStore
+
+INSTALL_HINT = "pip install 'kafkadump[payloads]'"
+LIBRARY_OF = {"AVRO": "fastavro", "PROTOBUF": "grpcio-tools", "JSON": "jsonschema"}
+MAX_MESSAGE_INDEXES = 64  # deeper than any .proto nests its messages
+
+
+class PayloadLibrariesMissing(UsageError):
+    """A payload library (the ``payloads`` extra) is not installed: exit 2 with how to install it."""
+
+
+class Codec(Protocol):
+    """A compiled schema: decodes payloads of one schema."""
+
+    def decode(self, data: bytes, message_indexes: tuple[int, ...] | None) -> DecodedPayload: ...
+
+
+def missing_libraries(schema_type: str, error: ImportError) -> PayloadLibrariesMissing:
+    """The one-line error for a payload library that is not installed."""
+    name = LIBRARY_OF.get(schema_type, "the payload libraries")
+    return PayloadLibrariesMissing(f"decoding {schema_type} payloads needs {name} ({error.name or error}), "
+                                   f"part of the payloads extra: {INSTALL_HINT}")
+
+
+def check_payload_libraries(schema_types: tuple[str, ...] = ("AVRO", "PROTOBUF", "JSON")) -> None:
+    """Raise PayloadLibrariesMissing now (before any output) when a library for these types is absent."""
+    for schema_type in schema_types:
+        try:
+            _import_codec_module(schema_type)
+        except ImportError as e:
+            raise missing_libraries(schema_type, e) from None
+
+
+def _import_codec_module(schema_type: str) -> Any:
+    if schema_type == "AVRO":
+        from . import avro
+        avro.require()
+        return avro
+    if schema_type == "PROTOBUF":
+        from . import protobuf
+        protobuf.require()
+        return protobuf
+    from . import json_schema
+    json_schema.require()
+    return json_schema
+
+
+class PayloadDecoder:
+    """Decodes payloads with the schemas of one store, each schema compiled once."""
+
+    def __init__(self, store: SchemaStore, limits: PayloadLimits | None = None, *, validate: bool = False):
+        self.store = store
+        self.limits = limits or PayloadLimits()
+        self.validate = validate
+        self._codecs: dict[tuple[int | None, str, int], Codec | str] = {}
+
+    def decode(self, schema: Schema, payload: bytes | memoryview,
+               message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
+        """``payload`` (the bytes after the framing) decoded with ``schema``: a value, or an error."""
+        if len(payload) > self.limits.max_bytes:
+            return DecodedPayload(error=f"payload of {len(payload)} bytes is over the {self.limits.max_bytes}-byte "
+                                        f"limit: not decoded")
+        codec = self._codec(schema)
+        if isinstance(codec, str):
+            return DecodedPayload(error=codec)
+        try:
+            return codec.decode(bytes(payload), message_indexes)
+        except (RecursionError, MemoryError):
+            return DecodedPayload(error=f"nested deeper than the limit ({self.limits.max_depth})")
+        except Exception as e:  # noqa: BLE001 - a library's own error on hostile bytes is a reason, not a crash
+            return DecodedPayload(error=f"{type(e).__name__}: {str(e)[:200]}")
+
+    def _codec(self, schema: Schema) -> Codec | str:
+        key = (schema.id, schema.schema_type, hash(schema.text))
+        codec = self._codecs.get(key)
+        if codec is None:
+            codec = self._compile(schema)
+            self._codecs[key] = codec
+        return codec
+
+    def _compile(self, schema: Schema) -> Codec | str:
+        if schema.schema_type not in LIBRARY_OF:
+            return f"schema type {schema.schema_type!r} is not AVRO, PROTOBUF or JSON"
+        try:
+            module = _import_codec_module(schema.schema_type)
+        except ImportError as e:
+            raise missing_libraries(schema.schema_type, e) from None
+        try:
+            codec: Codec = module.compile_schema(schema, self.store, self.limits, self.validate)
+            return codec
+        except SchemaProblem as e:
+            return f"schema {_name(schema)} does not compile: {e}"
+        except (RecursionError, MemoryError):
+            return f"schema {_name(schema)} nests too deep to compile"
+        except Exception as e:  # noqa: BLE001 - the libraries' parsers raise many kinds on bad schema text
+            return f"schema {_name(schema)} does not compile: {type(e).__name__}: {str(e)[:200]}"
+
+
+def _name(schema: Schema) -> str:
+    return f"id {schema.id}" if schema.id is not None else (schema.subject or schema.source or "?")
+
+
+def _zigzag_varint(data: bytes | memoryview, pos: int) -> tuple[int, int] | None:
+    """A zig-zag varint at ``pos`` (at most 10 bytes): (value, next position), or None when cut or too long."""
+    result = shift = 0
+    end = min(len(data), pos + 10)
+    while pos < end:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+    return None
+
+
+def parse_message_indexes(data: bytes | memoryview, start: int) -> tuple[tuple[int, ...], int] | None:
+    """The Protobuf message indexes at ``start`` and the payload's start after them, or None when malformed.
+
+    A count of 0 is the shorthand for ``(0,)``; a negative or impossible count, a negative index or bytes
+    that end inside the list are malformed.
+    """
+    first = _zigzag_varint(data, start)
+    if first is None:
+        return None
+    count, pos = first
+    if count == 0:
+        return (0,), pos
+    if count < 0 or count > MAX_MESSAGE_INDEXES or count > len(data) - pos:
+        return None
+    indexes = []
+    for _ in range(count):
+        item = _zigzag_varint(data, pos)
+        if item is None or item[0] < 0:
+            return None
+        indexes.append(item[0])
+        pos = item[1]
+    return tuple(indexes), pos
+
+
+__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes",
+           "check_payload_libraries", "missing_libraries", "INSTALL_HINT"]

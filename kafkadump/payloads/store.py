@@ -1,0 +1,245 @@
+"""The schema store: every schema kafkadump can decode payloads with, from the evidence or files, never the network.
+
+``SchemaStore.load(paths)`` reads, for each path:
+
+* a ``_schemas`` partition directory (``_schemas-0``), or a log dir holding one
+  (:func:`find_schemas_dir`): the registry's own topic, folded by
+  :mod:`.schemas_topic` (soft and hard deletions, configs and modes kept);
+* a ``_schemas`` segment file (``.log``);
+* a registry export: the JSON of ``GET /schemas`` (a list of
+  ``{subject, version, id, schemaType, schema, references}``), or one such
+  object;
+* a directory of ``.avsc`` / ``.proto`` / ``.json`` files, or one such file,
+  named by id (``17.avsc``) or by subject (``orders-value.avsc``).
+
+Schemas are found by id or GUID (:meth:`SchemaStore.lookup`), and references
+(Avro named types across subjects, Protobuf imports, JSON Schema ``$ref``)
+by subject and version or by name (:meth:`SchemaStore.resolve`).  Deleted
+schemas stay in the store (flagged): old records were written with them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..logdir import names
+from .model import Registration, Schema, SchemaReference
+from .schemas_topic import Located, SchemaEntry, SchemasTopic, Setting, read_schemas_topic, segments_of
+
+SCHEMAS_TOPIC = "_schemas"
+FILE_TYPES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
+MAX_SCHEMA_FILE = 64 << 20   # a schema file or export larger than this is refused
+MAX_SCHEMA_FILES = 100_000   # files read from one directory
+
+
+def find_schemas_dir(logdir: Path) -> Path | None:
+    """The ``_schemas`` partition directory in (or at) ``logdir``, or None."""
+    logdir = Path(logdir)
+    if _is_schemas_partition(logdir):
+        return logdir
+    try:
+        children = sorted(os.listdir(logdir))
+    except OSError:
+        return None
+    for name in children:
+        if _is_schemas_partition(logdir / name):
+            return logdir / name
+    return None
+
+
+def _is_schemas_partition(path: Path) -> bool:
+    parsed = names.parse_partition_dir(str(path))
+    return parsed is not None and parsed.topic == SCHEMAS_TOPIC and parsed.state is None and path.is_dir()
+
+
+class SchemaStore:
+    """Schemas by id, GUID, subject and name, with what ``_schemas`` said about them."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, Schema] = {}
+        self.by_guid: dict[str, Schema] = {}
+        self.by_subject_version: dict[tuple[str, int], Schema] = {}
+        self.by_name: dict[str, Schema] = {}        # file names and subjects of files named by subject
+        self.unnumbered: list[Schema] = []          # schemas from files that name no id
+        self.settings: list[Setting] = []
+        self.findings: list[Located] = []
+        self.findings_dropped = 0
+        self.records = 0
+        self.noops = 0
+        self.sources: list[str] = []
+
+    # ---- loading ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, paths: Iterable[Path | str]) -> SchemaStore:
+        """A store of every schema in ``paths``.  Raises InputError (one line) on unreadable input."""
+        store = cls()
+        for path in map(Path, paths):
+            try:
+                store._load_path(path)
+            except OSError as e:
+                raise InputError(f"{path}: cannot read schemas: {e.strerror or e}") from None
+        return store
+
+    def _load_path(self, path: Path) -> None:
+        if not path.exists():
+            raise InputError(f"{path}: no such file or directory")
+        if path.is_dir():
+            partition = find_schemas_dir(path)
+            if partition is not None:
+                self._add_topic(read_schemas_topic(segments_of(partition)), str(partition))
+            else:
+                self._load_schema_files(path)
+        elif names.classify(path.name).kind == names.SEGMENT:
+            self._add_topic(read_schemas_topic([path]), str(path))
+        else:
+            self._load_file(path, listed=True)
+        self.sources.append(str(path))
+
+    def _load_schema_files(self, directory: Path) -> None:
+        files = sorted(p for p in directory.iterdir() if p.suffix in FILE_TYPES and p.is_file())
+        if not files:
+            raise InputError(f"{directory}: holds no _schemas partition and no .avsc, .proto or .json files")
+        if len(files) > MAX_SCHEMA_FILES:
+            raise InputError(f"{directory}: more than {MAX_SCHEMA_FILES} schema files")
+        for p in files:
+            self._load_file(p, listed=False)
+
+    def _load_file(self, path: Path, listed: bool) -> None:
+        if path.stat().st_size > MAX_SCHEMA_FILE:
+            raise InputError(f"{path}: larger than {MAX_SCHEMA_FILE >> 20} MiB: not a schema file")
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: not UTF-8 text: not a schema file") from None
+        if path.suffix in (".json", "") or listed and path.suffix not in FILE_TYPES:
+            export = _registry_entries(text)
+            if export is not None:
+                for entry in export:
+                    self._add_export_entry(entry, path)
+                return
+            if path.suffix not in FILE_TYPES:
+                raise InputError(f"{path}: neither a registry export (JSON) nor a .avsc, .proto or .json schema")
+        self._add_file_schema(path, text)
+
+    def _add_export_entry(self, entry: dict[str, Any], path: Path) -> None:
+        reg: tuple[Registration, ...] = ()
+        if isinstance(entry.get("subject"), str) and _is_int(entry.get("version")):
+            reg = (Registration(entry["subject"], entry["version"], deleted=entry.get("deleted") is True),)
+        self._add(_schema_from_value(entry, reg, str(path)))
+
+    def _add_file_schema(self, path: Path, text: str) -> None:
+        stem = path.stem
+        schema = Schema(int(stem) if stem.isdigit() else None, FILE_TYPES[path.suffix], text, source=str(path))
+        self._add(schema)
+        self.by_name.setdefault(path.name, schema)
+        if not stem.isdigit():
+            self.by_name.setdefault(stem, schema)
+
+    def _add_topic(self, topic: SchemasTopic, where: str) -> None:
+        grouped: dict[int, list[SchemaEntry]] = {}
+        for entry in topic.entries.values():
+            grouped.setdefault(entry.value["id"], []).append(entry)
+        for entries in grouped.values():
+            entries.sort(key=lambda e: (e.subject, e.version))
+            regs = tuple(Registration(e.subject, e.version, e.soft_deleted, e.hard_deleted) for e in entries)
+            self._add(_schema_from_value(entries[0].value, regs, f"{entries[0].file} offset {entries[0].offset}"))
+        self.settings.extend(topic.settings.values())
+        self.findings.extend(topic.findings)
+        self.findings_dropped += topic.findings_dropped
+        self.records += topic.records
+        self.noops += topic.noops
+
+    def _add(self, schema: Schema) -> None:
+        sid = schema.id
+        if sid is None:
+            self.unnumbered.append(schema)
+        else:
+            schema = self._merged(sid, schema)
+            self.by_id[sid] = schema
+        if schema.guid:
+            self.by_guid.setdefault(schema.guid.lower(), schema)
+        for r in schema.registrations:
+            self.by_subject_version[(r.subject, r.version)] = schema
+            self.by_name.setdefault(r.subject, schema)
+
+    def _merged(self, schema_id: int, schema: Schema) -> Schema:
+        """``schema`` with the registrations of a schema of the same id loaded before (an export lists each)."""
+        old = self.by_id.get(schema_id)
+        if old is None:
+            return schema
+        regs = old.registrations + tuple(r for r in schema.registrations if r not in old.registrations)
+        return Schema(schema_id, old.schema_type, old.text, old.references, regs, old.guid or schema.guid, old.source)
+
+    # ---- queries ----------------------------------------------------------------------------------------
+
+    def lookup(self, schema_id: int | None = None, guid: str | None = None) -> Schema | None:
+        """The schema with this id (or GUID), or None."""
+        if schema_id is not None:
+            found = self.by_id.get(schema_id)
+            if found is not None:
+                return found
+        if guid is not None:
+            return self.by_guid.get(guid.lower())
+        return None
+
+    def resolve(self, ref: SchemaReference) -> Schema | None:
+        """The schema a reference names: by subject and version (-1: the latest), else by name."""
+        if ref.version == -1 or ref.version is None:
+            latest = [v for (s, v) in self.by_subject_version if s == ref.subject]
+            if latest:
+                return self.by_subject_version[(ref.subject, max(latest))]
+        found = self.by_subject_version.get((ref.subject, ref.version))
+        return found or self.by_name.get(ref.name) or self.by_name.get(ref.subject)
+
+    def schemas(self) -> list[Schema]:
+        """Every schema, numbered ones by id first, then the ones files gave no id."""
+        return [self.by_id[i] for i in sorted(self.by_id)] + self.unnumbered
+
+    def all_of_type(self, schema_type: str) -> list[Schema]:
+        """Every schema of one type (to find an Avro named type no reference names)."""
+        return [s for s in self.schemas() if s.schema_type == schema_type]
+
+    def __len__(self) -> int:
+        return len(self.by_id) + len(self.unnumbered)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _registry_entries(text: str) -> list[dict[str, Any]] | None:
+    """The entries of a registry export (a list of schema objects, or one), or None when ``text`` is not one."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    items = data if isinstance(data, list) else [data]
+    if items and all(isinstance(e, dict) and isinstance(e.get("schema"), str) for e in items):
+        return items
+    return None
+
+
+def _references(value: dict[str, Any]) -> tuple[SchemaReference, ...]:
+    refs = value.get("references")
+    if not isinstance(refs, list):
+        return ()
+    return tuple(SchemaReference(str(r.get("name", "")), str(r.get("subject", "")),
+                                 r["version"] if _is_int(r.get("version")) else -1)
+                 for r in refs if isinstance(r, dict))
+
+
+def _schema_from_value(value: dict[str, Any], regs: tuple[Registration, ...], source: str) -> Schema:
+    schema_type = value.get("schemaType") or "AVRO"
+    guid = value.get("guid")
+    return Schema(value["id"] if _is_int(value.get("id")) else None, str(schema_type).upper(), value["schema"],
+                  _references(value), regs, guid if isinstance(guid, str) else None, source)
+
+
+__all__ = ["SchemaStore", "find_schemas_dir", "SCHEMAS_TOPIC", "FILE_TYPES"]
