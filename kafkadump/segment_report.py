@@ -31,6 +31,7 @@ from .sources.segment import Segment, open_segment
 if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
     from .internal_topics.record_decoder import Decoder
+    from .payloads.view import PayloadInspector, PayloadRequest, RecordView
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class RecordsOf:
     records: Sequence[Record]
     decoded: list[DecodedRecord] | None = None
     shown: bool = True
+    views: list[RecordView] | None = None  # with payload options: per record, what they made of it
 
 
 @dataclass
@@ -102,13 +104,13 @@ def _walker(seg: Segment, path: str, options: Options) -> Walk:
     return walk
 
 
-def _internal_decoder(decode: str, path: str) -> Decoder | None:
+def _internal_decoder(decode: str, path: str, redact_secrets: bool = True) -> Decoder | None:
     kind = resolve_kind(decode, path)
     if kind is None:
         return None
     from .internal_topics.record_decoder import decoder_for
 
-    return decoder_for(kind)
+    return decoder_for(kind, redact_secrets)
 
 
 def _control_decoder() -> Decoder:
@@ -119,20 +121,25 @@ def _control_decoder() -> Decoder:
 
 
 def record_report(paths: list[str], options: Options, query: RecordQuery, tally: Tally,
-                  decode: str = "auto", control_values: bool = False) -> Iterator[FileStart | Gap | RecordsOf]:
+                  decode: str = "auto", control_values: bool = False,
+                  payloads: PayloadRequest | None = None) -> Iterator[FileStart | Gap | RecordsOf]:
     """``records``: per batch, the records ``query`` keeps (batches pruned by header first),
     decoded as internal-topic records where ``decode`` (``auto``, ``none`` or a kind) says so.
     With ``control_values`` the records of control batches are decoded in every file (their
     KRaft bodies: LeaderChange, SnapshotHeader, ...; kafka-dump-log prints them decoded).
 
     Gaps come as they are; a batch comes as :class:`RecordsOf`, findings and all.
+    ``payloads``: the payload options (framing, schemas, ``--where``, redaction): records of
+    other topics get their :class:`~kafkadump.payloads.view.RecordView`.
     """
     import dataclasses
 
     options = dataclasses.replace(options, records=True, select=query.batch_selector())
     files = segment_files(paths, tally)
+    secrets = payloads is None or payloads.redaction.secrets
+    inspector = _payload_inspector(payloads, files)
     for path, seg in open_segments(files, tally):
-        internal = _internal_decoder(decode, path)
+        internal = _internal_decoder(decode, path, secrets)
         yield FileStart(path, len(files), decoded=internal is not None)
         for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
@@ -147,7 +154,39 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
                 decoded = [reader.decode_record(r, item) for r in kept]
                 for dr in decoded:
                     tally.see(dr.findings)
-            yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active))
+            views = None
+            if inspector is not None and payloads is not None and decoded is None:
+                kept, views = _payload_views(inspector, payloads, item, kept, tally)
+            yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active), views=views)
+
+
+def _payload_inspector(payloads: PayloadRequest | None, files: list[str]) -> PayloadInspector | None:
+    if payloads is None or not payloads.active:
+        return None
+    from .payloads.view import open_inspector
+
+    return open_inspector(payloads, files)
+
+
+def _payload_views(inspector: PayloadInspector, payloads: PayloadRequest, batch: Batch, kept: Sequence[Record],
+                   tally: Tally) -> tuple[list[Record], list[RecordView]]:
+    """The records of ``batch`` that ``--where`` keeps, with their payload views; the views'
+    findings are counted (and shown in the batch's findings line)."""
+    from .report.records import ENCODERS, record_object
+
+    records: list[Record] = []
+    views: list[RecordView] = []
+    enc = ENCODERS["auto"]
+    for r in kept:
+        view, findings = inspector.view(r, batch)
+        if payloads.where is not None and not payloads.where.matches(record_object(r, batch, enc, None, view)):
+            continue
+        if findings:
+            tally.see(findings)
+            batch.findings.extend(findings)
+        records.append(r)
+        views.append(view)
+    return records, views
 
 
 def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap | CrcTotals]:

@@ -9,6 +9,7 @@ and ``schema-unknown`` (an id the store lacks, once per id and run).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -18,6 +19,7 @@ from ..internal_topics.record_decoder import payload_anchor as payload_anchor_of
 from .framing import detect_framing
 from .model import DecodedPayload, Framing, Schema
 from .redact import Redaction, mask_fields
+from .where import Where
 
 if TYPE_CHECKING:
     from ..decode.model import Batch, Record
@@ -45,12 +47,14 @@ class PayloadSide:
 
 @dataclass(frozen=True, slots=True)
 class RecordView:
-    """The payload view of one record: ``key``/``value`` (None when null, or when only
-    redaction was asked for), and the redaction every renderer applies."""
+    """The payload view of one record: ``key``/``value`` (None when null or not inspected),
+    ``detected`` (framing was looked for: the record object gains ``keyPayload`` and
+    ``valuePayload``), and the redaction every renderer applies."""
 
     key: PayloadSide | None
     value: PayloadSide | None
     redaction: Redaction = field(default_factory=Redaction)
+    detected: bool = False
 
     def side(self, which: str) -> PayloadSide | None:
         return self.key if which == "key" else self.value
@@ -63,7 +67,7 @@ def payload_anchor(r: Record, b: Batch, which: str) -> tuple[int, int | None]:
     pos = pos if pos is not None else r.position
     if r.source == "file":
         return pos, None
-    return payload_anchor_of(b), pos
+    return payload_anchor_of(b) or b.position, pos
 
 
 class PayloadInspector:
@@ -96,7 +100,7 @@ class PayloadInspector:
             return RecordView(None, None, self.redaction), findings
         key = self._side(r, b, "key", findings)
         value = self._side(r, b, "value", findings)
-        return RecordView(key, value, self.redaction), findings
+        return RecordView(key, value, self.redaction, True), findings
 
     def _side(self, r: Record, b: Batch, which: str, findings: list[Finding]) -> PayloadSide | None:
         data = r.key if which == "key" else r.value
@@ -120,6 +124,7 @@ class PayloadInspector:
                                     f"{which} of offset {r.offset}: schema {_name(f)} "
                                     f"({schema.schema_type}): {decoded.error}",
                                     length=len(data) - f.payload_start, source_offset=where[1]))
+            f = dataclasses.replace(f, certain=False)  # framed bytes that do not parse: only "possibly"
         elif self.redaction.fields:
             decoded = DecodedPayload(mask_fields(decoded.value, self.redaction.fields), None, None, decoded.message)
         return PayloadSide(f, schema, decoded)
@@ -135,8 +140,49 @@ class PayloadInspector:
                                 "(reported once per id)", source_offset=inside))
 
 
+@dataclass(frozen=True)
+class PayloadRequest:
+    """What the payload options of a command ask for: framing detection (``--detect``; implied
+    by ``--schemas``), schema files or directories, a ``--where`` filter, redaction."""
+
+    detect: bool = False
+    schemas: tuple[str, ...] = ()
+    where: Where | None = None
+    redaction: Redaction = field(default_factory=Redaction)
+
+    @property
+    def active(self) -> bool:
+        """Records need the payload path (else the fast path writes them as before)."""
+        return self.detect or bool(self.schemas) or self.where is not None or self.redaction.active
+
+
+def open_inspector(request: PayloadRequest, inputs: list[str]) -> PayloadInspector:
+    """The inspector ``request`` asks for: with ``--schemas`` their store; with ``--detect`` alone
+    the ``_schemas`` partition of the inputs' log dir when there is one (else framing only)."""
+    from pathlib import Path
+
+    from .store import SchemaStore, find_schemas_dir
+
+    paths = list(request.schemas)
+    if not paths and request.detect:
+        for p in inputs:
+            here = Path(p)
+            for logdir in (here.parent, here.parent.parent) if here.is_file() else (here, here.parent):
+                found = find_schemas_dir(logdir)
+                if found is not None and str(found) not in paths:
+                    paths.append(str(found))
+                    break
+    detect = request.detect or bool(request.schemas) or bool(request.redaction.fields)
+    if not paths:
+        return PayloadInspector(None, None, request.redaction, detect)
+    from .decode import PayloadDecoder
+
+    store = SchemaStore.load(paths)
+    return PayloadInspector(store, PayloadDecoder(store), request.redaction, detect)
+
+
 def _name(f: Framing) -> str:
     return f"id {f.schema_id}" if f.guid is None else f"guid {f.guid}"
 
 
-__all__ = ["PayloadInspector", "PayloadSide", "RecordView", "payload_anchor", "Store", "Decoder"]
+__all__ = ["PayloadInspector", "PayloadRequest", "open_inspector", "PayloadSide", "RecordView", "payload_anchor", "Store", "Decoder"]

@@ -37,6 +37,7 @@ from .jsontext import escape_unsafe as _escape_unsafe
 
 if TYPE_CHECKING:
     from ..internal_topics.decoded import DecodedRecord
+    from ..payloads.view import RecordView
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 _dumps = json.dumps
@@ -172,6 +173,11 @@ class RecordLines:
                    f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}')
         return "".join(out)
 
+    def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
+        """A record with what the payload options made of it (``view``): ``record_object`` with
+        ``keyPayload``/``valuePayload`` and redacted byte fields (not the hot path)."""
+        return _dumps_text(record_object(r, b, self.enc, place, view), separators=(",", ":"))
+
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
         :class:`kafkadump.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
@@ -217,7 +223,10 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
             write(_dumps(findings_object(b)) + "\n")
         if not item.records:
             continue
-        if item.decoded is None:
+        if item.views is not None:
+            # payload options: each record from its object (framing, decoded payloads, redaction)
+            write("".join(lines.view_line(r, b, v) + "\n" for r, v in zip(item.records, item.views)))
+        elif item.decoded is None:
             # a stream of many records, or of large ones: a run at a time
             for chunk in record_chunks(item.records, b.payload_bytes):
                 write(lines.batch_lines(b, chunk))
