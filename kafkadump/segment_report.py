@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .decode import CrcScan, Options, iter_batches
@@ -24,6 +24,7 @@ from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
 from .internal_topics.kinds import resolve_kind
+from .payloads.redact import SECRET_MASK
 from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
@@ -269,13 +270,16 @@ class HexdumpView:
     start: int
     before: bytes = b""
     after: bytes = b""
+    masked: list[tuple[str, int, int]] = field(default_factory=list)  # (source, start, end): bytes not shown
 
 
 def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | None = None,
                  offset: int | None = None, index: int | None = None, context: int = 0,
-                 decode: str = "auto") -> HexdumpView:
+                 decode: str = "auto", payloads: PayloadRequest | None = None) -> HexdumpView:
     """``hexdump``: the item holding ``position``, Kafka ``offset`` or the ``index``-th batch
-    (default the first), its spans, internal-topic fields split out where ``decode`` says so."""
+    (default the first), its spans, internal-topic fields split out where ``decode`` says so;
+    with ``payloads``, keys and values split into their framing, redacted bytes masked (and no
+    context bytes: they are other records')."""
     if sum(x is not None for x in (position, offset, index)) > 1:
         raise UsageError("give at most one of --position, --offset, --batch")
     with open_segment(path) as seg:
@@ -291,16 +295,29 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         if seg.current_size() < seg.size:
             decoded.findings.append(file_changed(seg.size, seg.current_size()))
         kind = resolve_kind(decode, path)
+        secrets = payloads is None or payloads.redaction.secrets
         if kind is not None:
             from .internal_topics.record_decoder import expand_spans
 
-            spans, more = expand_spans(kind, decoded, spans)
+            spans, more = expand_spans(kind, decoded, spans, secrets)
             decoded.findings.extend(more)
+        masked: list[tuple[str, int, int]] = []
+        inspector = _payload_inspector(payloads, [path])
+        if inspector is not None:
+            from .payloads.payload_spans import payload_spans
+
+            named = payload_spans(decoded, spans, inspector)
+            spans, masked = named.spans, named.masked
+            decoded.findings.extend(named.findings)
+        elif kind is not None:
+            masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
+        if payloads is not None and payloads.redaction.bytes_redacted:
+            context = 0
         tally.see(decoded.findings)
         start, end = item.position, item.position + item.size
         before = bytes(seg.buf[max(0, start - context):start]) if context else b""
         after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
-        return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after)
+        return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after, masked)
 
 
 def _still_there(seg: Segment, path: str, item: Batch | Gap) -> None:

@@ -165,6 +165,11 @@ def hexdump(
     context: int = typer.Option(0, "--context", min=0, metavar="BYTES",
                                 help="Also show this many raw bytes before and after (for damaged regions)."),
     decode: Decode = DecodeOpt,
+    detect: bool = DetectOpt,
+    schemas: Optional[List[str]] = SchemasOpt,
+    redact: Optional[str] = RedactOpt,
+    redact_fields: Optional[str] = RedactFieldsOpt,
+    redact_secrets: bool = RedactSecretsOpt,
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
@@ -181,8 +186,9 @@ def hexdump(
 
     def body() -> int:
         tally = Tally()
+        payloads = payload_request(detect, schemas, None, redact, redact_fields, redact_secrets)
         view = hexdump_view(path, limits.options(), tally, position=position, offset=offset, index=batch,
-                            context=context, decode=decode.value)
+                            context=context, decode=decode.value, payloads=payloads)
         if output.json:
             hd.write_json(view, sys.stdout, output.encoding)
         else:

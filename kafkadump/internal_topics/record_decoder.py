@@ -587,7 +587,7 @@ def _mask_secrets(part: Part, spans: list[Span], vpath: str) -> None:
 _RECORD_PREFIX = re.compile(r"^(batch\.records\[\d+\]|message|message\.inner\[\d+\])$")
 
 
-def expand_spans(kind: str, item: Batch | Gap, spans: list[Span]) -> tuple[list[Span], list[Finding]]:
+def expand_spans(kind: str, item: Batch | Gap, spans: list[Span], redact_secrets: bool = True) -> tuple[list[Span], list[Finding]]:
     """The spans of one decoded batch with each record's key and value split into their fields.
 
     ``item`` is the batch :func:`kafkadump.decode.walk.decode_spanned`
@@ -598,7 +598,7 @@ def expand_spans(kind: str, item: Batch | Gap, spans: list[Span]) -> tuple[list[
     """
     if not isinstance(item, Batch) or not spans:
         return list(spans), []
-    dec = decoder_for(kind)
+    dec = decoder_for(kind, redact_secrets)
     groups: dict = {}
     for s in spans:
         head, _, leaf = s.path.rpartition(".")

@@ -59,6 +59,14 @@ class RecordView:
     def side(self, which: str) -> PayloadSide | None:
         return self.key if which == "key" else self.value
 
+    def hides_bytes(self, which: str) -> bool:
+        """The raw bytes of the key (``which`` "key") or value are shown as their digest: asked by
+        ``--redact``, or a payload decoded under ``--redact-fields`` (its bytes hold the fields)."""
+        if self.redaction.side(which):
+            return True
+        side = self.side(which)
+        return bool(self.redaction.fields) and side is not None and side.decoded is not None and side.decoded.ok
+
 
 def payload_anchor(r: Record, b: Batch, which: str) -> tuple[int, int | None]:
     """``(offset, decompressedOffset)`` of a record's key or value: the file offset where it

@@ -263,9 +263,9 @@ def with_view(d: dict[str, Any], r: Record, view: RecordView) -> dict[str, Any]:
     by their digest, and ``keyPayload`` / ``valuePayload`` (:func:`side_object`) when framing
     was detected."""
     red = view.redaction
-    if red.keys:
+    if view.hides_bytes("key"):
         d["key"] = redacted_object(r.key)
-    if red.values:
+    if view.hides_bytes("value"):
         d["value"] = redacted_object(r.value)
     if red.headers:
         d["headers"] = [{"key": k, "value": redacted_object(v)} for k, v in r.headers]
