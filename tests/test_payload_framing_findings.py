@@ -1,0 +1,119 @@
+"""payload-malformed and schema-unknown: mutation tests (one byte changed in a framed value that
+confluent-kafka's AvroSerializer wrote), with their offsets, and decoding that goes on."""
+
+from __future__ import annotations
+
+import json
+import struct
+import warnings
+
+import pytest
+from cli_inprocess import run
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+MUTATION_CODES = {"payload-malformed", "schema-unknown"}
+SCHEMA = '{"type":"record","name":"User","fields":[{"name":"id","type":"string"},{"name":"age","type":"int"}]}'
+
+
+def _values() -> list[bytes]:
+    ser = AvroSerializer(MockSchemaRegistryClient({"url": "mock://test"}), SCHEMA)
+    return [ser({"id": f"user-{i}", "age": 20 + i}, SerializationContext("t", MessageField.VALUE)) for i in range(3)]
+
+
+def _segment(values: list[bytes], compression: int = 0) -> bytes:
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i, v in enumerate(values):
+        bld.append(i, timestamp=1_700_000_000_000 + i, key=b"k%d" % i, value=v, headers=[])
+    return bytes(bld.build())
+
+
+@pytest.fixture()
+def export(tmp_path):
+    p = tmp_path / "schemas.json"
+    p.write_text(json.dumps([{"subject": "t-value", "version": 1, "id": 1, "schema": SCHEMA}]))
+    return p
+
+
+def _records(tmp_path, data: bytes, *args: str) -> tuple[int, list[dict], list[dict]]:
+    seg = tmp_path / "t-0" / "00000000000000000000.log"
+    seg.parent.mkdir(exist_ok=True)
+    seg.write_bytes(data)
+    r = run("records", "--json", *args, str(seg))
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    return r.returncode, [x for x in lines if x["type"] == "record"], [f for x in lines if x["type"] == "findings"
+                                                                      for f in x["findings"]]
+
+
+def test_clean_values_decode(tmp_path, export):
+    rc, recs, findings = _records(tmp_path, _segment(_values()), "--schemas", str(export))
+    assert (rc, findings) == (0, [])
+    assert [r["valuePayload"]["decoded"] for r in recs] == [{"id": f"user-{i}", "age": 20 + i} for i in range(3)]
+
+
+def test_payload_malformed_a_string_length_past_the_end(tmp_path, export):
+    values = _values()
+    bad = bytearray(values[1])
+    bad[5] = 0x7E  # the id string's zigzag length: 63 bytes, past the end of the payload
+    data = _segment([values[0], bytes(bad), values[2]])
+    payload_at = data.index(bytes(bad)) + 5
+    rc, recs, findings = _records(tmp_path, data, "--schemas", str(export))
+    assert rc == 1
+    assert [(f["code"], f["severity"]) for f in findings] == [("payload-malformed", "warning")]
+    assert payload_at <= findings[0]["offset"] <= payload_at + len(bad) - 5  # where the read stopped
+    assert "schema id 1" in findings[0]["message"] and "offset 1" in findings[0]["message"]
+    # decoding goes on; the bad record keeps its raw bytes and says "possibly"
+    assert recs[1]["valuePayload"]["certain"] is False and "error" in recs[1]["valuePayload"]
+    assert recs[1]["value"]["base64"]
+    assert recs[2]["valuePayload"]["decoded"] == {"id": "user-2", "age": 22}
+
+
+def test_payload_malformed_in_a_compressed_batch_names_the_decompressed_offset(tmp_path, export):
+    values = _values()
+    bad = bytearray(values[0])
+    bad[5] = 0x7E
+    data = _segment([bytes(bad)] + values[1:] * 20, compression=1)  # enough to make gzip worth it
+    assert data[21:23] == b"\x00\x01"  # kafka-python compressed it (it keeps the plain batch when smaller)
+    rc, recs, findings = _records(tmp_path, data, "--schemas", str(export))
+    assert [f["code"] for f in findings] == ["payload-malformed"]
+    assert findings[0]["offset"] == 61 and findings[0]["decompressedOffset"] >= 5
+
+
+def test_schema_unknown_once_per_id(tmp_path, export):
+    values = _values()
+    unknown = [v[:1] + struct.pack(">i", 99) + v[5:] for v in values]
+    rc, recs, findings = _records(tmp_path, _segment(unknown), "--schemas", str(export))
+    assert rc == 0  # info
+    assert [(f["code"], f["severity"]) for f in findings] == [("schema-unknown", "info")]
+    assert "id 99" in findings[0]["message"]
+    assert [r["valuePayload"]["certain"] for r in recs] == [False] * 3
+    assert all("decoded" not in r["valuePayload"] for r in recs)
+
+
+def test_detection_alone_raises_nothing(tmp_path):
+    rc, recs, findings = _records(tmp_path, _segment(_values()), "--detect")
+    assert (rc, findings) == (0, [])
+    assert [(r["valuePayload"]["framing"], r["valuePayload"]["schemaId"], r["keyPayload"]["format"]) for r in recs] \
+        == [("confluent", 1, "utf8")] * 3
+
+
+def test_where_on_decoded_and_raw(tmp_path, export):
+    data = _segment(_values())
+    _, recs, _ = _records(tmp_path, data, "--schemas", str(export), "--where", 'value.id == "user-1" or value.age > 21')
+    assert [r["offset"] for r in recs] == [1, 2]
+    _, recs, _ = _records(tmp_path, data, "--where", 'key == "k0" or offset >= 2')
+    assert [r["offset"] for r in recs] == [0, 2]
+    assert "keyPayload" not in recs[0]
+
+
+def test_where_parse_error_is_exit_2(tmp_path):
+    seg = tmp_path / "x.log"
+    seg.write_bytes(_segment(_values()))
+    r = run("records", "--where", "offset >", str(seg))
+    assert r.returncode == 2 and "column 9" in r.stderr
