@@ -27,6 +27,7 @@ from ..report.records import (
     item_object,
     place_of_file,
     record_object,
+    side_object,
     sighting_object,
 )
 from ..report.records import (
@@ -37,7 +38,7 @@ from .jsontext import escape_unsafe as _escape_unsafe
 
 if TYPE_CHECKING:
     from ..internal_topics.decoded import DecodedRecord
-    from ..payloads.view import RecordView
+    from ..payloads.view import PayloadSide, RecordView
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 _dumps = json.dumps
@@ -71,6 +72,14 @@ def _auto_json(b: bytes) -> str:
     if s is None:
         return '{"base64":"' + _b64(b, newline=False).decode("ascii") + '"}'
     return _json_str(s) if s.isascii() else _escape_unsafe(_json_str(s))
+
+
+def _payload_json(obj: dict | None, side: PayloadSide | None) -> str:
+    """A ``keyPayload``/``valuePayload`` object as JSON: plain ``json.dumps`` unless it holds
+    decoded text (then the escaping writer)."""
+    if side is not None and side.decoded is not None:
+        return _dumps_text(obj, separators=(",", ":"))
+    return _dumps(obj, separators=(",", ":"))
 
 
 # a non-null byte field as JSON text, per --encoding (null is written by the caller)
@@ -175,8 +184,17 @@ class RecordLines:
 
     def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
         """A record with what the payload options made of it (``view``): ``record_object`` with
-        ``keyPayload``/``valuePayload`` and redacted byte fields (not the hot path)."""
-        return _dumps_text(record_object(r, b, self.enc, place, view), separators=(",", ":"))
+        ``keyPayload``/``valuePayload`` and redacted byte fields.  Without redaction the record's
+        own fields are the fast :meth:`line`, the payload fields appended (they come last in
+        ``record_object`` too)."""
+        if view.hides_bytes("key") or view.hides_bytes("value") or view.redaction.headers:
+            return _dumps_text(record_object(r, b, self.enc, place, view), separators=(",", ":"))
+        line = self.line(r, b, place)
+        if not view.detected:
+            return line
+        key, value = side_object(view.key, False), side_object(view.value, False)
+        return (line[:-1] + ',"keyPayload":' + _payload_json(key, view.key)
+                + ',"valuePayload":' + _payload_json(value, view.value) + "}")
 
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
