@@ -24,7 +24,6 @@ from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
 from .internal_topics.kinds import resolve_kind
-from .payloads.redact import SECRET_MASK
 from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
@@ -310,6 +309,8 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
             spans, masked = named.spans, named.masked
             decoded.findings.extend(named.findings)
         elif kind is not None:
+            from .payloads.redact import SECRET_MASK
+
             masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
         if payloads is not None and payloads.redaction.bytes_redacted:
             context = 0

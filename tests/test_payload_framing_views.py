@@ -10,8 +10,7 @@ from conftest import FIXTURES
 
 from kafkadump.decode import Gap, Options, iter_batches
 from kafkadump.payloads.model import DecodedPayload, Schema
-from kafkadump.payloads.redact import Redaction
-from kafkadump.payloads.view import PayloadInspector
+from kafkadump.payloads.view import PayloadInspector, Redaction
 from kafkadump.render.jsonl import RecordLines
 from kafkadump.report.records import ENCODERS, Place, record_object
 

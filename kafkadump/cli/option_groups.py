@@ -241,10 +241,12 @@ RedactSecretsOpt = typer.Option(True, "--redact-secrets/--no-redact-secrets",
 
 
 def payload_request(detect: bool, schemas: list[str] | None, where: str | None, redact: str | None,
-                    redact_fields: str | None, redact_secrets: bool) -> PayloadRequest:
-    """The payload options as one request (a bad --where or --redact is a usage error)."""
-    from ..payloads.redact import parse_redaction
-    from ..payloads.view import PayloadRequest
+                    redact_fields: str | None, redact_secrets: bool) -> PayloadRequest | None:
+    """The payload options as one request (a bad --where or --redact is a usage error); None
+    when none is given (nothing of the payload modules is imported: start-up stays as it was)."""
+    if not (detect or schemas or where is not None or redact or redact_fields or not redact_secrets):
+        return None
+    from ..payloads.view import PayloadRequest, parse_redaction
     from ..payloads.where import parse_where
 
     return PayloadRequest(detect, tuple(schemas or ()), None if where is None else parse_where(where),

@@ -66,7 +66,6 @@ from ..decode.control import (
 )
 from ..decode.model import Batch, Gap, Record, Span
 from ..findings import Code, DecodeError, Finding, Truncated
-from ..payloads.redact import SECRET_MASK, mask_secrets
 from ..protocol import schema as S
 from ..protocol.decoder import State, decode_struct
 from . import constants as K
@@ -571,6 +570,8 @@ class Decoder:
 def _mask_secrets(part: Part, spans: list[Span], vpath: str) -> None:
     """The secrets of a decoded KRaft record masked: its fields, the spans that name them
     (hexdump), and the raw bytes of the whole value (not shown)."""
+    from ..payloads.redact import SECRET_MASK, mask_secrets  # here: start-up does not pay for it
+
     masked = mask_secrets(part.schema, part.data)
     if not masked:
         return

@@ -8,17 +8,15 @@ payload.  Secrets Kafka keeps in its metadata log (the salt and keys of a
 ``UserScramCredentialRecord``, the values of sensitive configs in a ``ConfigRecord``: Kafka's
 PASSWORD-type configs such as ``*.password``, ``sasl.jaas.config``, ``ssl.keystore.key``) are
 masked by default (``--no-redact-secrets`` shows them): the decoded field reads
-:data:`SECRET_MASK` and the raw bytes of the value are not shown.
+:data:`SECRET_MASK` and the raw bytes of the value are not shown.  (What was asked for is a
+:class:`kafkadump.payloads.view.Redaction`; this module stays cheap to import: the internal-topic
+decoder uses it on every run.)
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass, field
 from typing import Any
-
-from ..errors import UsageError
 
 PARTS = ("keys", "values", "headers")
 FIELD_MASK = "[redacted]"
@@ -30,16 +28,16 @@ MAX_MASK_DEPTH = 256
 # ssl.keystore.certificate.chain, ssl.truststore.certificates, sasl.jaas.config (also per listener and
 # mechanism: listener.name.x.scram-sha-256.sasl.jaas.config), password.encoder.secret, ..., and
 # anything named *password* / *secret* / *credentials*
-SENSITIVE_CONFIG = re.compile(
-    r"password|secret|credential|sasl\.jaas\.config$|ssl\.key\.|ssl\.keystore\.key$|"
-    r"ssl\.keystore\.certificate\.chain$|ssl\.truststore\.certificates$|token\.master\.key$",
-    re.IGNORECASE)
+SENSITIVE_CONFIG = (r"password|secret|credential|sasl\.jaas\.config$|ssl\.key\.|ssl\.keystore\.key$|"
+                    r"ssl\.keystore\.certificate\.chain$|ssl\.truststore\.certificates$|token\.master\.key$")
 # KRaft metadata records' secret fields (camelCase, as decoded)
 SECRET_FIELDS = {"UserScramCredentialRecord": ("salt", "storedKey", "serverKey")}
 
 
 def digest_text(b: bytes) -> str:
     """``sha256:<hex>`` of ``b``."""
+    import hashlib  # only when something is redacted: start-up stays as it was
+
     return "sha256:" + hashlib.sha256(b).hexdigest()
 
 
@@ -51,40 +49,6 @@ def digest_object(b: bytes) -> dict[str, Any]:
 def digest_line(b: bytes) -> str:
     """A redacted byte field in a human format: ``sha256:<hex> (n bytes)``."""
     return f"{digest_text(b)} ({len(b)} bytes)"
-
-
-@dataclass(frozen=True)
-class Redaction:
-    """What ``--redact``, ``--redact-fields`` and ``--no-redact-secrets`` asked for."""
-
-    keys: bool = False
-    values: bool = False
-    headers: bool = False
-    fields: frozenset[str] = field(default_factory=frozenset)
-    secrets: bool = True
-
-    @property
-    def bytes_redacted(self) -> bool:
-        return self.keys or self.values or self.headers
-
-    @property
-    def active(self) -> bool:
-        """Anything asked of record payloads (the secrets of internal records are elsewhere)."""
-        return self.bytes_redacted or bool(self.fields)
-
-    def side(self, which: str) -> bool:
-        """Whether the key (``which`` "key") or value is redacted."""
-        return self.keys if which == "key" else self.values
-
-
-def parse_redaction(parts: str | None, fields: str | None, secrets: bool = True) -> Redaction:
-    """The options as a :class:`Redaction`; an unknown part is a usage error."""
-    names = [p.strip() for p in (parts or "").split(",") if p.strip()]
-    unknown = [p for p in names if p not in PARTS]
-    if unknown:
-        raise UsageError(f"--redact: unknown part {unknown[0]!r} (choose from {', '.join(PARTS)})")
-    field_names = frozenset(f.strip().lower() for f in (fields or "").split(",") if f.strip())
-    return Redaction("keys" in names, "values" in names, "headers" in names, field_names, secrets)
 
 
 def mask_fields(value: Any, names: frozenset[str], depth: int = 0) -> Any:
@@ -104,7 +68,7 @@ def mask_fields(value: Any, names: frozenset[str], depth: int = 0) -> Any:
 
 def is_sensitive_config(name: object) -> bool:
     """A config name whose value is a secret (Kafka's PASSWORD-type configs and the like)."""
-    return isinstance(name, str) and SENSITIVE_CONFIG.search(name) is not None
+    return isinstance(name, str) and re.search(SENSITIVE_CONFIG, name, re.IGNORECASE) is not None
 
 
 def secret_fields(schema: str | None, data: object) -> tuple[str, ...]:
@@ -126,5 +90,5 @@ def mask_secrets(schema: str | None, data: object) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["Redaction", "parse_redaction", "mask_fields", "mask_secrets", "secret_fields", "is_sensitive_config",
+__all__ = ["mask_fields", "mask_secrets", "secret_fields", "is_sensitive_config",
            "digest_text", "digest_object", "digest_line", "FIELD_MASK", "SECRET_MASK", "PARTS"]

@@ -18,13 +18,49 @@ from ..findings import Code, Finding
 from ..internal_topics.record_decoder import payload_anchor as payload_anchor_of
 from .framing import detect_framing
 from .model import DecodedPayload, Framing, Schema
-from .redact import Redaction, mask_fields
+from .redact import PARTS, mask_fields
 from .where import Where
 
 if TYPE_CHECKING:
     from ..decode.model import Batch, Record
 
 MAX_UNKNOWN_IDS = 10_000  # distinct unknown ids remembered (each reported once); bounded
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """What ``--redact``, ``--redact-fields`` and ``--no-redact-secrets`` asked for."""
+
+    keys: bool = False
+    values: bool = False
+    headers: bool = False
+    fields: frozenset[str] = field(default_factory=frozenset)
+    secrets: bool = True
+
+    @property
+    def bytes_redacted(self) -> bool:
+        return self.keys or self.values or self.headers
+
+    @property
+    def active(self) -> bool:
+        """Anything asked of record payloads (the secrets of internal records are elsewhere)."""
+        return self.bytes_redacted or bool(self.fields)
+
+    def side(self, which: str) -> bool:
+        """Whether the key (``which`` "key") or value is redacted."""
+        return self.keys if which == "key" else self.values
+
+
+def parse_redaction(parts: str | None, fields: str | None, secrets: bool = True) -> Redaction:
+    """The options as a :class:`Redaction`; an unknown part is a usage error."""
+    names = [p.strip() for p in (parts or "").split(",") if p.strip()]
+    unknown = [p for p in names if p not in PARTS]
+    if unknown:
+        from ..errors import UsageError
+
+        raise UsageError(f"--redact: unknown part {unknown[0]!r} (choose from {', '.join(PARTS)})")
+    field_names = frozenset(f.strip().lower() for f in (fields or "").split(",") if f.strip())
+    return Redaction("keys" in names, "values" in names, "headers" in names, field_names, secrets)
 
 
 class Store(Protocol):
@@ -193,4 +229,4 @@ def _name(f: Framing) -> str:
     return f"id {f.schema_id}" if f.guid is None else f"guid {f.guid}"
 
 
-__all__ = ["PayloadInspector", "PayloadRequest", "open_inspector", "PayloadSide", "RecordView", "payload_anchor", "Store", "Decoder"]
+__all__ = ["Redaction", "parse_redaction", "PayloadInspector", "PayloadRequest", "open_inspector", "PayloadSide", "RecordView", "payload_anchor", "Store", "Decoder"]

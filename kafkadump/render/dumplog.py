@@ -99,7 +99,6 @@ from typing import TYPE_CHECKING, TextIO
 from ..decode.model import Batch, Gap, Record, record_chunks
 from ..internal_topics import constants as K
 from ..internal_topics.decoded import Part
-from ..payloads.redact import digest_line
 from .lines import terminal_safe
 
 if TYPE_CHECKING:
@@ -287,6 +286,8 @@ def _contents(r: Record, dec: DecodedRecord | None = None) -> str:
 def _view_contents(r: Record, view: RecordView) -> str:
     """`` key: ... payload: ...`` with the payload options applied: a redacted key or value as
     ``sha256:<hex> (n bytes)``, a decoded one as its compact JSON."""
+    from ..payloads.redact import digest_line
+
     out = ""
     for which, label, b in (("key", "key", r.key), ("value", "payload", r.value)):
         if b is None:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, TextIO
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
 from ..errors import UsageError
-from ..payloads.redact import digest_line
 from . import jsontext
 from .lines import LineWriter, terminal_safe
 
@@ -223,6 +222,8 @@ def payload_cell(b: bytes | None, side: PayloadSide | None, redacted: bool, widt
     """A key or value with the payload options: its digest when redacted, else the schema id
     (``[17]``, ``[17?]`` when only possibly framed) before the decoded payload as compact JSON
     (or the bytes after the framing); terminal-safe."""
+    from ..payloads.redact import digest_line
+
     if b is None:
         return "null"
     if redacted:
@@ -245,6 +246,8 @@ def _compact_json(value: object) -> str:
 
 
 def _view_cells(r: Record, view: RecordView) -> list[object]:
+    from ..payloads.redact import digest_line
+
     red = view.redaction
     key = payload_cell(r.key, view.key, red.keys)
     value = payload_cell(r.value, view.value, red.values)

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from ..decode.model import Batch, Gap, Record
 from ..findings import Finding
 from ..logdir.names import topic_partition
-from ..payloads.redact import digest_object
 
 if TYPE_CHECKING:
     from ..payloads.view import PayloadSide, RecordView
@@ -255,6 +254,8 @@ def record_object(r: Record, b: Batch, encode: Encoder, place: Place | None = No
 
 def redacted_object(b: bytes | None) -> dict[str, Any] | None:
     """A redacted byte field: ``{"redacted": "sha256:<hex>", "length": n}`` (null stays null)."""
+    from ..payloads.redact import digest_object
+
     return None if b is None else digest_object(b)
 
 
