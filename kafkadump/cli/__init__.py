@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (their commands register on the app)
     forensics_commands,
     logdir_commands,
     manual_command,
+    payload_commands,
     replica_commands,
     segment_commands,
     spark_commands,

@@ -56,24 +56,44 @@ def compile_schema(schema: Schema, store: SchemaStore, limits: PayloadLimits, va
     from fastavro import parse_schema
     from fastavro.schema import UnknownType
 
-    named: dict[str, Any] = {}
-    for ref_schema in _referenced(schema, store):
-        parse_schema(_json(ref_schema), named_schemas=named)
+    documents = [_json(s) for s in _referenced(schema, store)]
     main = _json(schema)
-    wrapper = {"type": "record", "name": WRAPPER, "fields": [{"name": "v", "type": main}]}
+    named: dict[str, Any] = {}
+    for document in documents:
+        parse_schema(document, named_schemas=named)
     tried: set[str] = set()
     while True:
         try:
-            parsed: dict[str, Any] = parse_schema(wrapper, named_schemas=named)  # type: ignore[assignment]
+            parsed = _parse_wrapped(main, named)
             break
         except UnknownType as e:
             definer = _definer(store, e.name, schema) if e.name not in tried else None
             if definer is None:
                 raise SchemaProblem(f"the named type {e.name!r} is in no referenced or loaded schema") from None
             tried.add(e.name)
-            parse_schema(_json(definer), named_schemas=named)
+            documents.append(_json(definer))
+            parse_schema(documents[-1], named_schemas=named)
     guarded = _needs_guard(parsed["fields"][0]["type"], named)
-    return AvroCodec(parsed, named, limits, guarded, _record_name(main))
+    return AvroCodec(parsed, named, limits, guarded, _record_name(main), documents + [main])
+
+
+def _parse_wrapped(main: Any, named: dict[str, Any]) -> dict[str, Any]:
+    """``main`` parsed as the one field of a record (the same encoding: a record is its fields in order), so
+    that fastavro reads any top-level type with the named types of ``named``."""
+    from fastavro import parse_schema
+
+    wrapper = {"type": "record", "name": WRAPPER, "fields": [{"name": "v", "type": main}]}
+    parsed: dict[str, Any] = parse_schema(wrapper, named_schemas=named)  # type: ignore[assignment]
+    return parsed
+
+
+def _without_logical_types(node: Any) -> Any:
+    """An Avro schema (JSON) with its logical types removed: the values read as their underlying types."""
+    if isinstance(node, list):
+        return [_without_logical_types(n) for n in node]
+    if isinstance(node, dict):
+        return {k: _without_logical_types(v) for k, v in node.items() if k != "logicalType"}
+    return node
 
 
 def _json(schema: Schema) -> Any:
@@ -152,89 +172,104 @@ def _record_name(main: Any) -> str | None:
 
 
 def _needs_guard(node: Any, named: dict[str, Any]) -> bool:
-    """True when the schema is recursive or has an array/map whose items may take no bytes."""
-    return _recursive(node, named, ()) or _zero_size_items(node, named, set())
+    """True when the schema is recursive or has an array whose items may take no bytes.
 
+    One walk with each named type visited once (a schema that names one type many times costs its size, not
+    the number of paths through it).
+    """
+    state: dict[str, int] = {}  # 1: being walked, 2: done
+    sizes: dict[str, int] = {}
 
-def _recursive(node: Any, named: dict[str, Any], path: tuple[str, ...]) -> bool:
-    if isinstance(node, str):
-        if node in path:
-            return True
-        return node in named and _recursive(named[node], named, path + (node,))
-    if isinstance(node, list):
-        return any(_recursive(n, named, path) for n in node)
-    if isinstance(node, dict):
-        t = node.get("type")
+    def named_type(name: str) -> bool:
+        if state.get(name) == 1:
+            return True  # reached from inside itself: recursive
+        if state.get(name) == 2 or name not in named:
+            return False
+        state[name] = 1
+        found = walk(named[name], inline=True)
+        state[name] = 2
+        return found
+
+    def walk(n: Any, inline: bool = False) -> bool:
+        if isinstance(n, str):
+            return named_type(n)
+        if isinstance(n, list):
+            return any(walk(x) for x in n)
+        if not isinstance(n, dict):
+            return False
+        t = n.get("type")
+        name = n.get("name")
+        if t in ("record", "error", "enum", "fixed") and isinstance(name, str) and not inline:
+            return named_type(name) if name in named else any(walk(f["type"]) for f in n.get("fields", ()))
         if t in ("record", "error"):
-            name = node.get("name", "")
-            inner = path + (name,) if name not in path else path
-            return any(_recursive(f["type"], named, inner) for f in node["fields"])
+            return any(walk(f["type"]) for f in n["fields"])
         if t == "array":
-            return _recursive(node["items"], named, path)
+            return _min_size(n["items"], named, sizes, set()) == 0 or walk(n["items"])
         if t == "map":
-            return _recursive(node["values"], named, path)
-        if isinstance(t, (dict, list)):
-            return _recursive(t, named, path)
-    return False
+            return walk(n["values"])
+        return walk(t) if isinstance(t, (dict, list)) else False
+
+    return walk(node)
 
 
-def _min_size(node: Any, named: dict[str, Any], seen: set[str]) -> int:
-    """The fewest bytes a value of this type takes (a recursive name counts as 0)."""
+def _min_size(node: Any, named: dict[str, Any], sizes: dict[str, int], stack: set[str]) -> int:
+    """The fewest bytes a value of this type takes (a type reached from inside itself counts 0)."""
     if isinstance(node, str):
         if node in PRIMITIVE_SIZE:
             return PRIMITIVE_SIZE[node]
-        if node in seen or node not in named:
+        if node in sizes:
+            return sizes[node]
+        if node in stack or node not in named:
             return 0
-        return _min_size(named[node], named, seen | {node})
+        size = _min_size(named[node], named, sizes, stack | {node})
+        sizes[node] = size
+        return size
     if isinstance(node, list):
         return 1  # the branch index
     if isinstance(node, dict):
         t = node.get("type")
+        inner = stack | {node["name"]} if isinstance(node.get("name"), str) else stack
         if t in ("record", "error"):
-            return sum(_min_size(f["type"], named, seen | {node.get("name", "")}) for f in node["fields"])
+            return sum(_min_size(f["type"], named, sizes, inner) for f in node["fields"])
         if t == "fixed":
             return int(node.get("size", 0))
         if t in ("enum", "array", "map"):
             return 1
-        return _min_size(t, named, seen)
+        return _min_size(t, named, sizes, stack)
     return 0
-
-
-def _zero_size_items(node: Any, named: dict[str, Any], seen: set[str]) -> bool:
-    if isinstance(node, str):
-        if node in seen or node not in named:
-            return False
-        return _zero_size_items(named[node], named, seen | {node})
-    if isinstance(node, list):
-        return any(_zero_size_items(n, named, seen) for n in node)
-    if isinstance(node, dict):
-        t = node.get("type")
-        if t in ("record", "error"):
-            return any(_zero_size_items(f["type"], named, seen | {node.get("name", "")}) for f in node["fields"])
-        if t == "array":
-            return _min_size(node["items"], named, set()) == 0 or _zero_size_items(node["items"], named, seen)
-        if t == "map":
-            return _zero_size_items(node["values"], named, seen)
-        if isinstance(t, (dict, list)):
-            return _zero_size_items(t, named, seen)
-    return False
 
 
 class AvroCodec:
     """One parsed Avro schema: reads payloads (guarded when the schema needs it)."""
 
     def __init__(self, parsed: Any, named: dict[str, Any], limits: PayloadLimits, guarded: bool,
-                 record_name: str | None):
+                 record_name: str | None, documents: list[Any]):
         self.parsed = parsed
         self.named = named
         self.limits = limits
         self.guarded = guarded
         self.record_name = record_name
+        self.documents = documents  # the referenced schemas and the schema (JSON), main last
+        self._plain: Any = None
+
+    def plain(self) -> Any:
+        """The schema parsed without logical types (for values a logical type cannot show)."""
+        if self._plain is None:
+            from fastavro import parse_schema
+
+            named: dict[str, Any] = {}
+            *refs, main = [_without_logical_types(d) for d in self.documents]
+            for document in refs:
+                parse_schema(document, named_schemas=named)
+            self._plain = _parse_wrapped(main, named)
+        return self._plain
 
     def decode(self, data: bytes, message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
         from fastavro import schemaless_reader
 
-        if self.guarded:
+        # a schema fastavro cannot bound, or a payload with room for more items than the limit (every
+        # item of other schemas takes a byte at least): walked with the limits first
+        if self.guarded or len(data) > self.limits.max_items:
             try:
                 check_encoding(self.parsed["fields"][0]["type"], self.named, data, self.limits)
             except SchemaProblem as e:
@@ -248,11 +283,32 @@ class AvroCodec:
                                   error_offset=len(data), message=self.record_name)
         except UnicodeDecodeError as e:
             return DecodedPayload(error=f"a string is not UTF-8 ({e.reason})", message=self.record_name)
-        except (ValueError, OverflowError, IndexError, KeyError, TypeError) as e:
+        except (ValueError, OverflowError) as e:
+            return self._without_logical_types(data, e)
+        except (IndexError, KeyError, TypeError) as e:
             return DecodedPayload(error=f"not the Avro encoding of this schema: {type(e).__name__}: "
                                         f"{str(e)[:160]}", message=self.record_name)
+        return self._finish(value, stream.tell(), data)
+
+    def _without_logical_types(self, data: bytes, why: Exception) -> DecodedPayload:
+        """Read again without logical types: a timestamp beyond year 9999, a uuid that is no uuid, ... keep
+        their raw values (the bytes are a valid encoding); anything else is not this schema's encoding."""
+        from fastavro import schemaless_reader
+
+        stream = io.BytesIO(data)
+        try:
+            record: Any = schemaless_reader(stream, self.plain(), None)
+        except Exception:  # noqa: BLE001 - any failure here means the first error was about the bytes
+            return DecodedPayload(error=f"not the Avro encoding of this schema: {type(why).__name__}: "
+                                        f"{str(why)[:160]}", message=self.record_name)
+        got = self._finish(record["v"], stream.tell(), data)
+        reason = f"a logical type cannot show its value ({type(why).__name__}: {str(why)[:120]}): shown without " \
+                 f"logical types"
+        return DecodedPayload(value=got.value, error=reason if got.error is None else f"{reason}; {got.error}",
+                              error_offset=got.error_offset, message=self.record_name)
+
+    def _finish(self, value: Any, end: int, data: bytes) -> DecodedPayload:
         value = jsonable(value)
-        end = stream.tell()
         if end != len(data):
             return DecodedPayload(value=value, error=f"{len(data) - end} bytes after the Avro value",
                                   error_offset=end, message=self.record_name)
@@ -283,7 +339,7 @@ def jsonable(v: Any) -> Any:
 # ---- the guard: the encoding walked with limits, for the schemas fastavro cannot bound -------------------
 
 class _Walk:
-    __slots__ = ("data", "pos", "items", "limits", "named")
+    __slots__ = ("data", "pos", "items", "limits", "named", "sizes")
 
     def __init__(self, data: bytes, limits: PayloadLimits, named: dict[str, Any]):
         self.data = data
@@ -291,6 +347,7 @@ class _Walk:
         self.items = 0
         self.limits = limits
         self.named = named
+        self.sizes: dict[str, int] = {}
 
     def fail(self, why: str, at: int | None = None) -> SchemaProblem:
         return SchemaProblem(why, self.pos if at is None else at)
@@ -372,7 +429,7 @@ class _Walk:
             self.skip(int(node["size"]))
         elif t in ("array", "map"):
             inner = node["items"] if t == "array" else node["values"]
-            item_min = _min_size(inner, self.named, set()) + (1 if t == "map" else 0)
+            item_min = _min_size(inner, self.named, self.sizes, set()) + (1 if t == "map" else 0)
             while True:
                 n = self.count(item_min)
                 if n == 0:

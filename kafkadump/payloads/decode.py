@@ -6,7 +6,9 @@ reason it does not decode (for a ``payload-malformed`` finding).  A schema is
 compiled once (per id) and kept; bad payloads and bad schemas are reasons,
 never exceptions.  The one exception is :class:`PayloadLibrariesMissing`
 (exit 2, one line saying how to install the ``payloads`` extra): the
-libraries are imported only here, when the first payload is decoded.
+libraries are imported only here, when the first payload is decoded;
+a command that wants the message before any output calls
+:func:`check_payload_libraries` with the schema types its store holds.
 
 Protobuf's Schema Registry framing puts the message indexes before the
 payload (:func:`parse_message_indexes`)::
@@ -76,7 +78,7 @@ class PayloadDecoder:
         self.store = store
         self.limits = limits or PayloadLimits()
         self.validate = validate
-        self._codecs: dict[tuple[int | None, str, int], Codec | str] = {}
+        self._codecs: dict[tuple[int | None, str, str], Codec | str] = {}
 
     def decode(self, schema: Schema, payload: bytes | memoryview,
                message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
@@ -95,7 +97,7 @@ class PayloadDecoder:
             return DecodedPayload(error=f"{type(e).__name__}: {str(e)[:200]}")
 
     def _codec(self, schema: Schema) -> Codec | str:
-        key = (schema.id, schema.schema_type, hash(schema.text))
+        key = (schema.id, schema.schema_type, schema.text)
         codec = self._codecs.get(key)
         if codec is None:
             codec = self._compile(schema)

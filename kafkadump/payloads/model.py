@@ -127,6 +127,14 @@ class PayloadLimits:
     max_items: int = 1_000_000   # array and map entries, repeated fields, in one payload
     max_bytes: int = 64 << 20    # a payload larger than this is not decoded
 
+    @classmethod
+    def from_options(cls, options: Any) -> PayloadLimits:
+        """The limits for the decoder's ``Options``: payloads no larger than what one batch may decompress to
+        (``--max-decompressed``); depth and items as here (the legacy ``max_depth`` counts wrappers, not
+        payload nesting)."""
+        max_bytes = getattr(options, "max_decompressed", None)
+        return cls(max_bytes=max_bytes) if isinstance(max_bytes, int) and max_bytes > 0 else cls()
+
 
 @dataclass(frozen=True, slots=True)
 class DecodedPayload:

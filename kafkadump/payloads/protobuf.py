@@ -3,7 +3,7 @@
 The ``.proto`` text (and the texts its imports name, from the schema's
 references or from files of that name in the store) is written to a private
 temporary directory and compiled by the protoc that grpcio-tools bundles
-(no network, no separate install) into a ``FileDescriptorSet``; Google's
+(no network, no separate install), in a child process, into a ``FileDescriptorSet``; Google's
 well-known types come from the include directory grpcio-tools ships.  The
 set is loaded into a fresh ``DescriptorPool`` per schema (two versions of
 one ``.proto`` never meet), and a payload is parsed by the message class of
@@ -13,6 +13,12 @@ the message the framing's indexes name::
                      [i, j]  the j-th nested message of that one, ...
                      None    the first message ([0])
 
+A schema text may also be a base64 ``FileDescriptorProto`` (what Confluent's
+Python serializer registers, and the registry's ``format=serialized``): it is
+used as it is, its imports found the same way (Google's well-known files from
+the protobuf runtime).  ``confluent/meta.proto`` and ``confluent/type/decimal.proto``,
+which the registry knows without a reference, are built in.
+
 The value is protobuf's JSON mapping with the ``.proto``'s field names and
 every field shown (64-bit integers as strings, bytes as base64, enums by
 name), as ``json_format`` writes it.
@@ -20,8 +26,11 @@ name), as ``json_format`` writes it.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -31,7 +40,43 @@ from .store import SchemaStore
 
 MAIN_FILE = "kafkadump_schema.proto"
 MAX_FILES = 1000
-_IMPORT = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
+PROTOC_TIMEOUT = 60  # seconds one schema's compilation may take
+# the files Schema Registry knows without a reference (its Protobuf provider ships them): field metadata
+# and the decimal type, written from their descriptors (field names and numbers as the registry has them)
+BUILTIN_IMPORTS = {
+    "confluent/meta.proto": """syntax = "proto3";
+package confluent;
+import "google/protobuf/descriptor.proto";
+option go_package = "../confluent";
+message Meta {
+  string doc = 1;
+  map<string, string> params = 2;
+  repeated string tags = 3;
+  repeated Rule rules = 4;
+}
+message Rule {
+  string name = 1;
+  string doc = 2;
+  string expr = 3;
+  string sql = 4;
+}
+extend google.protobuf.FileOptions { Meta file_meta = 1088; }
+extend google.protobuf.MessageOptions { Meta message_meta = 1088; }
+extend google.protobuf.FieldOptions { Meta field_meta = 1088; }
+extend google.protobuf.EnumOptions { Meta enum_meta = 1088; }
+extend google.protobuf.EnumValueOptions { Meta enum_value_meta = 1088; }
+""",
+    "confluent/type/decimal.proto": """syntax = "proto3";
+package confluent.type;
+message Decimal {
+  bytes value = 1;
+  uint32 precision = 2;
+  int32 scale = 3;
+}
+""",
+}
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_IMPORT = re.compile(r'(?:^|(?<=;))\s*import\s+(?:public\s+|weak\s+)?"([^"]+)"\s*;', re.MULTILINE)
 
 
 def require() -> None:
@@ -43,22 +88,99 @@ def require() -> None:
 def compile_schema(schema: Schema, store: SchemaStore, limits: PayloadLimits, validate: bool = False
                    ) -> ProtobufCodec:
     """``schema`` compiled to descriptors.  Raises SchemaProblem with protoc's first error line."""
-    from google.protobuf import descriptor_pb2, descriptor_pool
+    from google.protobuf import descriptor_pool
 
-    files = _sources(schema, store)
+    protos = _file_protos(schema, store, MAIN_FILE, 0)
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+    for fdp in protos:
+        if fdp.name not in added:
+            added.add(fdp.name)
+            pool.Add(fdp)
+    return ProtobufCodec(pool.FindFileByName(protos[-1].name), limits)
+
+
+def serialized_descriptor(text: str) -> Any:
+    """The FileDescriptorProto a schema text holds in base64 (what Confluent's Python serializer
+    registers, and ``?format=serialized`` returns), or None when the text is .proto source."""
+    from google.protobuf import descriptor_pb2
+    from google.protobuf.message import DecodeError
+
+    compact = "".join(text.split())
+    if not compact or not _BASE64.fullmatch(compact):
+        return None
+    try:
+        fdp = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(compact, validate=True))
+    except (ValueError, DecodeError):
+        return None
+    return fdp if fdp.name or fdp.message_type else None
+
+
+def _file_protos(schema: Schema, store: SchemaStore, name: str, depth: int) -> list[Any]:
+    """The FileDescriptorProtos of ``schema`` (under import ``name``) and everything it imports, imports first."""
+    if depth > 64:
+        raise SchemaProblem("imports nested deeper than 64")
+    fdp = serialized_descriptor(schema.text)
+    if fdp is None:
+        return _compile_text(schema, store, name)
+    named = {ref.name: store.resolve(ref) for ref in schema.references}
+    out: list[Any] = []
+    for dep in fdp.dependency:
+        found = named.get(dep) or store.by_name.get(dep) or store.by_name.get(PurePosixPath(dep).name)
+        if found is None and dep in BUILTIN_IMPORTS:
+            found = Schema(None, "PROTOBUF", BUILTIN_IMPORTS[dep], source="built in")
+        if found is not None:
+            out += _file_protos(found, store, dep, depth + 1)
+        elif dep.startswith("google/protobuf/"):
+            out.append(_well_known(dep))
+        else:
+            raise SchemaProblem(f"the import {dep[:80]!r} is in no reference and no loaded file")
+    if depth and fdp.name != name:
+        fdp.name = name
+    return out + [fdp]
+
+
+def _well_known(name: str) -> Any:
+    """Google's well-known .proto file ``name`` as the protobuf runtime knows it."""
+    from google.protobuf import (  # noqa: F401 - importing them puts their files in the default pool
+        any_pb2,
+        api_pb2,
+        descriptor_pb2,
+        descriptor_pool,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        source_context_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        type_pb2,
+        wrappers_pb2,
+    )
+
+    try:
+        fd = descriptor_pool.Default().FindFileByName(name)
+    except KeyError:
+        raise SchemaProblem(f"the import {name[:80]!r} is not a well-known type") from None
+    fdp = descriptor_pb2.FileDescriptorProto()
+    fd.CopyToProto(fdp)
+    return fdp
+
+
+def _compile_text(schema: Schema, store: SchemaStore, name: str) -> list[Any]:
+    """.proto source compiled by protoc (with its imports) to FileDescriptorProtos, ``name`` last."""
+    from google.protobuf import descriptor_pb2
+
+    files = _sources(schema, store, name)
     with tempfile.TemporaryDirectory(prefix="kafkadump-proto-") as tmp:
         root = Path(tmp)
-        for name, text in files.items():
-            target = root / "src" / name
+        for file_name, text in files.items():
+            target = root / "src" / file_name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         out = root / "set.pb"
-        _protoc(root, out)
+        _protoc(root, out, name)
         file_set = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
-    pool = descriptor_pool.DescriptorPool()
-    for fdp in file_set.file:
-        pool.Add(fdp)
-    return ProtobufCodec(pool.FindFileByName(MAIN_FILE), limits)
+    return list(file_set.file)
 
 
 def _safe_name(name: str) -> str:
@@ -68,9 +190,9 @@ def _safe_name(name: str) -> str:
     return str(p)
 
 
-def _sources(schema: Schema, store: SchemaStore) -> dict[str, str]:
+def _sources(schema: Schema, store: SchemaStore, main: str) -> dict[str, str]:
     """The main .proto text and every text its imports reach, by import name."""
-    files = {MAIN_FILE: schema.text}
+    files = {_safe_name(main): schema.text}
     todo = [schema]
     while todo:
         current = todo.pop()
@@ -79,6 +201,8 @@ def _sources(schema: Schema, store: SchemaStore) -> dict[str, str]:
             if name in files or name.startswith("google/protobuf/"):
                 continue
             found = named.get(name) or store.by_name.get(name) or store.by_name.get(PurePosixPath(name).name)
+            if found is None and name in BUILTIN_IMPORTS:
+                found = Schema(None, "PROTOBUF", BUILTIN_IMPORTS[name], source="built in")
             if found is None:
                 raise SchemaProblem(f"the import {name[:80]!r} is in no reference and no loaded file")
             files[_safe_name(name)] = found.text
@@ -88,26 +212,22 @@ def _sources(schema: Schema, store: SchemaStore) -> dict[str, str]:
     return files
 
 
-def _protoc(root: Path, out: Path) -> None:
-    """Run the bundled protoc on MAIN_FILE; its messages (fd 2) are caught, never printed."""
+def _protoc(root: Path, out: Path, main: str) -> None:
+    """Run the bundled protoc on ``main`` in a child process (a protoc abort on hostile text cannot take
+    kafkadump down; its messages are caught, never printed)."""
     import grpc_tools
-    from grpc_tools import protoc
 
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
-    args = ["protoc", f"-I{root / 'src'}", f"-I{include}", f"--descriptor_set_out={out}", "--include_imports",
-            MAIN_FILE]
-    with tempfile.TemporaryFile() as err:
-        saved = os.dup(2)
-        try:
-            os.dup2(err.fileno(), 2)
-            code = protoc.main(args)
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        err.seek(0)
-        message = err.read(4096).decode("utf-8", "replace")
-    if code != 0:
-        first = next((line for line in message.splitlines() if line.strip()), f"protoc exit status {code}")
+    args = [sys.executable, "-m", "grpc_tools.protoc", f"-I{root / 'src'}", f"-I{include}",
+            f"--descriptor_set_out={out}", "--include_imports", main]
+    try:
+        done = subprocess.run(args, capture_output=True, timeout=PROTOC_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise SchemaProblem(f"protoc did not finish in {PROTOC_TIMEOUT} s") from None
+    if done.returncode != 0 or not out.exists():
+        message = done.stderr[:4096].decode("utf-8", "replace")
+        first = next((line for line in message.splitlines() if line.strip()),
+                     f"protoc exit status {done.returncode}")
         raise SchemaProblem(first.replace(str(root / "src") + "/", "")[:200])
 
 
@@ -150,9 +270,44 @@ class ProtobufCodec:
             message.ParseFromString(data)
         except DecodeError as e:
             return DecodedPayload(error=f"not a {desc.full_name} message: {str(e)[:160]}", message=desc.full_name)
+        if len(data) > min(self.limits.max_items, 2 * self.limits.max_depth):  # room for too many or too deep
+            too_many = _beyond_limits(message, self.limits)
+            if too_many:
+                return DecodedPayload(error=too_many, message=desc.full_name)
         value = json_format.MessageToDict(message, preserving_proto_field_name=True,
                                           always_print_fields_with_no_presence=True)
         return DecodedPayload(value=value, message=desc.full_name)
+
+
+def _repeated(field: Any) -> bool:
+    """A repeated (or map) field: ``is_repeated`` in protobuf 6 and later, ``label`` before."""
+    flag = getattr(field, "is_repeated", None)
+    return bool(flag) if flag is not None else field.label == 3  # LABEL_REPEATED
+
+
+def _beyond_limits(message: Any, limits: PayloadLimits) -> str | None:
+    """Why a parsed message holds more repeated and map entries, or nests deeper, than ``limits`` allow, or
+    None (checked before it becomes JSON: a packed repeated bool is one byte an item)."""
+    todo = [(message, 0)]
+    items = 0
+    while todo:
+        m, depth = todo.pop()
+        if depth > limits.max_depth:
+            return f"nested deeper than the limit ({limits.max_depth})"
+        for field, value in m.ListFields():
+            if _repeated(field):
+                items += len(value)
+                if items > limits.max_items:
+                    return f"more than {limits.max_items} repeated items"
+                entry = field.message_type
+                if entry is not None and entry.GetOptions().map_entry:
+                    if entry.fields_by_name["value"].message_type is not None:
+                        todo.extend((v, depth + 1) for v in value.values())
+                elif entry is not None:
+                    todo.extend((v, depth + 1) for v in value)
+            elif field.message_type is not None:
+                todo.append((value, depth + 1))
+    return None
 
 
 __all__ = ["require", "compile_schema", "ProtobufCodec", "MAIN_FILE"]

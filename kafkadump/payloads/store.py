@@ -38,10 +38,22 @@ MAX_SCHEMA_FILES = 100_000   # files read from one directory
 
 
 def find_schemas_dir(logdir: Path) -> Path | None:
-    """The ``_schemas`` partition directory in (or at) ``logdir``, or None."""
+    """The ``_schemas`` partition directory in (or at) ``logdir``, or None.
+
+    ``logdir`` may also be an input inside a log dir: a partition directory or a segment file (the
+    ``_schemas`` partition beside it is found).
+    """
     logdir = Path(logdir)
     if _is_schemas_partition(logdir):
         return logdir
+    if logdir.is_file():
+        logdir = logdir.parent
+        if _is_schemas_partition(logdir):
+            return logdir
+    if names.parse_partition_dir(str(logdir)) is not None:
+        found = find_schemas_dir(logdir.parent) if logdir.parent != logdir else None
+        if found is not None:
+            return found
     try:
         children = sorted(os.listdir(logdir))
     except OSError:
@@ -161,7 +173,10 @@ class SchemaStore:
         if sid is None:
             self.unnumbered.append(schema)
         else:
-            schema = self._merged(sid, schema)
+            old = self.by_id.get(sid)
+            if old is not None:
+                schema = self._merged(old, schema)
+                self._repoint(old, schema)
             self.by_id[sid] = schema
         if schema.guid:
             self.by_guid.setdefault(schema.guid.lower(), schema)
@@ -169,13 +184,18 @@ class SchemaStore:
             self.by_subject_version[(r.subject, r.version)] = schema
             self.by_name.setdefault(r.subject, schema)
 
-    def _merged(self, schema_id: int, schema: Schema) -> Schema:
+    @staticmethod
+    def _merged(old: Schema, schema: Schema) -> Schema:
         """``schema`` with the registrations of a schema of the same id loaded before (an export lists each)."""
-        old = self.by_id.get(schema_id)
-        if old is None:
-            return schema
         regs = old.registrations + tuple(r for r in schema.registrations if r not in old.registrations)
-        return Schema(schema_id, old.schema_type, old.text, old.references, regs, old.guid or schema.guid, old.source)
+        return Schema(old.id, old.schema_type, old.text, old.references, regs, old.guid or schema.guid, old.source)
+
+    def _repoint(self, old: Schema, new: Schema) -> None:
+        indexes: tuple[dict[Any, Schema], ...] = (self.by_guid, self.by_subject_version, self.by_name)
+        for index in indexes:
+            for k, v in list(index.items()):
+                if v is old:
+                    index[k] = new
 
     # ---- queries ----------------------------------------------------------------------------------------
 
@@ -205,6 +225,10 @@ class SchemaStore:
     def all_of_type(self, schema_type: str) -> list[Schema]:
         """Every schema of one type (to find an Avro named type no reference names)."""
         return [s for s in self.schemas() if s.schema_type == schema_type]
+
+    def schema_types(self) -> tuple[str, ...]:
+        """The schema types the store holds (for ``decode.check_payload_libraries``), each once, sorted."""
+        return tuple(sorted({s.schema_type for s in self.schemas()}))
 
     def __len__(self) -> int:
         return len(self.by_id) + len(self.unnumbered)
