@@ -78,6 +78,10 @@ def test_view_lines_write_exactly_record_object(inspector, encoding):
                 want = record_object(r, b, ENCODERS[encoding], place, view)
                 assert json.loads(lines.view_line(r, b, view, place)) == want
             seen += 1
+        views = [ins.view(r, b)[0] for r in b.records]
+        many = lines.view_lines(b, b.records, views).splitlines()
+        assert [json.loads(x) for x in many] == [record_object(r, b, ENCODERS[encoding], None, v)
+                                                 for r, v in zip(b.records, views)]
     assert seen > 100
 
 

@@ -30,6 +30,7 @@ MAGIC_GUID = 1    # header version 1: a 16-byte GUID follows
 ID_END = 5        # magic + id
 GUID_END = 17     # version + GUID
 MAX_MESSAGE_INDEXES = 64  # nesting depth of Protobuf message types; more is not a framing
+_CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # text: no control but tab, LF, CR
 KINDS = FRAMING_KINDS
 
@@ -116,23 +117,29 @@ def _header_framing(hv: bytes | None, schema_type: SchemaTypeOf | None) -> Frami
     return Framing("header-id", certain=False)
 
 
+# the framings of unframed bytes: one object each (cheap to hand out and to cache on)
+EMPTY, JSON, UTF8, BINARY = Framing("empty"), Framing("json"), Framing("utf8"), Framing("binary")
+
+
 def _plain(data: bytes) -> Framing:
     if not data:
-        return Framing("empty")
+        return EMPTY
     first = data.lstrip()[:1]
     if first in (b"{", b"["):
         import json
 
         try:
             json.loads(data)
-            return Framing("json")
+            return JSON
         except ValueError:
             pass
+    if data.isascii():
+        return BINARY if _CONTROL_BYTES.search(data) else UTF8
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return Framing("binary")
-    return Framing("binary" if _CONTROLS.search(text) else "utf8")
+        return BINARY
+    return BINARY if _CONTROLS.search(text) else UTF8
 
 
 def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None]] = (), which: str = "value",
@@ -144,7 +151,7 @@ def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
     if hdr is not None:
         return _header_framing(hdr[1], schema_type)
     if not data:
-        return Framing("empty")
+        return EMPTY
     if data[0] == MAGIC_ID:
         if len(data) < ID_END:
             return Framing("confluent", payload_start=len(data), certain=False)

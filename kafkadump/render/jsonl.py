@@ -38,6 +38,7 @@ from .jsontext import escape_unsafe as _escape_unsafe
 
 if TYPE_CHECKING:
     from ..internal_topics.decoded import DecodedRecord
+    from ..payloads.model import Framing
     from ..payloads.view import PayloadSide, RecordView
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
@@ -74,14 +75,6 @@ def _auto_json(b: bytes) -> str:
     return _json_str(s) if s.isascii() else _escape_unsafe(_json_str(s))
 
 
-def _payload_json(obj: dict | None, side: PayloadSide | None) -> str:
-    """A ``keyPayload``/``valuePayload`` object as JSON: plain ``json.dumps`` unless it holds
-    decoded text (then the escaping writer)."""
-    if side is not None and side.decoded is not None:
-        return _dumps_text(obj, separators=(",", ":"))
-    return _dumps(obj, separators=(",", ":"))
-
-
 # a non-null byte field as JSON text, per --encoding (null is written by the caller)
 VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
 
@@ -100,6 +93,7 @@ class RecordLines:
         self._for: tuple[str, Place | None] | None = None
         self._head = ""   # '{"type":"record","file":...,"topic":...,"partition":...,'
         self._tail = "}"  # a capture's sighting fields, then the closing brace
+        self._framings: dict[Framing, str] = {}  # keyPayload/valuePayload JSON of a framing without schema
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -192,9 +186,37 @@ class RecordLines:
         line = self.line(r, b, place)
         if not view.detected:
             return line
-        key, value = side_object(view.key, False), side_object(view.value, False)
-        return (line[:-1] + ',"keyPayload":' + _payload_json(key, view.key)
-                + ',"valuePayload":' + _payload_json(value, view.value) + "}")
+        return (line[:-1] + ',"keyPayload":' + self._payload_json(view.key)
+                + ',"valuePayload":' + self._payload_json(view.value) + "}")
+
+    def view_lines(self, b: Batch, recs: Sequence[Record], views: Sequence[RecordView],
+                   place: Place | None = None) -> str:
+        """``recs`` with their ``views`` as newline-terminated lines, as :meth:`view_line` writes
+        them; without redaction the record fields come from :meth:`batch_lines` (the fast path)."""
+        if not recs:
+            return ""
+        if any(v.redaction.active or v.hides_bytes("key") or v.hides_bytes("value") for v in views):
+            return "".join(self.view_line(r, b, v, place) + "\n" for r, v in zip(recs, views))
+        lines = self.batch_lines(b, recs, place)
+        if not views[0].detected:
+            return lines
+        pj = self._payload_json
+        return "".join(line[:-1] + ',"keyPayload":' + pj(v.key) + ',"valuePayload":' + pj(v.value) + "}\n"
+                       for line, v in zip(lines.split("\n"), views))
+
+    def _payload_json(self, side: PayloadSide | None) -> str:
+        """A ``keyPayload``/``valuePayload`` object as JSON; the common ones (no schema: the
+        framing alone says everything) formatted once per framing."""
+        if side is None:
+            return "null"
+        if side.schema is None and side.decoded is None:
+            text = self._framings.get(side.framing)
+            if text is None:
+                if len(self._framings) > 4096:
+                    self._framings.clear()
+                text = self._framings[side.framing] = _dumps(side_object(side, False), separators=(",", ":"))
+            return text
+        return _dumps_text(side_object(side, False), separators=(",", ":"))
 
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
@@ -243,7 +265,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
             continue
         if item.views is not None:
             # payload options: each record from its object (framing, decoded payloads, redaction)
-            write("".join(lines.view_line(r, b, v) + "\n" for r, v in zip(item.records, item.views)))
+            write(lines.view_lines(b, item.records, item.views))
         elif item.decoded is None:
             # a stream of many records, or of large ones: a run at a time
             for chunk in record_chunks(item.records, b.payload_bytes):
