@@ -23,7 +23,7 @@ from .errors import InputError, UsageError
 from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
-from .internal_topics.kinds import resolve_kind
+from .internal_topics.kinds import kind_from_path, resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
@@ -157,7 +157,37 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
             views = None
             if inspector is not None and payloads is not None and decoded is None:
                 kept, views = _payload_views(inspector, payloads, item, kept, tally)
+            if secrets and decoded is None and kept and kind_from_path(path) == "metadata":
+                views = _secret_views(item, kept, views)
             yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active), views=views)
+
+
+def secret_records(batch: Batch, records: Sequence[Record]) -> set[int]:
+    """The ``id`` of each record of a KRaft metadata batch whose value holds a secret (a SCRAM
+    credential, a sensitive config value): shown undecoded, its bytes are hidden all the same."""
+    from .internal_topics.record_decoder import decoder_for
+
+    reader = decoder_for("metadata", True)
+    out = set()
+    for r in records:
+        if r.value is not None and r.control is None:
+            part = reader.decode_record(r, batch).value
+            if part is not None and part.raw is None:   # the decoder masked a secret in it
+                out.add(id(r))
+    return out
+
+
+def _secret_views(batch: Batch, kept: Sequence[Record], views: list[RecordView] | None) -> list[RecordView] | None:
+    """``views`` with the records whose values hold secrets marked (created when needed)."""
+    secret = secret_records(batch, kept)
+    if not secret:
+        return views
+    import dataclasses
+
+    from .payloads.view import RecordView
+
+    base = views if views is not None else [RecordView(None, None) for _ in kept]
+    return [dataclasses.replace(v, secret=True) if id(r) in secret else v for r, v in zip(kept, base)]
 
 
 def _payload_inspector(payloads: PayloadRequest | None, files: list[str]) -> PayloadInspector | None:
@@ -312,6 +342,8 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
             from .payloads.redact import SECRET_MASK
 
             masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
+        if secrets and kind is None and kind_from_path(path) == "metadata" and isinstance(decoded, Batch):
+            masked += _secret_value_spans(decoded, spans)
         if payloads is not None and payloads.redaction.bytes_redacted:
             context = 0
         tally.see(decoded.findings)
@@ -319,6 +351,21 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         before = bytes(seg.buf[max(0, start - context):start]) if context else b""
         after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
         return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after, masked)
+
+
+def _secret_value_spans(batch: Batch, spans: list[Span]) -> list[tuple[str, int, int]]:
+    """The byte ranges of the values that hold secrets (a metadata batch shown undecoded), their
+    spans' values masked."""
+    from .payloads.redact import SECRET_MASK
+
+    secret = secret_records(batch, batch.records or ())
+    places = {(r.source, r.value_position) for r in batch.records or () if id(r) in secret}
+    out = []
+    for s in spans:
+        if s.path.endswith(".value") and (s.source, s.offset) in places:
+            s.value = SECRET_MASK
+            out.append((s.source, s.offset, s.offset + s.length))
+    return out
 
 
 def _still_there(seg: Segment, path: str, item: Batch | Gap) -> None:

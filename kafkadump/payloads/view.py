@@ -85,12 +85,14 @@ class PayloadSide:
 class RecordView:
     """The payload view of one record: ``key``/``value`` (None when null or not inspected),
     ``detected`` (framing was looked for: the record object gains ``keyPayload`` and
-    ``valuePayload``), and the redaction every renderer applies."""
+    ``valuePayload``), the redaction every renderer applies, and ``secret`` (a metadata record
+    holding a secret, shown undecoded: its value's bytes are hidden)."""
 
     key: PayloadSide | None
     value: PayloadSide | None
     redaction: Redaction = field(default_factory=Redaction)
     detected: bool = False
+    secret: bool = False   # the value holds a secret of the metadata log (shown: its length only)
 
     def side(self, which: str) -> PayloadSide | None:
         return self.key if which == "key" else self.value
@@ -98,7 +100,7 @@ class RecordView:
     def hides_bytes(self, which: str) -> bool:
         """The raw bytes of the key (``which`` "key") or value are shown as their digest: asked by
         ``--redact``, or a payload decoded under ``--redact-fields`` (its bytes hold the fields)."""
-        if self.redaction.side(which):
+        if self.redaction.side(which) or (self.secret and which == "value"):
             return True
         side = self.side(which)
         return bool(self.redaction.fields) and side is not None and side.decoded is not None and side.decoded.ok

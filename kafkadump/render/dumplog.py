@@ -293,7 +293,9 @@ def _view_contents(r: Record, view: RecordView) -> str:
         if b is None:
             continue
         side = view.side(which)
-        if view.redaction.side(which):  # --redact: the digest even of a decoded payload
+        if view.secret and which == "value":
+            out += f" {label}: [redacted secret] ({len(b)} bytes)"
+        elif view.redaction.side(which):  # --redact: the digest even of a decoded payload
             out += f" {label}: {digest_line(b)}"
         elif side is not None and side.decoded is not None and side.decoded.ok:
             out += f" {label}: " + kafka_json(side.decoded.value)

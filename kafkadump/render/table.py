@@ -250,7 +250,8 @@ def _view_cells(r: Record, view: RecordView) -> list[object]:
 
     red = view.redaction
     key = payload_cell(r.key, view.key, red.keys)
-    value = payload_cell(r.value, view.value, red.values)
+    value = payload_cell(r.value, view.value, red.values) if not view.secret else \
+        f"[redacted secret] ({len(r.value or b'')} bytes)"
     if r.headers and red.headers:
         headers = ",".join(f"{k}={d.preview(None if v is None else digest_line(v).encode(), 12)}"
                            for k, v in r.headers)

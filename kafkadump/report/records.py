@@ -266,7 +266,9 @@ def with_view(d: dict[str, Any], r: Record, view: RecordView) -> dict[str, Any]:
     red = view.redaction
     if view.hides_bytes("key"):
         d["key"] = redacted_object(r.key)
-    if view.hides_bytes("value"):
+    if view.secret and r.value is not None:
+        d["value"] = {"redacted": "secret", "length": len(r.value)}
+    elif view.hides_bytes("value"):
         d["value"] = redacted_object(r.value)
     if red.headers:
         d["headers"] = [{"key": k, "value": redacted_object(v)} for k, v in r.headers]
