@@ -117,3 +117,58 @@ def test_where_parse_error_is_exit_2(tmp_path):
     seg.write_bytes(_segment(_values()))
     r = run("records", "--where", "offset >", str(seg))
     assert r.returncode == 2 and "column 9" in r.stderr
+
+
+ARRAY_SCHEMA = '{"type":"record","name":"A","fields":[{"name":"xs","type":{"type":"array","items":"long"}}]}'
+
+
+@pytest.mark.parametrize(("payload", "why"), [
+    (b"\xfe\xff\xff\xff\x0f", "an array count of 2**31 with nothing after it"),
+    (b"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01", "a varint longer than ten bytes"),
+    (b"", "no bytes at all"),
+])
+def test_hostile_avro_is_a_finding_not_a_crash(tmp_path, payload, why):
+    export = tmp_path / "schemas.json"
+    export.write_text(json.dumps([{"subject": "t-value", "version": 1, "id": 5, "schema": ARRAY_SCHEMA}]))
+    good = b"\x00" + struct.pack(">i", 5) + b"\x04\x02\x04\x00"  # [1, 2]
+    data = _segment([b"\x00" + struct.pack(">i", 5) + payload, good])
+    rc, recs, findings = _records(tmp_path, data, "--schemas", str(export))
+    assert rc == 1, why
+    assert [f["code"] for f in findings] == ["payload-malformed"], why
+    assert recs[1]["valuePayload"]["decoded"] == {"xs": [1, 2]}
+
+
+def test_inspector_never_raises_on_any_bytes():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafkadump.decode import Options, iter_batches
+    from kafkadump.payloads.model import DecodedPayload, Schema
+    from kafkadump.payloads.view import PayloadInspector, Redaction
+
+    class Store:
+        def lookup(self, schema_id=None, guid=None):
+            return None if schema_id == 13 else Schema(schema_id, "PROTOBUF" if (schema_id or 0) % 2 else "AVRO", "")
+
+    class Decoder:
+        def decode(self, schema, payload, message_indexes):
+            return DecodedPayload(error="no") if payload[:1] == b"\x01" else DecodedPayload({"n": len(payload)})
+
+    ins = PayloadInspector(Store(), Decoder(), Redaction(fields=frozenset({"n"})), True)
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(st.one_of(st.none(), st.binary(max_size=24)), st.one_of(st.none(), st.binary(max_size=24)),
+                              st.lists(st.tuples(st.sampled_from(["__key_schema_id", "__value_schema_id", "x"]),
+                                                 st.one_of(st.none(), st.binary(max_size=20))), max_size=2)),
+                    min_size=1, max_size=4))
+    def run_one(rows):
+        bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        for i, (k, v, h) in enumerate(rows):
+            bld.append(i, timestamp=0, key=k, value=v, headers=h)
+        for b in iter_batches(bytes(bld.build()), "/x/t-0/0.log", options=Options(records=True)):
+            for r in b.records or ():
+                view, findings = ins.view(r, b)
+                assert all(f.offset >= 0 for f in findings)
+
+    run_one()
