@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
     from .internal_topics.record_decoder import Decoder
     from .payloads.view import PayloadInspector, PayloadRequest, RecordView
+    from .payloads.where import Where
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,8 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
             views = None
             if inspector is not None and payloads is not None and decoded is None:
                 kept, views = _payload_views(inspector, payloads, item, kept, tally)
+            elif payloads is not None and payloads.where is not None and decoded is not None:
+                kept, decoded = _where_decoded(payloads.where, item, kept, decoded)
             if secrets and decoded is None and kept and kind_from_path(path) == "metadata":
                 views = _secret_views(item, kept, views)
             yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active), views=views)
@@ -188,6 +191,25 @@ def _secret_views(batch: Batch, kept: Sequence[Record], views: list[RecordView] 
 
     base = views if views is not None else [RecordView(None, None) for _ in kept]
     return [dataclasses.replace(v, secret=True) if id(r) in secret else v for r, v in zip(kept, base)]
+
+
+def _where_decoded(where: Where, batch: Batch, kept: Sequence[Record],
+                   decoded: list[DecodedRecord]) -> tuple[list[Record], list[DecodedRecord]]:
+    """The internal-topic records ``--where`` keeps: the expression sees ``key`` and ``value``
+    as ``{"schema", "version", "data"}`` (bytes inside ``data`` stay bytes: equal to no literal)."""
+    from .report.records import ENCODERS, record_object
+
+    out: tuple[list[Record], list[DecodedRecord]] = ([], [])
+    enc = ENCODERS["auto"]
+    for r, d in zip(kept, decoded):
+        obj = record_object(r, batch, enc)
+        for name, part in (("key", d.key), ("value", d.value)):
+            if part is not None:
+                obj[name] = {"schema": part.schema, "version": part.version, "data": part.data}
+        if where.matches(obj):
+            out[0].append(r)
+            out[1].append(d)
+    return out
 
 
 def _payload_inspector(payloads: PayloadRequest | None, files: list[str]) -> PayloadInspector | None:

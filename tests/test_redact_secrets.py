@@ -112,3 +112,10 @@ def test_no_redact_secrets_shows_them(metadata_segment):
 ])
 def test_sensitive_config_names(name, sensitive):
     assert is_sensitive_config(name) is sensitive
+
+
+def test_where_on_decoded_metadata_records(metadata_segment):
+    lines = [json.loads(x) for x in run("records", "--json", "--where",
+                                        'value.schema == "ConfigRecord" and value.data.name startswith "retention"',
+                                        str(metadata_segment)).stdout.splitlines()]
+    assert [(x["offset"], x["value"]["data"]["value"]) for x in lines] == [(3, "604800000")]
