@@ -21,6 +21,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 
+from .decode import parse_message_indexes as message_indexes  # one reader of the indexes: the decoder's
 from .model import FRAMING_KINDS, Framing
 
 KEY_SCHEMA_ID_HEADER = "__key_schema_id"
@@ -29,48 +30,12 @@ MAGIC_ID = 0      # magic 0: a 4-byte schema id follows
 MAGIC_GUID = 1    # header version 1: a 16-byte GUID follows
 ID_END = 5        # magic + id
 GUID_END = 17     # version + GUID
-MAX_MESSAGE_INDEXES = 64  # nesting depth of Protobuf message types; more is not a framing
 _CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # text: no control but tab, LF, CR
 KINDS = FRAMING_KINDS
 
 # the type of the schema an id or GUID names ("AVRO", "PROTOBUF", "JSON"), None when unknown
 SchemaTypeOf = Callable[[int | None, str | None], str | None]
-
-
-def zigzag_varint(data: bytes, pos: int) -> tuple[int, int] | None:
-    """A zigzag varint (Kafka's ``ByteUtils.readVarint``) at ``pos``: (value, end), None when cut short
-    or longer than 5 bytes."""
-    raw = 0
-    for i in range(5):
-        if pos + i >= len(data):
-            return None
-        byte = data[pos + i]
-        raw |= (byte & 0x7F) << (7 * i)
-        if not byte & 0x80:
-            return (raw >> 1) ^ -(raw & 1), pos + i + 1
-    return None
-
-
-def message_indexes(data: bytes, pos: int) -> tuple[tuple[int, ...], int] | None:
-    """Protobuf message indexes at ``pos``: (indexes, end); None when they are not well formed
-    (cut short, a negative count or index, or more than :data:`MAX_MESSAGE_INDEXES`)."""
-    got = zigzag_varint(data, pos)
-    if got is None:
-        return None
-    count, pos = got
-    if count == 0:
-        return (0,), pos
-    if count < 0 or count > MAX_MESSAGE_INDEXES:
-        return None
-    out = []
-    for _ in range(count):
-        got = zigzag_varint(data, pos)
-        if got is None or got[0] < 0:
-            return None
-        out.append(got[0])
-        pos = got[1]
-    return tuple(out), pos
 
 
 def _schema_header(headers: Iterable[tuple[str, bytes | None]], which: str) -> tuple[str, bytes | None] | None:
@@ -161,5 +126,5 @@ def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
     return _plain(data)
 
 
-__all__ = ["Framing", "detect_framing", "message_indexes", "zigzag_varint", "KEY_SCHEMA_ID_HEADER",
+__all__ = ["Framing", "detect_framing", "message_indexes", "KEY_SCHEMA_ID_HEADER",
            "VALUE_SCHEMA_ID_HEADER", "KINDS", "SchemaTypeOf"]
