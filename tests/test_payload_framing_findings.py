@@ -172,3 +172,26 @@ def test_inspector_never_raises_on_any_bytes():
                 assert all(f.offset >= 0 for f in findings)
 
     run_one()
+
+
+def test_header_carried_guid_decodes_end_to_end(tmp_path):
+    """confluent-kafka's header_schema_id_serializer puts a version-1 GUID in __value_schema_id and
+    leaves the value bare; the export names the schema by that GUID."""
+    from confluent_kafka.schema_registry import header_schema_id_serializer
+
+    registry = MockSchemaRegistryClient({"url": "mock://test"})
+    ser = AvroSerializer(registry, SCHEMA, conf={"schema.id.serializer": header_schema_id_serializer})
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i in range(2):
+        headers: list = []
+        value = ser({"id": f"h-{i}", "age": i}, SerializationContext("t", MessageField.VALUE, headers))
+        bld.append(i, timestamp=1_700_000_000_000 + i, key=None, value=value, headers=headers)
+    reg = registry.get_latest_version("t-value")
+    export = tmp_path / "schemas.json"
+    export.write_text(json.dumps([{"subject": "t-value", "version": 1, "id": reg.schema_id, "guid": reg.guid,
+                                   "schema": SCHEMA}]))
+    rc, recs, findings = _records(tmp_path, bytes(bld.build()), "--schemas", str(export))
+    assert (rc, findings) == (0, [])
+    assert [(r["valuePayload"]["framing"], r["valuePayload"]["guid"], r["valuePayload"]["decoded"]) for r in recs] == \
+        [("header-id", reg.guid, {"id": f"h-{i}", "age": i}) for i in range(2)]
