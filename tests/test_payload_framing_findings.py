@@ -195,3 +195,31 @@ def test_header_carried_guid_decodes_end_to_end(tmp_path):
     assert (rc, findings) == (0, [])
     assert [(r["valuePayload"]["framing"], r["valuePayload"]["guid"], r["valuePayload"]["decoded"]) for r in recs] == \
         [("header-id", reg.guid, {"id": f"h-{i}", "age": i}) for i in range(2)]
+
+
+PROTO = ('syntax = "proto2";\npackage p;\nmessage Set { repeated F file = 1; }\n'
+         'message F { optional string name = 1; optional string package = 2; }\n')
+
+
+def test_protobuf_message_indexes_end_to_end(tmp_path):
+    """confluent-kafka's ProtobufSerializer frames a FileDescriptorProto (message index [1] of
+    descriptor.proto: bytes 02 02); the store's .proto has a wire-compatible message at index 1."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from google.protobuf import descriptor_pb2
+
+    ser = ProtobufSerializer(descriptor_pb2.FileDescriptorProto, MockSchemaRegistryClient({"url": "mock://test"}),
+                             {"use.deprecated.format": False})
+    value = ser(descriptor_pb2.FileDescriptorProto(name="a.proto", package="pk"),
+                SerializationContext("t", MessageField.VALUE))
+    assert value[5:7] == b"\x02\x02"
+    export = tmp_path / "schemas.json"
+    export.write_text(json.dumps([{"subject": "t-value", "version": 1, "id": 1, "schemaType": "PROTOBUF",
+                                   "schema": PROTO}]))
+    rc, recs, findings = _records(tmp_path, _segment([value]), "--schemas", str(export))
+    vp = recs[0]["valuePayload"]
+    assert (rc, findings) == (0, [])
+    assert (vp["format"], vp["messageIndexes"], vp["payloadStart"]) == ("protobuf", [1], 7)
+    assert vp["decoded"] == {"name": "a.proto", "package": "pk"}
+    out = run("hexdump", "--records", "--schemas", str(export), str(tmp_path / "t-0" / "00000000000000000000.log"))
+    assert "records[0].value.messageIndexes = [1]" in out.stdout
+    assert "records[0].value.schemaId = 1" in out.stdout
