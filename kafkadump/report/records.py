@@ -12,6 +12,9 @@ string, so ``select(.key == "user-1")`` finds the key ``user-1``; any other
 bytes are ``{"base64": "..."}``.  A byte field is therefore always null, a
 string (exactly its UTF-8 text: ``@base64`` of it gives the bytes back) or an
 object holding the bytes: lossless, and a string never stands for bytes.
+Under ``--redact`` (and for metadata records holding secrets) the object is
+``{"redacted": "sha256:<hex>" or "secret", "length": n}`` instead: it holds
+no bytes, and says so.
 """
 
 from __future__ import annotations
