@@ -223,3 +223,22 @@ def test_protobuf_message_indexes_end_to_end(tmp_path):
     out = run("hexdump", "--records", "--schemas", str(export), str(tmp_path / "t-0" / "00000000000000000000.log"))
     assert "records[0].value.messageIndexes = [1]" in out.stdout
     assert "records[0].value.schemaId = 1" in out.stdout
+
+
+def test_detect_finds_the_schemas_partition_in_the_log_dir(tmp_path):
+    """A log dir holding _schemas-0 (written with the registry's own key and value JSON) and a topic:
+    --detect decodes with it; without --detect nothing changes."""
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    key = {"keytype": "SCHEMA", "subject": "t-value", "version": 1, "magic": 1}
+    value = {"subject": "t-value", "version": 1, "id": 1, "schema": SCHEMA, "deleted": False}
+    bld.append(0, timestamp=1_700_000_000_000, key=json.dumps(key).encode(), value=json.dumps(value).encode(), headers=[])
+    schemas = tmp_path / "_schemas-0"
+    schemas.mkdir()
+    (schemas / "00000000000000000000.log").write_bytes(bytes(bld.build()))
+    rc, recs, findings = _records(tmp_path, _segment(_values()), "--detect")
+    assert (rc, findings) == (0, [])
+    assert recs[2]["valuePayload"]["decoded"] == {"id": "user-2", "age": 22}
+    assert recs[2]["valuePayload"]["subject"] == "t-value"
+    _, plain, _ = _records(tmp_path, _segment(_values()))
+    assert "valuePayload" not in plain[0]

@@ -203,28 +203,47 @@ class PayloadRequest:
 
 
 def open_inspector(request: PayloadRequest, inputs: list[str]) -> PayloadInspector:
-    """The inspector ``request`` asks for: with ``--schemas`` their store; with ``--detect`` alone
-    the ``_schemas`` partition of the inputs' log dir when there is one (else framing only)."""
-    from pathlib import Path
+    """The inspector ``request`` asks for: with ``--schemas`` their store (the payload libraries
+    its schema types need checked before any output: a missing one is a usage error); with
+    ``--detect`` alone the ``_schemas`` partition of the inputs' log dir when there is one
+    (decoding with it when the libraries are installed, else framing and schema names only)."""
+    from .decode import PayloadDecoder, PayloadLibrariesMissing, check_payload_libraries
+    from .store import SchemaStore
 
-    from .store import SchemaStore, find_schemas_dir
-
-    paths = list(request.schemas)
-    if not paths and request.detect:
-        for p in inputs:
-            here = Path(p)
-            for logdir in (here.parent, here.parent.parent) if here.is_file() else (here, here.parent):
-                found = find_schemas_dir(logdir)
-                if found is not None and str(found) not in paths:
-                    paths.append(str(found))
-                    break
     detect = request.detect or bool(request.schemas) or bool(request.redaction.fields)
+    paths = list(request.schemas) or (_schemas_beside(inputs) if request.detect else [])
     if not paths:
         return PayloadInspector(None, None, request.redaction, detect)
-    from .decode import PayloadDecoder
-
     store = SchemaStore.load(paths)
+    types = tuple(sorted({s.schema_type for s in store.schemas()}))
+    try:
+        check_payload_libraries(types)
+    except PayloadLibrariesMissing:
+        if request.schemas:
+            raise
+        return PayloadInspector(store, None, request.redaction, detect)
     return PayloadInspector(store, PayloadDecoder(store), request.redaction, detect)
+
+
+def _schemas_beside(inputs: list[str]) -> list[str]:
+    """The ``_schemas`` partitions of the log dirs the inputs are in (or are), each once."""
+    from pathlib import Path
+
+    from .store import find_schemas_dir
+
+    found: list[str] = []
+    seen: set[Path] = set()
+    for p in inputs:
+        here = Path(p)
+        for logdir in (here.parent, here.parent.parent) if not here.is_dir() else (here, here.parent):
+            if logdir in seen:
+                continue
+            seen.add(logdir)
+            partition = find_schemas_dir(logdir)
+            if partition is not None and str(partition) not in found:
+                found.append(str(partition))
+                break
+    return found
 
 
 def _name(f: Framing) -> str:
