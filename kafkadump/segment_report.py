@@ -138,9 +138,11 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     options = dataclasses.replace(options, records=True, select=query.batch_selector())
     files = segment_files(paths, tally)
     secrets = payloads is None or payloads.redaction.secrets
+    redacting = payloads is not None and payloads.redaction.bytes_redacted
     inspector = _payload_inspector(payloads, files)
     for path, seg in open_segments(files, tally):
-        internal = _internal_decoder(decode, path, secrets)
+        # --redact wins over --decode: an internal topic's keys and values are shown as digests too
+        internal = None if redacting else _internal_decoder(decode, path, secrets)
         yield FileStart(path, len(files), decoded=internal is not None)
         for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
@@ -345,8 +347,8 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         decoded, spans = decode_spanned(seg.buf, item, options)
         if seg.current_size() < seg.size:
             decoded.findings.append(file_changed(seg.size, seg.current_size()))
-        kind = resolve_kind(decode, path)
         secrets = payloads is None or payloads.redaction.secrets
+        kind = None if payloads is not None and payloads.redaction.bytes_redacted else resolve_kind(decode, path)
         if kind is not None:
             from .internal_topics.record_decoder import expand_spans
 

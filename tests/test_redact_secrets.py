@@ -119,3 +119,11 @@ def test_where_on_decoded_metadata_records(metadata_segment):
                                         'value.schema == "ConfigRecord" and value.data.name startswith "retention"',
                                         str(metadata_segment)).stdout.splitlines()]
     assert [(x["offset"], x["value"]["data"]["value"]) for x in lines] == [(3, "604800000")]
+
+
+def test_redact_wins_over_decoding_internal_topics(metadata_segment):
+    lines = [json.loads(x) for x in run("records", "--json", "--redact", "values", str(metadata_segment)).stdout.splitlines()]
+    assert [x["value"]["redacted"][:7] for x in lines] == ["secret", "secret", "secret", "sha256:"]
+    assert "decoded" not in lines[3]
+    out = run("hexdump", "--records", "--batch", "3", "--redact", "values", str(metadata_segment)).stdout
+    assert "604800000" not in out and "** **" in out
