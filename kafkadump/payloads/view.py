@@ -164,11 +164,11 @@ class PayloadInspector:
         decoded = self.decoder.decode(schema, bytes(data[f.payload_start:]), f.message_indexes)
         if not decoded.ok:
             at, inside = payload_anchor(r, b, which)
-            rel = f.payload_start + (decoded.error_offset or 0)
-            where = (at + rel, None) if inside is None else (at, inside + rel)
+            where = (at + f.payload_start, None) if inside is None else (at, inside + f.payload_start)
+            byte = "" if decoded.error_offset is None else f" at byte {decoded.error_offset} of the payload"
             findings.append(Finding(Code.PAYLOAD_MALFORMED, where[0],
                                     f"{which} of offset {r.offset}: schema {_name(f)} "
-                                    f"({schema.schema_type}): {decoded.error}",
+                                    f"({schema.schema_type}){byte}: {decoded.error}",
                                     length=len(data) - f.payload_start, source_offset=where[1]))
             f = dataclasses.replace(f, certain=False)  # framed bytes that do not parse: only "possibly"
         elif self.redaction.fields:
