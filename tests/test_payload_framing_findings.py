@@ -253,3 +253,11 @@ def test_detect_finds_the_schemas_partition_in_the_log_dir(tmp_path):
     assert recs[2]["valuePayload"]["subject"] == "t-value"
     _, plain, _ = _records(tmp_path, _segment(_values()))
     assert "valuePayload" not in plain[0]
+
+
+def test_non_finite_numbers_keep_every_line_json(tmp_path):
+    export = tmp_path / "schemas.json"
+    export.write_text(json.dumps([{"subject": "t-value", "version": 1, "id": 1, "schemaType": "JSON", "schema": "{}"}]))
+    value = b"\x00" + struct.pack(">i", 1) + b'{"a": NaN, "b": [Infinity, -Infinity, 1.5]}'
+    rc, recs, findings = _records(tmp_path, _segment([value]), "--schemas", str(export))
+    assert recs[0]["valuePayload"]["decoded"] == {"a": "NaN", "b": ["Infinity", "-Infinity", 1.5]}

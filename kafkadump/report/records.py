@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import binascii
 import functools
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -281,6 +282,18 @@ def with_view(d: dict[str, Any], r: Record, view: RecordView) -> dict[str, Any]:
     return d
 
 
+def finite(v: Any) -> Any:
+    """``v`` (decoded JSON) with non-finite floats as the strings ``NaN``, ``Infinity``,
+    ``-Infinity``: every line stays valid JSON (a JSON payload may spell them)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else ("NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [finite(x) for x in v]
+    return v
+
+
 def side_object(side: PayloadSide | None, redacted: bool) -> dict[str, Any] | None:
     """``keyPayload`` / ``valuePayload``: what was detected in a key or value, and its decoding.
 
@@ -304,7 +317,7 @@ def side_object(side: PayloadSide | None, redacted: bool) -> dict[str, Any] | No
         o["version"] = side.schema.version
     if side.decoded is not None and not redacted:
         if side.decoded.ok:
-            o["decoded"] = side.decoded.value
+            o["decoded"] = finite(side.decoded.value)
         else:
             o["error"] = side.decoded.error
     return o
