@@ -117,3 +117,13 @@ def test_without_redaction_the_marker_is_there(evidence):
 def test_unknown_redact_part_is_a_usage_error(evidence):
     r = run("records", "--redact", "keys,passwords", str(evidence[0]))
     assert r.returncode == 2 and "passwords" in r.stderr
+
+
+@pytest.mark.parametrize("window", [["--last", "4"], ["--count", "4"], ["--last", "1"]])
+@pytest.mark.parametrize("fmt", [["--json"], ["--wide"], ["-f", "dump-log"]], ids=" ".join)
+def test_redaction_holds_under_count_and_last(evidence, window, fmt):
+    seg, export, values, keys = evidence
+    r = run("records", *fmt, *window, "--redact", "keys,values,headers", str(seg))
+    assert r.returncode == 0, r.stderr
+    assert "sha256:" in r.stdout
+    assert _leaks(r.stdout, values + keys) == []
