@@ -117,6 +117,9 @@ class Code(str, Enum):
     UNCLEAN_ELECTION = "unclean-election"      # a partition leader elected from outside the ISR/ELR, or RECOVERING
     TOPIC_RECREATED = "topic-recreated"        # a topic name created again under a new topic id
     INTERNAL_LAYOUT_UNKNOWN = "internal-layout-unknown"    # a record type known by name whose layout is not known
+    # --- record payloads (kafkadump.payloads) ---------------------------------------------
+    PAYLOAD_MALFORMED = "payload-malformed"    # a Schema Registry framed payload does not decode with its schema
+    SCHEMA_UNKNOWN = "schema-unknown"          # a framed payload names a schema id the store lacks (once per id)
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -205,6 +208,8 @@ SEVERITY: dict[Code, Severity] = {
     Code.UNCLEAN_ELECTION: Severity.WARNING,
     Code.TOPIC_RECREATED: Severity.WARNING,
     Code.INTERNAL_LAYOUT_UNKNOWN: Severity.INFO,
+    Code.PAYLOAD_MALFORMED: Severity.WARNING,
+    Code.SCHEMA_UNKNOWN: Severity.INFO,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -326,6 +331,11 @@ DESCRIPTION: dict[Code, str] = {
                           "and re-created: consumers' offsets and old replicas belong to the old topic)",
     Code.INTERNAL_LAYOUT_UNKNOWN: "an internal topic record of a type Kafka writes (named) whose value layout no "
                                   "source kafkadump has describes, e.g. the streams group records (kept as raw bytes)",
+    Code.PAYLOAD_MALFORMED: "a key or value framed for Schema Registry (magic byte 0 and a schema id, or a schema id "
+                            "header) whose schema is in the store does not decode with it (the reason and the schema "
+                            "id are named; the offset is where the payload starts; the raw bytes are kept)",
+    Code.SCHEMA_UNKNOWN: "a key or value framed for Schema Registry names a schema id (or GUID) the schema store "
+                         "lacks: not decoded, reported once per id",
 }
 
 

@@ -34,8 +34,9 @@ def first_records(items: Iterable[ReportItem], count: int) -> Iterator[ReportIte
             return
         records = list(islice(item.records, left))
         decoded = None if item.decoded is None else item.decoded[:len(records)]
+        views = None if item.views is None else item.views[:len(records)]
         left -= len(records)
-        yield replace(item, records=records, decoded=decoded)
+        yield replace(item, records=records, decoded=decoded, views=views)
         if left <= 0:
             return
 
@@ -55,10 +56,12 @@ def last_records(items: Iterable[ReportItem], count: int) -> Iterator[ReportItem
             continue
         if isinstance(item, RecordsOf):
             decoded: list = item.decoded if item.decoded is not None else [None] * len(item.records)
-            window.extend((start, item.batch, r, d) for r, d in zip(item.records, decoded))
+            views: list = item.views if item.views is not None else [None] * len(item.records)
+            window.extend((start, item.batch, r, (d, v)) for r, d, v in zip(item.records, decoded, views))
             if not item.batch.findings:
                 continue
-            item = replace(item, records=[], decoded=None if item.decoded is None else [])
+            item = replace(item, records=[], decoded=None if item.decoded is None else [],
+                           views=None if item.views is None else [])
         if shown_file is not start and start is not None:
             shown_file = start
             yield start
@@ -84,8 +87,9 @@ def _records_of(group: list) -> RecordsOf:
     """A batch's records from the window; its findings were shown when it passed."""
     batch = copy.copy(group[0][1])
     batch.findings = []
-    decoded = None if group[0][3] is None else [d for *_, d in group]
-    return RecordsOf(batch, [r for _, _, r, _ in group], decoded)
+    decoded = None if group[0][3][0] is None else [d for *_, (d, _v) in group]
+    views = None if group[0][3][1] is None else [v for *_, (_d, v) in group]   # payload views (redaction)
+    return RecordsOf(batch, [r for _, _, r, _ in group], decoded, views=views)
 
 
 __all__ = ["first_records", "last_records"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .decode import CrcScan, Options, iter_batches
@@ -23,7 +23,7 @@ from .errors import InputError, UsageError
 from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
-from .internal_topics.kinds import resolve_kind
+from .internal_topics.kinds import kind_from_path, resolve_kind
 from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
@@ -31,6 +31,8 @@ from .sources.segment import Segment, open_segment
 if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
     from .internal_topics.record_decoder import Decoder
+    from .payloads.view import PayloadInspector, PayloadRequest, RecordView
+    from .payloads.where import Where
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class RecordsOf:
     records: Sequence[Record]
     decoded: list[DecodedRecord] | None = None
     shown: bool = True
+    views: list[RecordView] | None = None  # with payload options: per record, what they made of it
 
 
 @dataclass
@@ -102,13 +105,13 @@ def _walker(seg: Segment, path: str, options: Options) -> Walk:
     return walk
 
 
-def _internal_decoder(decode: str, path: str) -> Decoder | None:
+def _internal_decoder(decode: str, path: str, redact_secrets: bool = True) -> Decoder | None:
     kind = resolve_kind(decode, path)
     if kind is None:
         return None
     from .internal_topics.record_decoder import decoder_for
 
-    return decoder_for(kind)
+    return decoder_for(kind, redact_secrets)
 
 
 def _control_decoder() -> Decoder:
@@ -119,20 +122,27 @@ def _control_decoder() -> Decoder:
 
 
 def record_report(paths: list[str], options: Options, query: RecordQuery, tally: Tally,
-                  decode: str = "auto", control_values: bool = False) -> Iterator[FileStart | Gap | RecordsOf]:
+                  decode: str = "auto", control_values: bool = False,
+                  payloads: PayloadRequest | None = None) -> Iterator[FileStart | Gap | RecordsOf]:
     """``records``: per batch, the records ``query`` keeps (batches pruned by header first),
     decoded as internal-topic records where ``decode`` (``auto``, ``none`` or a kind) says so.
     With ``control_values`` the records of control batches are decoded in every file (their
     KRaft bodies: LeaderChange, SnapshotHeader, ...; kafka-dump-log prints them decoded).
 
     Gaps come as they are; a batch comes as :class:`RecordsOf`, findings and all.
+    ``payloads``: the payload options (framing, schemas, ``--where``, redaction): records of
+    other topics get their :class:`~kafkadump.payloads.view.RecordView`.
     """
     import dataclasses
 
     options = dataclasses.replace(options, records=True, select=query.batch_selector())
     files = segment_files(paths, tally)
+    secrets = payloads is None or payloads.redaction.secrets
+    redacting = payloads is not None and payloads.redaction.bytes_redacted
+    inspector = _payload_inspector(payloads, files)
     for path, seg in open_segments(files, tally):
-        internal = _internal_decoder(decode, path)
+        # --redact wins over --decode: an internal topic's keys and values are shown as digests too
+        internal = None if redacting else _internal_decoder(decode, path, secrets)
         yield FileStart(path, len(files), decoded=internal is not None)
         for item in guarded_walk(seg, path, _walker(seg, path, options)):
             tally.see(item.findings)
@@ -147,7 +157,90 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
                 decoded = [reader.decode_record(r, item) for r in kept]
                 for dr in decoded:
                     tally.see(dr.findings)
-            yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active))
+            views = None
+            if inspector is not None and payloads is not None and decoded is None:
+                kept, views = _payload_views(inspector, payloads, item, kept, tally)
+            elif payloads is not None and payloads.where is not None and decoded is not None:
+                kept, decoded = _where_decoded(payloads.where, item, kept, decoded)
+            if secrets and decoded is None and kept and kind_from_path(path) == "metadata":
+                views = _secret_views(item, kept, views)
+            yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active), views=views)
+
+
+def secret_records(batch: Batch, records: Sequence[Record]) -> set[int]:
+    """The ``id`` of each record of a KRaft metadata batch whose value holds a secret (a SCRAM
+    credential, a sensitive config value): shown undecoded, its bytes are hidden all the same."""
+    from .internal_topics.record_decoder import decoder_for
+
+    reader = decoder_for("metadata", True)
+    out = set()
+    for r in records:
+        if r.value is not None and r.control is None:
+            part = reader.decode_record(r, batch).value
+            if part is not None and part.raw is None:   # the decoder masked a secret in it
+                out.add(id(r))
+    return out
+
+
+def _secret_views(batch: Batch, kept: Sequence[Record], views: list[RecordView] | None) -> list[RecordView] | None:
+    """``views`` with the records whose values hold secrets marked (created when needed)."""
+    secret = secret_records(batch, kept)
+    if not secret:
+        return views
+    import dataclasses
+
+    from .payloads.view import RecordView
+
+    base = views if views is not None else [RecordView(None, None) for _ in kept]
+    return [dataclasses.replace(v, secret=True) if id(r) in secret else v for r, v in zip(kept, base)]
+
+
+def _where_decoded(where: Where, batch: Batch, kept: Sequence[Record],
+                   decoded: list[DecodedRecord]) -> tuple[list[Record], list[DecodedRecord]]:
+    """The internal-topic records ``--where`` keeps: the expression sees ``key`` and ``value``
+    as ``{"schema", "version", "data"}`` (bytes inside ``data`` stay bytes: equal to no literal)."""
+    from .report.records import ENCODERS, record_object
+
+    out: tuple[list[Record], list[DecodedRecord]] = ([], [])
+    enc = ENCODERS["auto"]
+    for r, d in zip(kept, decoded):
+        obj = record_object(r, batch, enc)
+        for name, part in (("key", d.key), ("value", d.value)):
+            if part is not None:
+                obj[name] = {"schema": part.schema, "version": part.version, "data": part.data}
+        if where.matches(obj):
+            out[0].append(r)
+            out[1].append(d)
+    return out
+
+
+def _payload_inspector(payloads: PayloadRequest | None, files: list[str]) -> PayloadInspector | None:
+    if payloads is None or not payloads.active:
+        return None
+    from .payloads.view import open_inspector
+
+    return open_inspector(payloads, files)
+
+
+def _payload_views(inspector: PayloadInspector, payloads: PayloadRequest, batch: Batch, kept: Sequence[Record],
+                   tally: Tally) -> tuple[list[Record], list[RecordView]]:
+    """The records of ``batch`` that ``--where`` keeps, with their payload views; the views'
+    findings are counted (and shown in the batch's findings line)."""
+    from .report.records import ENCODERS, record_object
+
+    records: list[Record] = []
+    views: list[RecordView] = []
+    enc = ENCODERS["auto"]
+    for r in kept:
+        view, findings = inspector.view(r, batch)
+        if payloads.where is not None and not payloads.where.matches(record_object(r, batch, enc, None, view)):
+            continue
+        if findings:
+            tally.see(findings)
+            batch.findings.extend(findings)
+        records.append(r)
+        views.append(view)
+    return records, views
 
 
 def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap | CrcTotals]:
@@ -230,13 +323,16 @@ class HexdumpView:
     start: int
     before: bytes = b""
     after: bytes = b""
+    masked: list[tuple[str, int, int]] = field(default_factory=list)  # (source, start, end): bytes not shown
 
 
 def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | None = None,
                  offset: int | None = None, index: int | None = None, context: int = 0,
-                 decode: str = "auto") -> HexdumpView:
+                 decode: str = "auto", payloads: PayloadRequest | None = None) -> HexdumpView:
     """``hexdump``: the item holding ``position``, Kafka ``offset`` or the ``index``-th batch
-    (default the first), its spans, internal-topic fields split out where ``decode`` says so."""
+    (default the first), its spans, internal-topic fields split out where ``decode`` says so;
+    with ``payloads``, keys and values split into their framing, redacted bytes masked (and no
+    context bytes: they are other records')."""
     if sum(x is not None for x in (position, offset, index)) > 1:
         raise UsageError("give at most one of --position, --offset, --batch")
     with open_segment(path) as seg:
@@ -251,17 +347,49 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         decoded, spans = decode_spanned(seg.buf, item, options)
         if seg.current_size() < seg.size:
             decoded.findings.append(file_changed(seg.size, seg.current_size()))
-        kind = resolve_kind(decode, path)
+        secrets = payloads is None or payloads.redaction.secrets
+        kind = None if payloads is not None and payloads.redaction.bytes_redacted else resolve_kind(decode, path)
         if kind is not None:
             from .internal_topics.record_decoder import expand_spans
 
-            spans, more = expand_spans(kind, decoded, spans)
+            spans, more = expand_spans(kind, decoded, spans, secrets)
             decoded.findings.extend(more)
+        masked: list[tuple[str, int, int]] = []
+        inspector = _payload_inspector(payloads, [path])
+        if inspector is not None:
+            from .payloads.payload_spans import payload_spans
+
+            named = payload_spans(decoded, spans, inspector)
+            spans, masked = named.spans, named.masked
+            decoded.findings.extend(named.findings)
+        elif kind is not None:
+            from .payloads.redact import SECRET_MASK
+
+            masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
+        if secrets and kind is None and kind_from_path(path) == "metadata" and isinstance(decoded, Batch):
+            masked += _secret_value_spans(decoded, spans)
+        if payloads is not None and payloads.redaction.bytes_redacted:
+            context = 0
         tally.see(decoded.findings)
         start, end = item.position, item.position + item.size
         before = bytes(seg.buf[max(0, start - context):start]) if context else b""
         after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
-        return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after)
+        return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after, masked)
+
+
+def _secret_value_spans(batch: Batch, spans: list[Span]) -> list[tuple[str, int, int]]:
+    """The byte ranges of the values that hold secrets (a metadata batch shown undecoded), their
+    spans' values masked."""
+    from .payloads.redact import SECRET_MASK
+
+    secret = secret_records(batch, batch.records or ())
+    places = {(r.source, r.value_position) for r in batch.records or () if id(r) in secret}
+    out = []
+    for s in spans:
+        if s.path.endswith(".value") and (s.source, s.offset) in places:
+            s.value = SECRET_MASK
+            out.append((s.source, s.offset, s.offset + s.length))
+    return out
 
 
 def _still_there(seg: Segment, path: str, item: Batch | Gap) -> None:

@@ -20,6 +20,7 @@ from ..errors import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..payloads.view import PayloadRequest
     from ..render.table import TableLayout
 
 
@@ -212,3 +213,41 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
         return Output(json_, fmt, encoding.value, color, wide, columns)
 
     return lambda fn: _with_group(fn, "output", params, build)
+
+
+# --- payloads (records, hexdump): framing, schemas, --where, redaction ----------------------------
+
+DetectOpt = typer.Option(False, "--detect",
+                         help="Detect the framing of every key and value (Schema Registry: magic byte 0 and a "
+                              "schema id, or a schema id header; else JSON, UTF-8 or binary): keyPayload and "
+                              "valuePayload in --json, the schema id in the table.  Decodes with the _schemas "
+                              "partition of the input's log dir when there is one.")
+SchemasOpt = typer.Option(None, "--schemas", metavar="PATH",
+                          help="Schemas to decode framed payloads with (implies --detect): a _schemas partition "
+                               "directory or a log dir holding one, a directory of .avsc/.proto/.json files, or "
+                               "a registry export (GET /schemas).  Never the network.  Repeatable.")
+WhereOpt = typer.Option(None, "--where", metavar="EXPR",
+                        help="Only records for which EXPR holds, e.g. 'value.user.id == \"42\" and offset > 10': "
+                             "paths into the record's JSON object (key and value decoded when they are), "
+                             "== != < <= > >= contains startswith endswith, and, or, not, parentheses.")
+RedactOpt = typer.Option(None, "--redact", metavar="PARTS",
+                         help="Show keys, values and/or headers (comma-separated) as sha256:<hex> and their "
+                              "length instead of their bytes, in every format.")
+RedactFieldsOpt = typer.Option(None, "--redact-fields", metavar="NAMES",
+                               help="Mask these fields (comma-separated names, at any depth) in decoded payloads.")
+RedactSecretsOpt = typer.Option(True, "--redact-secrets/--no-redact-secrets",
+                                help="Mask the secrets of Kafka's metadata log (SCRAM salts and keys, sensitive "
+                                     "config values such as *.password and sasl.jaas.config): on by default.")
+
+
+def payload_request(detect: bool, schemas: list[str] | None, where: str | None, redact: str | None,
+                    redact_fields: str | None, redact_secrets: bool) -> PayloadRequest | None:
+    """The payload options as one request (a bad --where or --redact is a usage error); None
+    when none is given (nothing of the payload modules is imported: start-up stays as it was)."""
+    if not (detect or schemas or where is not None or redact or redact_fields or not redact_secrets):
+        return None
+    from ..payloads.view import PayloadRequest, parse_redaction
+    from ..payloads.where import parse_where
+
+    return PayloadRequest(detect, tuple(schemas or ()), None if where is None else parse_where(where),
+                          parse_redaction(redact, redact_fields, redact_secrets))

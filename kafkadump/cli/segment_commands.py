@@ -16,13 +16,20 @@ from .option_groups import (
     FROM_OPTIONS,
     Decode,
     DecodeOpt,
+    DetectOpt,
     Encoding,
     Format,
     InputLimits,
     Output,
     PathsArg,
+    RedactFieldsOpt,
+    RedactOpt,
+    RedactSecretsOpt,
+    SchemasOpt,
+    WhereOpt,
     input_limits,
     output_options,
+    payload_request,
 )
 
 
@@ -82,12 +89,19 @@ def records(
     last: Optional[int] = typer.Option(None, "--last", min=1, metavar="N",
                                        help="Only the last N records (damage is still shown as it comes)."),
     decode: Decode = DecodeOpt,
+    detect: bool = DetectOpt,
+    schemas: Optional[List[str]] = SchemasOpt,
+    where: Optional[str] = WhereOpt,
+    redact: Optional[str] = RedactOpt,
+    redact_fields: Optional[str] = RedactFieldsOpt,
+    redact_secrets: bool = RedactSecretsOpt,
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
     """Every record (inner messages of legacy wrappers included), with filters.
 
-    Records of Kafka's internal topics are decoded (see --decode).
+    Records of Kafka's internal topics are decoded (see --decode).  Keys and values of other
+    topics: framing and Schema Registry payloads with --detect / --schemas, --where, --redact.
     """
     from ..query import RecordQuery
     from ..record_window import first_records, last_records
@@ -97,12 +111,14 @@ def records(
         if count is not None and last is not None:
             raise UsageError("--count and --last contradict each other: give one")
         query = RecordQuery.parse(from_offset, to_offset, from_time, to_time, key)
+        payloads = payload_request(detect, schemas, where, redact, redact_fields, redact_secrets)
         dump_log = output.format is Format.dump_log
         # kafka-dump-log.sh shows keys and values as they are, unless a decoder is named
         # (--offsets-decoder, ...: here --decode KIND); its control records always decoded
         choice = Decode.none if dump_log and decode is Decode.auto else decode
         tally = Tally()
-        items = record_report(paths, limits.options(), query, tally, choice.value, control_values=dump_log)
+        items = record_report(paths, limits.options(), query, tally, choice.value, control_values=dump_log,
+                              payloads=payloads)
         if count is not None:
             items = first_records(items, count)
         elif last is not None:
@@ -149,6 +165,11 @@ def hexdump(
     context: int = typer.Option(0, "--context", min=0, metavar="BYTES",
                                 help="Also show this many raw bytes before and after (for damaged regions)."),
     decode: Decode = DecodeOpt,
+    detect: bool = DetectOpt,
+    schemas: Optional[List[str]] = SchemasOpt,
+    redact: Optional[str] = RedactOpt,
+    redact_fields: Optional[str] = RedactFieldsOpt,
+    redact_secrets: bool = RedactSecretsOpt,
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
@@ -165,8 +186,9 @@ def hexdump(
 
     def body() -> int:
         tally = Tally()
+        payloads = payload_request(detect, schemas, None, redact, redact_fields, redact_secrets)
         view = hexdump_view(path, limits.options(), tally, position=position, offset=offset, index=batch,
-                            context=context, decode=decode.value)
+                            context=context, decode=decode.value, payloads=payloads)
         if output.json:
             hd.write_json(view, sys.stdout, output.encoding)
         else:

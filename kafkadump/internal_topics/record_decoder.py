@@ -92,14 +92,15 @@ _FRAME_GROUPS = {K.METADATA: "metadata", K.REMOTE_LOG_METADATA: "storage"}
 _DECODERS: dict = {}
 
 
-def decoder_for(kind: str) -> Decoder:
+def decoder_for(kind: str, redact_secrets: bool = True) -> Decoder:
     """The (cached) :class:`Decoder` of one kind: offsets, transactions, metadata, share-state,
-    remote-log-metadata."""
-    d = _DECODERS.get(kind)
+    remote-log-metadata.  ``redact_secrets``: mask the secrets of KRaft records (SCRAM salts and
+    keys, sensitive config values; :mod:`kafkadump.payloads.redact`), the default."""
+    d = _DECODERS.get((kind, redact_secrets))
     if d is None:
         if kind not in K.KINDS:
             raise ValueError(f"unknown internal topic kind {kind!r} (one of {', '.join(K.KINDS)})")
-        d = _DECODERS[kind] = Decoder(kind)
+        d = _DECODERS[(kind, redact_secrets)] = Decoder(kind, redact_secrets)
     return d
 
 
@@ -495,8 +496,9 @@ def record_locations(r: Record, batch: Batch | None = None) -> tuple[Loc, Loc]:
 class Decoder:
     """Decodes the records of one kind of internal topic."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, redact_secrets: bool = True):
         self.kind = kind
+        self.redact_secrets = redact_secrets
         # a coordinator topic has key schemas; the other kinds frame their values (apiKey -> schema)
         self.keys: dict[int, str] | None = None
         self.records: dict[int, str] = {}
@@ -560,7 +562,25 @@ class Decoder:
             ko.close(kpath, len(key))
         if value is not None:
             vo.close(vpath, len(value))
+        if self.redact_secrets and vpart is not None:
+            _mask_secrets(vpart, vo.added, vpath)
         return DecodedRecord(self.kind, offset, timestamp, kpart, vpart, ctl, findings)
+
+
+def _mask_secrets(part: Part, spans: list[Span], vpath: str) -> None:
+    """The secrets of a decoded KRaft record masked: its fields, the spans that name them
+    (hexdump), and the raw bytes of the whole value (not shown)."""
+    from ..payloads.redact import SECRET_MASK, mask_secrets  # here: start-up does not pay for it
+
+    masked = mask_secrets(part.schema, part.data)
+    if not masked:
+        return
+    part.raw = None
+    ends = tuple("." + n for n in masked)
+    for s in spans:
+        if s.path.startswith(vpath) and s.path.endswith(ends):
+            s.value = SECRET_MASK
+            s.raw = None
 
 
 # --- hexdump: decoded fields as spans --------------------------------------------------------------------
@@ -568,7 +588,7 @@ class Decoder:
 _RECORD_PREFIX = re.compile(r"^(batch\.records\[\d+\]|message|message\.inner\[\d+\])$")
 
 
-def expand_spans(kind: str, item: Batch | Gap, spans: list[Span]) -> tuple[list[Span], list[Finding]]:
+def expand_spans(kind: str, item: Batch | Gap, spans: list[Span], redact_secrets: bool = True) -> tuple[list[Span], list[Finding]]:
     """The spans of one decoded batch with each record's key and value split into their fields.
 
     ``item`` is the batch :func:`kafkadump.decode.walk.decode_spanned`
@@ -579,7 +599,7 @@ def expand_spans(kind: str, item: Batch | Gap, spans: list[Span]) -> tuple[list[
     """
     if not isinstance(item, Batch) or not spans:
         return list(spans), []
-    dec = decoder_for(kind)
+    dec = decoder_for(kind, redact_secrets)
     groups: dict = {}
     for s in spans:
         head, _, leaf = s.path.rpartition(".")

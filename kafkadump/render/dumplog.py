@@ -106,6 +106,7 @@ if TYPE_CHECKING:
 
     from ..findings import Finding
     from ..internal_topics.decoded import DecodedRecord
+    from ..payloads.view import RecordView
     from ..segment_report import FileStart, RecordsOf
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.[A-Za-z]+)*$")
@@ -155,32 +156,43 @@ def render(item: Batch | Gap, records: bool | list[Record] = False,
 
 
 def record_lines(item: Batch, recs: Iterable[Record], keep: Callable[[Record], bool] | None = None,
-                 decoded: dict[int, DecodedRecord] | None = None) -> str:
+                 decoded: dict[int, DecodedRecord] | None = None, views: dict[int, RecordView] | None = None) -> str:
     """Records of ``item`` (those ``keep`` keeps, when given) as newline-terminated kafka-dump-log lines;
-    ``decoded``: their decoding (by ``id`` of the record), for control records and ``--decode``."""
+    ``decoded``: their decoding (by ``id`` of the record), for control records and ``--decode``;
+    ``views``: what the payload options made of them (decoded payloads, redaction)."""
     line = _v2_record_line if item.magic >= 2 else _legacy_record_line
     control = item.is_control
     out = []
     for r in recs:
         if keep is None or keep(r):
             dec = None if decoded is None else decoded.get(id(r))
-            out.append(line(r, item, control, dec) + "\n")
+            text = line(r, item, control, dec)
+            view = None if views is None else views.get(id(r))
+            if view is not None and not control:
+                text = text[: len(text) - len(_contents(r, dec))] + _view_contents(r, view)
+            out.append(text + "\n")
             if dec is not None and dec.findings:
                 out.extend(x + "\n" for x in _finding_lines(dec.findings))
     return "".join(out)
 
 
 def write_batch_with_records(item: Batch, records: Iterable[Record], out: TextIO,
-                             decoded: list[DecodedRecord] | None = None) -> None:
+                             decoded: list[DecodedRecord] | None = None,
+                             views: list[RecordView] | None = None) -> None:
     """One batch and its ``records`` (a list or a stream; with ``decoded``, their decoding, a list
-    parallel to them), a run of records at a time; control characters from the input escaped."""
+    parallel to them; with ``views``, the payload views), a run of records at a time; control
+    characters from the input escaped."""
     out.write(terminal_safe(render(item, records=[]), keep_newlines=True))
     by_record = None
     if decoded is not None:
         records = list(records)
         by_record = {id(r): d for r, d in zip(records, decoded)}
+    by_view = None
+    if views is not None:
+        records = list(records)
+        by_view = {id(r): v for r, v in zip(records, views)}
     for chunk in record_chunks(records, item.payload_bytes):
-        out.write(terminal_safe(record_lines(item, chunk, decoded=by_record), keep_newlines=True))
+        out.write(terminal_safe(record_lines(item, chunk, decoded=by_record, views=by_view), keep_newlines=True))
 
 
 # --- values ----------------------------------------------------------------------
@@ -268,6 +280,27 @@ def _contents(r: Record, dec: DecodedRecord | None = None) -> str:
         out += " key: " + _text(r.key)
     if r.value is not None:
         out += " payload: " + _text(r.value)
+    return out
+
+
+def _view_contents(r: Record, view: RecordView) -> str:
+    """`` key: ... payload: ...`` with the payload options applied: a redacted key or value as
+    ``sha256:<hex> (n bytes)``, a decoded one as its compact JSON."""
+    from ..payloads.redact import digest_line
+
+    out = ""
+    for which, label, b in (("key", "key", r.key), ("value", "payload", r.value)):
+        if b is None:
+            continue
+        side = view.side(which)
+        if view.secret and which == "value":
+            out += f" {label}: [redacted secret] ({len(b)} bytes)"
+        elif view.redaction.side(which):  # --redact: the digest even of a decoded payload
+            out += f" {label}: {digest_line(b)}"
+        elif side is not None and side.decoded is not None and side.decoded.ok:
+            out += f" {label}: " + kafka_json(side.decoded.value)
+        else:
+            out += f" {label}: " + _text(b)
     return out
 
 
@@ -416,4 +449,4 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         elif isinstance(item, Gap):
             out.write(terminal_safe(render(item), keep_newlines=True))
         elif item.shown:
-            write_batch_with_records(item.batch, item.records, out, item.decoded)
+            write_batch_with_records(item.batch, item.records, out, item.decoded, item.views)

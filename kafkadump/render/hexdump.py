@@ -104,12 +104,18 @@ def _varint_note(s: Span, pane: Pane) -> str:
 class Pane:
     """One addressed byte source: the file region, or the decompressed payload."""
 
-    def __init__(self, title: str, data: bytes, base: int, spans: list, source: str):
+    def __init__(self, title: str, data: bytes, base: int, spans: list, source: str,
+                 masked: list[tuple[str, int, int]] | None = None):
         self.title = title
         self.data = data          # the bytes shown
         self.base = base          # address of data[0]
         self.spans = sorted((s for s in spans if s.source == source), key=lambda s: (s.offset, -s.length))
         self.source = source
+        # redacted bytes (--redact, secrets): shown as ** in the hex and * in the text
+        self.masked = [(a, z) for src, a, z in masked or () if src == source]
+
+    def hidden(self, i: int) -> bool:
+        return any(a <= i < z for a, z in self.masked)
 
 
 def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> list[str]:
@@ -133,7 +139,8 @@ def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> li
 
 def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_base: int, *,
                 expand_records: bool = False, context: tuple[bytes, int, bytes] | None = None,
-                console: Console | None = None, out: TextIO | None = None) -> None:
+                console: Console | None = None, out: TextIO | None = None,
+                masked: list[tuple[str, int, int]] | None = None) -> None:
     """Print the annotated dump of one item.
 
     ``file_bytes`` are the item's bytes, starting at ``file_base``;
@@ -142,11 +149,11 @@ def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_ba
     """
     leaves = leaf_spans(spans, expand_records)
     title = _title(item)
-    panes = [Pane(title, file_bytes, file_base, leaves, "file")]
+    panes = [Pane(title, file_bytes, file_base, leaves, "file", masked)]
     dec = getattr(item, "decompressed", None)
     if dec is not None:
         size = f"{len(dec):,}".replace(",", " ")
-        panes.append(Pane(f"decompressed, {size} bytes", dec, 0, leaves, "decompressed"))
+        panes.append(Pane(f"decompressed, {size} bytes", dec, 0, leaves, "decompressed", masked))
     before = (context[0], context[1]) if context and context[0] else None
     after = (context[2], file_base + len(file_bytes)) if context and context[2] else None
     render_panes(panes, list(item.findings), batch=item if isinstance(item, Batch) else None,
@@ -223,7 +230,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
             if i < base or i >= end:
                 cells.append(None)
             else:
-                cells.append((i, data[i - base], owner[i - base]))
+                cells.append((i, -1 if pane.masked and pane.hidden(i) else data[i - base], owner[i - base]))
         notes = []
         row = []
         while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + _ROW:
@@ -260,9 +267,9 @@ def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None]
             i, byte, own = c
             unparsed = own < 0 or pane.spans[own].raw == "unparsed"
             sep = "!" if unparsed else ("|" if pane.spans[own].offset == i else " ")
-            parts.append(f"{sep}{byte:02x}")
+            parts.append(f"{sep}{_hex(byte)}")
         hexs = "".join(parts)
-        asc = "".join(" " if c is None else (chr(c[1]) if 32 <= c[1] < 127 else ".") for c in cells)
+        asc = "".join(" " if c is None else _char(c[1]) for c in cells)
         emit.line(f"{pos:08x} {hexs}  |{asc}| {first_note}".rstrip())
         for note, _ in rest:
             emit.line(" " * 76 + note)
@@ -278,9 +285,9 @@ def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None]
             continue
         i, byte, own = c
         style = _style(pane, own)
-        t.append(f"{byte:02x}", style=style)
+        t.append(_hex(byte), style=style)
         t.append(" ")
-        asc_text.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
+        asc_text.append(_char(byte), style=style)
     t.append(" |")
     t.append_text(asc_text)
     t.append("| ")
@@ -291,6 +298,16 @@ def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None]
         line = Text(" " * 77)
         line.append(note, style=_note_style(pane, idx))
         console.print(line, highlight=False, soft_wrap=True)
+
+
+def _hex(byte: int) -> str:
+    """A byte in the hex column: ``**`` for a masked (redacted) one."""
+    return "**" if byte < 0 else f"{byte:02x}"
+
+
+def _char(byte: int) -> str:
+    """A byte in the text column: ``*`` masked, ``.`` not printable ASCII."""
+    return "*" if byte < 0 else (chr(byte) if 32 <= byte < 127 else ".")
 
 
 def _style(pane: Pane, own: int) -> str:
@@ -330,4 +347,5 @@ def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
 def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False) -> None:
     """The annotated hexdump of the view's item, with its context bytes."""
     render_text(view.decoded, view.spans, view.raw, view.start, expand_records=expand_records,
-                context=(view.before, view.start - len(view.before), view.after), console=console, out=out)
+                context=(view.before, view.start - len(view.before), view.after), console=console, out=out,
+                masked=view.masked)

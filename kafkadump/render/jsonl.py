@@ -27,6 +27,7 @@ from ..report.records import (
     item_object,
     place_of_file,
     record_object,
+    side_object,
     sighting_object,
 )
 from ..report.records import (
@@ -37,6 +38,8 @@ from .jsontext import escape_unsafe as _escape_unsafe
 
 if TYPE_CHECKING:
     from ..internal_topics.decoded import DecodedRecord
+    from ..payloads.model import Framing
+    from ..payloads.view import PayloadSide, RecordView
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 _dumps = json.dumps
@@ -90,6 +93,7 @@ class RecordLines:
         self._for: tuple[str, Place | None] | None = None
         self._head = ""   # '{"type":"record","file":...,"topic":...,"partition":...,'
         self._tail = "}"  # a capture's sighting fields, then the closing brace
+        self._framings: dict[Framing, str] = {}  # keyPayload/valuePayload JSON of a framing without schema
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -172,6 +176,48 @@ class RecordLines:
                    f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}')
         return "".join(out)
 
+    def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
+        """A record with what the payload options made of it (``view``): ``record_object`` with
+        ``keyPayload``/``valuePayload`` and redacted byte fields.  Without redaction the record's
+        own fields are the fast :meth:`line`, the payload fields appended (they come last in
+        ``record_object`` too)."""
+        if view.hides_bytes("key") or view.hides_bytes("value") or view.redaction.headers:
+            return _dumps_text(record_object(r, b, self.enc, place, view), separators=(",", ":"))
+        line = self.line(r, b, place)
+        if not view.detected:
+            return line
+        return (line[:-1] + ',"keyPayload":' + self._payload_json(view.key)
+                + ',"valuePayload":' + self._payload_json(view.value) + "}")
+
+    def view_lines(self, b: Batch, recs: Sequence[Record], views: Sequence[RecordView],
+                   place: Place | None = None) -> str:
+        """``recs`` with their ``views`` as newline-terminated lines, as :meth:`view_line` writes
+        them; without redaction the record fields come from :meth:`batch_lines` (the fast path)."""
+        if not recs:
+            return ""
+        if any(v.redaction.active or v.hides_bytes("key") or v.hides_bytes("value") for v in views):
+            return "".join(self.view_line(r, b, v, place) + "\n" for r, v in zip(recs, views))
+        lines = self.batch_lines(b, recs, place)
+        if not views[0].detected:
+            return lines
+        pj = self._payload_json
+        return "".join(line[:-1] + ',"keyPayload":' + pj(v.key) + ',"valuePayload":' + pj(v.value) + "}\n"
+                       for line, v in zip(lines.split("\n"), views))
+
+    def _payload_json(self, side: PayloadSide | None) -> str:
+        """A ``keyPayload``/``valuePayload`` object as JSON; the common ones (no schema: the
+        framing alone says everything) formatted once per framing."""
+        if side is None:
+            return "null"
+        if side.schema is None and side.decoded is None:
+            text = self._framings.get(side.framing)
+            if text is None:
+                if len(self._framings) > 4096:
+                    self._framings.clear()
+                text = self._framings[side.framing] = _dumps(side_object(side, False), separators=(",", ":"))
+            return text
+        return _dumps_text(side_object(side, False), separators=(",", ":"))
+
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
         :class:`kafkadump.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
@@ -217,7 +263,10 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
             write(_dumps(findings_object(b)) + "\n")
         if not item.records:
             continue
-        if item.decoded is None:
+        if item.views is not None:
+            # payload options: each record from its object (framing, decoded payloads, redaction)
+            write(lines.view_lines(b, item.records, item.views))
+        elif item.decoded is None:
             # a stream of many records, or of large ones: a run at a time
             for chunk in record_chunks(item.records, b.payload_bytes):
                 write(lines.batch_lines(b, chunk))

@@ -9,6 +9,7 @@ are plain text with no escape codes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
@@ -16,12 +17,14 @@ from typing import TYPE_CHECKING, TextIO
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
 from ..errors import UsageError
+from . import jsontext
 from .lines import LineWriter, terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from ..internal_topics.decoded import DecodedRecord
+    from ..payloads.view import PayloadSide, RecordView
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 
@@ -196,7 +199,9 @@ def gap_line(g: Gap) -> str:
     return f"{g.position:>10}  {'':>11}  {'':>11}  {g.size:>7}  (not a batch)"
 
 
-def record_cells(r: Record) -> list[object]:
+def record_cells(r: Record, view: RecordView | None = None) -> list[object]:
+    if view is not None and r.control is None:
+        return _view_cells(r, view)
     if r.control is not None:
         ctl = r.control
         value = f"<{ctl.get('type')}" + (f" coordinatorEpoch={ctl['coordinatorEpoch']}" if "coordinatorEpoch" in ctl else "") + ">"
@@ -211,6 +216,51 @@ def record_cells(r: Record) -> list[object]:
         "-" if r.timestamp_delta is None else r.timestamp_delta,
         key, value, headers,
     ]
+
+
+def payload_cell(b: bytes | None, side: PayloadSide | None, redacted: bool, width: int = PREVIEW_CHARS) -> str:
+    """A key or value with the payload options: its digest when redacted, else the schema id
+    (``[17]``, ``[17?]`` when only possibly framed) before the decoded payload as compact JSON
+    (or the bytes after the framing); terminal-safe."""
+    from ..payloads.redact import digest_line
+
+    if b is None:
+        return "null"
+    if redacted:
+        return d.preview(digest_line(b).encode(), width)
+    tag = ""
+    rest = b
+    if side is not None and side.framing.kind in ("confluent", "header-id"):
+        f = side.framing
+        ident = f.schema_id if f.guid is None else f.guid
+        tag = f"[{'?' if ident is None else ident}{'' if f.certain else '?'}] "
+        rest = b[f.payload_start:]
+        if side.decoded is not None and side.decoded.ok:
+            return d.preview((tag + _compact_json(side.decoded.value)).encode(), width)
+    return tag + d.preview(rest, width - len(tag))
+
+
+def _compact_json(value: object) -> str:
+    text = jsontext.dumps(value, separators=(",", ":"))
+    return text if text.isprintable() else json.dumps(value, separators=(",", ":"))
+
+
+def _view_cells(r: Record, view: RecordView) -> list[object]:
+    from ..payloads.redact import digest_line
+
+    red = view.redaction
+    key = payload_cell(r.key, view.key, red.keys)
+    value = payload_cell(r.value, view.value, red.values) if not view.secret else \
+        f"[redacted secret] ({len(r.value or b'')} bytes)"
+    if r.headers and red.headers:
+        headers = ",".join(f"{k}={d.preview(None if v is None else digest_line(v).encode(), 12)}"
+                           for k, v in r.headers)
+    else:
+        headers = ",".join(f"{k}={d.preview(v, 12)}" for k, v in r.headers) if r.headers else ""
+    return [r.offset, d.iso_ms(r.timestamp),
+            "-" if r.offset_delta is None else r.offset_delta,
+            "-" if r.timestamp_delta is None else r.timestamp_delta,
+            key, value, headers]
 
 
 def decoded_record_cells(r: Record, dec: DecodedRecord) -> list[object]:
@@ -290,8 +340,9 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         if isinstance(item, Gap):
             continue
         if item.decoded is None:
-            for r in item.records:
-                t.row(record_cells(r), "cyan" if r.control is not None else None)
+            views = item.views if item.views is not None else [None] * len(item.records)
+            for r, v in zip(item.records, views):
+                t.row(record_cells(r, v), "cyan" if r.control is not None else None)
             continue
         for r, dr in zip(item.records, item.decoded):
             t.row(decoded_record_cells(r, dr), "yellow" if dr.findings else "cyan" if r.control is not None else None)

@@ -12,20 +12,27 @@ string, so ``select(.key == "user-1")`` finds the key ``user-1``; any other
 bytes are ``{"base64": "..."}``.  A byte field is therefore always null, a
 string (exactly its UTF-8 text: ``@base64`` of it gives the bytes back) or an
 object holding the bytes: lossless, and a string never stands for bytes.
+Under ``--redact`` (and for metadata records holding secrets) the object is
+``{"redacted": "sha256:<hex>" or "secret", "length": n}`` instead: it holds
+no bytes, and says so.
 """
 
 from __future__ import annotations
 
 import binascii
 import functools
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..decode.model import Batch, Gap, Record
 from ..findings import Finding
 from ..logdir.names import topic_partition
+
+if TYPE_CHECKING:
+    from ..payloads.view import PayloadSide, RecordView
 
 _b64 = binascii.b2a_base64
 
@@ -222,13 +229,16 @@ def sighting_object(s: Sighting) -> dict[str, Any]:
             "offsetRelative": s.offset_relative}
 
 
-def record_object(r: Record, b: Batch, encode: Encoder, place: Place | None = None) -> dict[str, Any]:
+def record_object(r: Record, b: Batch, encode: Encoder, place: Place | None = None,
+                  view: RecordView | None = None) -> dict[str, Any]:
     """A record (of batch ``b``) as its object: the one definition of a record's fields.
 
     ``place``: where the records belong; by default from the name of the
     directory of the batch's file.  ``render.jsonl.RecordLines`` writes the
     same object without building the dict (the hot path); a test holds the
-    two equal.
+    two equal.  ``view``: what the payload options (``--detect``, ``--schemas``,
+    ``--redact``) made of the record (:func:`with_view`); records with a view
+    are written from this object.
     """
     where = place_of_file(b.file) if place is None else place
     d: dict[str, Any] = {"type": "record", "file": b.file, "topic": where.topic, "partition": where.partition,
@@ -243,7 +253,76 @@ def record_object(r: Record, b: Batch, encode: Encoder, place: Place | None = No
         d["crcValid"] = r.crc == r.computed_crc
     if where.sighting is not None:
         d.update(sighting_object(where.sighting))
+    return d if view is None else with_view(d, r, view)
+
+
+def redacted_object(b: bytes | None) -> dict[str, Any] | None:
+    """A redacted byte field: ``{"redacted": "sha256:<hex>", "length": n}`` (null stays null)."""
+    from ..payloads.redact import digest_object
+
+    return None if b is None else digest_object(b)
+
+
+def with_view(d: dict[str, Any], r: Record, view: RecordView) -> dict[str, Any]:
+    """A record object ``d`` with what the payload options add: redacted byte fields replaced
+    by their digest, and ``keyPayload`` / ``valuePayload`` (:func:`side_object`) when framing
+    was detected."""
+    red = view.redaction
+    if view.hides_bytes("key"):
+        d["key"] = redacted_object(r.key)
+    if view.secret and r.value is not None:
+        d["value"] = {"redacted": "secret", "length": len(r.value)}
+    elif view.hides_bytes("value"):
+        d["value"] = redacted_object(r.value)
+    if red.headers:
+        d["headers"] = [{"key": k, "value": redacted_object(v)} for k, v in r.headers]
+    if view.detected:
+        d["keyPayload"] = side_object(view.key, red.keys)
+        d["valuePayload"] = side_object(view.value, red.values)
     return d
+
+
+def finite(v: Any) -> Any:
+    """``v`` (decoded JSON) with non-finite floats as the strings ``NaN``, ``Infinity``,
+    ``-Infinity``: every line stays valid JSON (a JSON payload may spell them)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else ("NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity"))
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [finite(x) for x in v]
+    return v
+
+
+def side_object(side: PayloadSide | None, redacted: bool) -> dict[str, Any] | None:
+    """``keyPayload`` / ``valuePayload``: what was detected in a key or value, and its decoding.
+
+    ``format``: the schema's type in lower case (avro, protobuf, json) when the store names it,
+    else json / utf8 / binary / empty for unframed bytes, null for a framed payload of an
+    unknown schema; ``framing``: confluent (in the bytes), header-id (a header names the
+    schema) or null; ``certain``: false when the bytes only look framed.  ``decoded`` (the
+    payload as JSON) or ``error`` (why it did not decode), unless the bytes are redacted.
+    """
+    if side is None:
+        return None
+    f = side.framing
+    framed = f.kind in ("confluent", "header-id")
+    fmt = side.schema.schema_type.lower() if side.schema is not None else (None if framed else f.kind)
+    o: dict[str, Any] = {"format": fmt, "framing": f.kind if framed else None, "certain": f.certain,
+                         "schemaId": f.schema_id, "guid": f.guid,
+                         "messageIndexes": None if f.message_indexes is None else list(f.message_indexes),
+                         "payloadStart": f.payload_start}
+    if side.schema is not None:
+        o["subject"] = side.schema.subject
+        o["version"] = side.schema.version
+    if side.decoded is not None and not redacted:
+        if side.decoded.ok:
+            o["decoded"] = finite(side.decoded.value)
+        else:
+            o["error"] = side.decoded.error
+    return o
+
+
 
 
 def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: int,
@@ -254,5 +333,5 @@ def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: 
 
 
 __all__ = ["ENCODERS", "batch_object", "gap_object", "item_object", "findings_list", "findings_object",
-           "record_object", "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text",
+           "record_object", "with_view", "side_object", "redacted_object", "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text",
            "as_text", "CONTROL_BYTES", "C1_OR_INVALID", "DEFAULT_ENCODING", "Encoded", "Place", "Sighting", "place_of_file", "sighting_object"]

@@ -1,0 +1,119 @@
+"""``hexdump --records`` with the payload options: framing bytes named, redacted bytes masked.
+
+A key or value span of a record is split into the framing's fields (``key.magic``,
+``key.schemaId``, ``key.messageIndexes``, ``key.payload``; together they tile the same bytes,
+the payload's value its decoded JSON when it decoded); a redacted key, value or header value
+keeps its span with the digest as its value, and its bytes are listed in ``masked`` so the
+renderer shows no byte of them.  Secrets the internal-topic decoder masked (spans whose value
+reads :data:`~kafkadump.payloads.redact.SECRET_MASK`) are masked alike.  In a compressed batch
+the compressed bytes say as much as the plain ones: with byte redaction they are masked whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..decode.model import Batch, Gap, Record, Span
+from .redact import SECRET_MASK, digest_line
+
+if TYPE_CHECKING:
+    from .view import PayloadInspector, PayloadSide
+
+_PART = re.compile(r"^(?P<record>.*?)\.(?P<part>key|value|headers\[\d+\]\.value)$")
+V2_HEADER = 61
+
+
+@dataclass
+class PayloadSpans:
+    """The spans with payloads named or masked, the masked byte ranges ``(source, start, end)``,
+    and the findings the inspection raised."""
+
+    spans: list[Span]
+    masked: list[tuple[str, int, int]] = field(default_factory=list)
+    findings: list = field(default_factory=list)
+
+
+def _records_by_place(item: Batch) -> dict[tuple[str, int, str], Record]:
+    """Each record by where its key and value start: (source, position, "key"/"value")."""
+    out: dict[tuple[str, int, str], Record] = {}
+    for r in item.records or ():
+        if r.key_position is not None:
+            out[(r.source, r.key_position, "key")] = r
+        if r.value_position is not None:
+            out[(r.source, r.value_position, "value")] = r
+    return out
+
+
+def payload_spans(item: Batch | Gap, spans: list[Span], inspector: PayloadInspector) -> PayloadSpans:
+    """``spans`` of ``item`` with the payload options of ``inspector`` applied."""
+    out = PayloadSpans([])
+    red = inspector.redaction
+    if not isinstance(item, Batch):
+        out.spans = spans
+        return out
+    places = _records_by_place(item)
+    views: dict[int, tuple[PayloadSide | None, PayloadSide | None]] = {}
+    for s in spans:
+        if s.value == SECRET_MASK:
+            out.masked.append((s.source, s.offset, s.offset + s.length))
+        m = _PART.match(s.path)
+        if m is None or not isinstance(s.value, (bytes, bytearray)):
+            out.spans.append(s)
+            continue
+        part = m.group("part")
+        if part != "key" and part != "value":
+            if red.headers:
+                _mask(s, out)
+            out.spans.append(s)
+            continue
+        r = places.get((s.source, s.offset, part))
+        if r is None or red.side(part):
+            if red.side(part):
+                _mask(s, out)
+            out.spans.append(s)
+            continue
+        if id(r) not in views:
+            view, found = inspector.view(r, item)
+            out.findings.extend(found)
+            views[id(r)] = (view.key, view.value)
+        side = views[id(r)][0 if part == "key" else 1]
+        named = _framing_spans(s, side)
+        if red.fields and side is not None and side.decoded is not None and side.decoded.ok:
+            # --redact-fields: the decoded payload is shown masked, its bytes not at all
+            out.masked.append((s.source, s.offset, s.offset + s.length))
+        out.spans.extend(named)
+    if red.bytes_redacted and item.compression != "none" and item.magic >= 2:
+        out.masked.append(("file", item.position + V2_HEADER, item.position + item.size))
+    return out
+
+
+def _mask(s: Span, out: PayloadSpans) -> None:
+    data = bytes(s.value)
+    s.value = digest_line(data)
+    out.masked.append((s.source, s.offset, s.offset + s.length))
+
+
+def _framing_spans(s: Span, side: PayloadSide | None) -> list[Span]:
+    """A key or value span split into its framing's fields (itself when not framed)."""
+    if side is None or side.framing.kind != "confluent" or side.framing.schema_id is None:
+        return [s]
+    f = side.framing
+    data = bytes(s.value)
+    parts = [Span(s.path + ".magic", s.offset, 1, data[0], s.source),
+             Span(s.path + ".schemaId", s.offset + 1, 4, f.schema_id, s.source)]
+    if f.payload_start > 5:
+        parts.append(Span(s.path + ".messageIndexes", s.offset + 5, f.payload_start - 5,
+                          str(list(f.message_indexes or ())), s.source))
+    payload: object = data[f.payload_start:]
+    if side.decoded is not None and side.decoded.ok:
+        payload = json.dumps(side.decoded.value, separators=(",", ":"), ensure_ascii=True)
+    if f.payload_start < len(data):
+        parts.append(Span(s.path + ".payload", s.offset + f.payload_start, len(data) - f.payload_start, payload,
+                          s.source))
+    return parts
+
+
+__all__ = ["PayloadSpans", "payload_spans"]
