@@ -92,12 +92,7 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
     if files is None:
         files = list_files(spark, paths, include)
     r = spark.read.format(FORMAT).option("level", level).option("files", json.dumps(files))
-    # pack small files into tasks of about a third of each core's share, as Spark's file sources do
-    # (bytes per core, at least the open cost, at most the split size): every core gets work
-    total = sum(max(s, 0) for _, s in files)
-    cores = max(1, spark.sparkContext.defaultParallelism)
-    cost = OPEN_COST_DEFAULT if open_cost is None else open_cost
-    r = r.option("packBytes", str(max(1, cost, total // (3 * cores))))
+    # no packing option: the data source packs with splits.plan's defaults, as load() does
     if split_bytes is not None:
         r = r.option("splitBytes", str(split_bytes))
     if open_cost is not None:
@@ -174,7 +169,7 @@ def scan(spark: SparkSession, paths: Iterable[str], level: str, output: str, *, 
 # driver folds them into partitions and the fleet summary with the CLI's own code
 # (:class:`kafkadump.logdir.triage.Triage`), so both commands give the same report.
 
-TASK_MIN_BYTES = 4 << 20     # a task's share is at least this (as Spark's open cost), at most total / 3 cores
+TRIAGE_UNITS_PER_TASK = 256   # a task's result (its units' file scans) stays small
 
 
 def triage_roots(paths: Iterable[str]) -> list[str]:
@@ -224,25 +219,20 @@ def spark_runner(spark: SparkSession) -> Runner:
         if not units:
             return
         sc = spark.sparkContext
-        tasks = _unit_tasks(units, max(1, sc.defaultParallelism))
+        tasks = unit_tasks(units)
         scan = partial(_scan_task, records=records, max_findings=max_findings)
         yield from sc.parallelize(tasks, len(tasks)).flatMap(scan).collect()
 
     return run
 
 
-def _unit_tasks(units: list[Unit], cores: int) -> list[list[tuple[int, Unit]]]:
-    """``(index, unit)`` packs of about a third of each core's share of the bytes (at least
-    :data:`TASK_MIN_BYTES`): every core gets work, few tasks for small fleets."""
-    from ..logdir.triage import chunks
+def unit_tasks(units: list[Unit]) -> list[list[tuple[int, Unit]]]:
+    """``(index, unit)`` packs, by the packing rule of the data source (:func:`.splits.pack`: bytes plus
+    the open cost per unit, up to the default split size), at most :data:`TRIAGE_UNITS_PER_TASK` each."""
+    from .splits import SPLIT_BYTES_DEFAULT, pack
 
-    share = max(TASK_MIN_BYTES, sum(u.size for u in units) // (3 * cores))
-    tasks: list[list[tuple[int, Unit]]] = []
-    start = 0
-    for chunk in chunks(units, share, max_units=256):
-        tasks.append(list(enumerate(chunk, start)))
-        start += len(chunk)
-    return tasks
+    indexed = list(enumerate(units))
+    return pack(indexed, lambda iu: iu[1].size + OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, TRIAGE_UNITS_PER_TASK)
 
 
 def _scan_task(task: list[tuple[int, Unit]], records: bool, max_findings: int | None
