@@ -101,3 +101,59 @@ def test_scan_of_file_uri_writes_the_rows(spark, fleet, tmp_path):
                 "--format", "json", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["rows"] == 1
+
+
+# --- conventions: refused before Spark starts, and Spark's log off stderr ----------------------------
+
+def _run(args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_unknown_output_format_refused_before_spark(tmp_path):
+    p = _run(["spark", "scan", str(tmp_path), "-o", str(tmp_path / "o"), "--format", "delta"])
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == (
+        "kafkadump: Invalid value for '--format' / '-f': 'delta' is not one of parquet, json, orc; for delta "
+        "(Delta Lake, Iceberg, ...) write from Python: kafkadump.spark.read(spark, PATHS, 'records')"
+        ".write.format('delta').save(OUT) (see 'kafkadump spark scan -h')")
+
+
+def test_existing_output_refused_before_spark(tmp_path):
+    (tmp_path / "o").mkdir()
+    p = _run(["spark", "scan", str(tmp_path), "-o", str(tmp_path / "o")])
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.strip() == (f"kafkadump: {tmp_path / 'o'}: exists; give --mode overwrite to replace it "
+                                "or --mode append to add to it")
+    assert "Spark" not in p.stderr and "WARN" not in p.stderr   # no JVM was started
+
+
+def test_spark_log_goes_to_a_file(spark):
+    """The session kafkadump starts writes Spark's log (its start-up banner included) to a file,
+    not to stderr; --verbose leaves it on stderr."""
+    from kafkadump.spark import session
+
+    assert session.log_path is not None and os.path.basename(session.log_path).startswith("kafkadump-spark-")
+    with open(session.log_path, errors="replace") as f:
+        assert "log4j" in f.read()
+
+
+def test_failures_explained_in_one_line():
+    from kafkadump.spark.failures import explain
+
+    worker = ("An error occurred while calling o81.save.\n: org.apache.spark.SparkException: Job aborted\n"
+              "  File \"/usr/lib/python3/worker.py\", line 1, in main\n"
+              "ModuleNotFoundError: No module named 'pyarrow'\n")
+    line = explain(RuntimeError(worker))
+    assert line.startswith("Spark: the executors' Python has no pyarrow (kafkadump's Spark extra needs it): "
+                           "pip install 'kafkadump[spark]' in the Python the executors run")
+    gone = ("Job aborted due to stage failure: ... java.io.FileNotFoundException: File "
+            "file:/mnt/evidence/t-0/00000000000000000000.log does not exist\n\tat org.apache...")
+    assert explain(RuntimeError(gone)) == (
+        "Spark: file:/mnt/evidence/t-0/00000000000000000000.log does not exist on an executor: every executor "
+        "needs the files at the path the driver lists (a shared mount at the same path), or give hdfs://, s3a:// "
+        "or gs:// URIs")
+    assert explain(RuntimeError("[CANNOT_X] something\nmore"), log_path="/tmp/l.log") == \
+        "Spark: [CANNOT_X] something (Spark's log: /tmp/l.log)"
