@@ -157,3 +157,14 @@ def test_failures_explained_in_one_line():
         "or gs:// URIs")
     assert explain(RuntimeError("[CANNOT_X] something\nmore"), log_path="/tmp/l.log") == \
         "Spark: [CANNOT_X] something (Spark's log: /tmp/l.log)"
+
+
+def test_file_gone_before_the_read_is_one_line(spark, tmp_path):
+    """A file listed by the driver that Spark's Hadoop cannot find: the real Spark error, explained."""
+    from kafkadump.spark import read
+    from kafkadump.spark.failures import explain
+
+    gone = tmp_path / "t-0" / "00000000000000000000.log"
+    with pytest.raises(Exception) as info:
+        read(spark, [], "batches", files=[(str(gone), 100)], through_hadoop=True).collect()
+    assert explain(info.value).startswith(f"Spark: file:{gone} does not exist on an executor: every executor needs")

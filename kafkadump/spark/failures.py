@@ -33,7 +33,8 @@ def missing_module(text: str) -> str | None:
 
 def missing_file(text: str) -> str | None:
     """The path an executor could not find, or None."""
-    for pattern in (r"FileNotFoundException: (?:File )?(\S+?) does not exist",
+    for pattern in (r"\[PATH_NOT_FOUND\] Path does not exist: (\S+?)\.?(?:\s|$)",
+                    r"FileNotFoundException: (?:File )?(\S+?) does not exist",
                     r"FileNotFoundException: (\S+)",
                     r"\[FAILED_READ_FILE[^\]]*\][^\n]*?file (\S+?)\.?\s"):
         m = re.search(pattern, text)

@@ -102,8 +102,8 @@ def list_local(paths: Iterable[str], include: Iterable[str] = DEFAULT_INCLUDE) -
     for given in paths:
         p = local_path(given)
         if p is None:
-            raise ListingError(f"{given}: not a local path; list it with Spark "
-                               "(kafkadump spark ..., or kafkadump.spark.read) and give executors a mount")
+            raise ListingError(f"{given}: not a local path; read URIs with kafkadump.spark.read(spark, [PATH], "
+                               "level) or kafkadump spark scan (through Spark's own Hadoop FileSystem)")
         hits = [p] if os.path.exists(p) else sorted(glob.glob(p))
         if not hits:
             raise ListingError(f"{given}: no such file or directory")
