@@ -66,4 +66,5 @@ def test_spark_triage_packs_small_files(small_fleet):
     planned.runner = counting
     rep = planned.run().report()
     assert rep["totals"]["files"] == FILES and rep["verdict"] in ("clean", "warnings")
-    assert tasks and sum(tasks) <= 6
+    assert tasks == [6]         # 159 units: 31 to a task (4 MiB open cost each), as plan() packs files
+    assert [len(t) for t in jobs.unit_tasks(planned.units)] == [31] * 5 + [4]
