@@ -167,7 +167,7 @@ def main() -> None:
         app(args=argv + ["--help"], prog_name="kafkadump")
         return
     except ClickUsageError as e:
-        hint = f" (see 'kafkadump {e.ctx.info_name} -h')" if e.ctx is not None and e.ctx.parent is not None \
+        hint = f" (see '{e.ctx.command_path} -h')" if e.ctx is not None and e.ctx.parent is not None \
             else " (see 'kafkadump -h')"
         say_error(e.format_message() + hint, 2, json_wanted(argv))
         quiet_exit(2)

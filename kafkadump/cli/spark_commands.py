@@ -8,6 +8,7 @@ extra the rest of the CLI works and these commands say what is missing
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import Enum
 from typing import Callable, List, Optional
@@ -74,6 +75,13 @@ def _conf(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+VerboseOpt = typer.Option(False, "--verbose", help="Spark's own log on stderr (by default it goes to a file, "
+                                                   "named when something fails).")
+ExecutorWaitOpt = typer.Option(60.0, "--executor-wait", min=0, metavar="SECONDS",
+                               help="On a cluster: give up when no executor has joined after this long "
+                                    "(0: wait for ever).")
+
+
 def _spark_run(fn: Callable[[], int]) -> None:
     """:func:`run_command` plus Spark's own failures, as exit 2 with a one-line reason."""
 
@@ -81,14 +89,34 @@ def _spark_run(fn: Callable[[], int]) -> None:
         try:
             return fn()
         except Exception as e:  # noqa: BLE001
-            # Spark's own errors (output exists, bad --conf, a cluster that cannot be reached)
+            # Spark's own errors (output exists, bad --conf, a cluster that cannot be reached, a task that failed)
             mod = type(e).__module__ or ""
             if mod.startswith(("pyspark", "py4j")):
-                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                raise UsageError(f"Spark: {first}") from None
+                from ..spark.failures import explain
+
+                raise UsageError(explain(e)) from None
             raise
 
     run_command(body)
+
+
+def _format(value: str) -> str:
+    """--format: one of OutFormat, else a usage error saying what to run instead."""
+    names = [f.value for f in OutFormat]
+    if value.lower() in names:
+        return value.lower()
+    raise typer.BadParameter(
+        f"{value!r} is not one of {', '.join(names)}; for {value} (Delta Lake, Iceberg, ...) write from Python: "
+        f"kafkadump.spark.read(spark, PATHS, 'records').write.format('{value}').save(OUT)")
+
+
+def _refuse_existing(output: str, mode: Mode) -> None:
+    """-o OUTPUT that exists, with --mode error: refused now, before Spark starts (local outputs)."""
+    from ..spark.splits import local_path
+
+    lp = local_path(output)
+    if mode is Mode.error and lp is not None and os.path.lexists(lp):
+        raise UsageError(f"{output}: exists; give --mode overwrite to replace it or --mode append to add to it")
 
 
 @spark_app.command("scan")
@@ -97,7 +125,8 @@ def scan(
     output: str = typer.Option(..., "--output", "-o", metavar="DIR",
                                help="Where to write: a directory (local, or any URI Spark can write)."),
     level: Level = typer.Option(Level.records, "--level", "-l", help="records, batches or findings rows."),
-    fmt: OutFormat = typer.Option(OutFormat.parquet, "--format", "-f", help="Output format."),
+    fmt: str = typer.Option(OutFormat.parquet.value, "--format", "-f", callback=_format, metavar="parquet|json|orc",
+                            help="Output format."),
     mode: Mode = typer.Option(Mode.error, "--mode", help="If OUTPUT exists: error, overwrite or append."),
     master: Optional[str] = MasterOpt,
     conf: Optional[List[str]] = ConfOpt,
@@ -107,6 +136,8 @@ def scan(
     max_decompressed: int = MaxDecompOpt,
     max_depth: int = MaxDepthOpt,
     json_: bool = typer.Option(False, "--json", help="The closing summary as one JSON object."),
+    verbose: bool = VerboseOpt,
+    executor_wait: float = ExecutorWaitOpt,
 ) -> None:
     """Decode every file and write the rows (Parquet by default), partitioned by topic/partition.
 
@@ -119,9 +150,10 @@ def scan(
         from ..spark import jobs
         from ..spark.session import build
 
+        _refuse_existing(output, mode)
         files = _local_listing(paths, include)   # local paths: fail fast, before the JVM starts
-        spark = build(master, _conf(conf))
-        stats = jobs.scan(spark, paths, level.value, output, fmt=fmt.value,
+        spark = build(master, _conf(conf), quiet=not verbose, executor_wait=executor_wait)
+        stats = jobs.scan(spark, paths, level.value, output, fmt=fmt,
                           mode="errorifexists" if mode is Mode.error else mode.value, files=files,
                           split_bytes=split_bytes, include=_globs(include), shallow=shallow,
                           max_decompressed=max_decompressed, max_depth=max_depth)
@@ -145,6 +177,8 @@ def triage(
     max_findings: int = MaxFindingsOpt,
     no_files: bool = NoFilesOpt,
     show_all: bool = ShowAllOpt,
+    verbose: bool = VerboseOpt,
+    executor_wait: float = ExecutorWaitOpt,
     output: Output = FROM_OPTIONS,
 ) -> None:
     """kafkadump triage with the per-file scans in Spark tasks: the same report, partitions and verdict.
@@ -160,7 +194,8 @@ def triage(
 
         check()  # say what is missing first
         planned = jobs.plan_triage(paths, records=not shallow, max_findings=max_findings)  # before the JVM starts
-        return show_triage(jobs.run_triage(build(master, _conf(conf)), planned), output, files=not no_files, show_all=show_all)
+        spark = build(master, _conf(conf), quiet=not verbose, executor_wait=executor_wait)
+        return show_triage(jobs.run_triage(spark, planned), output, files=not no_files, show_all=show_all)
 
     _spark_run(body)
 

@@ -7,7 +7,10 @@
 
 * :mod:`.datasource`: the ``kafkadump`` data source (``spark.read.format("kafkadump")``)
 * :mod:`.splits`: file listing and batch-boundary splits (pure Python)
-* :mod:`.source`: one task's work (open, map read-only, decode, rows)
+* :mod:`.tasks`: one task's work (open, map read-only, decode, rows)
+* :mod:`.hadoop_files`: ``hdfs://``, ``s3a://``, ``gs://`` files read through Spark's own Hadoop
+  FileSystem (its ``binaryFile`` source) and decoded in the same task
+* :mod:`.failures`: a Spark failure as one line, the cause and the fix
 * :mod:`.jobs`: ``spark scan`` (a DataFrame query) and ``spark triage`` (``kafkadump triage``'s
   per-file scans in Spark tasks, folded on the driver by the CLI's own code)
 * :mod:`.session`: requirement checks and the SparkSession settings
@@ -40,7 +43,9 @@ def register(spark: SparkSession) -> None:
 
 def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", **options: Any) -> DataFrame:
     """A DataFrame of ``level`` rows for ``paths``, listed with Spark's own file listing
-    (so ``hdfs://``, ``s3a://``, ... globs work wherever the cluster's Hadoop does)."""
+    (so ``hdfs://``, ``s3a://``, ... globs work wherever the cluster's Hadoop does); such
+    URIs are read through Spark's Hadoop FileSystem too (``through_hadoop=True``: local
+    files as well), local paths mapped by the tasks (see :func:`.jobs.read`)."""
     from .jobs import read as _read
 
     return _read(spark, paths, level, **options)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..logdir.scan import FileScan
     from ..logdir.triage import Runner, Triage, Unit
 
+from .hadoop_files import filesystem_error, shown_path
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
 
 # --- listing -------------------------------------------------------------------------------
@@ -52,7 +53,7 @@ def list_files(spark: SparkSession | None, paths: Iterable[str], include: Iterab
             fs = jpath.getFileSystem(conf)
             statuses = fs.globStatus(jpath)
         except Exception as e:  # noqa: BLE001 - py4j wraps the JVM's IOException
-            raise ListingError(f"{given}: {_jvm_message(e)}") from None
+            raise ListingError(filesystem_error(given, _jvm_message(e))) from None
         if not statuses:
             raise ListingError(f"{given}: no such file or directory")
         for st in statuses:
@@ -61,17 +62,12 @@ def list_files(spark: SparkSession | None, paths: Iterable[str], include: Iterab
                 while it.hasNext():
                     f = it.next()
                     if _included(f.getPath().getName(), include):
-                        out[_plain(f.getPath().toString())] = f.getLen()
+                        out[shown_path(f.getPath().toString())] = f.getLen()
             else:
-                out[_plain(st.getPath().toString())] = st.getLen()
+                out[shown_path(st.getPath().toString())] = st.getLen()
     if not out:
         raise ListingError(f"no files named {' or '.join(include)} under {' '.join(paths)}")
     return sorted(out.items())
-
-
-def _plain(uri: str) -> str:
-    lp = local_path(uri) if uri.startswith("file:") else None
-    return lp if lp is not None else uri
 
 
 def _jvm_message(e: BaseException) -> str:
@@ -82,36 +78,62 @@ def _jvm_message(e: BaseException) -> str:
 def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, split_bytes: int | None = None,
          open_cost: int | None = None, include: Iterable[str] | None = None,
          shallow: bool = False, max_decompressed: int | None = None, max_depth: int | None = None,
-         files: list[tuple[str, int]] | None = None, **query: Any) -> DataFrame:
+         files: list[tuple[str, int]] | None = None, through_hadoop: bool = False, **query: Any) -> DataFrame:
     """The ``kafkadump`` DataFrame of ``level`` for ``paths`` (listed with :func:`list_files`);
     ``query``: the records filters of the data source (``fromOffset``, ``toOffset``, ``fromTime``,
-    ``toTime``, ``key``, ``keys``: :class:`kafkadump.query.RecordQuery`)."""
+    ``toTime``, ``key``, ``keys``: :class:`kafkadump.query.RecordQuery`).
+
+    Local files (plain paths and ``file:`` URIs) are mapped by the tasks and large ones cut at batch
+    boundaries; other URIs (``hdfs://``, ``s3a://``, ``gs://``, ...) are read through Spark's own
+    Hadoop FileSystem (:mod:`.hadoop_files`), as are local files too with ``through_hadoop``.
+    """
     from .datasource import FORMAT, register
 
     register(spark)
     if files is None:
         files = list_files(spark, paths, include)
-    r = spark.read.format(FORMAT).option("level", level).option("files", json.dumps(files))
-    # pack small files into tasks of about a third of each core's share, as Spark's file sources do
-    # (bytes per core, at least the open cost, at most the split size): every core gets work
-    total = sum(max(s, 0) for _, s in files)
-    cores = max(1, spark.sparkContext.defaultParallelism)
-    cost = OPEN_COST_DEFAULT if open_cost is None else open_cost
-    r = r.option("packBytes", str(max(1, cost, total // (3 * cores))))
-    if split_bytes is not None:
-        r = r.option("splitBytes", str(split_bytes))
-    if open_cost is not None:
-        r = r.option("openCostBytes", str(open_cost))
-    if shallow:
-        r = r.option("shallow", "true")
-    if max_decompressed is not None:
-        r = r.option("maxDecompressed", str(max_decompressed))
-    if max_depth is not None:
-        r = r.option("maxDepth", str(max_depth))
-    for name, value in query.items():
-        if value is not None:
-            r = r.option(name, json.dumps(value) if name == "keys" else str(value))
-    return r.load()
+    level = level.strip().lower()
+    remote = [f for f in files if through_hadoop or local_path(f[0]) is None]
+    local = [f for f in files if not (through_hadoop or local_path(f[0]) is None)]
+    parts = []
+    if local or not remote:
+        r = spark.read.format(FORMAT).option("level", level).option("files", json.dumps(local))
+        # no packing option: the data source packs with splits.plan's defaults, as load() does
+        if split_bytes is not None:
+            r = r.option("splitBytes", str(split_bytes))
+        if open_cost is not None:
+            r = r.option("openCostBytes", str(open_cost))
+        if shallow:
+            r = r.option("shallow", "true")
+        if max_decompressed is not None:
+            r = r.option("maxDecompressed", str(max_decompressed))
+        if max_depth is not None:
+            r = r.option("maxDepth", str(max_depth))
+        for name, value in query.items():
+            if value is not None:
+                r = r.option(name, json.dumps(value) if name == "keys" else str(value))
+        parts.append(r.load())
+    if remote:
+        parts.append(_read_remote(spark, remote, level, shallow, max_decompressed, max_depth, query))
+    df = parts[0]
+    for more in parts[1:]:
+        df = df.unionByName(more)
+    return df
+
+
+def _read_remote(spark: SparkSession, files: list[tuple[str, int]], level: str, shallow: bool,
+                 max_decompressed: int | None, max_depth: int | None, query: dict) -> DataFrame:
+    from ..errors import UsageError
+    from .hadoop_files import query_of, read_through_hadoop
+    from .row_schema import LEVELS
+    from .tasks import options_for
+
+    if level not in LEVELS:
+        raise UsageError(f"level {level!r}: expected one of {', '.join(LEVELS)}")
+    if query and level != "records" and any(v is not None for v in query.values()):
+        raise UsageError("fromOffset/toOffset/fromTime/toTime/key select records: use level records")
+    opt = options_for(shallow=shallow, max_decompressed=max_decompressed, max_depth=max_depth, level=level)
+    return read_through_hadoop(spark, files, level, opt, query_of(query))
 
 
 def _problem(level: str) -> Column:
@@ -174,7 +196,7 @@ def scan(spark: SparkSession, paths: Iterable[str], level: str, output: str, *, 
 # driver folds them into partitions and the fleet summary with the CLI's own code
 # (:class:`kafkadump.logdir.triage.Triage`), so both commands give the same report.
 
-TASK_MIN_BYTES = 4 << 20     # a task's share is at least this (as Spark's open cost), at most total / 3 cores
+TRIAGE_UNITS_PER_TASK = 256   # a task's result (its units' file scans) stays small
 
 
 def triage_roots(paths: Iterable[str]) -> list[str]:
@@ -224,25 +246,20 @@ def spark_runner(spark: SparkSession) -> Runner:
         if not units:
             return
         sc = spark.sparkContext
-        tasks = _unit_tasks(units, max(1, sc.defaultParallelism))
+        tasks = unit_tasks(units)
         scan = partial(_scan_task, records=records, max_findings=max_findings)
         yield from sc.parallelize(tasks, len(tasks)).flatMap(scan).collect()
 
     return run
 
 
-def _unit_tasks(units: list[Unit], cores: int) -> list[list[tuple[int, Unit]]]:
-    """``(index, unit)`` packs of about a third of each core's share of the bytes (at least
-    :data:`TASK_MIN_BYTES`): every core gets work, few tasks for small fleets."""
-    from ..logdir.triage import chunks
+def unit_tasks(units: list[Unit]) -> list[list[tuple[int, Unit]]]:
+    """``(index, unit)`` packs, by the packing rule of the data source (:func:`.splits.pack`: bytes plus
+    the open cost per unit, up to the default split size), at most :data:`TRIAGE_UNITS_PER_TASK` each."""
+    from .splits import SPLIT_BYTES_DEFAULT, pack
 
-    share = max(TASK_MIN_BYTES, sum(u.size for u in units) // (3 * cores))
-    tasks: list[list[tuple[int, Unit]]] = []
-    start = 0
-    for chunk in chunks(units, share, max_units=256):
-        tasks.append(list(enumerate(chunk, start)))
-        start += len(chunk)
-    return tasks
+    indexed = list(enumerate(units))
+    return pack(indexed, lambda iu: iu[1].size + OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, TRIAGE_UNITS_PER_TASK)
 
 
 def _scan_task(task: list[tuple[int, Unit]], records: bool, max_findings: int | None

@@ -95,13 +95,45 @@ def local_conf(master: str) -> dict:
     }
 
 
+# where Spark's own log goes when kafkadump starts the JVM quietly (None: on stderr)
+log_path: str | None = None
+
+
+def _get_or_create(builder, quiet: bool) -> SparkSession:
+    """``builder.getOrCreate()``; quiet, a JVM started here writes its log (start-up banner, warnings,
+    the Python workers' errors in local mode) to a file in the temp directory, not to stderr."""
+    global log_path
+    from pyspark import SparkContext
+
+    if not quiet or SparkContext._active_spark_context is not None:
+        return builder.getOrCreate()
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"kafkadump-spark-{os.getpid()}.log")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    saved = os.dup(2)
+    sys.stderr.flush()
+    os.dup2(fd, 2)       # the JVM inherits this descriptor as its stderr
+    try:
+        spark = builder.getOrCreate()
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+    log_path = path
+    return spark
+
+
 def build(master: str | None = None, conf: dict | None = None, app_name: str = "kafkadump",
-          quiet: bool = True) -> SparkSession:
+          quiet: bool = True, executor_wait: float = 0) -> SparkSession:
     """A SparkSession with the ``kafkadump`` format registered.
 
     ``master`` None means ``local[*]``, or whatever ``spark-submit`` chose when
     run under it.  ``conf`` is applied last, so it overrides kafkadump's
-    defaults.  Settings that size the driver JVM (``spark.driver.memory``)
+    defaults.  ``quiet``: Spark's log goes to a file (:data:`log_path`), not
+    to stderr.  ``executor_wait``: on a cluster, seconds to wait for a first
+    executor before giving up with :class:`NoExecutors` (0: do not wait).  Settings that size the driver JVM (``spark.driver.memory``)
     only take effect here, before the JVM starts.
     """
     check()
@@ -119,6 +151,10 @@ def build(master: str | None = None, conf: dict | None = None, app_name: str = "
             # interpreter is PYSPARK_PYTHON / spark.pyspark.python, and it needs kafkadump too.)
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if conf.get("spark.pyspark.python"):
+            # PySpark takes the workers' Python from PYSPARK_PYTHON (spark-submit sets it from this
+            # setting; a session started here must do the same, or --conf spark.pyspark.python is ignored)
+            os.environ["PYSPARK_PYTHON"] = conf["spark.pyspark.python"]
     builder = SparkSession.builder.appName(app_name)
     settings = {}
     if master is not None:
@@ -129,11 +165,45 @@ def build(master: str | None = None, conf: dict | None = None, app_name: str = "
     settings.update(conf)
     for k, v in settings.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    spark = _get_or_create(builder, quiet and not submitted)
     if quiet:
         spark.sparkContext.setLogLevel("ERROR")
+    if executor_wait > 0:
+        wait_for_executors(spark, executor_wait)
     register(spark)
     return spark
 
 
-__all__ = ["SparkUnavailable", "check", "build", "local_conf", "in_spark_submit", "find_java"]
+class NoExecutors(KafkadumpError):
+    """The cluster gave the application no executor: nothing would ever run."""
+
+
+def executor_count(spark: SparkSession) -> int:
+    """Executors registered with the application now (the driver not counted)."""
+    return max(0, spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1)
+
+
+def wait_for_executors(spark: SparkSession, seconds: float, poll: float = 0.5) -> None:
+    """Return once an executor has joined; else stop the session and raise :class:`NoExecutors` after
+    ``seconds`` (Spark itself would wait for ever).  Local mode and dynamic allocation are not waited for."""
+    import time
+
+    sc = spark.sparkContext
+    conf = sc.getConf()
+    if (sc.master or "local").startswith("local") or conf.get("spark.dynamicAllocation.enabled", "false") == "true":
+        return
+    deadline = time.monotonic() + seconds
+    while executor_count(spark) == 0:
+        if time.monotonic() >= deadline:
+            master = sc.master
+            asked = f"spark.executor.memory={conf.get('spark.executor.memory', '1g')}, " \
+                    f"spark.executor.cores={conf.get('spark.executor.cores', 'all of a worker')}"
+            spark.stop()
+            raise NoExecutors(f"the cluster at {master} gave no executor in {seconds:g} s: no worker has joined it, or "
+                              f"none has the free cores and memory asked ({asked}); start a worker "
+                              f"(start-worker.sh {master}), ask for less with --conf, or wait longer "
+                              "(--executor-wait SECONDS)")
+        time.sleep(poll)
+
+
+__all__ = ["SparkUnavailable", "NoExecutors", "wait_for_executors", "executor_count", "log_path", "check", "build", "local_conf", "in_spark_submit", "find_java"]

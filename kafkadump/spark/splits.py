@@ -42,8 +42,9 @@ import math
 import os
 import re
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
 from ..decode import Batch, Gap, Options, iter_batches
 from ..decode.primitives import ByteBuffer
@@ -55,6 +56,8 @@ SPLIT_BYTES_DEFAULT = 128 << 20
 OPEN_COST_DEFAULT = 4 << 20      # as Spark's spark.sql.files.openCostInBytes
 DEFAULT_INCLUDE = ("*.log",)
 CHECK_EVERY = 4096
+
+T = TypeVar("T")
 
 
 def log_dir(path: str) -> str | None:
@@ -99,8 +102,8 @@ def list_local(paths: Iterable[str], include: Iterable[str] = DEFAULT_INCLUDE) -
     for given in paths:
         p = local_path(given)
         if p is None:
-            raise ListingError(f"{given}: not a local path; list it with Spark "
-                               "(kafkadump spark ..., or kafkadump.spark.read) and give executors a mount")
+            raise ListingError(f"{given}: not a local path; read URIs with kafkadump.spark.read(spark, [PATH], "
+                               "level) or kafkadump spark scan (through Spark's own Hadoop FileSystem)")
         hits = [p] if os.path.exists(p) else sorted(glob.glob(p))
         if not hits:
             raise ListingError(f"{given}: no such file or directory")
@@ -124,35 +127,49 @@ def list_local(paths: Iterable[str], include: Iterable[str] = DEFAULT_INCLUDE) -
     return sorted(out.items())
 
 
+def pack(items: Iterable[T], cost: Callable[[T], int], target: int, max_items: int | None = None) -> list[list[T]]:
+    """``items`` cut into consecutive tasks, the packing rule of every kafkadump Spark read (Spark's own
+    for small files: ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``): a task takes items
+    while the sum of their ``cost`` (bytes plus the open cost) stays within ``target``; an item that
+    alone exceeds it is a task by itself.  It depends only on the items, never on the cluster's cores,
+    so the same files are packed the same way whoever plans them."""
+    tasks: list[list[T]] = []
+    cur: list[T] = []
+    load = 0
+    for item in items:
+        c = cost(item)
+        if cur and (load + c > target or (max_items is not None and len(cur) >= max_items)):
+            tasks.append(cur)
+            cur, load = [], 0
+        cur.append(item)
+        load += c
+    if cur:
+        tasks.append(cur)
+    return tasks
+
+
 def plan(files: Iterable[tuple[str, int]], split_bytes: int = SPLIT_BYTES_DEFAULT, open_cost: int = OPEN_COST_DEFAULT,
          pack_bytes: int | None = None) -> list[list[tuple]]:
     """Tasks for ``[(path, size), ...]``: each a list of units ``(path, size, k, n)``.
 
     A file larger than ``split_bytes`` is cut into ``n = ceil(size / split_bytes)``
     units (share ``k`` of ``n``, see the module doc).  Units are packed into
-    tasks in listing order, as Spark packs small files: a task takes units
-    while their bytes, plus ``open_cost`` for each, stay within ``pack_bytes``
-    (default ``split_bytes``); a unit that alone exceeds that is a task by itself.
+    tasks in listing order by :func:`pack`: a task takes units while their
+    bytes, plus ``open_cost`` for each, stay within ``pack_bytes`` (default,
+    and at most, ``split_bytes``).  ``kafkadump.spark.read`` and
+    ``spark.read.format("kafkadump").load`` both plan with this function and
+    the same defaults, so they cut and pack the same files the same way.
     """
     if split_bytes < 1:
         raise ValueError("split size must be positive")
     target = split_bytes if pack_bytes is None else max(1, min(pack_bytes, split_bytes))
-    tasks: list[list[tuple]] = []
-    cur: list[tuple] = []
-    load = 0
+    units: list[tuple[tuple, int]] = []
     for path, size in files:
         n = max(1, math.ceil(size / split_bytes)) if size > 0 else 1
         for k in range(n):
-            cost = min(max(size, 0) - k * split_bytes, split_bytes) if n > 1 else max(size, 0)
-            cost += open_cost
-            if cur and load + cost > target:
-                tasks.append(cur)
-                cur, load = [], 0
-            cur.append((path, size, k, n))
-            load += cost
-    if cur:
-        tasks.append(cur)
-    return tasks
+            share = min(max(size, 0) - k * split_bytes, split_bytes) if n > 1 else max(size, 0)
+            units.append(((path, size, k, n), share + open_cost))
+    return [[u for u, _ in task] for task in pack(units, lambda u: u[1], target)]
 
 
 # --- the walk replay -------------------------------------------------------------------
@@ -262,4 +279,4 @@ def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: i
 
 
 __all__ = ["SPLIT_BYTES_DEFAULT", "OPEN_COST_DEFAULT", "DEFAULT_INCLUDE", "topic_partition", "local_path", "list_local",
-           "plan", "cuts", "iter_task", "ListingError", "log_dir"]
+           "pack", "plan", "cuts", "iter_task", "ListingError", "log_dir"]
