@@ -23,14 +23,13 @@ from .errors import InputError, UsageError
 from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
-from .internal_topics.kinds import resolve_kind
-from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
 
 if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
     from .internal_topics.record_decoder import Decoder
+    from .query import RecordQuery
 
 
 @dataclass(frozen=True)
@@ -103,6 +102,8 @@ def _walker(seg: Segment, path: str, options: Options) -> Walk:
 
 
 def _internal_decoder(decode: str, path: str) -> Decoder | None:
+    from .internal_topics.kinds import resolve_kind
+
     kind = resolve_kind(decode, path)
     if kind is None:
         return None
@@ -251,6 +252,8 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
         decoded, spans = decode_spanned(seg.buf, item, options)
         if seg.current_size() < seg.size:
             decoded.findings.append(file_changed(seg.size, seg.current_size()))
+        from .internal_topics.kinds import resolve_kind
+
         kind = resolve_kind(decode, path)
         if kind is not None:
             from .internal_topics.record_decoder import expand_spans
