@@ -34,9 +34,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def child_cpu(cmd: list[str], env: dict[str, str] | None = None) -> float:
-    """User + system CPU seconds of one run of ``cmd`` (output discarded)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+def child_cpu(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> float:
+    """User + system CPU seconds of one run of ``cmd`` (output discarded).  Run in ``cwd``: ``python -m``
+    puts its working directory first on the path, so a checkout as cwd would shadow ``--other``."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
@@ -85,11 +86,11 @@ def measure(rounds: int, bytecode: bool = True, other: str | None = None) -> lis
         cmds = commands(tiny_segment(tmp), other)
         env = child_env(tmp, bytecode)
         for cmd in cmds.values():  # warm the page cache and the .pyc files
-            child_cpu(cmd, env)
+            child_cpu(cmd, env, tmp)
         times: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(rounds):
             for name, cmd in cmds.items():
-                times[name].append(child_cpu(cmd, env))
+                times[name].append(child_cpu(cmd, env, tmp))
     base = statistics.median(next(iter(times.values())))
     rows = []
     for name, ts in times.items():

@@ -23,8 +23,6 @@ from .errors import InputError, UsageError
 from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
-from .internal_topics.kinds import kind_from_path, resolve_kind
-from .query import RecordQuery
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
 
@@ -33,6 +31,7 @@ if TYPE_CHECKING:
     from .internal_topics.record_decoder import Decoder
     from .payloads.view import PayloadInspector, PayloadRequest, RecordView
     from .payloads.where import Where
+    from .query import RecordQuery
 
 
 @dataclass(frozen=True)
@@ -106,6 +105,8 @@ def _walker(seg: Segment, path: str, options: Options) -> Walk:
 
 
 def _internal_decoder(decode: str, path: str, redact_secrets: bool = True) -> Decoder | None:
+    from .internal_topics.kinds import resolve_kind
+
     kind = resolve_kind(decode, path)
     if kind is None:
         return None
@@ -134,6 +135,8 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     other topics get their :class:`~kafkadump.payloads.view.RecordView`.
     """
     import dataclasses
+
+    from .internal_topics.kinds import kind_from_path
 
     options = dataclasses.replace(options, records=True, select=query.batch_selector())
     files = segment_files(paths, tally)
@@ -333,6 +336,8 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
     (default the first), its spans, internal-topic fields split out where ``decode`` says so;
     with ``payloads``, keys and values split into their framing, redacted bytes masked (and no
     context bytes: they are other records')."""
+    from .internal_topics.kinds import kind_from_path, resolve_kind
+
     if sum(x is not None for x in (position, offset, index)) > 1:
         raise UsageError("give at most one of --position, --offset, --batch")
     with open_segment(path) as seg:

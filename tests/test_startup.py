@@ -104,3 +104,23 @@ def test_every_command_is_in_the_entry_points_table_with_its_module():
     defined = {name: command.callback.__module__.rsplit(".", 1)[-1] if command.callback else "spark_commands"
                for name, command in group.commands.items()}  # type: ignore[attr-defined]
     assert table == defined
+
+
+def test_batches_imports_only_the_renderer_of_its_format(tmp_path):
+    segment = _uncompressed_segment(tmp_path / "0.log")
+    for args, renderer, others in ((["--json"], "kafkadump.render.jsonl", ("kafkadump.render.table", "kafkadump.describe")),
+                                   (["--format", "table"], "kafkadump.render.table",
+                                    ("kafkadump.render.jsonl", "kafkadump.report.records"))):
+        code, modules, _ = _imported(["batches", *args, segment])
+        assert code == 0
+        assert renderer in modules
+        unneeded = (*others, "kafkadump.render.dumplog", "kafkadump.query", "kafkadump.internal_topics.kinds")
+        assert [m for m in unneeded if m in modules] == []
+
+
+def test_the_decoder_and_renderers_of_a_data_command_import_no_uuid():
+    """uuid imports platform (a few ms); only schemas with a UUID field need it (typer still imports it)."""
+    probe = ("import sys, kafkadump.segment_report, kafkadump.render.jsonl, kafkadump.render.table; "
+             "print(sorted(m for m in ('uuid', 'platform') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "[]", run.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from types import ModuleType
 from typing import List, Optional
 
 import typer
@@ -33,12 +34,24 @@ from .option_groups import (
 )
 
 
+def _renderer(format: Format) -> ModuleType:
+    """The renderer module ``format`` names; only that one is imported (start-up time)."""
+    if format is Format.json:
+        from ..render import jsonl
+
+        return jsonl
+    if format is Format.table:
+        from ..render import table
+
+        return table
+    from ..render import dumplog
+
+    return dumplog
+
+
 def _write(output: Output, report: str, items: Iterable[object]) -> None:
     """Hand ``items`` to the ``report`` writer of the renderer ``output`` names."""
-    from ..render import dumplog, jsonl, table
-
-    writers = {Format.table: table, Format.json: jsonl, Format.dump_log: dumplog}
-    writer = getattr(writers[output.format], report)
+    writer = getattr(_renderer(output.format), report)
     if output.json:
         writer(items, sys.stdout, output.encoding)
     elif output.format is Format.table and report != "write_crc_report":

@@ -40,12 +40,14 @@ internal-topic decoder.  Encoders live with the tests
 from __future__ import annotations
 
 import struct
-import uuid as _uuid
 from collections.abc import Callable
 from mmap import mmap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Code, DecodeError, Truncated
+
+if TYPE_CHECKING:
+    import uuid as _uuid
 
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
@@ -137,6 +139,8 @@ def decode_boolean(buf: ByteBuffer, pos: int, end: int) -> tuple[bool, int]:
 
 def decode_uuid(buf: ByteBuffer, pos: int, end: int) -> tuple[_uuid.UUID, int]:
     """UUID as a :class:`uuid.UUID` (the null UUID is all zeros, returned as such)."""
+    import uuid as _uuid  # imported when a schema has a UUID (start-up: uuid imports platform)
+
     _need(pos, 16, end, "UUID")
     return _uuid.UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
 
