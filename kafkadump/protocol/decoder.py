@@ -54,16 +54,15 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decode import primitives as P
 from ..decode.model import Batch, Gap, Record, Span
+from ..decode.options import Options
 from ..decode.primitives import ByteBuffer
+from ..decode.walk import decode_spanned, iter_batches
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
-
-if TYPE_CHECKING:
-    from ..decode.options import Options
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
 
@@ -286,9 +285,6 @@ def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, co
     ``complete``: the field's declared bytes are all there (only then can a
     cut last batch be the fetch size limit's doing).
     """
-    from ..decode import Options
-    from ..decode.walk import iter_batches
-
     opt = st.options or Options()
     items = list(iter_batches(buf, st.file, start=pos, end=end, options=opt, base=st.base))
     if st.response and complete and items and isinstance(items[-1], Gap):
@@ -307,8 +303,6 @@ def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, co
 def _batch_spans(buf: ByteBuffer, pos: int, items: list[Batch | Gap], st: State, path: str, opt: Options,
                  out: list[Span]) -> None:
     """Spans of ``items`` into ``out`` (``st.spans``)."""
-    from ..decode.walk import decode_spanned
-
     for i, item in enumerate(items):
         if isinstance(item, Gap):
             out.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
@@ -345,7 +339,7 @@ Step = tuple[str, int, Any, Any, int]
 class Plan:
     """The fields of one struct at one version: what to read, in order."""
 
-    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults")
+    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys")
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -353,6 +347,9 @@ class Plan:
         self.flexible = False
         self.min_size = 0
         self.defaults: dict[str, Any] = {}  # key -> default, for absent tagged fields
+        # the keys whose values can hold a RECORDS field: None for the field itself, else the plan
+        # of the struct (or of the array's elements) it lies in (a walk to the records goes only here)
+        self.records_keys: dict[str, Plan | None] = {}
 
 
 _PLANS: dict = {}
@@ -418,17 +415,29 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
             if flexible:
                 step, _ = _step(f, version, flexible)
                 p.tagged[tag] = step
+                _note_records(p, f, step)
                 if f[6]:
                     p.defaults[step[0]] = f[6][0]
             continue
         step, n = _step(f, version, flexible)
         p.steps.append(step)
+        _note_records(p, f, step)
         size += n
     if flexible:
         size += 1
     p.min_size = size
     _PLANS[k] = p
     return p
+
+
+def _note_records(p: Plan, f: Field, step: Step) -> None:
+    """Add ``step`` to ``p.records_keys`` when its value can hold a RECORDS field."""
+    key, kind, sub = step[0], step[1], step[2]
+    if kind in (PRIM, PRIM_ARRAY):
+        if f[1] == "records":
+            p.records_keys[key] = None
+    elif sub.records_keys:
+        p.records_keys[key] = sub
 
 
 # --- reading -------------------------------------------------------------------------------
