@@ -1,0 +1,122 @@
+"""Capture's work per frame, counted (never timed): a frame's body is walked for its RECORDS
+fields once, whatever the renderers ask, and that walk (guided by the body's plan) finds exactly
+what a walk of the whole body finds."""
+
+from __future__ import annotations
+
+import io
+
+import builders as bld
+import capture_builders as cb
+import pytest
+from conftest import need_corpus
+
+from kafkadump.capture_report import CaptureRequest, capture_report
+from kafkadump.protocol import frames
+from kafkadump.protocol.decoder import RecordsValue
+from kafkadump.protocol.frames import Frame
+from kafkadump.render import frame_views
+from kafkadump.report.status import Tally
+
+
+def _conversation_pcap(tmp_path, rounds: int):
+    """Produce v3 requests and Fetch v12 responses carrying records, plus Metadata, ``rounds`` times."""
+    c = cb.Conversation()
+    for i in range(rounds):
+        batch = bld.simple_batch(i * 3, 3).data
+        c.send("c", cb.metadata_v1_request(corr=4 * i + 1), 1400)
+        c.send("s", cb.metadata_v1_response(corr=4 * i + 1), 1400)
+        c.send("c", cb.produce_v3_request(4 * i + 2, batch), 1400)
+        c.send("c", cb.fetch_v12_request(4 * i + 3), 1400)
+        c.send("s", cb.fetch_v12_response(4 * i + 3, [(0, batch, b"\x00"), (1, batch, b"\x00")]), 1400)
+    c.close()
+    p = tmp_path / "conv.pcap"
+    p.write_bytes(cb.pcap([(t, ip) for t, ip, _ in c.packets])[0])
+    return p
+
+
+def _count_walks(monkeypatch) -> dict[str, int]:
+    """Count the walks of whole bodies (the top call of each walk, not its recursion)."""
+    counts = {"planned": 0, "generic": 0}
+    planned, generic = frames._walk_planned, frames._walk_records
+
+    def count_planned(v, plan, path, ctx):
+        if path == "body":
+            counts["planned"] += 1
+        return planned(v, plan, path, ctx)
+
+    def count_generic(v, path, ctx):
+        if path == "body":
+            counts["generic"] += 1
+        return generic(v, path, ctx)
+
+    monkeypatch.setattr(frames, "_walk_planned", count_planned)
+    monkeypatch.setattr(frames, "_walk_records", count_generic)
+    return counts
+
+
+@pytest.mark.parametrize("render", ["json", "table", "records"])
+def test_each_body_is_walked_once(tmp_path, monkeypatch, render):
+    p = _conversation_pcap(tmp_path, 6)
+    counts = _count_walks(monkeypatch)
+    kept: list[Frame] = []
+
+    def items():
+        for item in capture_report(str(p), CaptureRequest(), Tally(), time_span=render == "table"):
+            if isinstance(item, Frame):
+                kept.append(item)
+            yield item
+
+    out = io.StringIO()
+    if render == "json":
+        frame_views.write_frames_json(items(), out)
+    elif render == "table":
+        frame_views.write_frames_table(items(), out)
+    else:
+        frame_views.write_records_json(items(), out)
+    with_body = [f for f in kept if f.body is not None]
+    assert len(kept) == 30 and len(with_body) == 30
+    # one walk per frame, by its plan (the records are found, not skipped)
+    assert counts == {"planned": 30, "generic": 0}
+    assert sum(f.record_count() for f in kept) == 6 * (3 + 2 * 3)
+    # asking again walks nothing
+    for f in kept:
+        list(f.records_fields())
+        f.all_findings()
+    assert counts == {"planned": 30, "generic": 0}
+
+
+def test_replacing_a_body_forgets_its_records(tmp_path):
+    p = _conversation_pcap(tmp_path, 1)
+    fetch = [f for f in capture_report(str(p), CaptureRequest(), Tally())
+             if isinstance(f, Frame) and f.api_key == 1 and f.kind == "response"][0]
+    assert fetch.record_count() == 6
+    fetch.body = {"responses": []}
+    assert fetch.body_plan is None and fetch.record_count() == 0
+
+
+def _planned_equals_generic(path: str) -> int:
+    """Every frame of ``path``: the plan-guided walk finds what the whole-body walk finds, in order."""
+    seen = 0
+    for f in capture_report(path, CaptureRequest(), Tally()):
+        if not isinstance(f, Frame) or f.body is None or f.body_plan is None:
+            continue
+        generic = list(frames._walk_records(f.body, "body", {}))
+        planned = list(frames._walk_planned(f.body, f.body_plan, "body", {}))
+        assert [(p, c) for p, c, _ in planned] == [(p, c) for p, c, _ in generic]
+        assert all(a[2] is b[2] and isinstance(a[2], RecordsValue) for a, b in zip(planned, generic))
+        seen += len(generic)
+    return seen
+
+
+def test_the_planned_walk_finds_what_the_whole_walk_finds(tmp_path):
+    assert _planned_equals_generic(str(_conversation_pcap(tmp_path, 2))) == 2 * 3
+
+
+def test_the_planned_walk_on_real_captures():
+    wire = need_corpus("clients/wire")
+    found = 0
+    for name in ("ck216_transactional.pcap", "kafkapython_codecs.pcap", "aiokafka_codecs.pcap",
+                 "ck216_legacy_magic0.pcap", "kcat.pcap"):
+        found += _planned_equals_generic(str(wire / name))
+    assert found > 20
