@@ -55,10 +55,13 @@ def _cpu_self() -> float:
     return time.process_time()
 
 
-def run_cli(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
-    """``argv`` as a subprocess, stdout to /dev/null: (CPU seconds, wall seconds, exit code)."""
+def run_cli(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> tuple[float, float, int]:
+    """``argv`` as a subprocess, stdout to /dev/null: (CPU seconds, wall seconds, exit code).
+
+    ``cwd``: run there (``python -m`` puts its working directory first on ``sys.path``: run from
+    the project's root, it would import the checkout's package whatever ``PYTHONPATH`` says)."""
     c0, w0 = _cpu_children(), time.perf_counter()
-    rc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    rc = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     return _cpu_children() - c0, time.perf_counter() - w0, rc
 
 
@@ -143,7 +146,7 @@ def tshark_rows(path: str) -> list[tuple[str, list[str]]]:
             ("tshark one-line", [exe, "-r", path, *decode_as])]
 
 
-def measure(path: str, repeat: int, previous: str | None) -> dict:
+def measure(path: str, repeat: int, previous: str | None, cwd: str) -> dict:
     py = sys.executable
     here_env = dict(os.environ, PYTHONPATH=str(ROOT))
     rows: dict[str, dict] = {}
@@ -165,7 +168,7 @@ def measure(path: str, repeat: int, previous: str | None) -> dict:
                 cpu, wall = in_process(how[1], path)
                 rc = 0
             else:
-                cpu, wall, rc = run_cli(how[1], how[2])
+                cpu, wall, rc = run_cli(how[1], how[2], cwd)
             r = rows.setdefault(name, {"cpu": [], "wall": [], "rc": rc})
             r["cpu"].append(cpu)
             r["wall"].append(wall)
@@ -223,11 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     work = tempfile.mkdtemp(prefix="kdcap-")
     try:
-        paths = list(args.pcap)
+        paths = [os.path.abspath(p) for p in args.pcap]
         if not args.no_generated:
             import capture_pcap
 
-            where = args.out or work
+            where = os.path.abspath(args.out) if args.out else work
             os.makedirs(where, exist_ok=True)
             size = parse_size(args.size)
             path = os.path.join(where, f"capture-{args.size}.pcap")
@@ -241,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for path in paths:
             _, frames = bare_pass(path)  # warms the page cache too
-            rows = measure(path, args.repeat, previous)
+            rows = measure(path, args.repeat, previous, work)
             results.append(report(path, rows, frames))
         os.makedirs(os.path.dirname(args.results), exist_ok=True)
         with open(args.results, "w") as f:

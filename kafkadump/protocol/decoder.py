@@ -53,6 +53,7 @@ compiled once per schema and version and cached.
 from __future__ import annotations
 
 import base64
+import struct
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -188,6 +189,10 @@ _FIXED = {
     "float64": _reader(P.decode_float64, "float64"),
 }
 _read_bool = _reader(P.decode_boolean, "bool")
+# the fixed-width numbers, as read inline by read_struct (the same values as their readers')
+_NUMBERS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "uint16": struct.Struct(">H"),
+            "int32": struct.Struct(">i"), "uint32": struct.Struct(">I"), "int64": struct.Struct(">q"),
+            "float64": struct.Struct(">d")}
 _read_uuid = _reader(P.decode_uuid, "uuid", lambda u: kafka_uuid(u.bytes))
 
 
@@ -339,7 +344,7 @@ Step = tuple[str, int, Any, Any, int]
 class Plan:
     """The fields of one struct at one version: what to read, in order."""
 
-    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys")
+    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast")
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -350,6 +355,9 @@ class Plan:
         # the keys whose values can hold a RECORDS field: None for the field itself, else the plan
         # of the struct (or of the array's elements) it lies in (a walk to the records goes only here)
         self.records_keys: dict[str, Plan | None] = {}
+        # per step: (unpack_from, size) of a fixed-width number, read inline when no spans are
+        # recorded and its bytes are there (else None: the step's reader, which says what is wrong)
+        self.fast: list[tuple[Callable[[ByteBuffer, int], tuple[Any, ...]], int] | None] = []
 
 
 _PLANS: dict = {}
@@ -421,6 +429,8 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
             continue
         step, n = _step(f, version, flexible)
         p.steps.append(step)
+        number = _NUMBERS.get(f[1])
+        p.fast.append(None if number is None else (number.unpack_from, number.size))
         _note_records(p, f, step)
         size += n
     if flexible:
@@ -444,7 +454,11 @@ def _note_records(p: Plan, f: Field, step: Step) -> None:
 
 def read_struct(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str, out: dict) -> int:
     spans = st.spans
-    for key, kind, r, nullable, emin in plan.steps:
+    for (key, kind, r, nullable, emin), fast in zip(plan.steps, plan.fast):
+        if fast is not None and spans is None and pos + fast[1] <= end:
+            out[key] = fast[0](buf, pos)[0]
+            pos += fast[1]
+            continue
         fpath = f"{path}.{key}"
         if kind == PRIM:
             try:
@@ -567,6 +581,7 @@ def _read_one(step: Step, buf: ByteBuffer, pos: int, end: int, st: State, fpath:
     key, kind, r, nullable, emin = step
     plan = Plan()
     plan.steps = [step]
+    plan.fast = [None]
     plan.flexible = False
     return read_struct(plan, buf, pos, end, st, fpath.rsplit(".", 1)[0], out)
 

@@ -24,6 +24,7 @@ from ..protocol.decoder import RecordsValue
 from ..protocol.frames import body_topic_names
 from ..report import records as records_model
 from ..report.records import Place
+from ..sources.pcap import endpoint_str
 from . import jsonl, jsontext
 from .lines import terminal_safe
 from .table import Column
@@ -161,9 +162,8 @@ def _errors(v: object, acc: list[int]) -> None:
             _errors(x, acc)
 
 
-def summary(f: Frame, findings: list[Finding] | None = None) -> str:
-    """A short description: records carried, topics, groups, errors (``findings``: the frame's
-    :meth:`~kafkadump.protocol.frames.Frame.all_findings`, when the caller has them)."""
+def summary(f: Frame) -> str:
+    """A short description: records carried, topics, groups, errors."""
     if f.kind == "records":
         items = f.items or []
         n = sum(len(b.records or ()) for b in items if isinstance(b, Batch))
@@ -209,25 +209,25 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
         if errs:
             common = sorted(set(errs))
             parts.append("errors " + ", ".join(error_text(e) for e in common[:3]))
-    bad = [x for x in (f.all_findings() if findings is None else findings) if x.severity.value != "info"]
+    bad = [x for x in f.all_findings() if x.severity.value != "info"]
     if bad:
         parts.append(f"! {len(bad)} finding{'s' if len(bad) > 1 else ''}")
     return "; ".join(parts)
 
 
-def frame_cells(f: Frame, dated: bool = False, findings: list[Finding] | None = None) -> list[object]:
-    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order (``findings`` as for :func:`summary`)."""
+def frame_cells(f: Frame, dated: bool = False) -> list[object]:
+    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order."""
     conn = "-" if f.connection is None else f"c{f.connection.id}"
     when = time_text(f.time, dated)
     if f.kind == "records":
-        return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f, findings)]
+        return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f)]
     ver = "-" if f.api_version is None else f.api_version
     api = f.api_name or "?"
     if f.guessed:
         api += "?"
     return [f.index, when, conn, "req" if f.kind == "request" else "resp", api, ver,
             "-" if f.correlation_id is None else f.correlation_id, f.client_id or "-", f.size,
-            latency_text(f.latency), summary(f, findings)]
+            latency_text(f.latency), summary(f)]
 
 
 def frame_style(f: Frame, findings: list[Finding] | None = None) -> str | None:
@@ -253,8 +253,6 @@ def findings_lines(findings: Iterable[Finding]) -> list[str]:
 def connection_dict(c: Connection | None) -> dict[str, Any] | None:
     if c is None:
         return None
-    from ..sources.pcap import endpoint_str
-
     return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
             "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
 
@@ -608,7 +606,7 @@ class _FrameTable:
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
         notes = [(line, "yellow") for line in findings_lines(found)]
-        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found), frame_style(f, found), notes))
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated), frame_style(f, found), notes))
 
     def stream_note(self, n: StreamNote) -> None:
         where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "
