@@ -76,7 +76,7 @@ def bare_pass(path: str) -> tuple[int, int]:
             self.held: dict = {}
 
         def deliver(self, half, offset, data, packet) -> None:
-            buf = self.held.setdefault(half.direction, bytearray())
+            buf = self.held.setdefault(id(half), bytearray())
             buf += data
             pos, n = 0, len(buf)
             while n - pos >= 4:
@@ -88,7 +88,7 @@ def bare_pass(path: str) -> tuple[int, int]:
             del buf[:pos]
 
         def gap(self, half, offset, length, finding) -> None:
-            self.held.pop(half.direction, None)
+            self.held.pop(id(half), None)
 
     sink = Sink()
     halves: dict = {}
@@ -97,10 +97,10 @@ def bare_pass(path: str) -> tuple[int, int]:
     try:
         for p in CaptureReader(seg.buf, path):
             segments += 1
-            key = (p.src, p.sport)
+            key = (p.src, p.sport, p.dst, p.dport)  # one direction of one connection
             h = halves.get(key)
             if h is None:
-                h = halves[key] = HalfStream(sink, key)
+                h = halves[key] = HalfStream(sink, (p.src, p.sport))
             h.segment(p)
     finally:
         seg.close()

@@ -164,3 +164,33 @@ def _comparable(v):
         return [(b.position, b.size, [(r.offset, r.key, r.value) for r in (getattr(b, "records", None) or [])])
                 for b in v.items]
     return v
+
+
+def test_frame_json_of_nan_and_infinite_floats():
+    """The tree is written as it is unless it holds a NaN or an infinity: then those are written
+    as text, as they always were, and the rest of the frame is the same."""
+    import json
+    import struct
+
+    from kafkadump.protocol.frames import decode_request
+    from kafkadump.render.frame_views import FrameJson
+
+    def op(key: str, value: float) -> bytes:
+        return struct.pack(">h", len(key)) + key.encode() + struct.pack(">d", value) + b"\x00"
+
+    def request(*values: float) -> bytes:
+        entity = struct.pack(">i", 1) + struct.pack(">h", 4) + b"user" + struct.pack(">h", 2) + b"u1"
+        ops = struct.pack(">i", len(values)) + b"".join(op(f"k{i}", v) for i, v in enumerate(values))
+        body = struct.pack(">i", 1) + entity + ops + b"\x00"
+        header = struct.pack(">hhi", 49, 0, 9) + struct.pack(">h", 1) + b"c"
+        return struct.pack(">i", len(header) + len(body)) + header + body
+
+    def ops_of(data: bytes) -> list:
+        f = decode_request(data, 0, len(data))
+        f.index = 0
+        text = "".join(FrameJson().frame_pieces(f))
+        return json.loads(text)["body"]["entries"][0]["ops"]
+
+    assert [o["value"] for o in ops_of(request(1.5, 2.0))] == [1.5, 2.0]
+    assert [o["value"] for o in ops_of(request(1.5, float("nan"), float("-inf")))] == [1.5, "nan", "-inf"]
+    assert ops_of(request(float("inf")))[0] == {"key": "k0", "value": "inf", "remove": False}

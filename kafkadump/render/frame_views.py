@@ -317,13 +317,35 @@ class FrameJson:
                 "apiVersion": f.api_version, "correlationId": f.correlation_id, "clientId": f.client_id,
                 "requestIndex": f.request_index, "latency": f.latency,
                 "guessed": None if not f.guessed else {"apiKey": f.guessed[0], "versions": f.guessed[1]},
-                "bodyVersion": f.body_version,
-                "header": self.value(f.header) if f.header is not None else None,
-                "body": self.value(f.body) if f.body is not None else None,
+                "bodyVersion": f.body_version, "header": f.header, "body": f.body,
             })
         d_["recordCount"] = f.record_count()
         d_["findings"] = records_model.findings_list(f.all_findings())
+        return self._dumps(d_)
+
+    def _dumps(self, d_: dict[str, Any]) -> str:
+        """The frame object's text: the decoded tree is written as it is, its bytes and RECORDS
+        values converted as the encoder meets them (:meth:`_convert`, in the order they are
+        written); a tree holding a NaN or an infinity is converted first by :meth:`value`."""
+        held = self._held
+        made = 0 if held is None else len(held)
+        try:
+            return jsontext.dumps(d_, default=self._convert, allow_nan=False)
+        except ValueError:
+            for token in list(held or ())[made:]:  # placeholders of the attempt: made again below
+                del held[token]  # type: ignore[union-attr]
+        for key in ("header", "body"):
+            if d_.get(key) is not None:
+                d_[key] = self.value(d_[key])
         return jsontext.dumps(d_)
+
+    def _convert(self, v: object) -> Any:
+        """What the JSON encoder cannot write by itself, as :meth:`value` converts it."""
+        if isinstance(v, (bytes, bytearray)):
+            return self.enc(bytes(v))
+        if isinstance(v, RecordsValue):
+            return self.records_value(v)
+        raise TypeError(f"{type(v).__name__} in a decoded tree")
 
     def frame_pieces(self, f: Frame) -> Iterator[str]:
         """:meth:`frame` in pieces, the same text: the records of a batch of many records are
