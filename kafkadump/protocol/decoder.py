@@ -53,17 +53,17 @@ compiled once per schema and version and cached.
 from __future__ import annotations
 
 import base64
+import struct
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decode import primitives as P
 from ..decode.model import Batch, Gap, Record, Span
+from ..decode.options import Options
 from ..decode.primitives import ByteBuffer
+from ..decode.walk import decode_spanned, iter_batches
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
-
-if TYPE_CHECKING:
-    from ..decode.options import Options
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
 
@@ -189,6 +189,10 @@ _FIXED = {
     "float64": _reader(P.decode_float64, "float64"),
 }
 _read_bool = _reader(P.decode_boolean, "bool")
+# the fixed-width numbers, as read inline by read_struct (the same values as their readers')
+_NUMBERS = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "uint16": struct.Struct(">H"),
+            "int32": struct.Struct(">i"), "uint32": struct.Struct(">I"), "int64": struct.Struct(">q"),
+            "float64": struct.Struct(">d")}
 _read_uuid = _reader(P.decode_uuid, "uuid", lambda u: kafka_uuid(u.bytes))
 
 
@@ -286,9 +290,6 @@ def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, co
     ``complete``: the field's declared bytes are all there (only then can a
     cut last batch be the fetch size limit's doing).
     """
-    from ..decode import Options
-    from ..decode.walk import iter_batches
-
     opt = st.options or Options()
     items = list(iter_batches(buf, st.file, start=pos, end=end, options=opt, base=st.base))
     if st.response and complete and items and isinstance(items[-1], Gap):
@@ -307,8 +308,6 @@ def decode_records(buf: ByteBuffer, pos: int, end: int, st: State, path: str, co
 def _batch_spans(buf: ByteBuffer, pos: int, items: list[Batch | Gap], st: State, path: str, opt: Options,
                  out: list[Span]) -> None:
     """Spans of ``items`` into ``out`` (``st.spans``)."""
-    from ..decode.walk import decode_spanned
-
     for i, item in enumerate(items):
         if isinstance(item, Gap):
             out.append(Span(f"{path}.gap[{i}]", item.position, item.size, None, "file", "unparsed"))
@@ -345,7 +344,7 @@ Step = tuple[str, int, Any, Any, int]
 class Plan:
     """The fields of one struct at one version: what to read, in order."""
 
-    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults")
+    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast")
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -353,6 +352,12 @@ class Plan:
         self.flexible = False
         self.min_size = 0
         self.defaults: dict[str, Any] = {}  # key -> default, for absent tagged fields
+        # the keys whose values can hold a RECORDS field: None for the field itself, else the plan
+        # of the struct (or of the array's elements) it lies in (a walk to the records goes only here)
+        self.records_keys: dict[str, Plan | None] = {}
+        # per step: (unpack_from, size) of a fixed-width number, read inline when no spans are
+        # recorded and its bytes are there (else None: the step's reader, which says what is wrong)
+        self.fast: list[tuple[Callable[[ByteBuffer, int], tuple[Any, ...]], int] | None] = []
 
 
 _PLANS: dict = {}
@@ -418,11 +423,15 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
             if flexible:
                 step, _ = _step(f, version, flexible)
                 p.tagged[tag] = step
+                _note_records(p, f, step)
                 if f[6]:
                     p.defaults[step[0]] = f[6][0]
             continue
         step, n = _step(f, version, flexible)
         p.steps.append(step)
+        number = _NUMBERS.get(f[1])
+        p.fast.append(None if number is None else (number.unpack_from, number.size))
+        _note_records(p, f, step)
         size += n
     if flexible:
         size += 1
@@ -431,11 +440,25 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
     return p
 
 
+def _note_records(p: Plan, f: Field, step: Step) -> None:
+    """Add ``step`` to ``p.records_keys`` when its value can hold a RECORDS field."""
+    key, kind, sub = step[0], step[1], step[2]
+    if kind in (PRIM, PRIM_ARRAY):
+        if f[1] == "records":
+            p.records_keys[key] = None
+    elif sub.records_keys:
+        p.records_keys[key] = sub
+
+
 # --- reading -------------------------------------------------------------------------------
 
 def read_struct(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str, out: dict) -> int:
     spans = st.spans
-    for key, kind, r, nullable, emin in plan.steps:
+    for (key, kind, r, nullable, emin), fast in zip(plan.steps, plan.fast):
+        if fast is not None and spans is None and pos + fast[1] <= end:
+            out[key] = fast[0](buf, pos)[0]
+            pos += fast[1]
+            continue
         fpath = f"{path}.{key}"
         if kind == PRIM:
             try:
@@ -558,6 +581,7 @@ def _read_one(step: Step, buf: ByteBuffer, pos: int, end: int, st: State, fpath:
     key, kind, r, nullable, emin = step
     plan = Plan()
     plan.steps = [step]
+    plan.fast = [None]
     plan.flexible = False
     return read_struct(plan, buf, pos, end, st, fpath.rsplit(".", 1)[0], out)
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..decode.model import Batch, Gap, Span
 from ..findings import Code, DecodeError, Finding
 from . import schema as S
-from .decoder import Overrun, RecordsValue, State, decode_struct
+from .decoder import Overrun, Plan, RecordsValue, State, decode_struct, plan_for
 
 if TYPE_CHECKING:
     from ..decode import Options
@@ -62,9 +62,9 @@ class Frame:
     """
 
     __slots__ = ("index", "kind", "position", "size", "declared", "time", "connection", "direction",
-                 "api_key", "api_version", "correlation_id", "client_id", "header", "body", "findings",
+                 "api_key", "api_version", "correlation_id", "client_id", "header", "_body", "findings",
                  "spans", "data", "packets", "file", "source", "request_index", "guessed", "items",
-                 "body_version", "topic_names", "request_time")
+                 "body_version", "topic_names", "request_time", "body_plan", "_records")
 
     def __init__(self, kind: str, position: int, size: int) -> None:
         self.index: int | None = None
@@ -80,7 +80,9 @@ class Frame:
         self.correlation_id: int | None = None
         self.client_id: str | None = None
         self.header: dict[str, Any] | None = None  # decoded header dict
-        self.body: dict[str, Any] | None = None    # decoded body dict (None: not decoded)
+        self._body: dict[str, Any] | None = None   # decoded body dict (None: not decoded)
+        self.body_plan: Plan | None = None  # the plan the body was decoded by (None: not by a plan)
+        self._records: list[RecordsField] | None = None  # the body's RECORDS fields, found once
         self.findings: list[Finding] = []
         self.spans: list[Span] | None = None       # list of Span when recorded
         self.data: bytes | None = None     # the frame's bytes, kept when spans are recorded
@@ -93,6 +95,17 @@ class Frame:
         self.body_version: int | None = None  # set when the body was read in another version (ApiVersions v0 fallback)
         self.topic_names: dict[str, str] | None = None  # topic id -> name, learnt from Metadata responses earlier
         self.request_time: float | None = None  # a paired response: its request's capture time
+
+    @property
+    def body(self) -> dict[str, Any] | None:
+        """The decoded body (None: not decoded)."""
+        return self._body
+
+    @body.setter
+    def body(self, value: dict[str, Any] | None) -> None:
+        self._body = value
+        self.body_plan = None
+        self._records = None
 
     @property
     def api_name(self) -> str | None:
@@ -114,12 +127,21 @@ class Frame:
             if self.items is not None:
                 yield "records", {}, RecordsValue(self.position, self.size, self.items)
             return
-        if self.body is not None:
-            names = self.topic_names
-            for path, ctx, rv in _walk_records(self.body, "body", {}):
-                if names and "topic" not in ctx and ctx.get("topicId") in names:
-                    ctx = {**ctx, "topic": names[ctx["topicId"]]}
-                yield path, ctx, rv
+        fields = self._records
+        if fields is None:
+            body = self._body
+            if body is None:
+                return
+            plan = self.body_plan
+            # the body is walked once (and only where its plan can hold records); the topic
+            # names learnt so far are looked up on every call, as they grow
+            fields = self._records = list(_walk_records(body, "body", {}) if plan is None
+                                          else _walk_planned(body, plan, "body", {}))
+        names = self.topic_names
+        for path, ctx, rv in fields:
+            if names and "topic" not in ctx and ctx.get("topicId") in names:
+                ctx = {**ctx, "topic": names[ctx["topicId"]]}
+            yield path, ctx, rv
 
     def record_count(self) -> int:
         return sum(rv.record_count for _, _, rv in self.records_fields())
@@ -173,20 +195,49 @@ _TOPIC_KEYS = ("topic", "name", "topicName")
 _PART_KEYS = ("partition", "partitionIndex", "index")
 
 
+def _context(v: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
+    """``ctx`` with the topic name or id and the partition a struct ``v`` names, if any."""
+    c = ctx
+    for k in _TOPIC_KEYS:
+        if isinstance(v.get(k), str) and ("partitions" in v or "partitionData" in v or "partitionResponses" in v
+                                           or "partitionIndexes" in v or any(isinstance(x, list) for x in v.values())):
+            c = {**c, "topic": v[k]}
+            break
+    if "topicId" in v and isinstance(v["topicId"], str):
+        c = {**c, "topicId": v["topicId"]}
+    for k in _PART_KEYS:
+        if isinstance(v.get(k), int) and not isinstance(v.get(k), bool):
+            c = {**c, "partition": v[k]}
+            break
+    return c
+
+
+def _walk_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, Any]) -> Iterator[RecordsField]:
+    """:func:`_walk_records` of a struct decoded by ``plan``: only the keys that can hold records."""
+    keys = plan.records_keys
+    if not keys:
+        return
+    c = _context(v, ctx)
+    for k, x in v.items():
+        if k not in keys:
+            continue
+        if isinstance(x, RecordsValue):
+            yield f"{path}.{k}", c, x
+            continue
+        sub = keys[k]
+        if sub is None:
+            continue
+        if isinstance(x, dict):
+            yield from _walk_planned(x, sub, f"{path}.{k}", c)
+        elif isinstance(x, list):
+            for i, e in enumerate(x):
+                if isinstance(e, dict):
+                    yield from _walk_planned(e, sub, f"{path}.{k}[{i}]", c)
+
+
 def _walk_records(v: object, path: str, ctx: dict[str, Any]) -> Iterator[RecordsField]:
     if isinstance(v, dict):
-        c = ctx
-        for k in _TOPIC_KEYS:
-            if isinstance(v.get(k), str) and ("partitions" in v or "partitionData" in v or "partitionResponses" in v
-                                               or "partitionIndexes" in v or any(isinstance(x, list) for x in v.values())):
-                c = {**c, "topic": v[k]}
-                break
-        if "topicId" in v and isinstance(v["topicId"], str):
-            c = {**c, "topicId": v["topicId"]}
-        for k in _PART_KEYS:
-            if isinstance(v.get(k), int) and not isinstance(v.get(k), bool):
-                c = {**c, "partition": v[k]}
-                break
+        c = _context(v, ctx)
         for k, x in v.items():
             if isinstance(x, RecordsValue):
                 yield f"{path}.{k}", c, x
@@ -377,8 +428,10 @@ def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: i
                          f"{name} version {v} is {'newer than' if v is not None and v > hi else 'outside'} "
                          f"the schema tables, which stop at version {hi} (versions {lo}-{hi})")
     st = _state(ctx, f, base, kind == "response")
-    body, p2, err = decode_struct(m["fields"], v, buf, p, avail_end, st, "body", S.in_range(m["flexible"], v))
+    flexible = S.in_range(m["flexible"], v)
+    body, p2, err = decode_struct(m["fields"], v, buf, p, avail_end, st, "body", flexible)
     f.body = body
+    f.body_plan = plan_for(m["fields"], v, flexible)
     if kind == "response":
         _control_crc_quirks(f)
     return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)

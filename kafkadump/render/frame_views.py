@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import re
 import textwrap
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,11 +19,12 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
-from ..decode.model import STREAM_RECORDS as STREAMED_RECORDS
 from ..decode.model import Batch, Gap, Record, Span, record_chunks
+from ..protocol.decoder import RecordsValue
 from ..protocol.frames import body_topic_names
 from ..report import records as records_model
 from ..report.records import Place
+from ..sources.pcap import endpoint_str
 from . import jsonl, jsontext
 from .lines import terminal_safe
 from .table import Column
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
     from ..capture_report import CaptureTotals, TimeSpan
     from ..findings import Finding
-    from ..protocol.decoder import RecordsValue
     from ..protocol.frames import Frame
     from ..protocol.stream import StreamNote
     from ..sources.pcap import Connection
@@ -43,6 +42,12 @@ if TYPE_CHECKING:
     CaptureItem = TimeSpan | StreamNote | Frame | CaptureTotals
 
 NOWHERE = Place()
+# a frame's JSON writes the records of a batch of more than this many records a run at a time
+# (as text, after the rest of the frame's tree) instead of holding them in the tree: with 0, every
+# batch's records stream, and a frame's tree holds none of them
+STREAMED_RECORDS = 0
+# the types of decoded values that JSON writes unchanged (exact types: a subclass goes through value())
+_AS_IS = frozenset((int, str, bool, type(None)))
 
 ERROR_NAMES = {
     -1: "UNKNOWN_SERVER_ERROR", 1: "OFFSET_OUT_OF_RANGE", 2: "CORRUPT_MESSAGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
@@ -225,8 +230,8 @@ def frame_cells(f: Frame, dated: bool = False) -> list[object]:
             latency_text(f.latency), summary(f)]
 
 
-def frame_style(f: Frame) -> str | None:
-    sev = {x.severity.value for x in f.all_findings()}
+def frame_style(f: Frame, findings: list[Finding] | None = None) -> str | None:
+    sev = {x.severity.value for x in (f.all_findings() if findings is None else findings)}
     if "error" in sev:
         return "red"
     if "warning" in sev:
@@ -248,8 +253,6 @@ def findings_lines(findings: Iterable[Finding]) -> list[str]:
 def connection_dict(c: Connection | None) -> dict[str, Any] | None:
     if c is None:
         return None
-    from ..sources.pcap import endpoint_str
-
     return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
             "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
 
@@ -262,14 +265,14 @@ class FrameJson:
         self.records = jsonl.RecordLines(encoding)
         self._held: dict[str, tuple[Batch, Place]] | None = None  # placeholder -> batch whose records stream later
         self._places: dict[int, Place] = {}  # id of a RECORDS value of the frame -> where its records belong
+        self._token = uuid.uuid4().hex  # placeholders: this run's random part, then a count
 
     def value(self, v: object) -> Any:
-        from ..protocol.decoder import RecordsValue
-
+        # values JSON writes as they are (most of a body) are not handed down a call each
         if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
+            return {k: x if type(x) in _AS_IS else self.value(x) for k, x in v.items()}
         if isinstance(v, list):
-            return [self.value(x) for x in v]
+            return [x if type(x) in _AS_IS else self.value(x) for x in v]
         if isinstance(v, (bytes, bytearray)):
             return self.enc(bytes(v))
         if isinstance(v, RecordsValue):
@@ -288,7 +291,7 @@ class FrameJson:
             bd = records_model.batch_object(item)
             if item.records is not None:
                 if self._held is not None and len(item.records) > STREAMED_RECORDS:
-                    token = f"\x00records-{uuid.uuid4().hex}\x00"
+                    token = f"\x00records-{self._token}-{len(self._held)}\x00"
                     self._held[token] = (item, place)
                     bd["records"] = token
                 else:
@@ -314,13 +317,35 @@ class FrameJson:
                 "apiVersion": f.api_version, "correlationId": f.correlation_id, "clientId": f.client_id,
                 "requestIndex": f.request_index, "latency": f.latency,
                 "guessed": None if not f.guessed else {"apiKey": f.guessed[0], "versions": f.guessed[1]},
-                "bodyVersion": f.body_version,
-                "header": self.value(f.header) if f.header is not None else None,
-                "body": self.value(f.body) if f.body is not None else None,
+                "bodyVersion": f.body_version, "header": f.header, "body": f.body,
             })
         d_["recordCount"] = f.record_count()
         d_["findings"] = records_model.findings_list(f.all_findings())
+        return self._dumps(d_)
+
+    def _dumps(self, d_: dict[str, Any]) -> str:
+        """The frame object's text: the decoded tree is written as it is, its bytes and RECORDS
+        values converted as the encoder meets them (:meth:`_convert`, in the order they are
+        written); a tree holding a NaN or an infinity is converted first by :meth:`value`."""
+        held = self._held
+        made = 0 if held is None else len(held)
+        try:
+            return jsontext.dumps(d_, default=self._convert, allow_nan=False)
+        except ValueError:
+            for token in list(held or ())[made:]:  # placeholders of the attempt: made again below
+                del held[token]  # type: ignore[union-attr]
+        for key in ("header", "body"):
+            if d_.get(key) is not None:
+                d_[key] = self.value(d_[key])
         return jsontext.dumps(d_)
+
+    def _convert(self, v: object) -> Any:
+        """What the JSON encoder cannot write by itself, as :meth:`value` converts it."""
+        if isinstance(v, (bytes, bytearray)):
+            return self.enc(bytes(v))
+        if isinstance(v, RecordsValue):
+            return self.records_value(v)
+        raise TypeError(f"{type(v).__name__} in a decoded tree")
 
     def frame_pieces(self, f: Frame) -> Iterator[str]:
         """:meth:`frame` in pieces, the same text: the records of a batch of many records are
@@ -334,20 +359,24 @@ class FrameJson:
         if not held:
             yield text
             return
-        forms = {jsontext.dumps(t): b for t, b in held.items()}
-        pattern = re.compile("|".join(map(re.escape, forms)))
+        # the placeholders are in the text in the order they were made (the tree is converted
+        # in the order it is written), each once: a token holds a NUL, which no other string of
+        # the text can hold raw
         pos = 0
-        for m in pattern.finditer(text):
-            yield text[pos:m.start()]
-            yield from self._record_list(*forms[m.group()])
-            pos = m.end()
+        for token, (b, place) in held.items():
+            form = jsontext.dumps(token)
+            at = text.index(form, pos)
+            yield text[pos:at]
+            yield from self._record_list(b, place)
+            pos = at + len(form)
         yield text[pos:]
 
     def _record_list(self, b: Batch, place: Place) -> Iterator[str]:
         """``[record object, ...]`` of ``b`` as :func:`jsontext.dumps` writes a list, a run at a time."""
         sep = "["
+        enc, obj = self.enc, records_model.record_object
         for chunk in record_chunks(b.records):
-            yield sep + ", ".join(jsontext.dumps(records_model.record_object(r, b, self.enc, place)) for r in chunk)
+            yield sep + jsontext.dumps([obj(r, b, enc, place) for r in chunk])[1:-1]
             sep = ", "
         yield "[]" if sep == "[" else "]"
 
@@ -466,8 +495,6 @@ __all__ = ["FRAME_COLUMNS", "RECORD_COLUMNS", "frame_cells", "frame_style", "sum
 
 def tree_lines(f: Frame, width: int = 100) -> list[str]:
     """The decoded header and body as indented ``name: value`` lines (one frame, table mode)."""
-    from ..protocol.decoder import RecordsValue
-
     out: list[str] = []
 
     def val(v: object) -> str:
@@ -599,8 +626,9 @@ class _FrameTable:
             self._print(heapq.heappop(self.held)[2])
 
     def frame(self, f: Frame) -> None:
-        notes = [(line, "yellow") for line in findings_lines(f.all_findings())]
-        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated), frame_style(f), notes))
+        found = f.all_findings()
+        notes = [(line, "yellow") for line in findings_lines(found)]
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated), frame_style(f, found), notes))
 
     def stream_note(self, n: StreamNote) -> None:
         where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "

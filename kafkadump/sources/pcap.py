@@ -127,6 +127,20 @@ def _ipv4_checksum_ok(data: ByteBuffer, pos: int, ihl: int) -> bool:
     return s == 0xFFFF
 
 
+_IPV6_TEXT: dict[bytes, str] = {}
+_IPV6_CACHED = 4096  # addresses remembered (a capture has few; a hostile one is bounded)
+
+
+def _ipv6_text(raw: bytes) -> str:
+    """An IPv6 address as ipaddress writes it, remembered: a capture names the same few again and again."""
+    text = _IPV6_TEXT.get(raw)
+    if text is None:
+        if len(_IPV6_TEXT) >= _IPV6_CACHED:
+            _IPV6_TEXT.clear()
+        text = _IPV6_TEXT[raw] = str(ipaddress.IPv6Address(raw))
+    return text
+
+
 def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
     """``(src, dst, tcp_start, tcp_end, fragmented)`` of the IP packet at ``pos``, or None.
 
@@ -155,16 +169,17 @@ def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
             return None
         frag = struct.unpack_from(">H", data, pos + 6)[0]
         fragmented = bool(frag & 0x2000) or (frag & 0x1FFF) != 0
-        src = str(ipaddress.IPv4Address(bytes(data[pos + 12:pos + 16])))
-        dst = str(ipaddress.IPv4Address(bytes(data[pos + 16:pos + 20])))
+        # dotted quads, as ipaddress writes them (formatted directly: this runs once per packet)
+        src = f"{data[pos + 12]}.{data[pos + 13]}.{data[pos + 14]}.{data[pos + 15]}"
+        dst = f"{data[pos + 16]}.{data[pos + 17]}.{data[pos + 18]}.{data[pos + 19]}"
         return src, dst, pos + ihl, pos + total, fragmented
     if ver == 6:
         if pos + 40 > n:
             return None
         plen = (data[pos + 4] << 8) | data[pos + 5]
         nh = data[pos + 6]
-        src = str(ipaddress.IPv6Address(bytes(data[pos + 8:pos + 24])))
-        dst = str(ipaddress.IPv6Address(bytes(data[pos + 24:pos + 40])))
+        src = _ipv6_text(bytes(data[pos + 8:pos + 24]))
+        dst = _ipv6_text(bytes(data[pos + 24:pos + 40]))
         end = pos + 40 + plen if plen else n
         if strict and end > n:
             return None

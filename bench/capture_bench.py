@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""``kafkadump capture`` against baselines on the same pcap, in CPU seconds (interleaved rounds).
+
+Run:  .venv/bin/python bench/capture_bench.py [--size 20M] [--pcap FILE ...] [--previous REV] [--repeat 3]
+
+Rows (each the least CPU seconds, user + system, of ``--repeat`` interleaved rounds):
+
+* bare pass (in-process): the pcap's packets read and every TCP direction reassembled by
+  kafkadump's own reader (``CaptureReader`` + ``HalfStream``), the streams cut into frames by
+  their size prefixes, nothing decoded: the floor any capture decoder pays in this language;
+* decode (in-process): ``capture_report`` run to its end, every frame decoded, nothing rendered;
+* ``capture --json`` and the frame table (``capture``), as CLI subprocesses, to /dev/null,
+  and the same two of ``--previous`` (default ``main``: the code this branch started from,
+  exported by ``git archive`` into a temporary directory and run with ``PYTHONPATH``);
+* ``tshark -T json`` and tshark's one-line output (``tshark -r``), when tshark is on PATH,
+  with ``-d tcp.port==9092,kafka``.
+
+Printed: CPU seconds, CPU-microseconds per frame, MB of pcap per CPU-second, and the ratios
+(kafkadump / baseline: below 1.0 kafkadump is faster).  Nothing is asserted.  ``main(argv)``
+is the entry point (``bench/run_all.py`` calls it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper()
+    return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+
+
+def _cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _cpu_self() -> float:
+    return time.process_time()
+
+
+def run_cli(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> tuple[float, float, int]:
+    """``argv`` as a subprocess, stdout to /dev/null: (CPU seconds, wall seconds, exit code).
+
+    ``cwd``: run there (``python -m`` puts its working directory first on ``sys.path``: run from
+    the project's root, it would import the checkout's package whatever ``PYTHONPATH`` says)."""
+    c0, w0 = _cpu_children(), time.perf_counter()
+    rc = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    return _cpu_children() - c0, time.perf_counter() - w0, rc
+
+
+def bare_pass(path: str) -> tuple[int, int]:
+    """Packets read, TCP reassembled, streams cut by size prefix; returns (segments, frames)."""
+    from kafkadump.sources.pcap import CaptureReader, HalfStream
+    from kafkadump.sources.segment import open_segment
+
+    class Sink:
+        def __init__(self) -> None:
+            self.frames = 0
+            self.held: dict = {}
+
+        def deliver(self, half, offset, data, packet) -> None:
+            buf = self.held.setdefault(id(half), bytearray())
+            buf += data
+            pos, n = 0, len(buf)
+            while n - pos >= 4:
+                size = int.from_bytes(buf[pos:pos + 4], "big", signed=True)
+                if size < 0 or n - pos - 4 < size:
+                    break
+                pos += 4 + size
+                self.frames += 1
+            del buf[:pos]
+
+        def gap(self, half, offset, length, finding) -> None:
+            self.held.pop(id(half), None)
+
+    sink = Sink()
+    halves: dict = {}
+    segments = 0
+    seg = open_segment(path)
+    try:
+        for p in CaptureReader(seg.buf, path):
+            segments += 1
+            key = (p.src, p.sport, p.dst, p.dport)  # one direction of one connection
+            h = halves.get(key)
+            if h is None:
+                h = halves[key] = HalfStream(sink, (p.src, p.sport))
+            h.segment(p)
+    finally:
+        seg.close()
+    return segments, sink.frames
+
+
+def decode_only(path: str) -> int:
+    """``capture_report`` to its end, nothing rendered; returns the frames."""
+    from kafkadump.capture_report import CaptureRequest, CaptureTotals, capture_report
+    from kafkadump.report.status import Tally
+
+    frames = 0
+    for item in capture_report(path, CaptureRequest(), Tally()):
+        if isinstance(item, CaptureTotals):
+            frames = item.frames
+    return frames
+
+
+def in_process(fn, path: str) -> tuple[float, float]:
+    c0, w0 = _cpu_self(), time.perf_counter()
+    fn(path)
+    return _cpu_self() - c0, time.perf_counter() - w0
+
+
+def export_previous(rev: str, dest: str) -> str | None:
+    """kafkadump's package at ``rev`` exported into ``dest`` (a PYTHONPATH), or None when git cannot."""
+    try:
+        data = subprocess.run(["git", "archive", "--format=tar", rev, "kafkadump"], cwd=ROOT, capture_output=True,
+                              check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+        t.extractall(dest)
+    return dest
+
+
+def tshark_rows(path: str) -> list[tuple[str, list[str]]]:
+    exe = shutil.which("tshark")
+    if exe is None:
+        return []
+    decode_as = ["-d", "tcp.port==9092,kafka"]
+    return [("tshark -T json", [exe, "-r", path, *decode_as, "-T", "json"]),
+            ("tshark one-line", [exe, "-r", path, *decode_as])]
+
+
+def measure(path: str, repeat: int, previous: str | None, cwd: str) -> dict:
+    py = sys.executable
+    here_env = dict(os.environ, PYTHONPATH=str(ROOT))
+    rows: dict[str, dict] = {}
+    plan: list[tuple[str, object]] = [
+        ("bare pass (read + reassemble + split)", ("inproc", bare_pass)),
+        ("decode only (in-process)", ("inproc", decode_only)),
+        ("capture --json", ("cli", [py, "-m", "kafkadump", "capture", path, "--json"], here_env)),
+        ("capture (table)", ("cli", [py, "-m", "kafkadump", "capture", path], here_env)),
+    ]
+    if previous is not None:
+        prev_env = dict(os.environ, PYTHONPATH=previous)
+        plan += [("previous capture --json", ("cli", [py, "-m", "kafkadump", "capture", path, "--json"], prev_env)),
+                 ("previous capture (table)", ("cli", [py, "-m", "kafkadump", "capture", path], prev_env))]
+    plan += [(name, ("cli", argv, None)) for name, argv in tshark_rows(path)]
+    plan.append(("python start-up (-c pass)", ("cli", [py, "-c", "pass"], None)))
+    for _ in range(repeat):
+        for name, how in plan:
+            if how[0] == "inproc":
+                cpu, wall = in_process(how[1], path)
+                rc = 0
+            else:
+                cpu, wall, rc = run_cli(how[1], how[2], cwd)
+            r = rows.setdefault(name, {"cpu": [], "wall": [], "rc": rc})
+            r["cpu"].append(cpu)
+            r["wall"].append(wall)
+    for r in rows.values():
+        r["best_cpu"] = min(r["cpu"])
+    return rows
+
+
+def report(path: str, rows: dict, frames: int, out=sys.stdout) -> dict:
+    size = os.path.getsize(path)
+    print(f"\n{path}: {size / 1e6:.1f} MB, {frames} frames", file=out)
+    print(f"  {'row':40} {'cpu s':>7} {'us/frame':>9} {'MB/cpu-s':>9}  runs", file=out)
+    for name, r in rows.items():
+        c = r["best_cpu"]
+        per = c / frames * 1e6 if frames else float("nan")
+        print(f"  {name:40} {c:7.2f} {per:9.1f} {size / 1e6 / c if c else 0:9.1f}  "
+              + " ".join(f"{x:.2f}" for x in r["cpu"]) + (f"  exit {r['rc']}" if r["rc"] else ""), file=out)
+
+    def ratio(a: str, b: str) -> float | None:
+        if a in rows and b in rows and rows[b]["best_cpu"]:
+            return rows[a]["best_cpu"] / rows[b]["best_cpu"]
+        return None
+
+    ratios = {
+        "json / bare pass": ratio("capture --json", "bare pass (read + reassemble + split)"),
+        "table / bare pass": ratio("capture (table)", "bare pass (read + reassemble + split)"),
+        "table / json": ratio("capture (table)", "capture --json"),
+        "json / previous json": ratio("capture --json", "previous capture --json"),
+        "table / previous table": ratio("capture (table)", "previous capture (table)"),
+        "previous table / previous json": ratio("previous capture (table)", "previous capture --json"),
+        "json / tshark -T json": ratio("capture --json", "tshark -T json"),
+        "table / tshark one-line": ratio("capture (table)", "tshark one-line"),
+    }
+    print("  ratios of CPU seconds (kafkadump / baseline; below 1.0: kafkadump uses less):", file=out)
+    for k, v in ratios.items():
+        if v is not None:
+            print(f"    {k:34} {v:6.2f}", file=out)
+    if "tshark -T json" not in rows:
+        print("    tshark is not on PATH: no tshark rows (the us/frame and MB/cpu-s columns above compare "
+              "with tshark's on the same pcap)", file=out)
+    return {"file": path, "bytes": size, "frames": frames, "rows": rows, "ratios": ratios}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="20M", help="size of the generated pcap (default 20M)")
+    ap.add_argument("--pcap", action="append", default=[], help="also measure this pcap (repeatable)")
+    ap.add_argument("--no-generated", action="store_true", help="measure only the --pcap files")
+    ap.add_argument("--previous", default="main", help="git revision to compare with (default main; '' for none)")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
+    ap.add_argument("--out", help="directory for the generated pcap (kept and reused); default a temp dir")
+    ap.add_argument("--results", default=str(HERE / "out" / "capture-results.json"))
+    args = ap.parse_args(argv)
+
+    sys.path.insert(0, str(ROOT))
+    work = tempfile.mkdtemp(prefix="kdcap-")
+    try:
+        paths = [os.path.abspath(p) for p in args.pcap]
+        if not args.no_generated:
+            import capture_pcap
+
+            where = os.path.abspath(args.out) if args.out else work
+            os.makedirs(where, exist_ok=True)
+            size = parse_size(args.size)
+            path = os.path.join(where, f"capture-{args.size}.pcap")
+            if not (os.path.exists(path) and os.path.exists(path + ".json")
+                    and json.load(open(path + ".json")).get("requested") == size):
+                capture_pcap.write_pcap(path, size)
+            paths.insert(0, path)
+        previous = export_previous(args.previous, os.path.join(work, "previous")) if args.previous else None
+        if args.previous and previous is None:
+            print(f"(could not export {args.previous!r} with git: no previous rows)")
+        results = []
+        for path in paths:
+            _, frames = bare_pass(path)  # warms the page cache too
+            rows = measure(path, args.repeat, previous, work)
+            results.append(report(path, rows, frames))
+        os.makedirs(os.path.dirname(args.results), exist_ok=True)
+        with open(args.results, "w") as f:
+            json.dump({"load": os.getloadavg(), "tshark": shutil.which("tshark"), "results": results}, f, indent=1)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
