@@ -21,7 +21,10 @@ app = command_group(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kafkadump {__version__}")
+        from ..accel import active_path
+        from ..decode import batch  # noqa: F401 (sets up the compiled loops, when there are any)
+
+        typer.echo(f"kafkadump {__version__} ({active_path()})")
         raise typer.Exit()
 
 

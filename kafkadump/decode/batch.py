@@ -55,6 +55,7 @@ from operator import attrgetter
 
 from crc32c import crc32c
 
+from ..accel import compiled_loops
 from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
@@ -78,6 +79,8 @@ HEADER = struct.Struct(">" + "".join(code for _, code in HEADER_FIELDS))
 assert HEADER.size == HEADER_SIZE
 
 _unpack_header = HEADER.unpack_from
+# the compiled twin of the record loop (None: the pure-Python path; see kafkadump.accel)
+_HOT = compiled_loops(Record)
 _OFFSET_DELTA = attrgetter("offset_delta")
 _TIMESTAMP = attrgetter("timestamp")
 
@@ -187,7 +190,13 @@ def decode_batch_records(b: Batch, buf: bytes | mmap.mmap, pos: int, end: int, b
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
     limit = SPAN_RECORDS if spans is not None else STREAM_RECORDS
-    recs, findings, p, n, done = decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
+    fast = _compiled_run(data, start, stop, b, source, shift, 0, limit) if spans is None else None
+    if fast is not None and fast[4]:
+        b.records = fast[0]
+        _check_records(b, fast[0], fast[5], fast[6])
+        return
+    recs, findings, p, n, done = fast[:5] if fast is not None else \
+        decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
     if not done and spans is not None:
         _span_rest(b, spans, findings, p, stop, n, source, shift)
     if not done:
@@ -304,6 +313,10 @@ def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, sou
     """
     if source != "file":
         shift = 0  # positions in decompressed data are relative to it
+    if spans is None:
+        fast = _compiled_run(data, pos, end, b, source, shift, n, limit)
+        if fast is not None:
+            return fast[:5]
     out: list[Record] = []
     findings: list[Finding] = []
     append = out.append
@@ -485,6 +498,28 @@ def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, sou
     return out, findings, pos, n, done
 
 
+def _compiled_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, source: str, shift: int, n: int,
+                  limit: int | None) -> tuple[list[Record], list[Finding], int, int, bool, bool, int | None] | None:
+    """:func:`decode_record_run` by the compiled loop (no spans): its result, then whether the
+    offset deltas rise from 0 up to lastOffsetDelta and the largest timestamp (for
+    :func:`_check_records`); None when there is no compiled loop, the batch is a control
+    batch, or the run is not plain (a malformed record, trailing bytes): the Python loop
+    then decodes it and says what is wrong."""
+    if _HOT is None or b.attributes & 0x20:
+        return None
+    count = b.record_count
+    stop_n = count if limit is None else min(count, n + limit)
+    log_append = (b.attributes & 0x08) != 0
+    got = _HOT.record_run(data, pos, end, n, stop_n, count, b.base_offset, b.base_timestamp, b.max_timestamp,
+                          log_append, "LogAppendTime" if log_append else "CreateTime", source,
+                          shift if source == "file" else 0, b.last_offset_delta)
+    if got is None:
+        return None
+    recs, nxt, n_end, done, ordered, top = got
+    WORK.records += n_end - n
+    return recs, [], nxt, n_end, done, ordered, top
+
+
 def _decode_headers(data: ByteBuffer, pos: int, rend: int, hcount: int, want_spans: bool
                     ) -> tuple[list[tuple[str, bytes | None]], int, list[tuple[int, ...]] | None]:
     headers: list[tuple[str, bytes | None]] = []
@@ -635,24 +670,27 @@ def _timestamp_check(b: Batch, count: int, top: int) -> None:
                                       f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
 
 
-def _check_records(b: Batch, recs: list) -> None:
-    """Cross-check the decoded records against the header."""
+def _check_records(b: Batch, recs: list, in_order: bool | None = None, top: int | None = None) -> None:
+    """Cross-check the decoded records against the header (``in_order`` and ``top``, when the
+    compiled loop gives them: the offset deltas rise from 0 up to lastOffsetDelta; the largest
+    timestamp)."""
     _count_check(b, len(recs))
     if not recs:
         return
-    deltas = list(map(_OFFSET_DELTA, recs))
-    # the common case in C: strictly increasing (consecutive, or after compaction with gaps),
-    # from >= 0, up to lastOffsetDelta
-    first, last = deltas[0], deltas[-1]
-    in_order = first >= 0 and last <= b.last_offset_delta and (
-        deltas == list(range(first, last + 1)) or sorted(set(deltas)) == deltas)
+    if in_order is None:
+        deltas = list(map(_OFFSET_DELTA, recs))
+        # the common case in C: strictly increasing (consecutive, or after compaction with gaps),
+        # from >= 0, up to lastOffsetDelta
+        first, last = deltas[0], deltas[-1]
+        in_order = first >= 0 and last <= b.last_offset_delta and (
+            deltas == list(range(first, last + 1)) or sorted(set(deltas)) == deltas)
     prev = -1
     for r in () if in_order else recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
             _order_finding(b, r, prev)
             break
         prev = r.offset_delta
-    _timestamp_check(b, len(recs), max(map(_TIMESTAMP, recs)))
+    _timestamp_check(b, len(recs), max(map(_TIMESTAMP, recs)) if top is None else top)
 
 
 def plausible_v2_header(buf: ByteBuffer, pos: int, end: int) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring as _json_str
 from typing import TYPE_CHECKING, TextIO
 
+from ..accel import compiled_loops
 from ..decode.model import Batch, Gap, Record, record_chunks
 from ..report.records import (
     CONTROL_BYTES,
@@ -75,6 +76,12 @@ def _auto_json(b: bytes) -> str:
 # a non-null byte field as JSON text, per --encoding (null is written by the caller)
 VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
 
+# the compiled twin of batch_lines' loop (None: pure Python; see kafkadump.accel); it writes the
+# encodings it knows itself (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
+_HOT = compiled_loops(Record)
+_COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
+_CALL_MODE = 3
+
 
 class RecordLines:
     """Formats record lines for one encoding; reuse across a whole run.
@@ -90,6 +97,11 @@ class RecordLines:
         self._for: tuple[str, Place | None] | None = None
         self._head = ""   # '{"type":"record","file":...,"topic":...,"partition":...,'
         self._tail = "}"  # a capture's sighting fields, then the closing brace
+        # batch_lines by the compiled loop: it writes exactly the fields of record_object listed in
+        # batch_lines (plus the per-run _head and _tail); an option that adds or changes record
+        # fields must set this False so that its lines come from the Python code
+        self.compiled = _HOT is not None
+        self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -147,6 +159,10 @@ class RecordLines:
         prefix = f'{self._head}"batchPosition":{b.position},"offset":'
         mid_ts = f',"timestampType":"{tst}","key":'
         tail = ',"control":null' + self._tail + "\n"
+        if self.compiled and _HOT is not None and type(recs) is list:
+            text = _HOT.format_lines(recs, prefix, mid_ts, tail, self._mode, self._val_json, _dumps)
+            if text is not None:  # None: something not plain; the loop below writes it
+                return text
         out: list[str] = []
         append = out.append
         if self.encoding == "base64":
