@@ -49,6 +49,7 @@ from crc32c import crc32c  # noqa: E402
 from kafkadump import accel  # noqa: E402
 from kafkadump.decode import Options  # noqa: E402
 from kafkadump.decode import batch as batch_module  # noqa: E402
+from kafkadump.decode import walk as walk_module  # noqa: E402
 from kafkadump.decode.model import Record  # noqa: E402
 from kafkadump.decode.walk import CrcScan  # noqa: E402
 from kafkadump.query import RecordQuery  # noqa: E402
@@ -72,12 +73,12 @@ def log(msg: str) -> None:
 @contextmanager
 def pure_python():
     """The compiled loops switched off in this process (what KAFKADUMP_PURE_PYTHON=1 does at start)."""
-    saved = batch_module._HOT, jsonl._HOT
-    batch_module._HOT = jsonl._HOT = None
+    saved = batch_module._HOT, jsonl._HOT, walk_module._HOT
+    batch_module._HOT = jsonl._HOT = walk_module._HOT = None
     try:
         yield
     finally:
-        batch_module._HOT, jsonl._HOT = saved
+        batch_module._HOT, jsonl._HOT, walk_module._HOT = saved
 
 
 def ensure(path: Path, size: int, shape: dict) -> dict:
@@ -272,10 +273,11 @@ def run(args: argparse.Namespace) -> dict:
     if "crc" in parts:
         crc_path = work / f"crc-{args.crc_size}.log"
         meta = ensure(crc_path, make_segment.parse_size(args.crc_size), CRC_SHAPE)
-        cpu = interleaved({"kafkadump": lambda: kd_verify_crc(crc_path), "one_crc32c": lambda: one_crc32c(crc_path)},
-                          args.repeat, "verify-crc")
+        cpu = interleaved({"kafkadump": lambda: kd_verify_crc(crc_path), "one_crc32c": lambda: one_crc32c(crc_path),
+                           "kafkadump_pure": lambda: _pure(kd_verify_crc, crc_path)}, args.repeat, "verify-crc")
         res["verify_crc"] = {"bytes": meta["bytes"], "cpu_s": cpu,
-                             "speed_vs_one_crc32c": cpu["one_crc32c"] / cpu["kafkadump"]}
+                             "speed_vs_one_crc32c": cpu["one_crc32c"] / cpu["kafkadump"],
+                             "pure_speed_vs_one_crc32c": cpu["one_crc32c"] / cpu["kafkadump_pure"]}
     return res
 
 
@@ -301,7 +303,7 @@ def report(res: dict) -> str:
         v = res["verify_crc"]
         lines.append(f"verify-crc: kafkadump {v['cpu_s']['kafkadump']:.3f} cpu s, one crc32c call "
                      f"{v['cpu_s']['one_crc32c']:.3f}: {v['speed_vs_one_crc32c']:.2f} of its speed "
-                     f"({v['bytes']:,} bytes)")
+                     f"(pure Python {v['pure_speed_vs_one_crc32c']:.2f}; {v['bytes']:,} bytes)")
     return "\n".join(lines)
 
 

@@ -13,9 +13,10 @@
  *       None, or (records, pos, n, done, ordered, top)
  *   format_lines(records, prefix, mid_ts, tail, mode, val_json, dumps)
  *       twin of render.jsonl.RecordLines.batch_lines' loop: None, or the lines as one str
- *   crc_hop(buf, pos, end, max_length, crc32c)
- *       twin of decode.walk.CrcScan's loop over intact v2 batches:
- *       (pos, batches, bytes): where the first batch that is not intact and plainly framed starts
+ *   crc_hop(buf, pos, end, until, max_length, crc32c)
+ *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``:
+ *       (pos, batches, bytes): where it stopped (at ``until``, or at a batch that is not intact and
+ *       plainly framed: the caller's Python loop judges that one)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -118,72 +119,92 @@ typedef struct {
     Py_ssize_t shift;
 } RunConsts;
 
+/* The fields of one record, as parse_one found them. */
+typedef struct {
+    Py_ssize_t start, rend, p_key, p_val, hstart;
+    int64_t ts_delta, off_delta, klen, vlen, hcount, offset, timestamp;
+    unsigned attributes;
+} Fields;
+
+/* One record at d[start:end], checked in full: 0, or -1 for anything not plain (hand back). */
+static int
+parse_one(const unsigned char *d, Py_ssize_t start, Py_ssize_t end, const RunConsts *k, Fields *f)
+{
+    Py_ssize_t pos = start;
+    int64_t length;
+    f->start = start;
+    if (read_varint(d, &pos, end, 5, &length) < 0)
+        return -1;
+    Py_ssize_t rend = pos + (Py_ssize_t)length;
+    if (length < 6 || rend > end)
+        return -1;
+    f->rend = rend;
+    f->attributes = d[pos++];
+    if (read_varint(d, &pos, rend, 10, &f->ts_delta) < 0 || read_varint(d, &pos, rend, 5, &f->off_delta) < 0
+        || read_varint(d, &pos, rend, 5, &f->klen) < 0)
+        return -1;
+    f->p_key = pos;
+    if (f->klen >= 0) {
+        if (f->klen > rend - pos)
+            return -1;
+        pos += (Py_ssize_t)f->klen;
+    } else if (f->klen != -1)
+        return -1;
+    if (read_varint(d, &pos, rend, 5, &f->vlen) < 0)
+        return -1;
+    f->p_val = pos;
+    if (f->vlen >= 0) {
+        if (f->vlen > rend - pos)
+            return -1;
+        pos += (Py_ssize_t)f->vlen;
+    } else if (f->vlen != -1)
+        return -1;
+    if (read_varint(d, &pos, rend, 5, &f->hcount) < 0)
+        return -1;
+    if (f->hcount < 0 || f->hcount > (rend - pos) / 2)
+        return -1;
+    f->hstart = pos;
+    for (int64_t i = 0; i < f->hcount; i++) {
+        int64_t hk, hv;
+        if (read_varint(d, &pos, rend, 5, &hk) < 0 || hk < 0 || hk > rend - pos)
+            return -1;
+        pos += (Py_ssize_t)hk;
+        if (read_varint(d, &pos, rend, 5, &hv) < 0)
+            return -1;
+        if (hv >= 0) {
+            if (hv > rend - pos)
+                return -1;
+            pos += (Py_ssize_t)hv;
+        } else if (hv != -1)
+            return -1;
+    }
+    if (pos != rend)
+        return -1;
+    if (__builtin_add_overflow(k->base_offset, f->off_delta, &f->offset))
+        return -1;
+    if (k->log_append)
+        f->timestamp = k->max_ts;
+    else if (__builtin_add_overflow(k->base_ts, f->ts_delta, &f->timestamp))
+        return -1;
+    return 0;
+}
+
 /* One record at d[start:end]: a new Record, NULL with an exception set, or NULL without one (hand back). */
 static PyObject *
 decode_one(const unsigned char *d, Py_ssize_t start, Py_ssize_t end, const RunConsts *k,
            Py_ssize_t *next, int64_t *od_out, int64_t *ts_out)
 {
-    Py_ssize_t pos = start;
-    int64_t length, ts_delta, off_delta, klen, vlen, hcount;
-    if (read_varint(d, &pos, end, 5, &length) < 0)
+    Fields f;
+    if (parse_one(d, start, end, k, &f) < 0)
         return NULL;
-    Py_ssize_t rend = pos + (Py_ssize_t)length;
-    if (length < 6 || rend > end)
-        return NULL;
-    unsigned attributes = d[pos++];
-    if (read_varint(d, &pos, rend, 10, &ts_delta) < 0 || read_varint(d, &pos, rend, 5, &off_delta) < 0
-        || read_varint(d, &pos, rend, 5, &klen) < 0)
-        return NULL;
-    Py_ssize_t p_key = pos;
-    if (klen >= 0) {
-        if (klen > rend - pos)
-            return NULL;
-        pos += (Py_ssize_t)klen;
-    } else if (klen != -1)
-        return NULL;
-    if (read_varint(d, &pos, rend, 5, &vlen) < 0)
-        return NULL;
-    Py_ssize_t p_val = pos;
-    if (vlen >= 0) {
-        if (vlen > rend - pos)
-            return NULL;
-        pos += (Py_ssize_t)vlen;
-    } else if (vlen != -1)
-        return NULL;
-    if (read_varint(d, &pos, rend, 5, &hcount) < 0)
-        return NULL;
-    if (hcount < 0 || hcount > (rend - pos) / 2)
-        return NULL;
-    /* headers: checked in full before anything is built */
-    Py_ssize_t hstart = pos;
-    for (int64_t i = 0; i < hcount; i++) {
-        int64_t hk, hv;
-        if (read_varint(d, &pos, rend, 5, &hk) < 0 || hk < 0 || hk > rend - pos)
-            return NULL;
-        pos += (Py_ssize_t)hk;
-        if (read_varint(d, &pos, rend, 5, &hv) < 0)
-            return NULL;
-        if (hv >= 0) {
-            if (hv > rend - pos)
-                return NULL;
-            pos += (Py_ssize_t)hv;
-        } else if (hv != -1)
-            return NULL;
-    }
-    if (pos != rend)
-        return NULL;
-    int64_t offset, timestamp;
-    if (__builtin_add_overflow(k->base_offset, off_delta, &offset))
-        return NULL;
-    if (k->log_append)
-        timestamp = k->max_ts;
-    else if (__builtin_add_overflow(k->base_ts, ts_delta, &timestamp))
-        return NULL;
-
+    Py_ssize_t rend = f.rend, p_key = f.p_key, p_val = f.p_val, pos;
+    int64_t hcount = f.hcount, klen = f.klen, vlen = f.vlen, off_delta = f.off_delta, ts_delta = f.ts_delta;
+    int64_t offset = f.offset, timestamp = f.timestamp;
+    unsigned attributes = f.attributes;
     PyObject *headers = PyList_New((Py_ssize_t)hcount);
     if (headers == NULL)
         return NULL;
-    pos = hstart;
+    pos = f.hstart;
     for (int64_t i = 0; i < hcount; i++) {
         int64_t hk = 0, hv = -1;  /* both read above already: these reads cannot fail */
         read_varint(d, &pos, rend, 5, &hk);
@@ -474,36 +495,10 @@ out_hex(Out *o, const unsigned char *s, Py_ssize_t n)
     return 0;
 }
 
-/* json's encode_basestring of plain ASCII text (tab, LF, CR and printable characters only) */
+/* json.dumps (ensure_ascii) of ASCII text */
 static int
-out_json_ascii_text(Out *o, const unsigned char *s, Py_ssize_t n)
+out_json_ascii_chars(Out *o, const unsigned char *c, Py_ssize_t n)
 {
-    if (out_grow(o, 2 * n + 2) < 0)
-        return -1;
-    char *p = o->buf + o->len;
-    *p++ = '"';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char c = s[i];
-        switch (c) {
-        case '"': *p++ = '\\'; *p++ = '"'; break;
-        case '\\': *p++ = '\\'; *p++ = '\\'; break;
-        case '\n': *p++ = '\\'; *p++ = 'n'; break;
-        case '\r': *p++ = '\\'; *p++ = 'r'; break;
-        case '\t': *p++ = '\\'; *p++ = 't'; break;
-        default: *p++ = (char)c;
-        }
-    }
-    *p++ = '"';
-    o->len = p - o->buf;
-    return 0;
-}
-
-/* json.dumps (ensure_ascii) of an ASCII str */
-static int
-out_json_ascii_str(Out *o, PyObject *s)
-{
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    const unsigned char *c = PyUnicode_1BYTE_DATA(s);
     if (out_grow(o, 6 * n + 2) < 0)
         return -1;
     char *p = o->buf + o->len;
@@ -578,54 +573,60 @@ unsafe_codepoint(uint32_t cp)
            || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-/* report.records.as_text's verdict: 0 not text, 1 ASCII text, 2 non-ASCII text */
+/* json.dumps (ensure_ascii) of an ASCII str */
 static int
-text_kind(const unsigned char *s, Py_ssize_t n)
+out_json_ascii_str(Out *o, PyObject *s)
 {
-    int kind = 1;
-    for (Py_ssize_t i = 0; i < n;) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            if (c >= 0x20 ? c == 0x7F : (c != '\t' && c != '\n' && c != '\r'))
-                return 0;
-            i++;
-            continue;
-        }
-        uint32_t cp;
-        int k = utf8_at(s, i, n, &cp);
-        if (k == 0 || cp < 0xA0)  /* not UTF-8, or a C1 control */
-            return 0;
-        kind = 2;
-        i += k;
-    }
-    return kind;
+    return out_json_ascii_chars(o, PyUnicode_1BYTE_DATA(s), PyUnicode_GET_LENGTH(s));
 }
 
-/* render.jsonl's _auto_json of text bytes (text_kind 1 or 2): encode_basestring, then
- * jsontext.escape_unsafe */
+/* what an ASCII byte is to the auto encoding: 0 itself in JSON, its escape letter (", \\, tab, LF,
+ * CR: text, escaped), or 1 (a control character: the bytes are not text); bytes >= 0x80: 2 */
+static unsigned char AUTO_CLASS[256];
+
+static void
+init_auto_class(void)
+{
+    for (int c = 0; c < 256; c++)
+        AUTO_CLASS[c] = c >= 0x80 ? 2 : (c < 0x20 || c == 0x7F) ? 1 : 0;
+    AUTO_CLASS['"'] = '"';
+    AUTO_CLASS['\\'] = '\\';
+    AUTO_CLASS['\t'] = 't';
+    AUTO_CLASS['\n'] = 'n';
+    AUTO_CLASS['\r'] = 'r';
+}
+
+/* render.jsonl's _auto_json of s[:n] in one pass: the text as a JSON string (encode_basestring, then
+ * jsontext.escape_unsafe) when report.records.as_text says it is text, else {"base64": ...} */
 static int
-out_json_text(Out *o, const unsigned char *s, Py_ssize_t n)
+out_auto(Out *o, const unsigned char *s, Py_ssize_t n)
 {
     if (out_grow(o, 6 * n + 2) < 0)
         return -1;
     char *p = o->buf + o->len;
+    int ascii = 1;
     *p++ = '"';
     for (Py_ssize_t i = 0; i < n;) {
         unsigned char c = s[i];
-        if (c < 0x80) {
-            switch (c) {
-            case '"': *p++ = '\\'; *p++ = '"'; break;
-            case '\\': *p++ = '\\'; *p++ = '\\'; break;
-            case '\n': *p++ = '\\'; *p++ = 'n'; break;
-            case '\r': *p++ = '\\'; *p++ = 'r'; break;
-            case '\t': *p++ = '\\'; *p++ = 't'; break;
-            default: *p++ = (char)c;
-            }
+        unsigned char cls = AUTO_CLASS[c];
+        if (cls == 0) {
+            *p++ = (char)c;
             i++;
             continue;
         }
-        uint32_t cp = 0;
+        if (cls > 2) {
+            *p++ = '\\';
+            *p++ = (char)cls;
+            i++;
+            continue;
+        }
+        if (cls == 1)
+            goto not_text;
+        uint32_t cp;
         int k = utf8_at(s, i, n, &cp);
+        if (k == 0 || cp < 0xA0)  /* not UTF-8, or a C1 control */
+            goto not_text;
+        ascii = 0;
         if (unsafe_codepoint(cp)) {
             *p++ = '\\';
             *p++ = 'u';
@@ -637,12 +638,17 @@ out_json_text(Out *o, const unsigned char *s, Py_ssize_t n)
             memcpy(p, s + i, (size_t)k);
             p += k;
         }
-        o->ascii = 0;
         i += k;
     }
     *p++ = '"';
     o->len = p - o->buf;
+    if (!ascii)
+        o->ascii = 0;
     return 0;
+not_text:
+    if (PUT_LIT(o, "{\"base64\":") < 0 || out_base64(o, s, n) < 0)
+        return -1;
+    return PUT_LIT(o, "}");
 }
 
 enum { MODE_AUTO = 0, MODE_BASE64 = 1, MODE_HEX = 2, MODE_CALL = 3 };
@@ -663,6 +669,29 @@ out_call(Out *o, PyObject *fn, PyObject *arg)
     return rc;
 }
 
+/* a byte field s[:n] (``v``: the same as bytes, or NULL: made when needed) per mode */
+static int
+out_bytes(Out *o, const unsigned char *s, Py_ssize_t n, PyObject *v, int mode, PyObject *val_json)
+{
+    switch (mode) {
+    case MODE_BASE64:
+        return out_base64(o, s, n);
+    case MODE_HEX:
+        return out_hex(o, s, n);
+    case MODE_AUTO:
+        return out_auto(o, s, n);
+    default:
+        if (v != NULL)
+            return out_call(o, val_json, v);
+        PyObject *b = PyBytes_FromStringAndSize((const char *)s, n);
+        if (b == NULL)
+            return -1;
+        int rc = out_call(o, val_json, b);
+        Py_DECREF(b);
+        return rc;
+    }
+}
+
 /* a byte field (bytes or None) per mode; 1: hand back */
 static int
 out_field(Out *o, PyObject *v, int mode, PyObject *val_json)
@@ -671,27 +700,7 @@ out_field(Out *o, PyObject *v, int mode, PyObject *val_json)
         return PUT_LIT(o, "null");
     if (!PyBytes_CheckExact(v))
         return 1;
-    const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(v);
-    Py_ssize_t n = PyBytes_GET_SIZE(v);
-    switch (mode) {
-    case MODE_BASE64:
-        return out_base64(o, s, n);
-    case MODE_HEX:
-        return out_hex(o, s, n);
-    case MODE_AUTO:
-        switch (text_kind(s, n)) {
-        case 1:
-            return out_json_ascii_text(o, s, n);
-        case 2:
-            return out_json_text(o, s, n);
-        default:
-            if (PUT_LIT(o, "{\"base64\":") < 0 || out_base64(o, s, n) < 0)
-                return -1;
-            return PUT_LIT(o, "}");
-        }
-    default:
-        return out_call(o, val_json, v);
-    }
+    return out_bytes(o, (const unsigned char *)PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), v, mode, val_json);
 }
 
 static int
@@ -788,15 +797,217 @@ format_lines(PyObject *self, PyObject *args)
     return s;
 }
 
+/* ---- records without objects: the check of a plain run, and its lines ---------------------------- */
+
+static int
+consts_from(RunConsts *k, long long base_offset, long long base_ts, long long max_ts, int log_append)
+{
+    k->ts_type = k->source = k->zero_magic = NULL;
+    k->base_offset = base_offset;
+    k->base_ts = base_ts;
+    k->max_ts = max_ts;
+    k->log_append = log_append;
+    k->shift = 0;
+    return 0;
+}
+
+static PyObject *
+record_check(PyObject *self, PyObject *args)
+{
+    PyObject *data;
+    Py_ssize_t pos, end, count;
+    long long base_offset, base_ts, max_ts, lod;
+    int log_append;
+    if (!PyArg_ParseTuple(args, "OnnnLLLpL", &data, &pos, &end, &count, &base_offset, &base_ts, &max_ts,
+                          &log_append, &lod)) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (end > view.len || pos < 0 || pos > end) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    RunConsts k;
+    consts_from(&k, base_offset, base_ts, max_ts, log_append);
+    Py_ssize_t n = 0;
+    int ordered = 1;
+    int64_t prev = -1, top = 0;
+    Fields f;
+    while (pos < end) {
+        if (n >= count || parse_one(d, pos, end, &k, &f) < 0) {  /* trailing bytes, or not plain */
+            PyBuffer_Release(&view);
+            Py_RETURN_NONE;
+        }
+        if (f.off_delta <= prev || f.off_delta > lod)
+            ordered = 0;
+        prev = f.off_delta;
+        if (n == 0 || f.timestamp > top)
+            top = f.timestamp;
+        pos = f.rend;
+        n++;
+    }
+    PyBuffer_Release(&view);
+    PyObject *top_obj = n ? PyLong_FromLongLong(top) : (Py_INCREF(Py_None), Py_None);
+    if (top_obj == NULL)
+        return NULL;
+    return Py_BuildValue("(nON)", n, ordered ? Py_True : Py_False, top_obj);
+}
+
+static inline int
+out_i64(Out *o, int64_t x)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp, *p = e;
+    uint64_t u = x < 0 ? 0ull - (uint64_t)x : (uint64_t)x;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        *--p = '-';
+    return out_put(o, p, e - p);
+}
+
+/* the headers of a checked record, as RecordLines._headers writes them */
+static int
+out_raw_headers(Out *o, const unsigned char *d, const Fields *f, int mode, PyObject *val_json, PyObject *dumps)
+{
+    Py_ssize_t pos = f->hstart;
+    int rc;
+    if (PUT_LIT(o, "[") < 0)
+        return -1;
+    for (int64_t i = 0; i < f->hcount; i++) {
+        int64_t hk = 0, hv = -1;
+        read_varint(d, &pos, f->rend, 5, &hk);  /* checked by parse_one */
+        const unsigned char *key = d + pos;
+        pos += (Py_ssize_t)hk;
+        if ((rc = (i ? PUT_LIT(o, ",{\"key\":") : PUT_LIT(o, "{\"key\":"))) != 0)
+            return rc;
+        int ascii = 1;
+        for (int64_t j = 0; j < hk; j++)
+            if (key[j] >= 0x80) {
+                ascii = 0;
+                break;
+            }
+        if (ascii)
+            rc = out_json_ascii_chars(o, key, (Py_ssize_t)hk);
+        else {
+            PyObject *k = PyUnicode_DecodeUTF8((const char *)key, (Py_ssize_t)hk, "backslashreplace");
+            if (k == NULL)
+                return -1;
+            rc = PyUnicode_IS_ASCII(k) ? out_json_ascii_str(o, k) : out_call(o, dumps, k);
+            Py_DECREF(k);
+        }
+        if (rc != 0)
+            return rc;
+        read_varint(d, &pos, f->rend, 5, &hv);
+        if ((rc = PUT_LIT(o, ",\"value\":")) != 0)
+            return rc;
+        if (hv < 0)
+            rc = PUT_LIT(o, "null");
+        else {
+            rc = out_bytes(o, d + pos, (Py_ssize_t)hv, NULL, mode, val_json);
+            pos += (Py_ssize_t)hv;
+        }
+        if (rc != 0 || (rc = PUT_LIT(o, "}")) != 0)
+            return rc;
+    }
+    return PUT_LIT(o, "]");
+}
+
+static int
+out_raw_record(Out *o, const unsigned char *d, const Fields *f, PyObject *prefix, PyObject *mid_ts,
+               PyObject *tail, int mode, PyObject *val_json, PyObject *dumps)
+{
+    int rc;
+    if ((rc = out_str(o, prefix)) != 0 || (rc = out_i64(o, f->offset)) != 0
+        || (rc = PUT_LIT(o, ",\"timestamp\":")) != 0 || (rc = out_i64(o, f->timestamp)) != 0
+        || (rc = out_str(o, mid_ts)) != 0)
+        return rc;
+    rc = f->klen < 0 ? PUT_LIT(o, "null") : out_bytes(o, d + f->p_key, (Py_ssize_t)f->klen, NULL, mode, val_json);
+    if (rc != 0 || (rc = PUT_LIT(o, ",\"value\":")) != 0)
+        return rc;
+    rc = f->vlen < 0 ? PUT_LIT(o, "null") : out_bytes(o, d + f->p_val, (Py_ssize_t)f->vlen, NULL, mode, val_json);
+    if (rc != 0 || (rc = PUT_LIT(o, ",\"headers\":")) != 0
+        || (rc = out_raw_headers(o, d, f, mode, val_json, dumps)) != 0
+        || (rc = PUT_LIT(o, ",\"offsetDelta\":")) != 0 || (rc = out_i64(o, f->off_delta)) != 0
+        || (rc = PUT_LIT(o, ",\"timestampDelta\":")) != 0 || (rc = out_i64(o, f->ts_delta)) != 0
+        || (rc = out_str(o, tail)) != 0)
+        return rc;
+    return 0;
+}
+
+static PyObject *
+format_run(PyObject *self, PyObject *args)
+{
+    PyObject *data, *prefix, *mid_ts, *tail, *val_json, *dumps;
+    Py_ssize_t pos, end, limit;
+    long long base_offset, base_ts, max_ts;
+    int log_append, mode;
+    if (!PyArg_ParseTuple(args, "OnnnLLLpUUUiOO", &data, &pos, &end, &limit, &base_offset, &base_ts, &max_ts,
+                          &log_append, &prefix, &mid_ts, &tail, &mode, &val_json, &dumps)) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    if (end > view.len || pos < 0 || pos > end) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    RunConsts k;
+    consts_from(&k, base_offset, base_ts, max_ts, log_append);
+    Out o = {NULL, 0, 0, 1};
+    Py_ssize_t n = 0;
+    Fields f;
+    while (pos < end && n < limit) {
+        int rc = parse_one(d, pos, end, &k, &f) < 0 ? 1
+                 : out_raw_record(&o, d, &f, prefix, mid_ts, tail, mode, val_json, dumps);
+        if (rc != 0) {
+            PyMem_Free(o.buf);
+            PyBuffer_Release(&view);
+            if (rc < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        pos = f.rend;
+        n++;
+    }
+    PyBuffer_Release(&view);
+    PyObject *s;
+    if (o.ascii) {
+        s = PyUnicode_New(o.len, 127);
+        if (s != NULL && o.len)
+            memcpy(PyUnicode_1BYTE_DATA(s), o.buf, (size_t)o.len);
+    } else
+        s = PyUnicode_DecodeUTF8(o.buf, o.len, NULL);
+    PyMem_Free(o.buf);
+    if (s == NULL)
+        return NULL;
+    return Py_BuildValue("(Nnn)", s, pos, n);
+}
+
 /* ---- verify-crc's hop ----------------------------------------------------------------------- */
 
 static PyObject *
 crc_hop(PyObject *self, PyObject *args)
 {
     PyObject *buf, *crc_fn, *mv = NULL;
-    Py_ssize_t pos, end, max_length, batches = 0;
+    Py_ssize_t pos, end, until, max_length, batches = 0;
     long long nbytes = 0;
-    if (!PyArg_ParseTuple(args, "OnnnO", &buf, &pos, &end, &max_length, &crc_fn))
+    if (!PyArg_ParseTuple(args, "OnnnnO", &buf, &pos, &end, &until, &max_length, &crc_fn))
         return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0)
@@ -809,7 +1020,7 @@ crc_hop(PyObject *self, PyObject *args)
         PyBuffer_Release(&view);
         return NULL;
     }
-    while (pos >= 0 && end - pos >= 61) {
+    while (pos >= 0 && pos < until && end - pos >= 61) {
         const unsigned char *h = d + pos;
         int32_t length = (int32_t)(((uint32_t)h[8] << 24) | ((uint32_t)h[9] << 16) | ((uint32_t)h[10] << 8) | h[11]);
         Py_ssize_t nxt = pos + 12 + (Py_ssize_t)length;
@@ -848,6 +1059,8 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_O, "Take Record's slot layout (call once, with decode.model.Record)."},
     {"record_run", record_run, METH_VARARGS, "The record loop of a plain batch run (None: hand back)."},
     {"format_lines", format_lines, METH_VARARGS, "JSON lines of a list of v2 records (None: hand back)."},
+    {"record_check", record_check, METH_VARARGS, "Check a plain batch's records without objects (None: hand back)."},
+    {"format_run", format_run, METH_VARARGS, "JSON lines of a checked run, straight from its bytes (None: hand back)."},
     {"crc_hop", crc_hop, METH_VARARGS, "Walk intact v2 batches: (stop position, batches, bytes)."},
     {NULL, NULL, 0, NULL},
 };
@@ -860,5 +1073,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit_hotloops(void)
 {
+    init_auto_class();
     return PyModule_Create(&module);
 }

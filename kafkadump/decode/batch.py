@@ -190,6 +190,11 @@ def decode_batch_records(b: Batch, buf: bytes | mmap.mmap, pos: int, end: int, b
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
     limit = SPAN_RECORDS if spans is not None else STREAM_RECORDS
+    checked = _compiled_check(data, start, stop, b) if spans is None else None
+    if checked is not None:
+        # plain records, checked in C: they stream from the bytes when read (no objects until then)
+        b.records = RecordStream(b, data, start, stop, source, shift, checked) if checked else []
+        return
     fast = _compiled_run(data, start, stop, b, source, shift, 0, limit) if spans is None else None
     if fast is not None and fast[4]:
         b.records = fast[0]
@@ -496,6 +501,26 @@ def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, sou
         n += 1
     WORK.records += n - n0
     return out, findings, pos, n, done
+
+
+def _compiled_check(data: bytes | mmap.mmap, start: int, stop: int, b: Batch) -> int | None:
+    """The compiled check of a batch's records (no objects made): the number of records, their
+    cross-checks with the header done (:func:`_check_records`' findings); None when there is no
+    compiled loop, the batch is a control batch, or its records are not plain (a malformed
+    record, trailing bytes, offset deltas out of order): the Python loop then says what is wrong."""
+    if _HOT is None or b.attributes & 0x20:
+        return None
+    log_append = (b.attributes & 0x08) != 0
+    got = _HOT.record_check(data, start, stop, b.record_count, b.base_offset, b.base_timestamp, b.max_timestamp,
+                            log_append, b.last_offset_delta)
+    if got is None or not got[1]:
+        return None
+    n, _, top = got
+    WORK.records += n
+    _count_check(b, n)
+    if n:
+        _timestamp_check(b, n, top)
+    return n
 
 
 def _compiled_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, source: str, shift: int, n: int,
