@@ -35,7 +35,6 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"], optional=True,
-                           extra_compile_args=["-O2"] if sys.platform != "win32" else [])],
+    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -13,6 +13,9 @@
  *       None, or (records, pos, n, done, ordered, top)
  *   format_lines(records, prefix, mid_ts, tail, mode, val_json, dumps)
  *       twin of render.jsonl.RecordLines.batch_lines' loop: None, or the lines as one str
+ *   batch_hop(buf, pos, end, max_length, copy_max, crc32c)
+ *       the part of decode.step.decode_at that judges an intact, uncompressed, non-control v2 batch
+ *       with a sane header: None, or (a copy of its bytes, its CRC-32C)
  *   crc_hop(buf, pos, end, until, max_length, crc32c)
  *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``:
  *       (pos, batches, bytes): where it stopped (at ``until``, or at a batch that is not intact and
@@ -1053,6 +1056,69 @@ error:
     return NULL;
 }
 
+/* ---- the step over an intact plain batch ------------------------------------------------------- */
+
+static inline uint32_t
+be32(const unsigned char *h)
+{
+    return ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
+}
+
+static PyObject *
+batch_hop(PyObject *self, PyObject *args)
+{
+    PyObject *buf, *crc_fn;
+    Py_ssize_t pos, end, max_length, copy_max;
+    if (!PyArg_ParseTuple(args, "OnnnnO", &buf, &pos, &end, &max_length, &copy_max, &crc_fn))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *h = (const unsigned char *)view.buf + pos;
+    PyObject *result = NULL;
+    if (pos < 0 || end > view.len || end - pos < 61 || h[16] != 2)
+        goto hand_back;
+    int32_t length = (int32_t)be32(h + 8);
+    Py_ssize_t size = (Py_ssize_t)length + 12;
+    if (length < 49 || length > max_length || size > end - pos || size > copy_max)
+        goto hand_back;
+    unsigned attributes = ((unsigned)h[21] << 8) | h[22];
+    int32_t lod = (int32_t)be32(h + 23), count = (int32_t)be32(h + 57);
+    /* what check_header would say something about, a compressed or control batch: the Python step */
+    if ((attributes & 0xFF80) || (attributes & 0x07) || (attributes & 0x20) || count < 0 || (count > 0 && lod < 0))
+        goto hand_back;
+    PyObject *region = PyMemoryView_FromMemory((char *)h + 21, size - 21, PyBUF_READ);
+    if (region == NULL)
+        goto error;
+    PyObject *c = PyObject_CallOneArg(crc_fn, region);
+    Py_DECREF(region);
+    if (c == NULL)
+        goto error;
+    unsigned long computed = PyLong_AsUnsignedLong(c);
+    if (computed == (unsigned long)-1 && PyErr_Occurred()) {
+        Py_DECREF(c);
+        goto error;
+    }
+    if (computed != be32(h + 17)) {
+        Py_DECREF(c);
+        goto hand_back;
+    }
+    PyObject *chunk = PyBytes_FromStringAndSize((const char *)h, size);
+    if (chunk == NULL) {
+        Py_DECREF(c);
+        goto error;
+    }
+    result = Py_BuildValue("(NN)", chunk, c);
+    PyBuffer_Release(&view);
+    return result;
+hand_back:
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+error:
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
 /* ---- module ----------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -1061,6 +1127,7 @@ static PyMethodDef methods[] = {
     {"format_lines", format_lines, METH_VARARGS, "JSON lines of a list of v2 records (None: hand back)."},
     {"record_check", record_check, METH_VARARGS, "Check a plain batch's records without objects (None: hand back)."},
     {"format_run", format_run, METH_VARARGS, "JSON lines of a checked run, straight from its bytes (None: hand back)."},
+    {"batch_hop", batch_hop, METH_VARARGS, "An intact, uncompressed, non-control v2 batch: (its bytes, its CRC)."},
     {"crc_hop", crc_hop, METH_VARARGS, "Walk intact v2 batches: (stop position, batches, bytes)."},
     {NULL, NULL, 0, NULL},
 };

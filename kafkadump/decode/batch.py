@@ -190,10 +190,7 @@ def decode_batch_records(b: Batch, buf: bytes | mmap.mmap, pos: int, end: int, b
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
     limit = SPAN_RECORDS if spans is not None else STREAM_RECORDS
-    checked = _compiled_check(data, start, stop, b) if spans is None else None
-    if checked is not None:
-        # plain records, checked in C: they stream from the bytes when read (no objects until then)
-        b.records = RecordStream(b, data, start, stop, source, shift, checked) if checked else []
+    if spans is None and compiled_records(b, data, start, stop, source, shift):
         return
     fast = _compiled_run(data, start, stop, b, source, shift, 0, limit) if spans is None else None
     if fast is not None and fast[4]:
@@ -503,6 +500,18 @@ def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, sou
     return out, findings, pos, n, done
 
 
+def compiled_records(b: Batch, data: bytes | mmap.mmap, start: int, stop: int, source: str, shift: int) -> bool:
+    """The records of ``b`` in ``data[start:stop]``, checked by the compiled loop: plain
+    records (and the header's cross-checks) make ``b.records`` a stream decoded from the bytes
+    when read (no objects until then); False when there is nothing plain to say (no
+    compiled loop, a control batch, records that are not plain: see :func:`_compiled_check`)."""
+    checked = _compiled_check(data, start, stop, b)
+    if checked is None:
+        return False
+    b.records = RecordStream(b, data, start, stop, source, shift, checked) if checked else []
+    return True
+
+
 def _compiled_check(data: bytes | mmap.mmap, start: int, stop: int, b: Batch) -> int | None:
     """The compiled check of a batch's records (no objects made): the number of records, their
     cross-checks with the header done (:func:`_check_records`' findings); None when there is no
@@ -736,6 +745,6 @@ def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
     return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
-__all__ = ["decode_batch", "decode_batch_header", "decode_records", "decode_record_run", "RecordStream",
+__all__ = ["decode_batch", "decode_batch_header", "compiled_records", "decode_records", "decode_record_run", "RecordStream",
            "record_chunks", "STREAM_RECORDS", "plausible_v2_header",
            "crc_ok_v2", "HEADER", "HEADER_SIZE", "MIN_BATCH_LENGTH", "Truncated"]
