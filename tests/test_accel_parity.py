@@ -12,6 +12,7 @@ non-text values).
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from kafkadump.decode import walk as walk_module
 from kafkadump.decode.model import Batch, Record, record_chunks
 from kafkadump.render import jsonl
 from kafkadump.render.jsonl import RecordLines, item_line
+from kafkadump.report.records import item_object
 
 ROOT = Path(__file__).resolve().parent.parent
 FILE = "orders-3/00000000000000000000.log"
@@ -83,6 +85,8 @@ def assert_same(data: bytes, **kw) -> str:
     fast = render(data, **kw)
     with pure_python():
         slow = render(data, **kw)
+        for item in iter_batches(data, kw.get("file", FILE)):  # the fast batch line is batch_object's JSON
+            assert item_line(item) == json.dumps(item_object(item))
     assert fast[0] == slow[0]
     assert fast[1] == slow[1]
     return fast[0]

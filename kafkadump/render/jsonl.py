@@ -13,6 +13,7 @@ of ``records --json``; a test holds the two equal.
 from __future__ import annotations
 
 import binascii
+import functools
 import json
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
@@ -26,6 +27,7 @@ from ..report.records import (
     DEFAULT_ENCODING,
     ENCODERS,
     Place,
+    findings_list,
     item_object,
     place_of_file,
     record_object,
@@ -49,7 +51,42 @@ _b64 = binascii.b2a_base64
 
 def item_line(item: Batch | Gap) -> str:
     """A batch or gap as its JSON line (no newline)."""
+    if type(item) is Batch and item.magic >= 2:
+        return batch_line(item)
     return _dumps(item_object(item))
+
+
+_JSON_CONST = {None: "null", True: "true", False: "false"}
+
+
+def _scalar(v: int | bool | None) -> str:
+    """An int, a bool or None as json.dumps writes it."""
+    return _JSON_CONST[v] if v is None or v is True or v is False else str(v)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_json(name: str) -> str:
+    return _dumps(name)
+
+
+def batch_line(b: Batch) -> str:
+    """``json.dumps(batch_object(b))`` for a v2 batch, built without the dict (the hot path of
+    ``batches --json``); a test holds the two equal."""
+    dsize = "" if b.decompressed_size is None else f'"decompressedSize": {b.decompressed_size}, '
+    findings = _dumps(findings_list(b.findings)) if b.findings else "[]"
+    tst = b.timestamp_type
+    return (f'{{"type": "batch", "file": {_file_json(b.file)}, "position": {b.position}, "size": {b.size}, '
+            f'"baseOffset": {_scalar(b.base_offset)}, "batchLength": {_scalar(b.batch_length)}, '
+            f'"partitionLeaderEpoch": {_scalar(b.partition_leader_epoch)}, "magic": {b.magic}, '
+            f'"crc": {_scalar(b.crc)}, "attributes": {b.attributes}, "lastOffsetDelta": {_scalar(b.last_offset_delta)}, '
+            f'"baseTimestamp": {_scalar(b.base_timestamp)}, "maxTimestamp": {_scalar(b.max_timestamp)}, '
+            f'"producerId": {_scalar(b.producer_id)}, "producerEpoch": {_scalar(b.producer_epoch)}, '
+            f'"baseSequence": {_scalar(b.base_sequence)}, "recordCount": {_scalar(b.record_count)}, '
+            f'"lastOffset": {_scalar(b.last_offset)}, "lastSequence": {_scalar(b.last_sequence)}, '
+            f'"compression": {_dumps(b.compression)}, "timestampType": {"null" if tst is None else _dumps(tst)}, '
+            f'"isTransactional": {_scalar(b.is_transactional)}, "isControlBatch": {_scalar(b.is_control)}, '
+            f'"hasDeleteHorizonMs": {_scalar(b.has_delete_horizon)}, "crcValid": {_scalar(b.crc_valid)}, '
+            f'"computedCrc": {_scalar(b.computed_crc)}, {dsize}"findings": {findings}}}')
 
 
 def _base64_json(b: bytes) -> str:
@@ -243,7 +280,7 @@ class RecordLines:
         return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
 
 
-__all__ = ["item_line", "RecordLines"]
+__all__ = ["item_line", "batch_line", "RecordLines"]
 
 
 # --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
