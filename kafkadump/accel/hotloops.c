@@ -1007,7 +1007,7 @@ format_run(PyObject *self, PyObject *args)
 static PyObject *
 crc_hop(PyObject *self, PyObject *args)
 {
-    PyObject *buf, *crc_fn, *mv = NULL;
+    PyObject *buf, *crc_fn;
     Py_ssize_t pos, end, until, max_length, batches = 0;
     long long nbytes = 0;
     if (!PyArg_ParseTuple(args, "OnnnnO", &buf, &pos, &end, &until, &max_length, &crc_fn))
@@ -1018,11 +1018,6 @@ crc_hop(PyObject *self, PyObject *args)
     const unsigned char *d = (const unsigned char *)view.buf;
     if (end > view.len)
         end = view.len;
-    mv = PyMemoryView_FromObject(buf);
-    if (mv == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
     while (pos >= 0 && pos < until && end - pos >= 61) {
         const unsigned char *h = d + pos;
         int32_t length = (int32_t)(((uint32_t)h[8] << 24) | ((uint32_t)h[9] << 16) | ((uint32_t)h[10] << 8) | h[11]);
@@ -1030,7 +1025,8 @@ crc_hop(PyObject *self, PyObject *args)
         if (h[16] != 2 || length < 49 || length > max_length || nxt > end)
             break;
         uint32_t stored = ((uint32_t)h[17] << 24) | ((uint32_t)h[18] << 16) | ((uint32_t)h[19] << 8) | h[20];
-        PyObject *slice = PySequence_GetSlice(mv, pos + 21, nxt);
+        /* a view of the batch's CRC region, valid while ``view`` is held (crc32c keeps no reference) */
+        PyObject *slice = PyMemoryView_FromMemory((char *)d + pos + 21, nxt - pos - 21, PyBUF_READ);
         if (slice == NULL)
             goto error;
         PyObject *c = PyObject_CallOneArg(crc_fn, slice);
@@ -1047,11 +1043,9 @@ crc_hop(PyObject *self, PyObject *args)
         nbytes += length + 12;
         pos = nxt;
     }
-    Py_DECREF(mv);
     PyBuffer_Release(&view);
     return Py_BuildValue("(nnL)", pos, batches, nbytes);
 error:
-    Py_DECREF(mv);
     PyBuffer_Release(&view);
     return NULL;
 }
