@@ -86,7 +86,10 @@ app = CommandsOnDemand(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kafkadump {__version__}")
+        from ..accel import active_path
+        from ..decode import batch  # noqa: F401 (sets up the compiled loops, when there are any)
+
+        typer.echo(f"kafkadump {__version__} ({active_path()})")
         raise typer.Exit()
 
 

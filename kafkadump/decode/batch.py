@@ -53,6 +53,7 @@ import struct
 from collections.abc import Callable, Iterator
 from operator import attrgetter
 
+from ..accel import compiled_loops
 from ..findings import Code, DecodeError, Finding, Truncated
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
@@ -77,6 +78,8 @@ HEADER = struct.Struct(">" + "".join(code for _, code in HEADER_FIELDS))
 assert HEADER.size == HEADER_SIZE
 
 _unpack_header = HEADER.unpack_from
+# the compiled twin of the record loop (None: the pure-Python path; see kafkadump.accel)
+_HOT = compiled_loops(Record)
 _OFFSET_DELTA = attrgetter("offset_delta")
 _TIMESTAMP = attrgetter("timestamp")
 
@@ -186,7 +189,15 @@ def decode_batch_records(b: Batch, buf: bytes | mmap.mmap, pos: int, end: int, b
                               f"<{b.compression}, {len(data)} bytes decompressed>"))
         start, stop, source, shift = 0, len(data), "decompressed", 0
     limit = SPAN_RECORDS if spans is not None else STREAM_RECORDS
-    recs, findings, p, n, done = decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
+    if spans is None and compiled_records(b, data, start, stop, source, shift):
+        return
+    fast = _compiled_run(data, start, stop, b, source, shift, 0, limit) if spans is None else None
+    if fast is not None and fast[4]:
+        b.records = fast[0]
+        _check_records(b, fast[0], fast[5], fast[6])
+        return
+    recs, findings, p, n, done = fast[:5] if fast is not None else \
+        decode_record_run(data, start, stop, b, source, shift, spans, 0, limit)
     if not done and spans is not None:
         _span_rest(b, spans, findings, p, stop, n, source, shift)
     if not done:
@@ -303,6 +314,10 @@ def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, sou
     """
     if source != "file":
         shift = 0  # positions in decompressed data are relative to it
+    if spans is None:
+        fast = _compiled_run(data, pos, end, b, source, shift, n, limit)
+        if fast is not None:
+            return fast[:5]
     out: list[Record] = []
     findings: list[Finding] = []
     append = out.append
@@ -484,6 +499,61 @@ def decode_record_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, sou
     return out, findings, pos, n, done
 
 
+def compiled_records(b: Batch, data: bytes | mmap.mmap, start: int, stop: int, source: str, shift: int) -> bool:
+    """The records of ``b`` in ``data[start:stop]``, checked by the compiled loop: plain
+    records (and the header's cross-checks) make ``b.records`` a stream decoded from the bytes
+    when read (no objects until then); False when there is nothing plain to say (no
+    compiled loop, a control batch, records that are not plain: see :func:`_compiled_check`)."""
+    checked = _compiled_check(data, start, stop, b)
+    if checked is None:
+        return False
+    b.records = RecordStream(b, data, start, stop, source, shift, checked) if checked else []
+    return True
+
+
+def _compiled_check(data: bytes | mmap.mmap, start: int, stop: int, b: Batch) -> int | None:
+    """The compiled check of a batch's records (no objects made): the number of records, their
+    cross-checks with the header done (:func:`_check_records`' findings); None when there is no
+    compiled loop, the batch is a control batch, or its records are not plain (a malformed
+    record, trailing bytes, offset deltas out of order): the Python loop then says what is wrong."""
+    if _HOT is None or b.attributes & 0x20:
+        return None
+    log_append = (b.attributes & 0x08) != 0
+    got = _HOT.record_check(data, start, stop, b.record_count, b.base_offset, b.base_timestamp, b.max_timestamp,
+                            log_append, b.last_offset_delta)
+    if got is None or not got[1]:
+        return None
+    n, _, top = got
+    WORK.records += n
+    if n != b.record_count:  # (the checks of _check_records, skipped where they can find nothing)
+        _count_check(b, n)
+    if n and top != b.max_timestamp:
+        _timestamp_check(b, n, top)
+    return n
+
+
+def _compiled_run(data: bytes | mmap.mmap, pos: int, end: int, b: Batch, source: str, shift: int, n: int,
+                  limit: int | None) -> tuple[list[Record], list[Finding], int, int, bool, bool, int | None] | None:
+    """:func:`decode_record_run` by the compiled loop (no spans): its result, then whether the
+    offset deltas rise from 0 up to lastOffsetDelta and the largest timestamp (for
+    :func:`_check_records`); None when there is no compiled loop, the batch is a control
+    batch, or the run is not plain (a malformed record, trailing bytes): the Python loop
+    then decodes it and says what is wrong."""
+    if _HOT is None or b.attributes & 0x20:
+        return None
+    count = b.record_count
+    stop_n = count if limit is None else min(count, n + limit)
+    log_append = (b.attributes & 0x08) != 0
+    got = _HOT.record_run(data, pos, end, n, stop_n, count, b.base_offset, b.base_timestamp, b.max_timestamp,
+                          log_append, "LogAppendTime" if log_append else "CreateTime", source,
+                          shift if source == "file" else 0, b.last_offset_delta)
+    if got is None:
+        return None
+    recs, nxt, n_end, done, ordered, top = got
+    WORK.records += n_end - n
+    return recs, [], nxt, n_end, done, ordered, top
+
+
 def _decode_headers(data: ByteBuffer, pos: int, rend: int, hcount: int, want_spans: bool
                     ) -> tuple[list[tuple[str, bytes | None]], int, list[tuple[int, ...]] | None]:
     headers: list[tuple[str, bytes | None]] = []
@@ -634,24 +704,27 @@ def _timestamp_check(b: Batch, count: int, top: int) -> None:
                                       f"maxTimestamp {b.max_timestamp} != largest record timestamp {top}"))
 
 
-def _check_records(b: Batch, recs: list) -> None:
-    """Cross-check the decoded records against the header."""
+def _check_records(b: Batch, recs: list, in_order: bool | None = None, top: int | None = None) -> None:
+    """Cross-check the decoded records against the header (``in_order`` and ``top``, when the
+    compiled loop gives them: the offset deltas rise from 0 up to lastOffsetDelta; the largest
+    timestamp)."""
     _count_check(b, len(recs))
     if not recs:
         return
-    deltas = list(map(_OFFSET_DELTA, recs))
-    # the common case in C: strictly increasing (consecutive, or after compaction with gaps),
-    # from >= 0, up to lastOffsetDelta
-    first, last = deltas[0], deltas[-1]
-    in_order = first >= 0 and last <= b.last_offset_delta and (
-        deltas == list(range(first, last + 1)) or sorted(set(deltas)) == deltas)
+    if in_order is None:
+        deltas = list(map(_OFFSET_DELTA, recs))
+        # the common case in C: strictly increasing (consecutive, or after compaction with gaps),
+        # from >= 0, up to lastOffsetDelta
+        first, last = deltas[0], deltas[-1]
+        in_order = first >= 0 and last <= b.last_offset_delta and (
+            deltas == list(range(first, last + 1)) or sorted(set(deltas)) == deltas)
     prev = -1
     for r in () if in_order else recs:
         if r.offset_delta <= prev or r.offset_delta > b.last_offset_delta:
             _order_finding(b, r, prev)
             break
         prev = r.offset_delta
-    _timestamp_check(b, len(recs), max(map(_TIMESTAMP, recs)))
+    _timestamp_check(b, len(recs), max(map(_TIMESTAMP, recs)) if top is None else top)
 
 
 def plausible_v2_header(buf: ByteBuffer, pos: int, end: int) -> bool:
@@ -672,6 +745,6 @@ def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
     return checksum(crc32c, buf, pos + CRC_START, pos + 12 + blen) == crc
 
 
-__all__ = ["decode_batch", "decode_batch_header", "decode_records", "decode_record_run", "RecordStream",
+__all__ = ["decode_batch", "decode_batch_header", "compiled_records", "decode_records", "decode_record_run", "RecordStream",
            "record_chunks", "STREAM_RECORDS", "plausible_v2_header",
            "crc_ok_v2", "HEADER", "HEADER_SIZE", "MIN_BATCH_LENGTH", "Truncated"]

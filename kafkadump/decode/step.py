@@ -33,12 +33,21 @@ import struct
 import zlib
 from collections.abc import Callable
 
+from ..accel import compiled_loops
 from ..findings import Code, Finding
-from .batch import CRC_START, HEADER_SIZE, MIN_BATCH_LENGTH, decode_batch, plausible_v2_header
+from .batch import (
+    CRC_START,
+    HEADER_SIZE,
+    MIN_BATCH_LENGTH,
+    compiled_records,
+    decode_batch,
+    decode_batch_header,
+    plausible_v2_header,
+)
 from .crc import crc32c
 from .inplace import RELEASE_STEP, checksum, page_releaser
 from .legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy, framing_error
-from .model import Batch, Gap, Span
+from .model import Batch, Gap, Record, Span
 from .options import SCAN_FLOOR, Options
 from .primitives import ByteBuffer
 from .work import WORK
@@ -47,6 +56,10 @@ _PREFIX = struct.Struct(">qi")
 _ZERO_CHUNK = 1 << 16
 COPY_MAX = 1 << 20  # items up to this size are decoded from a copy; larger ones in place
 _MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 or 2
+
+# the compiled twin of decode_at's step over an intact plain batch (None: pure Python; see kafkadump.accel)
+_HOT = compiled_loops(Record)
+
 
 def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
     """Is the CRC-32C of the v2 batch at ``pos`` right?  Checked in place."""
@@ -257,6 +270,10 @@ def decode_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options, base
     the carver, the Spark splitter).  ``budget`` bounds resync work (see
     :class:`ScanBudget`); positions are ``base`` + position in ``buf``.
     """
+    if _HOT is not None:
+        plain = _compiled_step(buf, pos, end, file, opt, base)
+        if plain is not None:
+            return [plain], pos + plain.size
     if end - pos < 17 or buf[pos + 16] not in (0, 1, 2) or _bad_length(buf, pos, end, opt):
         gap = _damage(buf, pos, end, file, base, opt, budget)
         stop = pos + gap.size
@@ -275,6 +292,24 @@ def decode_at(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options, base
     if b.crc_valid is False and nxt < end and not _next_ok(buf, nxt, end):
         return _distrusted_length(buf, pos, nxt, end, file, base, opt, budget, b)
     return [b], nxt
+
+
+def _compiled_step(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options, base: int) -> Batch | None:
+    """What the step below makes of an intact, uncompressed, non-control v2 batch whose header
+    and records are plain, by the compiled loops (the same Batch, findings and all); None for
+    anything else, which the step below judges."""
+    assert _HOT is not None
+    got = _HOT.batch_hop(buf, pos, end, opt.max_batch_bytes, COPY_MAX, crc32c)
+    if got is None:
+        return None
+    chunk, crc = got
+    b = decode_batch_header(chunk, 0, file, base + pos)
+    b.computed_crc = crc
+    WORK.crc_bytes += b.size - CRC_START
+    if opt.records and (opt.select is None or opt.select(b)) and \
+            not compiled_records(b, chunk, HEADER_SIZE, b.size, "file", base + pos):
+        return None
+    return b
 
 
 def _decode_in_place(buf: ByteBuffer, pos: int, size: int, magic: int, file: str, base: int, opt: Options) -> Batch:

@@ -16,15 +16,19 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
+from ..accel import compiled_loops
 from ..findings import Code, Finding
 from .batch import MIN_BATCH_LENGTH
 from .crc import crc32c as _crc32c
 from .inplace import RELEASE_STEP, page_releaser
-from .model import Batch, Gap, Span
+from .model import Batch, Gap, Record, Span
 from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)
 from .primitives import ByteBuffer
 from .step import ScanBudget, decode_at, decode_item, find_next_batch, plausible_at  # noqa: F401 (re-exported)
 from .work import WORK
+
+# the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel)
+_HOT = compiled_loops(Record)
 
 
 def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int | None = None,
@@ -191,11 +195,19 @@ class CrcScan:
         pos = 0
         release = self.release
         released = 0
+        hop = None if _HOT is None else _HOT.crc_hop
         try:
             while pos < end:
                 if release is not None and pos - released >= RELEASE_STEP:
                     release(pos)
                     released = pos
+                if hop is not None:
+                    # the intact batches up to the next page release, in C; then the batch there, below
+                    pos, n, size = hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES, crc)
+                    self.batches += n
+                    self.bytes += size
+                    if pos >= end:
+                        break
                 if end - pos >= 61:
                     _, length, _, magic, stored = unpack(buf, pos)
                     nxt = pos + 12 + length

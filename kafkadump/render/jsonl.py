@@ -13,17 +13,21 @@ of ``records --json``; a test holds the two equal.
 from __future__ import annotations
 
 import binascii
+import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.model import Batch, Gap, Record, record_chunks
+from ..accel import compiled_loops
+from ..decode.batch import RecordStream
+from ..decode.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
 from ..report.records import (
     CONTROL_BYTES,
     DEFAULT_ENCODING,
     ENCODERS,
     Place,
+    findings_list,
     item_object,
     place_of_file,
     record_object,
@@ -50,7 +54,45 @@ _b64 = binascii.b2a_base64
 
 def item_line(item: Batch | Gap) -> str:
     """A batch or gap as its JSON line (no newline)."""
+    if type(item) is Batch and item.magic >= 2:
+        return batch_line(item)
     return _dumps(item_object(item))
+
+
+_JSON_CONST = {None: "null", True: "true", False: "false"}
+
+
+def _scalar(v: int | bool | None) -> str:
+    """An int, a bool or None as json.dumps writes it."""
+    return _JSON_CONST[v] if v is None or v is True or v is False else str(v)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_json(name: str) -> str:
+    return _dumps(name)
+
+
+def batch_line(b: Batch) -> str:
+    """``json.dumps(batch_object(b))`` for a v2 batch, built without the dict (the hot path of
+    ``batches --json``); a test holds the two equal.  The 13 header fields are ints (a v2
+    batch is only made by the header decoder)."""
+    dsize = "" if b.decompressed_size is None else f'"decompressedSize": {b.decompressed_size}, '
+    findings = _dumps(findings_list(b.findings)) if b.findings else "[]"
+    tst = b.timestamp_type
+    a = b.attributes
+    return (f'{{"type": "batch", "file": {_file_json(b.file)}, "position": {b.position}, "size": {b.size}, '
+            f'"baseOffset": {b.base_offset}, "batchLength": {b.batch_length}, '
+            f'"partitionLeaderEpoch": {b.partition_leader_epoch}, "magic": {b.magic}, '
+            f'"crc": {b.crc}, "attributes": {a}, "lastOffsetDelta": {b.last_offset_delta}, '
+            f'"baseTimestamp": {b.base_timestamp}, "maxTimestamp": {b.max_timestamp}, '
+            f'"producerId": {b.producer_id}, "producerEpoch": {b.producer_epoch}, '
+            f'"baseSequence": {b.base_sequence}, "recordCount": {b.record_count}, '
+            f'"lastOffset": {_scalar(b.last_offset)}, "lastSequence": {_scalar(b.last_sequence)}, '
+            f'"compression": {_dumps(b.compression)}, "timestampType": {"null" if tst is None else _dumps(tst)}, '
+            f'"isTransactional": {"true" if a & 0x10 else "false"}, '
+            f'"isControlBatch": {"true" if a & 0x20 else "false"}, '
+            f'"hasDeleteHorizonMs": {"true" if a & 0x40 else "false"}, "crcValid": {_scalar(b.crc_valid)}, '
+            f'"computedCrc": {_scalar(b.computed_crc)}, {dsize}"findings": {findings}}}')
 
 
 def _base64_json(b: bytes) -> str:
@@ -78,6 +120,12 @@ def _auto_json(b: bytes) -> str:
 # a non-null byte field as JSON text, per --encoding (null is written by the caller)
 VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
 
+# the compiled twin of batch_lines' loop (None: pure Python; see kafkadump.accel); it writes the
+# encodings it knows itself (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
+_HOT = compiled_loops(Record)
+_COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
+_CALL_MODE = 3
+
 
 class RecordLines:
     """Formats record lines for one encoding; reuse across a whole run.
@@ -94,6 +142,11 @@ class RecordLines:
         self._head = ""   # '{"type":"record","file":...,"topic":...,"partition":...,'
         self._tail = "}"  # a capture's sighting fields, then the closing brace
         self._framings: dict[Framing, str] = {}  # keyPayload/valuePayload JSON of a framing without schema
+        # batch_lines by the compiled loop: it writes exactly the fields of record_object listed in
+        # batch_lines (plus the per-run _head and _tail); an option that adds or changes record
+        # fields must set this False so that its lines come from the Python code
+        self.compiled = _HOT is not None
+        self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -151,6 +204,10 @@ class RecordLines:
         prefix = f'{self._head}"batchPosition":{b.position},"offset":'
         mid_ts = f',"timestampType":"{tst}","key":'
         tail = ',"control":null' + self._tail + "\n"
+        if self.compiled and _HOT is not None and type(recs) is list:
+            text = _HOT.format_lines(recs, prefix, mid_ts, tail, self._mode, self._val_json, _dumps)
+            if text is not None:  # None: something not plain; the loop below writes it
+                return text
         out: list[str] = []
         append = out.append
         if self.encoding == "base64":
@@ -218,6 +275,50 @@ class RecordLines:
             return text
         return _dumps_text(side_object(side, False), separators=(",", ":"))
 
+    def record_text(self, b: Batch, records: Sequence[Record] | RecordSource,
+                    place: Place | None = None) -> Iterator[str]:
+        """All of ``records`` (records of ``b``: a list or a stream) as newline-terminated lines,
+        a bounded run at a time: :meth:`batch_lines` of each run.
+
+        A plain stream (:class:`~kafkadump.decode.batch.RecordStream`, unfiltered, of a v2
+        batch that is not a control batch) goes to the compiled loop, which writes the lines
+        straight from the records' bytes (the same lines; a test holds them equal)."""
+        if self.compiled and _HOT is not None and type(records) is RecordStream and records.keep is None \
+                and b.magic >= 2 and not b.is_control:
+            done = yield from self._compiled_stream(b, records, place)
+            if done is None:
+                return
+        else:
+            done = 0
+        for chunk in record_chunks(records, b.payload_bytes):
+            if done >= len(chunk):
+                done -= len(chunk)
+                continue
+            yield self.batch_lines(b, chunk[done:], place)
+            done = 0
+
+    def _compiled_stream(self, b: Batch, records: RecordStream, place: Place | None
+                         ) -> Generator[str, None, int | None]:
+        """The lines of a plain stream by the compiled loop; None when all are written, else how
+        many were (the rest is handed back)."""
+        assert _HOT is not None
+        self._place(b, place)
+        prefix = f'{self._head}"batchPosition":{b.position},"offset":'
+        mid_ts = f',"timestampType":"{b.timestamp_type}","key":'
+        tail = ',"control":null' + self._tail + "\n"
+        log_append = (b.attributes & 0x08) != 0
+        pos, done = records.start, 0
+        while pos < records.stop:
+            got = _HOT.format_run(records.data, pos, records.stop, STREAM_RECORDS, b.base_offset, b.base_timestamp,
+                                  b.max_timestamp, log_append, prefix, mid_ts, tail, self._mode, self._val_json,
+                                  _dumps)
+            if got is None:
+                return done
+            text, pos, n = got
+            done += n
+            yield text
+        return None
+
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
         :class:`kafkadump.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
@@ -228,7 +329,7 @@ class RecordLines:
         return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
 
 
-__all__ = ["item_line", "RecordLines"]
+__all__ = ["item_line", "batch_line", "RecordLines"]
 
 
 # --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
@@ -268,8 +369,8 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
             write(lines.view_lines(b, item.records, item.views))
         elif item.decoded is None:
             # a stream of many records, or of large ones: a run at a time
-            for chunk in record_chunks(item.records, b.payload_bytes):
-                write(lines.batch_lines(b, chunk))
+            for text in lines.record_text(b, item.records):
+                write(text)
         else:
             write("".join(lines.decoded_line(r, b, dr) + "\n" for r, dr in zip(item.records, item.decoded)))
 

@@ -1,0 +1,69 @@
+"""The compiled twin of the hot loops, and which path is active.
+
+``hotloops`` is a C extension (``hotloops.c`` beside this file) that ``pip install``
+builds when a C compiler is there; without one the install still succeeds and
+everything runs on the pure-Python path.  The pure-Python code is the
+reference: each compiled loop computes what its Python twin computes for the
+plain case (an intact, uncompressed or decompressed, non-control v2 batch; plain
+record lines) and hands everything else back to it, so findings always come
+from Python; tests run both paths on the same bytes and require the same output.
+
+``KAFKADUMP_PURE_PYTHON=1`` (any value but empty or ``0``) forces the pure path;
+``kafkadump --version`` says which path is active.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any
+
+PURE_ENV = "KAFKADUMP_PURE_PYTHON"
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    try:
+        from . import hotloops
+    except ImportError:
+        return None
+    return hotloops
+
+
+_LOADED = _load()
+_CONFIGURED: dict[str, bool] = {}
+
+
+def compiled_loops(record_class: type[Any]) -> ModuleType | None:
+    """The compiled loops set up for ``record_class`` (decode.model.Record), or None (pure Python)."""
+    if _LOADED is None:
+        return None
+    try:
+        _LOADED.configure(record_class)
+    except TypeError:  # a Record the C code does not know: stay on the pure path
+        _CONFIGURED["ok"] = False
+        return None
+    _CONFIGURED["ok"] = True
+    return _LOADED
+
+
+def hotloops_built() -> bool:
+    """Whether the compiled loops are installed (whatever KAFKADUMP_PURE_PYTHON says)."""
+    if _LOADED is not None:
+        return True
+    try:
+        from . import hotloops  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def active_path() -> str:
+    """``compiled hot path`` or ``pure Python``: what this process runs."""
+    if _LOADED is None or _CONFIGURED.get("ok") is False:
+        return "pure Python"
+    return "compiled hot path"
+
+
+__all__ = ["compiled_loops", "active_path", "hotloops_built", "PURE_ENV"]
