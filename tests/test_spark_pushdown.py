@@ -251,3 +251,56 @@ def test_timestamp_column_is_timestamp_type(spark_session, fleet):
     assert isinstance(df.schema["timestampMs"].dataType, LongType)
     row = df.filter("type = 'record'").selectExpr("unix_millis(timestamp) AS ms", "timestampMs").first()
     assert row.ms == row.timestampMs
+
+
+# --- the documented schema is the schema -------------------------------------------------------
+
+def _split_top(text):
+    """``a x, b array<struct<c:int,d:int>>`` -> ["a x", "b array<...>"] (commas inside <> kept)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [*out, cur.strip()] if cur.strip() else out
+
+
+def _documented(block: str, finding: str) -> dict:
+    import re
+
+    text = " ".join(block.split()).replace("array<FINDING>", f"array<{finding}>")
+    parts = re.split(r"\b(batches|records|findings):", text)
+    return {level: [tuple(c.split(" ", 1)) for c in _split_top(body.replace(", ", ",").replace(",", ", ")
+                                                                   .replace(": ", ":"))]
+            for level, body in zip(parts[1::2], parts[2::2])}
+
+
+def _schemas():
+    from kafkadump.spark.row_schema import FINDING, LEVELS, _ddl
+
+    finding = _ddl(FINDING)
+    want = {level: [(n, _ddl(t)) for n, t in fields] for level, fields in LEVELS.items()}
+    return finding, want
+
+
+def test_readme_and_man_give_every_levels_schema():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    finding, want = _schemas()
+    readme = (root / "README.md").read_text()
+    start = readme.index("    batches:  topic string")
+    block = readme[start:readme.index("\n\n", start)]
+    got = _documented(block, finding)
+    assert {k: [(n, t.replace(" ", "")) for n, t in v] for k, v in got.items()} == want
+    man = (root / "man" / "kafkadump.1").read_text()
+    start = man.index("batches:  topic string")
+    block = man[start:man.index(".RE", start)]
+    man_finding = " ".join(block[block.index("FINDING:") + 8:].split()).replace(" ", "")
+    assert man_finding == finding
+    got = _documented(block[:block.index("FINDING:")], finding)
+    assert {k: [(n, t.replace(" ", "")) for n, t in v] for k, v in got.items()} == want

@@ -205,7 +205,7 @@ class RecordColumns(Columns):
         for i, fill in self._fills:
             cols[i] += fill(self, b, recs, n)
         for i in self._sized:
-            self.bytes += sum(len(v) for v in cols[i][-n:] if v is not None)
+            self.bytes += sum(map(len, filter(None, cols[i][-n:])))   # null and empty: nothing
         self.rows += n
         self.values += n * len(cols)
 
