@@ -190,7 +190,7 @@ def cli_cpu(cmd: list[str]) -> tuple[float, float]:
 
 
 SCALING = r"""
-import json, os, sys, time
+import json, os, re, sys, time
 sys.path.insert(0, sys.argv[1])
 from spark_bench import tree_cpu
 from kafkadump.spark import build_session, read
@@ -210,10 +210,10 @@ if extra:
     out["pruned"] = run(s.read.format("kafkadump").option("level", "records")
                         .option("columns", "offset,key,timestamp").load(logdir))
     df = read(s, [logdir], "records")
-    q = df.filter((df.offset >= lo) & (df.offset <= hi))
+    q = df.filter((df["offset"] >= lo) & (df["offset"] <= hi))   # df.offset is a method
     out["pushed"] = run(q)
     out["pushed_rows"] = q.count()
-    out["pushed_plan_has_filter"] = "Filter" in q._jdf.queryExecution().executedPlan().toString()
+    out["pushed_plan_has_filter"] = re.search(r"\bFilter\b", q._jdf.queryExecution().executedPlan().toString()) is not None
 print(json.dumps(out))
 s.stop()
 """
