@@ -149,12 +149,15 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, stdin_text=None) -> tuple[fl
     return wall, proc.returncode, cpu
 
 
-def tree_cpu(root: int) -> float:
+def tree_cpu(root: int) -> dict[str, float]:
     """CPU seconds so far of process ``root`` and every live descendant (user + system of all
     their threads), plus those of descendants already exited and reaped (their parents'
-    cutime + cstime).  Two readings around a piece of work give its cost."""
+    cutime + cstime), by kind: ``driver`` (``root``), ``jvm`` (java), ``python workers`` (the
+    rest: Spark's Python daemon and its workers).  Two readings around a piece of work give
+    its cost."""
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
+    names: dict[int, str] = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -166,14 +169,17 @@ def tree_cpu(root: int) -> float:
         rest = st[st.rindex(")") + 2:].split()
         parent[int(d)] = int(rest[1])
         ticks[int(d)] = sum(int(x) for x in rest[11:15])   # utime stime cutime cstime
-    total = 0
+        names[int(d)] = st[st.index("(") + 1:st.rindex(")")]
+    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
+    hz = os.sysconf("SC_CLK_TCK")
     for pid, t in ticks.items():
         p = pid
         while p > 1 and p != root:
             p = parent.get(p, 0)
         if p == root:
-            total += t
-    return total / os.sysconf("SC_CLK_TCK")
+            kind = "driver" if pid == root else "jvm" if names[pid] == "java" else "python workers"
+            out[kind] += t / hz
+    return out
 
 
 def cli_cpu(cmd: list[str]) -> tuple[float, float]:
@@ -202,10 +208,13 @@ me = os.getpid()
 def run(df):
     c0, t0 = tree_cpu(me), time.perf_counter()
     df.write.format("noop").mode("overwrite").save()
-    return {"seconds": time.perf_counter() - t0, "cpu": tree_cpu(me) - c0}
+    c1 = tree_cpu(me)
+    by = {k: c1[k] - c0[k] for k in c0}
+    return {"seconds": time.perf_counter() - t0, "cpu": sum(by.values()), "by": by}
 
 run(read(s, [tiny], "records"))   # warm: Python workers forked, JIT
-out = {"all": run(read(s, [logdir], "records"))}
+out = {"tiny": run(read(s, [tiny], "records")),   # what any query costs (planning workers, a task)
+       "all": run(read(s, [logdir], "records"))}
 if extra:
     out["pruned"] = run(s.read.format("kafkadump").option("level", "records")
                         .option("columns", "offset,key,timestamp").load(logdir))
@@ -236,11 +245,11 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
     lo, hi = per_file // 2, per_file // 2 + per_file // 100
     best: dict[str, dict] = {}
 
-    def keep(name: str, wall: float, cpu: float, rows: int) -> None:
+    def keep(name: str, wall: float, cpu: float, rows: int, **extra: object) -> None:
         cur = best.get(name)
         if cur is None or cpu < cur["cpu"]:
             best[name] = {"seconds": wall, "cpu": cpu, "rows": rows, "rows_per_cpu_s": rows / cpu if cpu else 0.0,
-                          "cores_busy": cpu / wall if wall else 0.0}
+                          "cores_busy": cpu / wall if wall else 0.0, **extra}
 
     for r in range(rounds):
         order = ["cli", "local[1]", "local[2]"] if r % 2 == 0 else ["local[2]", "local[1]", "cli"]
@@ -251,7 +260,8 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
                 keep("cli", wall, cpu, n)
             else:
                 res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
-                keep(what, res["all"]["seconds"], res["all"]["cpu"], n)
+                keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
+                     query_overhead_cpu=res["tiny"]["cpu"])
                 if "pruned" in res:
                     keep("local[2] columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n)
                     keep("local[2] offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
@@ -269,6 +279,13 @@ def print_scaling(best: dict) -> None:
         print(f"{name:<40} {m['rows']:>11,} rows  {m['seconds']:7.1f} s wall  {m['cpu']:7.1f} CPU-s  "
               f"{m['rows_per_cpu_s']:>11,.0f} rows/CPU-s  ({m['rows_per_cpu_s'] / cli:.2f} of the CLI's; "
               f"{m['cores_busy']:.2f} cores busy)")
+    for name in ("local[1]", "local[2]"):
+        m = best[name]
+        by = ", ".join(f"{k} {v:.1f}" for k, v in m["by"].items())
+        net = m["cpu"] - m["query_overhead_cpu"]
+        print(f"  {name}: CPU-s by process: {by}; a query on a 64 KiB file costs {m['query_overhead_cpu']:.1f} "
+              f"CPU-s (planning workers, a task); without it {m['rows'] / net:,.0f} rows/CPU-s "
+              f"({m['rows'] / net / cli:.2f} of the CLI's)")
     one, two = best["local[1]"], best["local[2]"]
     print(f"Spark local[2] / CLI, rows per CPU-second: {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); "
           f"local[1] / CLI: {one['rows_per_cpu_s'] / cli:.2f}")

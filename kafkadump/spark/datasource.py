@@ -1,8 +1,9 @@
 """The ``kafkadump`` Spark data source (PySpark's Python Data Source API, Spark 4).
 
-    from kafkadump.spark import register
-    register(spark)
     df = spark.read.format("kafkadump").option("level", "records").load("/var/lib/kafka/data")
+
+(installed, kafkadump is registered in every session: ``pyspark_kafkadump``;
+``kafkadump.spark.register(spark)`` also turns filter pushdown on.)
 
 Options (all optional):
 
@@ -21,6 +22,14 @@ Options (all optional):
 ``files``           a JSON list of ``[path, size]``: the file list, already made (by
                     :func:`kafkadump.spark.read` with Spark's own listing); ``load()``'s paths
                     are then not listed again
+``columns``         comma-separated column names: only these are built (the schema is
+                    pruned to them; a schema given to ``spark.read.schema(...)`` naming
+                    some of the level's columns does the same)
+``fromOffset`` ... ``keys``   records level: the CLI's ``records`` filters (see :func:`_query`)
+
+Filters Spark pushes (PySpark 4.1+) are taken where the rows stay exactly those
+Spark's own filter would keep (:mod:`kafkadump.spark.pushdown`): files skipped by
+topic/partition/log dir, batches by their header, records by key.
 
 Planning (``partitions()``) lists local paths and stats them; it reads no
 data.  Each task (``read()``) opens its file itself on the executor, maps it
