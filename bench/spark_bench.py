@@ -1,26 +1,43 @@
 #!/usr/bin/env python3
-"""``kafkadump spark scan`` in local mode against the single-process CLI, on the same files.
+"""Spark against the single-process CLI on the same files: rows per CPU-second, and scaling.
 
 Generates a log dir of many segments (``--partitions`` x ``--segments`` files of
 ``--segment-size``, small uncompressed records as ``bench.py``'s records file:
-150 records a batch, 10-byte keys, 40-90 byte values), then times:
+150 records a batch, 10-byte keys, 40-90 byte values).
 
-* SparkSession start-up: ``build_session("local[2]")`` in a fresh process
-  (JVM start, SparkContext, the ``kafkadump`` format registered), and the first
-  query's extra cost (Python workers forked, JIT cold) on a tiny file;
-* ``kafkadump records --json`` over all the files, to /dev/null (one process,
-  one core): records/s;
-* ``kafkadump spark scan --level records`` to Parquet, ``--master local[2]``, as a
-  command (wall time including the session start) and the scan alone (the same
-  job in a warm session): records/s;
-* the same at ``--level batches`` (Parquet) against ``kafkadump batches --json``.
+The default part, ``scaling``, runs round by round (interleaved, so each sees
+similar background load):
+
+* ``kafkadump records --json --decode none`` over all the files, to /dev/null
+  (one process): CPU seconds from ``resource.getrusage(RUSAGE_CHILDREN)``
+  around the command;
+* the ``kafkadump`` data source at ``level=records``, every column, written to
+  Spark's ``noop`` sink (every row made and handed to Spark, nothing written),
+  in a fresh process with ``--master local[1]`` and one with ``local[2]``.
+  The session is started and warmed (a query on a 64 KiB file forks the Python
+  workers) before the clock starts; the CPU seconds are those of the whole
+  process tree (the driver's Python, the JVM with all its threads, Spark's
+  Python daemon and workers), read from ``/proc/PID/stat`` (utime + stime, and
+  cutime + cstime for children already exited and reaped) just before and just
+  after the query;
+* in the ``local[2]`` process also: the same query with ``columns`` pruned to
+  ``offset,key,timestamp``, and with an offset range of 1 % of the records
+  pushed down (batches skipped by their header).
+
+Printed: rows per CPU-second of each, the ratio Spark / CLI (the issue's
+target: at least 0.8), and the speed-up from local[1] to local[2] (wall time;
+and CPU/wall, the cores actually kept busy).  On a shared machine the wall
+times are skewed by other processes; the CPU-second ratios much less.
+
+``--only startup`` and ``--only scan`` add the older parts: SparkSession
+start-up, and ``kafkadump spark scan`` to Parquet as a command and in a warm
+session, against ``records --json`` / ``batches --json``.
 
 Nothing is asserted; the numbers are printed and written to
-``bench/out/spark-results.json``.  The machine's load average is printed: other
-processes on the 2 cores skew every number here.
+``bench/out/spark-results.json``.
 
-    .venv/bin/python bench/spark_bench.py                        # 16 x 16 MiB, ~3 minutes
-    .venv/bin/python bench/spark_bench.py --segment-size 64M --out /tmp/sbench
+    .venv/bin/python bench/spark_bench.py                        # 4 x 32 MiB, ~3 minutes on 2 quiet cores
+    .venv/bin/python bench/spark_bench.py --segment-size 128M --rounds 2 --out /tmp/sbench
 """
 
 from __future__ import annotations
@@ -28,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -131,6 +149,153 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, stdin_text=None) -> tuple[fl
     return wall, proc.returncode, cpu
 
 
+def tree_cpu(root: int) -> dict[str, float]:
+    """CPU seconds so far of process ``root`` and every live descendant (user + system of all
+    their threads), plus those of descendants already exited and reaped (their parents'
+    cutime + cstime), by kind: ``driver`` (``root``), ``jvm`` (java), ``python workers`` (the
+    rest: Spark's Python daemon and its workers).  Two readings around a piece of work give
+    its cost."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        rest = st[st.rindex(")") + 2:].split()
+        parent[int(d)] = int(rest[1])
+        ticks[int(d)] = sum(int(x) for x in rest[11:15])   # utime stime cutime cstime
+        names[int(d)] = st[st.index("(") + 1:st.rindex(")")]
+    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
+    hz = os.sysconf("SC_CLK_TCK")
+    for pid, t in ticks.items():
+        p = pid
+        while p > 1 and p != root:
+            p = parent.get(p, 0)
+        if p == root:
+            kind = "driver" if pid == root else "jvm" if names[pid] == "java" else "python workers"
+            out[kind] += t / hz
+    return out
+
+
+def cli_cpu(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of a command run to completion, from RUSAGE_CHILDREN."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode not in (0, 1):
+        sys.stderr.write(p.stderr.decode(errors="replace")[-2000:])
+        raise SystemExit(f"failed: {' '.join(cmd[:4])} ... exit {p.returncode}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+SCALING = r"""
+import json, os, re, sys, time
+sys.path.insert(0, sys.argv[1])
+from spark_bench import tree_cpu
+from kafkadump.spark import build_session, read
+master, tiny, logdir, lo, hi, extra = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), \
+    sys.argv[7] == "1"
+s = build_session(master, {"spark.ui.showConsoleProgress": "false"})
+me = os.getpid()
+
+def run(df):
+    c0, t0 = tree_cpu(me), time.perf_counter()
+    df.write.format("noop").mode("overwrite").save()
+    c1 = tree_cpu(me)
+    by = {k: c1[k] - c0[k] for k in c0}
+    return {"seconds": time.perf_counter() - t0, "cpu": sum(by.values()), "by": by}
+
+run(read(s, [tiny], "records"))   # warm: Python workers forked, JIT
+out = {"tiny": run(read(s, [tiny], "records")),   # what any query costs (planning workers, a task)
+       "all": run(read(s, [logdir], "records"))}
+if extra:
+    out["pruned"] = run(s.read.format("kafkadump").option("level", "records")
+                        .option("columns", "offset,key,timestamp").load(logdir))
+    df = read(s, [logdir], "records")
+    q = df.filter((df["offset"] >= lo) & (df["offset"] <= hi))   # df.offset is a method
+    out["pushed"] = run(q)
+    out["pushed_rows"] = q.count()
+    out["pushed_plan_has_filter"] = re.search(r"\bFilter\b", q._jdf.queryExecution().executedPlan().toString()) is not None
+print(json.dumps(out))
+s.stop()
+"""
+
+
+def spark_child(master: str, tiny: str, logdir: str, lo: int, hi: int, extra: bool) -> dict:
+    p = subprocess.run([PY, "-c", SCALING, HERE, master, tiny, logdir, str(lo), str(hi), "1" if extra else "0"],
+                       capture_output=True, text=True)
+    if p.returncode:
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit(f"the {master} run failed (exit {p.returncode})")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def scaling(data: dict, tiny: str, rounds: int) -> dict:
+    """The interleaved CLI / local[1] / local[2] rounds; the least CPU of each is kept."""
+    files, n = data["files"], data["records"]
+    # offsets repeat across the hard-linked segments: the range selects 1 % of each file's records
+    per_file = n // len(files)
+    lo, hi = per_file // 2, per_file // 2 + per_file // 100
+    best: dict[str, dict] = {}
+
+    def keep(name: str, wall: float, cpu: float, rows: int, **extra: object) -> None:
+        cur = best.get(name)
+        if cur is None or cpu < cur["cpu"]:
+            best[name] = {"seconds": wall, "cpu": cpu, "rows": rows, "rows_per_cpu_s": rows / cpu if cpu else 0.0,
+                          "cores_busy": cpu / wall if wall else 0.0, **extra}
+
+    for r in range(rounds):
+        order = ["cli", "local[1]", "local[2]"] if r % 2 == 0 else ["local[2]", "local[1]", "cli"]
+        for what in order:
+            warm(files)
+            if what == "cli":
+                wall, cpu = cli_cpu([PY, "-m", "kafkadump", "records", "--json", "--decode", "none", *files])
+                keep("cli", wall, cpu, n)
+            else:
+                res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
+                keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
+                     query_overhead_cpu=res["tiny"]["cpu"])
+                if "pruned" in res:
+                    keep("local[2] columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n)
+                    keep("local[2] offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
+                         res["pushed_rows"])
+                    best["pushed_plan_has_filter"] = res["pushed_plan_has_filter"]
+            print(f"  round {r + 1}: {what} done", flush=True)
+    return best
+
+
+def print_scaling(best: dict) -> None:
+    cli = best["cli"]["rows_per_cpu_s"]
+    for name, m in best.items():
+        if not isinstance(m, dict):
+            continue
+        print(f"{name:<40} {m['rows']:>11,} rows  {m['seconds']:7.1f} s wall  {m['cpu']:7.1f} CPU-s  "
+              f"{m['rows_per_cpu_s']:>11,.0f} rows/CPU-s  ({m['rows_per_cpu_s'] / cli:.2f} of the CLI's; "
+              f"{m['cores_busy']:.2f} cores busy)")
+    for name in ("local[1]", "local[2]"):
+        m = best[name]
+        by = ", ".join(f"{k} {v:.1f}" for k, v in m["by"].items())
+        net = m["cpu"] - m["query_overhead_cpu"]
+        print(f"  {name}: CPU-s by process: {by}; a query on a 64 KiB file costs {m['query_overhead_cpu']:.1f} "
+              f"CPU-s (planning workers, a task); without it {m['rows'] / net:,.0f} rows/CPU-s "
+              f"({m['rows'] / net / cli:.2f} of the CLI's)")
+    one, two = best["local[1]"], best["local[2]"]
+    print(f"Spark local[2] / CLI, rows per CPU-second: {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); "
+          f"local[1] / CLI: {one['rows_per_cpu_s'] / cli:.2f}")
+    print(f"speed-up local[1] -> local[2]: {one['seconds'] / two['seconds']:.2f}x wall "
+          f"(cores busy {one['cores_busy']:.2f} -> {two['cores_busy']:.2f}); rows per CPU-second "
+          f"local[2] / local[1]: {two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f}")
+    if "pushed_plan_has_filter" in best:
+        print(f"pushed offset range: Filter after the scan in the plan: {best['pushed_plan_has_filter']}")
+
+
 STARTUP = r"""
 import json, sys, time
 t0 = time.perf_counter()
@@ -160,11 +325,14 @@ s.stop()
 """
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--partitions", type=int, default=8)
-    ap.add_argument("--segments", type=int, default=2, help="segments per partition")
-    ap.add_argument("--segment-size", type=parse_size, default=parse_size("16M"))
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--segments", type=int, default=1, help="segments per partition")
+    ap.add_argument("--segment-size", type=parse_size, default=parse_size("32M"))
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of the scaling part (least CPU kept)")
+    ap.add_argument("--only", action="append", choices=("scaling", "startup", "scan"),
+                    help="parts to run (repeatable; default: scaling)")
     ap.add_argument("--out", help="keep the files here (reused when the parameters match)")
     ap.add_argument("--results", default=os.path.join(HERE, "out", "spark-results.json"))
     a = ap.parse_args(argv)
@@ -183,60 +351,15 @@ def main(argv=None) -> int:
             g.write(f.read(64 << 10))
         res = {"files": len(files), "bytes": data["bytes"], "records": data["records"],
                "batches": data["batches"], "load_before": os.getloadavg()}
-
-        # 1. start-up
-        p = subprocess.run([PY, "-c", STARTUP, tiny], capture_output=True, text=True)
-        if p.returncode:
-            sys.stderr.write(p.stderr[-3000:])
-            return 2
-        res["startup"] = json.loads(p.stdout.strip().splitlines()[-1])
-        st = res["startup"]
-        print(f"SparkSession start (local[2]): {st['session']:.1f} s; first query on a 64 KiB file "
-              f"{st['first_query']:.1f} s, second {st['second_query']:.1f} s")
-
-        # 2. the single-process CLI
-        warm(files)
-        w, _, cpu = timed([PY, "-m", "kafkadump", "records", "--json", "--decode", "none", *files])
-        res["cli_records"] = {"seconds": w, "cpu": cpu, "records_per_s": data["records"] / w}
-        print(f"kafkadump records --json (1 process):      {w:7.1f} s  {data['records'] / w:>12,.0f} records/s  "
-              f"cpu {cpu:.1f} s")
-        warm(files)
-        w, _, cpu = timed([PY, "-m", "kafkadump", "batches", "--json", *files])
-        res["cli_batches"] = {"seconds": w, "cpu": cpu, "records_per_s": data["records"] / w}
-        print(f"kafkadump batches --json (1 process):      {w:7.1f} s  {data['records'] / w:>12,.0f} records/s  "
-              f"cpu {cpu:.1f} s")
-
-        # 3. spark scan as a command (cold: includes the session start)
-        out = os.path.join(root, "scan-records.parquet")
-        shutil.rmtree(out, ignore_errors=True)
-        warm(files)
-        w, _, cpu = timed([PY, "-m", "kafkadump", "spark", "scan", data["logdir"], "--level", "records",
-                           "--output", out, "--master", "local[2]", "--mode", "overwrite"])
-        res["spark_scan_command"] = {"seconds": w, "cpu": cpu, "records_per_s": data["records"] / w}
-        print(f"kafkadump spark scan --level records (command, local[2]): {w:7.1f} s  "
-              f"{data['records'] / w:>12,.0f} records/s  cpu {cpu:.1f} s (JVM + Python workers)")
-
-        # 4. the scans alone, in a warm session
-        warm(files)
-        p = subprocess.run([PY, "-c", WARM_SCAN, tiny, out, os.path.join(root, "scan-batches.parquet"),
-                            data["logdir"]], capture_output=True, text=True)
-        if p.returncode:
-            sys.stderr.write(p.stderr[-3000:])
-            return 2
-        for r in json.loads(p.stdout.strip().splitlines()[-1]):
-            key = f"spark_scan_{r['level']}_warm"
-            res[key] = {"seconds": r["seconds"], "rows": r["rows"], "records_per_s": data["records"] / r["seconds"]}
-            print(f"spark scan --level {r['level']:<8} (warm session, local[2]):  {r['seconds']:7.1f} s  "
-                  f"{data['records'] / r['seconds']:>12,.0f} records/s  ({r['rows']:,} rows)")
-        res["ratio_records_warm_vs_cli"] = res["spark_scan_records_warm"]["records_per_s"] / \
-            res["cli_records"]["records_per_s"]
-        res["ratio_records_command_vs_cli"] = res["spark_scan_command"]["records_per_s"] / \
-            res["cli_records"]["records_per_s"]
+        parts = set(a.only or ["scaling"])
+        if "scaling" in parts:
+            res["scaling"] = scaling(data, tiny, a.rounds)
+            print_scaling(res["scaling"])
+        if parts & {"startup", "scan"}:
+            older(res, data, root, tiny)
         res["load_after"] = os.getloadavg()
-        print(f"ratio spark (warm) / CLI, records: {res['ratio_records_warm_vs_cli']:.2f}; "
-              f"command incl. start-up: {res['ratio_records_command_vs_cli']:.2f}")
         print(f"load average before {res['load_before'][0]:.2f}, after {res['load_after'][0]:.2f} "
-              f"(2 cores: above ~0.5 before, the numbers are skewed by other processes)")
+              f"(2 cores: above ~0.5 before, the wall times are skewed by other processes)")
         os.makedirs(os.path.dirname(a.results), exist_ok=True)
         with open(a.results, "w") as f:
             json.dump(res, f, indent=1)
@@ -245,6 +368,61 @@ def main(argv=None) -> int:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def older(res: dict, data: dict, root: str, tiny: str) -> None:
+    """The start-up and ``spark scan`` parts (``--only startup`` / ``--only scan``)."""
+    files = data["files"]
+    # 1. start-up
+    p = subprocess.run([PY, "-c", STARTUP, tiny], capture_output=True, text=True)
+    if p.returncode:
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit("the start-up run failed")
+    res["startup"] = json.loads(p.stdout.strip().splitlines()[-1])
+    st = res["startup"]
+    print(f"SparkSession start (local[2]): {st['session']:.1f} s; first query on a 64 KiB file "
+          f"{st['first_query']:.1f} s, second {st['second_query']:.1f} s")
+
+    # 2. the single-process CLI
+    warm(files)
+    w, _, cpu = timed([PY, "-m", "kafkadump", "records", "--json", "--decode", "none", *files])
+    res["cli_records"] = {"seconds": w, "cpu": cpu, "records_per_s": data["records"] / w}
+    print(f"kafkadump records --json (1 process):      {w:7.1f} s  {data['records'] / w:>12,.0f} records/s  "
+          f"cpu {cpu:.1f} s")
+    warm(files)
+    w, _, cpu = timed([PY, "-m", "kafkadump", "batches", "--json", *files])
+    res["cli_batches"] = {"seconds": w, "cpu": cpu, "records_per_s": data["records"] / w}
+    print(f"kafkadump batches --json (1 process):      {w:7.1f} s  {data['records'] / w:>12,.0f} records/s  "
+          f"cpu {cpu:.1f} s")
+
+    # 3. spark scan as a command (cold: includes the session start)
+    out = os.path.join(root, "scan-records.parquet")
+    shutil.rmtree(out, ignore_errors=True)
+    warm(files)
+    w, _, cpu = timed([PY, "-m", "kafkadump", "spark", "scan", data["logdir"], "--level", "records",
+                       "--output", out, "--master", "local[2]", "--mode", "overwrite"])
+    res["spark_scan_command"] = {"seconds": w, "cpu": cpu, "records_per_s": data["records"] / w}
+    print(f"kafkadump spark scan --level records (command, local[2]): {w:7.1f} s  "
+          f"{data['records'] / w:>12,.0f} records/s  cpu {cpu:.1f} s (JVM + Python workers)")
+
+    # 4. the scans alone, in a warm session
+    warm(files)
+    p = subprocess.run([PY, "-c", WARM_SCAN, tiny, out, os.path.join(root, "scan-batches.parquet"),
+                        data["logdir"]], capture_output=True, text=True)
+    if p.returncode:
+        sys.stderr.write(p.stderr[-3000:])
+        raise SystemExit("the warm scan run failed")
+    for r in json.loads(p.stdout.strip().splitlines()[-1]):
+        key = f"spark_scan_{r['level']}_warm"
+        res[key] = {"seconds": r["seconds"], "rows": r["rows"], "records_per_s": data["records"] / r["seconds"]}
+        print(f"spark scan --level {r['level']:<8} (warm session, local[2]):  {r['seconds']:7.1f} s  "
+              f"{data['records'] / r['seconds']:>12,.0f} records/s  ({r['rows']:,} rows)")
+    res["ratio_records_warm_vs_cli"] = res["spark_scan_records_warm"]["records_per_s"] / \
+        res["cli_records"]["records_per_s"]
+    res["ratio_records_command_vs_cli"] = res["spark_scan_command"]["records_per_s"] / \
+        res["cli_records"]["records_per_s"]
+    print(f"ratio spark (warm) / CLI, records: {res['ratio_records_warm_vs_cli']:.2f}; "
+          f"command incl. start-up: {res['ratio_records_command_vs_cli']:.2f}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from kafkadump.spark.row_schema import CONTROL, FINDING, LEVELS
 
 FIND_KEYS = [n for n, _ in FINDING[1]]
 CTL_KEYS = [n for n, _ in CONTROL[1]]
-SKIP = ("topic", "partition", "logDir", "error")
+SKIP = ("topic", "partition", "logDir", "error", "timestampMs")
 
 
 def names(level: str) -> list:
@@ -96,7 +96,9 @@ def from_row(level: str, r: dict) -> tuple:
     out = []
     for n in names(level):
         v = r[n]
-        if n == "headers" and v is not None:
+        if n == "timestamp":
+            v = r["timestampMs"]   # the line's epoch ms (``timestamp`` is a TimestampType made from it)
+        elif n == "headers" and v is not None:
             v = tuple((h["key"], h["value"]) for h in v)
         elif n == "findings":
             v = None if v is None else tuple(tuple(f[k] for k in FIND_KEYS) for f in v)

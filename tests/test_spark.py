@@ -1,6 +1,6 @@
 """The ``kafkadump`` Spark data source and ``kafkadump spark ...`` in local mode.
 
-One SparkSession for the whole module (its cold start costs 7-20 s): local[2],
+One SparkSession for all Spark test modules (conftest.py; its cold start costs 7-50 s): local[2],
 loopback only, no UI, 4 shuffle partitions.  Skips with the reason when
 pyspark, pyarrow or Java is missing.
 
@@ -48,14 +48,9 @@ def cli(inputs):
 
 
 @pytest.fixture(scope="module")
-def spark(cli):
-    _spark_or_skip()
-    from kafkadump.spark.session import build
-
-    s = build("local[2]", {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2",
-                           "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
-    yield s
-    s.stop()
+def spark(cli, spark_session):
+    """conftest.py's session (shared with the other Spark test modules), started after ``cli``."""
+    return spark_session
 
 
 @pytest.fixture(scope="module")

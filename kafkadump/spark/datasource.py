@@ -1,8 +1,9 @@
 """The ``kafkadump`` Spark data source (PySpark's Python Data Source API, Spark 4).
 
-    from kafkadump.spark import register
-    register(spark)
     df = spark.read.format("kafkadump").option("level", "records").load("/var/lib/kafka/data")
+
+(installed, kafkadump is registered in every session: ``pyspark_kafkadump``;
+``kafkadump.spark.register(spark)`` also turns filter pushdown on.)
 
 Options (all optional):
 
@@ -21,6 +22,14 @@ Options (all optional):
 ``files``           a JSON list of ``[path, size]``: the file list, already made (by
                     :func:`kafkadump.spark.read` with Spark's own listing); ``load()``'s paths
                     are then not listed again
+``columns``         comma-separated column names: only these are built (the schema is
+                    pruned to them; a schema given to ``spark.read.schema(...)`` naming
+                    some of the level's columns does the same)
+``fromOffset`` ... ``keys``   records level: the CLI's ``records`` filters (see :func:`_query`)
+
+Filters Spark pushes (PySpark 4.1+) are taken where the rows stay exactly those
+Spark's own filter would keep (:mod:`kafkadump.spark.pushdown`): files skipped by
+topic/partition/log dir, batches by their header, records by key.
 
 Planning (``partitions()``) lists local paths and stats them; it reads no
 data.  Each task (``read()``) opens its file itself on the executor, maps it
@@ -38,10 +47,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from ..errors import UsageError
 from ..query import RecordQuery
-from .row_schema import LEVELS, struct_type
+from .pushdown import Pushed, push
+from .row_schema import LEVELS, TIMESTAMP_FROM_MS, TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN, column_names, struct_type
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
@@ -117,6 +127,32 @@ def _query(options: Mapping[str, Any], level: str) -> RecordQuery | None:
         raise ValueError(f"kafkadump: {e}") from None
 
 
+def _columns(options: Mapping[str, Any], level: str) -> list[str] | None:
+    """The ``columns`` option: the columns to build, comma-separated (None: all of the level's)."""
+    text = _opt(options, "columns")
+    if text is None:
+        return None
+    names = [n.strip() for n in str(text).split(",") if n.strip()]
+    if not names:
+        raise ValueError("kafkadump: option columns is empty: name at least one column")
+    struct_type(level, names)  # ValueError for a name the level lacks
+    return names
+
+
+def _names_of(schema: Any, level: str) -> list[str] | None:
+    """The columns of ``schema`` (the one Spark reads with), checked against the level's;
+    None when it is the level's whole schema."""
+    names = [f.name for f in schema.fields]
+    if names == column_names(level):
+        return None
+    want = struct_type(level, names)  # ValueError for a name the level lacks
+    for got, expected in zip(schema.fields, want.fields):
+        if got.dataType != expected.dataType:
+            raise ValueError(f"kafkadump: column {got.name} of level {level} is "
+                             f"{expected.dataType.simpleString()}, not {got.dataType.simpleString()}")
+    return names
+
+
 def _level(options: Mapping[str, Any]) -> str:
     level = str(_opt(options, "level", "batches")).strip().lower()
     if level not in LEVELS:
@@ -132,15 +168,48 @@ class KafkaDumpDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
-        return struct_type(_level(self.options))
+        level = _level(self.options)
+        return struct_type(level, _columns(self.options, level))
 
     def reader(self, schema: StructType) -> KafkaDumpReader:
-        return KafkaDumpReader(dict(self.options))
+        return KafkaDumpReader(dict(self.options), schema)
+
+
+class _BoundPush:
+    """``reader.pushFilters``: calls ``reader.push``.
+
+    PySpark refuses (DATA_SOURCE_PUSHDOWN_DISABLED) to read with a reader that overrides
+    ``pushFilters`` while ``spark.sql.python.filterPushdown.enabled`` is false (its
+    default), to warn that the filters would not be pushed.  Nothing is lost for this
+    reader then (Spark applies every filter itself; the rows are the same), and the format
+    is registered in sessions that never set that option (``pyspark_kafkadump``), so the
+    method shows that check the base method it stands for: pushdown happens where the
+    option is on (:func:`register` turns it on), and reading works where it is off."""
+
+    __func__ = staticmethod(getattr(DataSourceReader, "pushFilters", lambda self, filters: filters))  # 4.0: none
+
+    def __init__(self, reader: KafkaDumpReader):
+        self.__self__ = reader
+
+    def __call__(self, filters: list) -> list:
+        return self.__self__.push(filters)
+
+
+class _PushFilters:
+    def __get__(self, reader: KafkaDumpReader | None, owner: type | None = None) -> Any:
+        return self if reader is None else _BoundPush(reader)
 
 
 class KafkaDumpReader(DataSourceReader):
-    def __init__(self, options: dict):
+    """Plans the tasks (:meth:`partitions`) and reads one (:meth:`read`); takes the filters it
+    can apply exactly (:meth:`pushFilters`, :mod:`kafkadump.spark.pushdown`) and builds only
+    the columns of the schema Spark reads with (a ``columns`` option, or a schema given to
+    ``spark.read.schema(...)`` naming some of the level's columns)."""
+
+    def __init__(self, options: dict, schema: StructType | None = None):
         self.level = _level(options)
+        self.names = None if schema is None else _names_of(schema, self.level)
+        self.pushed = Pushed()
         self.split_bytes = _int(_opt(options, "splitBytes"), "splitBytes", SPLIT_BYTES_DEFAULT)
         cost = _opt(options, "openCostBytes")
         self.open_cost = OPEN_COST_DEFAULT if cost is None else _int(cost, "openCostBytes", 0, minimum=0)
@@ -172,26 +241,73 @@ class KafkaDumpReader(DataSourceReader):
             except ListingError as e:
                 raise ValueError(f"kafkadump: {e}") from None
 
+    def push(self, filters: list) -> list:
+        """Take the filters :func:`kafkadump.spark.pushdown.push` can apply; return the others."""
+        self.pushed, rest = push(self.level, filters)
+        return rest
+
+    pushFilters = _PushFilters()  # PySpark 4.1+ calls it with the query's filters (see _PushFilters)
+
     def partitions(self) -> list[FilePart]:
-        return [FilePart(units) for units in plan(self.files, self.split_bytes, self.open_cost, self.pack_bytes)]
+        if self.pushed.impossible(self.query):
+            return []
+        files = [(p, s) for p, s in self.files if self.pushed.keeps_file(p)]
+        return [FilePart(units) for units in plan(files, self.split_bytes, self.open_cost, self.pack_bytes)]
 
     def read(self, partition: InputPartition) -> Iterator[RecordBatch]:
-        import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         if not isinstance(partition, FilePart):
             return  # Spark's placeholder partition when there are no files
-        schema = to_arrow_schema(struct_type(self.level), timezone="UTC")
-        types = [f.type for f in schema]
-        for path, size, k, n in partition.units:
-            for cols, _ in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, self.query):
-                arrays = [pa.array(c, type=t) for c, t in zip(cols, types)]
-                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+        yield from self.read_units(partition.units)
+
+    def read_units(self, units: Iterable[tuple], counts: dict | None = None) -> Iterator[RecordBatch]:
+        """The Arrow record batches of ``units`` (a task's); ``counts`` as :func:`read_task`'s."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = to_arrow_schema(struct_type(self.level, self.names), timezone="UTC")
+        query = self.pushed.query(self.query)
+        for path, size, k, n in units:
+            for cols, _ in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, query,
+                                     self.names, self.pushed.types, counts):
+                yield arrow_batch(cols, schema)
+
+
+def arrow_batch(cols: list[list], schema: Any) -> RecordBatch:
+    """One Arrow record batch of ``schema`` from column lists (a timestamp column holds epoch ms)."""
+    import pyarrow as pa
+
+    arrays = []
+    for col, f in zip(cols, schema):
+        if f.name in TIMESTAMP_FROM_MS:
+            arrays.append(timestamps(col, f.type))
+        else:
+            arrays.append(pa.array(col, type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def timestamps(ms: list, arrow_type: Any) -> Any:
+    """Epoch ms (ints or None) as an Arrow timestamp array of ``arrow_type`` (microseconds);
+    null where the value is outside Spark's timestamp range."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    raw = pa.array(ms, type=pa.int64())
+    ok = pc.and_(pc.greater_equal(raw, TIMESTAMP_MS_MIN), pc.less_equal(raw, TIMESTAMP_MS_MAX))
+    kept = pc.if_else(ok, raw, pa.scalar(None, pa.int64()))
+    return pc.multiply(kept, 1000).cast(arrow_type)
+
+
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read.format("kafkadump")`` available in this session."""
+    """Make ``spark.read.format("kafkadump")`` available in this session (installed, kafkadump
+    is registered in every session already: see ``pyspark_kafkadump``), and turn on the pushing
+    of filters to Python data sources (PySpark 4.1+), which is off by default."""
     spark.dataSource.register(KafkaDumpDataSource)
+    try:
+        spark.conf.set(PUSHDOWN_CONF, "true")
+    except Exception:  # noqa: BLE001 - a PySpark without the option (4.0): filters stay Spark's
+        pass
 
 
 __all__ = ["KafkaDumpDataSource", "KafkaDumpReader", "register", "FORMAT"]

@@ -16,6 +16,13 @@ from, as replicas share topic and partition) and ``error``
 (null, or why the task could not read the file; then ``type`` is
 ``error``).
 
+``timestamp`` is a Spark ``TimestampType`` (microseconds, shown in the
+session's time zone) made from the JSON line's epoch milliseconds, which
+``timestampMs`` keeps as they are (``-1``: no timestamp, as Kafka writes it).
+A value outside Spark's documented timestamp range (years 1 to 9999) is null
+in ``timestamp`` and kept in ``timestampMs``.  ``baseTimestamp`` and
+``maxTimestamp`` of a batch stay epoch milliseconds, as the header holds them.
+
 Types are written as small tuples so this module needs no pyspark;
 :func:`struct_type` builds the Spark ``StructType``.
 """
@@ -47,7 +54,7 @@ BATCH_FIELDS: Fields = _WHERE + [
     ("baseTimestamp", "bigint"), ("maxTimestamp", "bigint"), ("producerId", "bigint"),
     ("producerEpoch", "int"), ("baseSequence", "int"), ("recordCount", "int"),
     ("lastOffset", "bigint"), ("lastSequence", "int"),
-    ("offset", "bigint"), ("messageSize", "int"), ("timestamp", "bigint"),
+    ("offset", "bigint"), ("messageSize", "int"), ("timestamp", "timestamp"), ("timestampMs", "bigint"),
     ("compression", "string"), ("timestampType", "string"), ("isTransactional", "boolean"),
     ("isControlBatch", "boolean"), ("hasDeleteHorizonMs", "boolean"), ("crcValid", "boolean"),
     ("computedCrc", "bigint"), ("decompressedSize", "bigint"),
@@ -57,7 +64,7 @@ BATCH_FIELDS: Fields = _WHERE + [
 RECORD_FIELDS: Fields = _WHERE + [
     ("type", "string"), ("file", "string"),
     ("position", "bigint"), ("size", "bigint"),          # gap and findings lines
-    ("batchPosition", "bigint"), ("offset", "bigint"), ("timestamp", "bigint"),
+    ("batchPosition", "bigint"), ("offset", "bigint"), ("timestamp", "timestamp"), ("timestampMs", "bigint"),
     ("timestampType", "string"), ("key", "binary"), ("value", "binary"),
     ("headers", ("array", HEADER)), ("offsetDelta", "int"), ("timestampDelta", "bigint"),
     ("control", CONTROL), ("magic", "int"), ("crc", "bigint"), ("crcValid", "boolean"),
@@ -83,6 +90,27 @@ def _ddl(t: Any) -> str:  # a ColumnType: its tuples' second items are told apar
     return "struct<" + ",".join(f"{n}:{_ddl(x)}" for n, x in inner) + ">"
 
 
+# Spark's TimestampType range (0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z), in epoch ms
+TIMESTAMP_MS_MIN = -62135596800000
+TIMESTAMP_MS_MAX = 253402300799999
+# a TimestampType column and the epoch-ms column it is made from
+TIMESTAMP_FROM_MS = {"timestamp": "timestampMs"}
+
+
+def column_names(level: str) -> list[str]:
+    return [n for n, _ in LEVELS[level]]
+
+
+def pruned(level: str, names: Sequence[str]) -> Fields:
+    """The level's fields named in ``names``, in ``names``' order; ValueError for a name the level lacks."""
+    types = dict(LEVELS[level])
+    unknown = [n for n in names if n not in types]
+    if unknown:
+        raise ValueError(f"kafkadump: level {level} has no column {', '.join(map(repr, unknown))} "
+                         f"(columns: {', '.join(types)})")
+    return [(n, types[n]) for n in names]
+
+
 def ddl(level: str) -> str:
     """The level's schema as a Spark DDL string."""
     return ", ".join(f"`{n}` {_ddl(t)}" for n, t in LEVELS[level])
@@ -92,7 +120,7 @@ def _spark_type(t: Any) -> Any:  # a ColumnType, as for _ddl; returns a pyspark 
     from pyspark.sql import types as T
 
     simple = {"string": T.StringType(), "bigint": T.LongType(), "int": T.IntegerType(),
-              "boolean": T.BooleanType(), "binary": T.BinaryType()}
+              "boolean": T.BooleanType(), "binary": T.BinaryType(), "timestamp": T.TimestampType()}
     if isinstance(t, str):
         return simple[t]
     kind, inner = t
@@ -101,11 +129,13 @@ def _spark_type(t: Any) -> Any:  # a ColumnType, as for _ddl; returns a pyspark 
     return T.StructType([T.StructField(n, _spark_type(x), True) for n, x in inner])
 
 
-def struct_type(level: str) -> Any:  # a pyspark.sql.types.StructType (pyspark is imported lazily)
-    """The level's schema as a ``pyspark.sql.types.StructType``."""
+def struct_type(level: str, names: Sequence[str] | None = None) -> Any:  # a pyspark StructType (lazy import)
+    """The level's schema (only the columns ``names``, when given) as a ``pyspark.sql.types.StructType``."""
     from pyspark.sql import types as T
 
-    return T.StructType([T.StructField(n, _spark_type(t), True) for n, t in LEVELS[level]])
+    fields = LEVELS[level] if names is None else pruned(level, names)
+    return T.StructType([T.StructField(n, _spark_type(t), True) for n, t in fields])
 
 
-__all__ = ["LEVELS", "BATCH_FIELDS", "RECORD_FIELDS", "FINDING_FIELDS", "ddl", "struct_type"]
+__all__ = ["LEVELS", "BATCH_FIELDS", "RECORD_FIELDS", "FINDING_FIELDS", "ddl", "struct_type", "pruned",
+           "column_names", "TIMESTAMP_FROM_MS", "TIMESTAMP_MS_MIN", "TIMESTAMP_MS_MAX"]

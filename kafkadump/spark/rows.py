@@ -5,16 +5,22 @@ Batch and gap rows are built from ``kafkadump.report.records.batch_object`` /
 very values of the JSON line.  Record rows are built field by field (the hot
 path), with the values ``RecordLines`` writes; the tests hold the two equal.
 
-Rows are accumulated column-wise (one Python list per column) and handed out
-in chunks, which the data source turns into Arrow record batches.  No
-pyspark or pyarrow here.
+Rows are accumulated column-wise (one Python list per column, a record
+batch's records added a column at a time) and handed out in chunks, which the
+data source turns into Arrow record batches.  Only the columns asked for are
+built (``names``: the pruned schema), and only the row types asked for
+(``types``: what a pushed-down filter keeps).  ``timestamp`` holds epoch ms
+here, as ``timestampMs`` does; the data source makes it a timestamp column.
+No pyspark or pyarrow here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
+from typing import Any, TypeAlias
 
-from ..decode.model import Batch, Gap, Record
+from ..decode.model import Batch, Gap, Record, RecordSource
 from ..query import RecordQuery
 from ..report.records import batch_object as batch_dict
 from ..report.records import findings_list
@@ -24,21 +30,37 @@ from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
 CHUNK_ROWS = 8192
 CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed out
 
+# a column's dict key in a JSON-contract line, where it is another column's
+LINE_KEY = {"timestampMs": "timestamp"}
+
 
 class Columns:
-    """Column lists for one level; ``take()`` returns and resets them."""
+    """Column lists for one level (only ``names``, in that order, when given; rows of the
+    types in ``types`` only, when given); ``take()`` returns and resets them.
 
-    def __init__(self, fields: Fields, topic: str | None, partition: int | None, log_dir: str | None = None):
-        self.names = [n for n, _ in fields]
+    ``decoded`` counts the records handed in (those of the batches whose records were
+    decoded), ``values`` the cells built: what pruning and pushdown save, counted."""
+
+    def __init__(self, fields: Fields, topic: str | None, partition: int | None, log_dir: str | None = None,
+                 names: Sequence[str] | None = None, types: Iterable[str] | None = None):
+        every = [n for n, _ in fields]
+        self.names = every if names is None else list(names)
+        unknown = [n for n in self.names if n not in every]
+        if unknown:
+            raise ValueError(f"no column {', '.join(unknown)} at this level")
+        self.keys = [LINE_KEY.get(n, n) for n in self.names]
         self.index = {n: i for i, n in enumerate(self.names)}
         self.topic = topic
         self.partition = partition
         self.log_dir = log_dir
+        self.types = None if types is None else frozenset(types)
         self.query: RecordQuery | None = None  # records level: the records kept (kafkadump.query)
+        self.decoded = 0
+        self.values = 0
         self._reset()
 
-    def _reset(self):
-        self.cols = [[] for _ in self.names]
+    def _reset(self) -> None:
+        self.cols: list[list] = [[] for _ in self.names]
         self.rows = 0
         self.bytes = 0
 
@@ -50,12 +72,18 @@ class Columns:
         self._reset()
         return cols, n
 
+    def keeps(self, row_type: str) -> bool:
+        return self.types is None or row_type in self.types
+
     def add_dict(self, d: dict) -> None:
-        """One row from a JSON-contract dict (absent keys are null)."""
+        """One row from a JSON-contract dict (absent keys are null), unless its type is not kept."""
+        if not self.keeps(d.get("type", "")):
+            return
         get = d.get
-        for name, col in zip(self.names, self.cols):
-            col.append(get(name))
+        for key, col in zip(self.keys, self.cols):
+            col.append(get(key))
         self.rows += 1
+        self.values += len(self.cols)
 
     def where(self, d: dict) -> dict:
         d["topic"] = self.topic
@@ -70,21 +98,30 @@ class Columns:
         """The rows of one decoded item (each level has its own)."""
         raise NotImplementedError
 
+    def count_decoded(self, item: Batch | Gap) -> None:
+        recs = item.records if isinstance(item, Batch) else None
+        if recs is not None:
+            self.decoded += recs.decoded if isinstance(recs, RecordSource) else len(recs)
+
 
 class BatchColumns(Columns):
-    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
-        super().__init__(BATCH_FIELDS, topic, partition, log_dir)
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None,
+                 names: Sequence[str] | None = None, types: Iterable[str] | None = None):
+        super().__init__(BATCH_FIELDS, topic, partition, log_dir, names, types)
 
     def add(self, item: Batch | Gap) -> None:
+        self.count_decoded(item)
         d = gap_dict(item) if isinstance(item, Gap) else batch_dict(item)
         self.add_dict(self.where(d))
 
 
 class FindingColumns(Columns):
-    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
-        super().__init__(FINDING_FIELDS, topic, partition, log_dir)
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None,
+                 names: Sequence[str] | None = None, types: Iterable[str] | None = None):
+        super().__init__(FINDING_FIELDS, topic, partition, log_dir, names, types)
 
     def add(self, item: Batch | Gap) -> None:
+        self.count_decoded(item)
         if not item.findings:
             return
         batch = item if isinstance(item, Batch) else None
@@ -98,75 +135,82 @@ class FindingColumns(Columns):
             self.add_dict({**base, **f})
 
 
+# record columns: a record attribute each (``timestamp`` in epoch ms: see the module's doc)
+_RECORD_ATTR = {"offset": "offset", "timestamp": "timestamp", "timestampMs": "timestamp",
+                "timestampType": "timestamp_type", "key": "key", "value": "value", "headers": "headers",
+                "offsetDelta": "offset_delta", "timestampDelta": "timestamp_delta", "control": "control"}
+_LEGACY_ATTR = {"magic": "magic", "crc": "crc"}   # null in a v2 batch's records
+_ABSENT = ("position", "size", "findings", "error")  # a record line has none
+
+
+def _crc_valid(r: Record) -> bool:
+    return r.crc == r.computed_crc
+
+
+# one column's values for ``n`` records ``recs`` of batch ``b``, added to ``cols`` by the caller
+Fill: TypeAlias = "Callable[[RecordColumns, Batch, Sequence[Record], int], Iterable[Any]]"
+
+
+def _fill(name: str) -> Fill:
+    attr = _RECORD_ATTR.get(name)
+    if attr is not None:
+        get = attrgetter(attr)
+        return lambda _c, _b, recs, _n: map(get, recs)
+    legacy = _LEGACY_ATTR.get(name)
+    if legacy is not None or name == "crcValid":
+        each = attrgetter(legacy) if legacy is not None else _crc_valid
+        return lambda _c, b, recs, n: [None] * n if b.magic >= 2 else map(each, recs)
+    if name in _ABSENT:
+        return lambda _c, _b, _recs, n: [None] * n
+    fixed: dict[str, Callable[[RecordColumns, Batch], Any]] = {
+        "topic": lambda c, _b: c.topic, "partition": lambda c, _b: c.partition, "logDir": lambda c, _b: c.log_dir,
+        "type": lambda _c, _b: "record", "file": lambda _c, b: b.file, "batchPosition": lambda _c, b: b.position,
+    }
+    value = fixed[name]
+    return lambda c, b, _recs, n: [value(c, b)] * n
+
+
 class RecordColumns(Columns):
     """``records --json`` lines as rows: a gap line per gap, a findings line for a
     batch with findings (before its records), a record line per record."""
 
-    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None):
-        super().__init__(RECORD_FIELDS, topic, partition, log_dir)
-        i = self.index
-        self._rec = [i[n] for n in ("topic", "partition", "logDir", "type", "file", "position", "size", "batchPosition",
-                                    "offset", "timestamp", "timestampType", "key", "value", "headers",
-                                    "offsetDelta", "timestampDelta", "control", "magic", "crc", "crcValid",
-                                    "findings", "error")]
+    def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None,
+                 names: Sequence[str] | None = None, types: Iterable[str] | None = None):
+        super().__init__(RECORD_FIELDS, topic, partition, log_dir, names, types)
+        self._fills = [(i, _fill(n)) for i, n in enumerate(self.names)]
+        self._sized = [i for i, n in enumerate(self.names) if n in ("key", "value")]
+        self._records = self.keeps("record")
 
     def add(self, item: Batch | Gap) -> None:
+        self.count_decoded(item)
         if isinstance(item, Gap):
             self.add_dict(self.where(gap_dict(item)))
             return
         if item.findings:
             self.add_dict(self.where({"type": "findings", "file": item.file, "position": item.position,
                                       "findings": findings_list(item.findings)}))
-        recs = item.records if self.query is None or item.records is None else self.query.select(item.records)
-        if recs:
+        if not self._records or item.records is None:
+            return
+        recs = item.records if self.query is None else self.query.select(item.records)
+        if isinstance(recs, RecordSource):
+            for run in recs.chunks():
+                self.add_records(item, run)
+        elif recs:
             self.add_records(item, recs)
 
     def add_records(self, b: Batch, recs: Sequence[Record]) -> None:
-        (c_topic, c_part, c_logdir, c_type, c_file, c_pos, c_size, c_bpos, c_off, c_ts, c_tst, c_key, c_val, c_hdr,
-         c_od, c_td, c_ctl, c_magic, c_crc, c_crcv, c_find, c_err) = (self.cols[i] for i in self._rec)
+        """The records ``recs`` of ``b``, a column at a time."""
         n = len(recs)
-        nothing = [None] * n
-        c_topic += [self.topic] * n
-        c_part += [self.partition] * n
-        c_logdir += [self.log_dir] * n
-        c_type += ["record"] * n
-        c_file += [b.file] * n
-        c_pos += nothing
-        c_size += nothing
-        c_bpos += [b.position] * n
-        c_err += nothing
-        c_find += nothing
-        nbytes = 0
-        if b.magic >= 2:
-            c_magic += nothing
-            c_crc += nothing
-            c_crcv += nothing
-        else:
-            for r in recs:
-                c_magic.append(r.magic)
-                c_crc.append(r.crc)
-                c_crcv.append(r.crc == r.computed_crc)
-        for r in recs:
-            c_off.append(r.offset)
-            c_ts.append(r.timestamp)
-            c_tst.append(r.timestamp_type)
-            k = r.key
-            v = r.value
-            c_key.append(k)
-            c_val.append(v)
-            if k is not None:
-                nbytes += len(k)
-            if v is not None:
-                nbytes += len(v)
-            c_hdr.append(r.headers)
-            c_od.append(r.offset_delta)
-            c_td.append(r.timestamp_delta)
-            c_ctl.append(r.control)
+        cols = self.cols
+        for i, fill in self._fills:
+            cols[i] += fill(self, b, recs, n)
+        for i in self._sized:
+            self.bytes += sum(map(len, filter(None, cols[i][-n:])))   # null and empty: nothing
         self.rows += n
-        self.bytes += nbytes
+        self.values += n * len(cols)
 
 
 COLUMNS = {"batches": BatchColumns, "records": RecordColumns, "findings": FindingColumns}
 
 
-__all__ = ["COLUMNS", "BatchColumns", "RecordColumns", "FindingColumns", "CHUNK_ROWS"]
+__all__ = ["COLUMNS", "BatchColumns", "RecordColumns", "FindingColumns", "CHUNK_ROWS", "LINE_KEY"]

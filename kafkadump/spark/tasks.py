@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from ..decode import Options
 from ..errors import InputError
 from ..query import RecordQuery
 from ..sources.segment import Segment, open_segment
-from .rows import COLUMNS
+from .rows import COLUMNS, Columns
 from .splits import iter_task, local_path, log_dir, topic_partition
 
 SPOOL_CHUNK = 8 << 20
@@ -83,26 +83,34 @@ def options_for(shallow: bool = False, max_decompressed: int | None = None, max_
 
 
 def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options,
-              query: RecordQuery | None = None) -> Iterator[tuple[list[list], int]]:
+              query: RecordQuery | None = None, names: Sequence[str] | None = None,
+              types: Iterable[str] | None = None, counts: dict | None = None) -> Iterator[tuple[list[list], int]]:
     """Yield ``(columns, nrows)`` chunks of one task's rows (records kept by ``query``, batches
-    pruned by it first, as ``kafkadump records`` does).  Never raises on bad input: a file
-    that cannot be opened, or an unexpected decoder failure, becomes one ``type = "error"``
-    row saying why."""
+    pruned by it first, as ``kafkadump records`` does; only the columns ``names`` and the row
+    types ``types`` when given).  Never raises on bad input: a file that cannot be opened, or
+    an unexpected decoder failure, becomes one ``type = "error"`` row saying why.  ``counts``,
+    when given, gains ``decoded`` (records decoded) and ``values`` (cells built)."""
     topic, partition = topic_partition(path)
-    cols = COLUMNS[level](topic, partition, log_dir(path))
+    cols = COLUMNS[level](topic, partition, log_dir(path), names, types)
+    try:
+        yield from _read(cols, path, size, k, n, split_bytes, opt, query)
+    finally:
+        if counts is not None:
+            counts["decoded"] = counts.get("decoded", 0) + cols.decoded
+            counts["values"] = counts.get("values", 0) + cols.values
+
+
+def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options,
+          query: RecordQuery | None) -> Iterator[tuple[list[list], int]]:
     if query is not None:
         cols.query = query
         opt = replace(opt, select=query.batch_selector())
     try:
         seg, local = open_any(path)
-    except InputError as e:
+    except (InputError, OSError) as e:
         if k == 0:
-            cols.error(path, str(e))
-            yield cols.take()
-        return
-    except OSError as e:
-        if k == 0:
-            cols.error(path, f"{path}: {e.strerror or e}")
+            cols.error(path, str(e) if isinstance(e, InputError) else f"{path}: {e.strerror or e}")
+        if cols.rows:
             yield cols.take()
         return
     try:
