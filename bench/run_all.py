@@ -50,9 +50,11 @@ PARTS = [
     Part("crc", "verify-crc vs one crc32c call over the file (and per batch)", "bench.py",
          ["--only", "crc", "--results", str(HERE / "out" / "results-crc.json")], ["--size", "128M", "--repeat", "2"]),
     Part("accel", "compiled vs pure path; vs aiokafka's C reader + orjson; batches vs a bare header+CRC+JSON pass; "
-         "verify-crc vs crc32c", "accel_bench.py"),
-    Part("capture", "capture --json and the table vs tshark -T json / one-line output", "capture_bench.py",
-         programs=("tshark",)),
+         "verify-crc vs crc32c", "accel_bench.py",
+         quick_args=["--records-size", "8M", "--crc-size", "64M", "--repeat", "1"]),
+    Part("capture", "capture --json and the table vs a bare pcap pass, the previous commit, and tshark -T json / "
+         "one-line output when tshark is on PATH", "capture_bench.py",
+         quick_args=["--size", "4M", "--repeat", "1", "--previous", ""]),
     Part("startup", "kafkadump batches tiny.log vs python -c 'import json'", "startup_bench.py",
          quick_args=["--rounds", "10"]),
     Part("triage", "peak RSS of every command on one large segment; triage --jobs 2 vs --jobs 1",
