@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from .decode import Options
 from .errors import UsageError
@@ -21,11 +22,16 @@ from .inputs import CaptureData, CaptureKind, read_capture_input
 from .protocol.frames import Frame
 from .protocol.stream import CaptureDecoder, Hints, StreamNote
 from .query import FrameFilter
+from .report.records import Place, Sighting
 from .report.status import Tally
+from .sources.pcap import endpoint_str
 
 if TYPE_CHECKING:
+    from .decode.model import Record
+    from .payloads.view import PayloadInspector, PayloadRequest, RecordView
+    from .payloads.where import Where
     from .sources.hextext import HexBlock
-    from .sources.pcap import CaptureReader
+    from .sources.pcap import CaptureReader, Connection
 
 
 @dataclass
@@ -74,21 +80,43 @@ class CaptureRequest:
     detect: bool = True
     options: Options = field(default_factory=Options)
     frames: FrameFilter = field(default_factory=FrameFilter)
+    payloads: PayloadRequest | None = None   # --detect, --schemas, --where, --redact*: None when none given
+
+
+@dataclass
+class FrameViews:
+    """A frame with what the payload options made of its records: ``views`` holds every record's
+    :class:`~kafkadump.payloads.view.RecordView` (by the record's ``id``), ``matched`` the ids of
+    the records ``--where`` keeps (None without ``--where``)."""
+
+    frame: Frame
+    views: dict[int, RecordView]
+    matched: set[int] | None = None
+    masked: list[tuple[str, int, int]] = field(default_factory=list)  # hexdump: byte ranges not shown
+
+    def view(self, r: Record) -> RecordView | None:
+        return self.views.get(id(r))
+
+    def keeps(self, r: Record) -> bool:
+        return self.matched is None or id(r) in self.matched
 
 
 def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: int | None = None,
                    spans: bool = False, time_span: bool = False
-                   ) -> Iterator[TimeSpan | StreamNote | Frame | CaptureTotals]:
+                   ) -> Iterator[TimeSpan | StreamNote | Frame | FrameViews | CaptureTotals]:
     """Stream notes and frames of ``path`` (``-``: stdin), then a :class:`CaptureTotals`.
 
     With ``frame``, only that frame (its spans recorded when ``spans``); a
     frame number beyond the input is a :class:`~kafkadump.errors.UsageError`.
-    With ``time_span``, a packet capture's :class:`TimeSpan` comes first.
+    With ``time_span``, a packet capture's :class:`TimeSpan` comes first.  With payload options
+    (``request.payloads``) every frame comes as :class:`FrameViews`; ``--where`` drops the frames
+    none of whose records it keeps.
     """
     if request.api_version is not None and request.api_key is None:
         raise UsageError("--api-version needs --api-key")
     if frame is not None and request.frames.active:
         raise UsageError("--frame picks one frame; --api, --topic and --client filter the list: give one or the other")
+    inspector = _payload_inspector(request.payloads, path)
     kind, data, close = read_capture_input(path, sys.stdin.buffer if path == "-" else None)
     try:
         dec = CaptureDecoder(path, ports=request.ports, options=request.options,
@@ -97,14 +125,17 @@ def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: i
             dec.ctx.spans = lambda: dec.count == frame
         if time_span and kind is CaptureKind.PCAP:
             yield from _time_span(data, path)
-        yield from _report(path, kind, data, dec, tally, frame, request.frames)
+        where = None if request.payloads is None else request.payloads.where
+        yield from _report(path, kind, data, dec, tally, frame, request.frames, inspector, where)
     finally:
         if close is not None:
             close()
 
 
 def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder, tally: Tally,
-            frame: int | None, keep: FrameFilter) -> Iterator[StreamNote | Frame | CaptureTotals]:
+            frame: int | None, keep: FrameFilter, inspector: PayloadInspector | None = None,
+            where: Where | None = None
+            ) -> Iterator[StreamNote | Frame | FrameViews | CaptureTotals]:
     totals = CaptureTotals(path, kind.value)
     readers: list[CaptureReader] = []
     found: Frame | None = None
@@ -120,8 +151,10 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
         if frame is None:
             tally.see(findings)   # a frame the filters drop still counts: the exit rule is the same
             if not keep.active or keep.keeps(item):
-                totals.shown += 1
-                yield item
+                shown = item if inspector is None else _viewed(item, inspector, where, tally, totals)
+                if shown is not None:
+                    totals.shown += 1
+                    yield shown
         elif item.index == frame:
             found = item
             break
@@ -129,13 +162,84 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
         if found is None:
             raise UsageError(f"{path}: no frame {frame} (the input has {dec.count} frames)")
         tally.see(found.all_findings())
-        yield found
+        yield found if inspector is None else _spanned(found, inspector, tally, totals)
         return
     totals.connections = sum(1 for c in dec.order if c.state not in (None, False))
     totals.ignored_connections = dec.ignored
     totals.packets = readers[0].packets if readers else None
     totals.problems = tally.problems
     yield totals
+
+
+def _payload_inspector(payloads: PayloadRequest | None, path: str) -> PayloadInspector | None:
+    """The inspector the payload options ask for (a ``_schemas`` partition beside the capture
+    file with ``--detect`` alone); None without payload options."""
+    if payloads is None or not payloads.active:
+        return None
+    from .payloads.view import open_inspector
+
+    return open_inspector(payloads, [] if path == "-" else [path])
+
+
+def _views(f: Frame, inspector: PayloadInspector, tally: Tally, totals: CaptureTotals) -> dict[int, RecordView]:
+    """The payload view of every record of ``f``; the findings the inspection raises join the
+    batch's findings (their offsets those of the frame's other findings), counted and tallied."""
+    views: dict[int, RecordView] = {}
+    for _, _, rv in f.records_fields():
+        for r, b in rv.records():
+            view, found = inspector.view(r, b)
+            views[id(r)] = view
+            if found:
+                b.findings.extend(found)
+                totals.findings += len(found)
+                tally.see(found)
+    return views
+
+
+def _spanned(f: Frame, inspector: PayloadInspector, tally: Tally, totals: CaptureTotals) -> FrameViews:
+    """The one frame asked for, its views, and (when its spans are recorded, for ``--hexdump``)
+    its key and value spans split into their framing, redacted bytes listed as masked."""
+    out = FrameViews(f, _views(f, inspector, tally, totals))
+    if f.spans is None:
+        return out
+    from .payloads.payload_spans import payload_spans
+
+    spans = f.spans
+    for _, _, rv in f.records_fields():
+        for b in rv.batches:
+            # a capture names each batch's decompressed bytes apart (decompressed@<position>); its
+            # records, like a segment's, say "decompressed": the spans go by their name meanwhile
+            pane = f"decompressed@{b.position}"
+            for s in spans:
+                if s.source == pane:
+                    s.source = "decompressed"
+            named = payload_spans(b, spans, inspector)  # its findings: those _views gave the batch
+            for s in named.spans:   # the originals and the framing fields split from them
+                if s.source == "decompressed":
+                    s.source = pane
+            spans = named.spans
+            out.masked += [(pane if src == "decompressed" else src, a, z) for src, a, z in named.masked]
+    f.spans = spans
+    return out
+
+
+def _viewed(f: Frame, inspector: PayloadInspector, where: Where | None, tally: Tally,
+            totals: CaptureTotals) -> FrameViews | None:
+    """``f`` with its records' views and, with ``--where``, the records it keeps; None when
+    ``--where`` keeps none of them (the frame is not shown)."""
+    views = _views(f, inspector, tally, totals)
+    if where is None:
+        return FrameViews(f, views)
+    from .report.records import ENCODERS, record_object
+
+    enc = ENCODERS["auto"]
+    matched: set[int] = set()
+    for _, ctx, rv in f.records_fields():
+        place = place_in_frame(ctx, sighting(f, ctx))
+        for r, b in rv.records():
+            if where.matches(record_object(r, b, enc, place, views[id(r)])):
+                matched.add(id(r))
+    return FrameViews(f, views, matched) if matched else None
 
 
 def _time_span(data: CaptureData, path: str) -> Iterator[TimeSpan]:
@@ -201,4 +305,62 @@ def _superseded(blocks: list[HexBlock]) -> set[int]:
     return out
 
 
-__all__ = ["CaptureRequest", "CaptureTotals", "TimeSpan", "capture_report"]
+# --- times, connections and places: the facts a capture adds to a record -----------------------------
+
+def utc_time(t: float) -> datetime | None:
+    """A capture time as a UTC datetime; None when a (damaged) timestamp is beyond the calendar."""
+    try:
+        return datetime.fromtimestamp(t, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def time_text(t: float | None, dated: bool = False) -> str:
+    """A capture time for a table: ``22:13:20.004512``, or with ``dated`` (a capture that spans
+    more than one day) ``2023-11-14 22:13:20.004``."""
+    if t is None:
+        return "-"
+    if 0 <= t < 86400 * 2:  # seconds of the day (tcpdump text)
+        h = int(t // 3600)
+        m = int(t % 3600 // 60)
+        s = t - h * 3600 - m * 60
+        return f"{h:02d}:{m:02d}:{s:09.6f}"
+    dt = utc_time(t)
+    if dt is None:
+        return f"{t:.6f}"
+    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if dated else dt.strftime("%H:%M:%S.%f")
+
+
+def time_iso(t: float | None) -> str | None:
+    """ISO-8601 UTC of a capture time (None when it has none, or it is beyond the calendar)."""
+    if t is None:
+        return None
+    if 0 <= t < 86400 * 2:
+        return time_text(t)
+    dt = utc_time(t)
+    return None if dt is None else dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def connection_dict(c: Connection | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
+            "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
+
+
+def place_in_frame(ctx: dict[str, Any], seen: Sighting | None = None) -> Place:
+    """Where the records of a RECORDS field belong: the topic and partition of the request or
+    response around it (``ctx``, from :meth:`Frame.records_fields`)."""
+    partition = ctx.get("partition")
+    return Place(ctx.get("topic"), partition if isinstance(partition, int) else None, seen)
+
+
+def sighting(f: Frame, ctx: dict[str, Any]) -> Sighting:
+    """Where a capture saw the records of frame ``f``: which frame, API, direction,
+    connection and time; records in a request (Produce) carry the producer's relative offsets."""
+    return Sighting(f.index, f.api_name, f.direction, connection_dict(f.connection), f.time,
+                                  time_iso(f.time), ctx.get("topicId"), f.kind == "request")
+
+
+__all__ = ["CaptureRequest", "CaptureTotals", "FrameViews", "TimeSpan", "capture_report", "time_text", "time_iso",
+           "connection_dict", "place_in_frame", "sighting"]

@@ -1,0 +1,200 @@
+"""capture with the payload options: --detect / --schemas, --where, --redact and --redact-fields on the
+records that Produce requests carry in a pcap.
+
+The values are framed by confluent-kafka's AvroSerializer (mock registry, no network), the schema
+given as a registry export; keys, values and header values carry the marker QZXJ so that any form
+of them (text, hex, base64, hexdump rows) can be looked for, as in test_redact.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import struct
+import warnings
+
+import pytest
+from capture_builders import Conversation, pcap, produce_v3_request
+from cli_inprocess import run
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+SCHEMA = ('{"type":"record","name":"User","fields":[{"name":"id","type":"string"},'
+          '{"name":"password","type":"string"},{"name":"age","type":"int"}]}')
+MARK = b"QZXJ" * 3
+PAIRS = [("51", "5a"), ("5a", "58"), ("58", "4a"), ("4a", "51")]
+
+
+def _batch(values: list[bytes], keys: list[bytes], compression: int = 0) -> bytes:
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=compression, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i, (k, v) in enumerate(zip(keys, values)):
+        bld.append(i, timestamp=1_700_000_000_000 + i, key=k, value=v, headers=[("trace", b"HDR" + MARK)])
+    return bytes(bld.build())
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory):
+    """A pcap of three Produce requests to ``users``: a plain batch of 3 records, a gzip batch
+    of 30, and a batch whose values are framed but do not decode (id 1: truncated; id 99: unknown)."""
+    root = tmp_path_factory.mktemp("capture-payloads")
+    registry = MockSchemaRegistryClient({"url": "mock://test"})
+    ser = AvroSerializer(registry, SCHEMA)
+    values = [ser({"id": str(i), "password": (MARK + b"-%d" % i).decode(), "age": 30 + i},
+                  SerializationContext("users", MessageField.VALUE)) for i in range(3)]
+    assert values[0][:5] == b"\x00\x00\x00\x00\x01"   # magic 0, schema id 1
+    keys = [b"KEY" + MARK + b"%d" % i for i in range(3)]
+    gz = _batch(values * 10, keys * 10, 1)
+    assert gz[21:23] == b"\x00\x01"  # gzip
+    bad = _batch([values[0][:8], b"\x00\x00\x00\x00\x63" + b"\x02x"], [b"k1", b"k2"])
+    c = Conversation()
+    frames = [produce_v3_request(1, _batch(values, keys), topic="users"),
+              produce_v3_request(2, gz, topic="users"), produce_v3_request(3, bad, topic="users")]
+    for f in frames:
+        c.send("c", f, 700)
+    c.close()
+    data, _ = pcap([(t, p) for t, p, _ in c.packets])
+    path = root / "users.pcap"
+    path.write_bytes(data)
+    export = root / "schemas.json"
+    export.write_text(json.dumps([{"subject": "users-value", "version": 1, "id": 1, "schema": SCHEMA}]))
+    return path, export, values, keys, frames
+
+
+def _lines(out: str) -> list[dict]:
+    return [json.loads(x) for x in out.splitlines()]
+
+
+def _leaks(out: str, secrets: list[bytes]) -> list[str]:
+    found = [m for m in ("QZXJ", "ZXJQ", "XJQZ", "JQZX", "QZ", "ZX", "XJ") if m in out]
+    found += [f"{a} {b}" for a, b in PAIRS if re.search(f"{a}[ |!]{b}", out)]
+    found += [f"{a}{b}" for a, b in PAIRS if f"{a}{b}" in out]
+    for s in secrets:
+        for i in range(3):
+            b64 = base64.b64encode(s[i:]).decode()[:8]
+            if b64 in out:
+                found.append("base64 " + b64)
+    return found
+
+
+def test_records_decoded_with_schemas(evidence):
+    path, export, values, keys, _ = evidence
+    r = run("capture", "--records", "--json", "--schemas", str(export), str(path))
+    recs = _lines(r.stdout)
+    assert len(recs) == 35
+    first = recs[0]
+    assert (first["frame"], first["api"], first["topic"], first["partition"]) == (0, "Produce", "users", 0)
+    assert first["valuePayload"]["format"] == "avro"
+    assert first["valuePayload"]["schemaId"] == 1 and first["valuePayload"]["subject"] == "users-value"
+    assert first["valuePayload"]["decoded"] == {"id": "0", "password": (MARK + b"-0").decode(), "age": 30}
+    assert first["keyPayload"]["format"] == "utf8" and first["keyPayload"]["schemaId"] is None
+    # the gzip batch's records decode alike
+    assert [x["valuePayload"]["decoded"]["age"] for x in recs[3:33]] == [30, 31, 32] * 10
+    assert all(x["frame"] == 1 for x in recs[3:33])
+
+
+def test_detect_alone_names_the_framing(evidence):
+    path = evidence[0]
+    recs = _lines(run("capture", "--records", "--json", "--detect", str(path)).stdout)
+    v = recs[0]["valuePayload"]
+    assert (v["framing"], v["schemaId"], v["format"], v["certain"]) == ("confluent", 1, None, True)
+    assert "decoded" not in v
+
+
+def test_findings_at_capture_offsets(evidence):
+    path, export, values, keys, frames = evidence
+    r = run("capture", "--json", "--schemas", str(export), str(path))
+    assert r.returncode == 1   # payload-malformed is a problem
+    out = _lines(r.stdout)
+    third = [x for x in out if x.get("type") == "frame" and x["index"] == 2][0]
+    codes = {f["code"]: f for f in third["findings"]}
+    assert set(codes) == {"payload-malformed", "schema-unknown"}
+    # the offset is where the bad value's payload starts in the client's stream: the frame's
+    # position plus the value's place in the frame (found by its bytes, an independent oracle)
+    base = sum(len(f) for f in frames[:2])
+    bad_value = values[0][:8]
+    at = frames[2].index(bad_value)
+    assert codes["payload-malformed"]["offset"] == base + at + 5
+    assert codes["schema-unknown"]["offset"] == base + frames[2].index(b"\x00\x00\x00\x00\x63\x02x")
+    # the records of the frame carry their views in the frame's JSON too
+    recs = third["body"]["topicData"][0]["partitionData"][0]["records"]["batches"][0]["records"]
+    assert recs[0]["valuePayload"]["error"] and recs[1]["valuePayload"]["format"] is None
+
+
+def test_where_filters_records_and_frames(evidence):
+    path, export = evidence[0], evidence[1]
+    r = run("capture", "--records", "--json", "--schemas", str(export), "--where", "value.age == 31", str(path))
+    recs = _lines(r.stdout)
+    assert len(recs) == 11 and {x["valuePayload"]["decoded"]["id"] for x in recs} == {"1"}
+    r = run("capture", "--records", "--json", "--where", 'frame == 1 and direction == "request"', str(path))
+    assert len(_lines(r.stdout)) == 30
+    r = run("capture", "--records", "--json", "--where", 'api == "Fetch"', str(path))
+    assert r.stdout == ""
+    r = run("capture", "--records", "--json", "--where", 'topic == "users" and offset == 1', str(path))
+    assert len(_lines(r.stdout)) == 3   # the producer's relative offsets: one per batch
+    frames = [x for x in _lines(run("capture", "--json", "--schemas", str(export), "--where", "value.age == 31",
+                                    str(path)).stdout) if x.get("type") == "frame"]
+    assert [f["index"] for f in frames] == [0, 1]
+    table = run("capture", "--records", "--wide", "--schemas", str(export), "--where", "value.age == 32", str(path))
+    assert table.stdout.count("users") == 11
+
+
+FORMATS = [["--records", "--json"], ["--records", "--json", "--encoding", "hex"],
+           ["--records", "--json", "--encoding", "base64"], ["--records", "--json", "--encoding", "text"],
+           ["--records", "--wide"], ["--json"], ["--json", "--encoding", "hex"], ["--wide"],
+           ["--frame", "0"], ["--frame", "0", "--hexdump", "--records"], ["--frame", "1", "--hexdump", "--records"],
+           ["--frame", "0", "--hexdump", "--json"], ["--frame", "1", "--hexdump", "--json"]]
+
+
+@pytest.mark.parametrize("args", FORMATS, ids=" ".join)
+def test_redact_all_parts_leaves_nothing(evidence, args):
+    path, export, values, keys, _ = evidence
+    r = run("capture", *args, "--redact", "keys,values,headers", "--schemas", str(export), str(path))
+    assert r.returncode in (0, 1), r.stderr
+    assert _leaks(r.stdout, values + keys) == []
+
+
+@pytest.mark.parametrize("args", [a for a in FORMATS if "--records" in a or a[0] == "--json"], ids=" ".join)
+def test_redact_fields_masks_decoded_and_hides_the_bytes(evidence, args):
+    path, export, values, keys, _ = evidence
+    r = run("capture", *args, "--redact", "keys,headers", "--redact-fields", "password", "--schemas", str(export),
+            str(path))
+    assert r.returncode in (0, 1), r.stderr
+    # the framing bytes are no secret (the truncated value of frame 2, shown as it did not decode,
+    # begins as the others do): the payloads after them are
+    assert _leaks(r.stdout, [v[5:] for v in values] + keys) == []
+    if "--json" in args and "--hexdump" not in args:
+        assert "[redacted]" in r.stdout
+
+
+@pytest.mark.parametrize("args", [["--records", "--json"], ["--records", "--wide"], ["--json"],
+                                  ["--frame", "0", "--hexdump", "--records"]], ids=" ".join)
+def test_without_redaction_the_marker_is_there(evidence, args):
+    """The oracle of the tests above: each format shows the marker when nothing is redacted."""
+    path, export, values, keys, _ = evidence
+    assert _leaks(run("capture", *args, "--schemas", str(export), str(path)).stdout, values + keys)
+
+
+def test_digest_and_length(evidence):
+    path, export, values, keys, _ = evidence
+    recs = _lines(run("capture", "--records", "--json", "--redact", "keys,values,headers", str(path)).stdout)
+    assert recs[0]["key"] == {"redacted": "sha256:" + hashlib.sha256(keys[0]).hexdigest(), "length": len(keys[0])}
+    assert recs[1]["value"] == {"redacted": "sha256:" + hashlib.sha256(values[1]).hexdigest(),
+                                "length": len(values[1])}
+    assert recs[0]["headers"][0]["value"]["length"] == 15
+    assert recs[0]["frame"] == 0 and "keyPayload" not in recs[0]
+
+
+def test_no_payload_options_output_unchanged(evidence):
+    """Without payload options the records lines are the fast path's, without payload fields."""
+    path = evidence[0]
+    recs = _lines(run("capture", "--records", "--json", str(path)).stdout)
+    assert len(recs) == 35 and "valuePayload" not in recs[0]
+    assert struct.unpack(">i", base64.b64decode(recs[0]["value"]["base64"])[1:5])[0] == 1
