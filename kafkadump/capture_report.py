@@ -10,6 +10,7 @@ problem finding passes through the caller's
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ from .report.status import Tally
 from .sources.pcap import endpoint_str
 
 if TYPE_CHECKING:
-    from .decode.model import Record
+    from .decode.model import Batch, Record, Span
+    from .findings import Finding
     from .payloads.view import PayloadInspector, PayloadRequest, RecordView
     from .payloads.where import Where
     from .sources.hextext import HexBlock
@@ -109,14 +111,15 @@ def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: i
     With ``frame``, only that frame (its spans recorded when ``spans``); a
     frame number beyond the input is a :class:`~kafkadump.errors.UsageError`.
     With ``time_span``, a packet capture's :class:`TimeSpan` comes first.  With payload options
-    (``request.payloads``) every frame comes as :class:`FrameViews`; ``--where`` drops the frames
-    none of whose records it keeps.
+    (``request.payloads``) every frame comes as :class:`FrameViews`, and so does a frame carrying
+    records of the metadata log that hold secrets; ``--where`` drops the frames none of whose
+    records it keeps.
     """
     if request.api_version is not None and request.api_key is None:
         raise UsageError("--api-version needs --api-key")
     if frame is not None and request.frames.active:
         raise UsageError("--frame picks one frame; --api, --topic and --client filter the list: give one or the other")
-    inspector = _payload_inspector(request.payloads, path)
+    ask = _record_options(request.payloads, path)
     kind, data, close = read_capture_input(path, sys.stdin.buffer if path == "-" else None)
     try:
         dec = CaptureDecoder(path, ports=request.ports, options=request.options,
@@ -125,16 +128,24 @@ def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: i
             dec.ctx.spans = lambda: dec.count == frame
         if time_span and kind is CaptureKind.PCAP:
             yield from _time_span(data, path)
-        where = None if request.payloads is None else request.payloads.where
-        yield from _report(path, kind, data, dec, tally, frame, request.frames, inspector, where)
+        yield from _report(path, kind, data, dec, tally, frame, request.frames, ask)
     finally:
         if close is not None:
             close()
 
 
+@dataclass
+class _RecordOptions:
+    """What the payload options ask of the records frames carry: an inspector (None without
+    payload options), a ``--where`` filter, and whether the secrets of the metadata log are masked."""
+
+    inspector: PayloadInspector | None = None
+    where: Where | None = None
+    secrets: bool = True
+
+
 def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder, tally: Tally,
-            frame: int | None, keep: FrameFilter, inspector: PayloadInspector | None = None,
-            where: Where | None = None
+            frame: int | None, keep: FrameFilter, ask: _RecordOptions
             ) -> Iterator[StreamNote | Frame | FrameViews | CaptureTotals]:
     totals = CaptureTotals(path, kind.value)
     readers: list[CaptureReader] = []
@@ -151,7 +162,7 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
         if frame is None:
             tally.see(findings)   # a frame the filters drop still counts: the exit rule is the same
             if not keep.active or keep.keeps(item):
-                shown = item if inspector is None else _viewed(item, inspector, where, tally, totals)
+                shown = _viewed(item, ask, tally, totals)
                 if shown is not None:
                     totals.shown += 1
                     yield shown
@@ -162,7 +173,7 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
         if found is None:
             raise UsageError(f"{path}: no frame {frame} (the input has {dec.count} frames)")
         tally.see(found.all_findings())
-        yield found if inspector is None else _spanned(found, inspector, tally, totals)
+        yield _spanned(found, ask, tally, totals)
         return
     totals.connections = sum(1 for c in dec.order if c.state not in (None, False))
     totals.ignored_connections = dec.ignored
@@ -171,39 +182,77 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
     yield totals
 
 
-def _payload_inspector(payloads: PayloadRequest | None, path: str) -> PayloadInspector | None:
-    """The inspector the payload options ask for (a ``_schemas`` partition beside the capture
-    file with ``--detect`` alone); None without payload options."""
-    if payloads is None or not payloads.active:
-        return None
+def _record_options(payloads: PayloadRequest | None, path: str) -> _RecordOptions:
+    """What the payload options ask for: their inspector (a ``_schemas`` partition beside the
+    capture file with ``--detect`` alone), ``--where``, the secrets choice."""
+    if payloads is None:
+        return _RecordOptions()
+    if not payloads.active:
+        return _RecordOptions(None, None, payloads.redaction.secrets)
     from .payloads.view import open_inspector
 
-    return open_inspector(payloads, [] if path == "-" else [path])
+    return _RecordOptions(open_inspector(payloads, [] if path == "-" else [path]), payloads.where,
+                          payloads.redaction.secrets)
 
 
-def _views(f: Frame, inspector: PayloadInspector, tally: Tally, totals: CaptureTotals) -> dict[int, RecordView]:
-    """The payload view of every record of ``f``; the findings the inspection raises join the
-    batch's findings (their offsets those of the frame's other findings), counted and tallied."""
+# KRaft's metadata log travels in Fetch requests and responses between controllers (and brokers):
+# its topic by name, or by its fixed id (Uuid.METADATA_TOPIC_ID, 0 and 1, in Kafka's base64 form)
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+def _is_metadata_log(ctx: dict[str, Any]) -> bool:
+    return ctx.get("topic") == METADATA_TOPIC or ctx.get("topicId") == METADATA_TOPIC_ID
+
+
+def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> dict[int, RecordView] | None:
+    """The payload view of every record of ``f`` (None when there is nothing to say: no payload
+    options and no secret in it).  The findings the inspection raises join the batch's findings
+    (their offsets those of the frame's other findings), counted and tallied; a record of the
+    metadata log whose value holds a secret is marked (its bytes hidden, unless
+    ``--no-redact-secrets``)."""
     views: dict[int, RecordView] = {}
-    for _, _, rv in f.records_fields():
+    for _, ctx, rv in f.records_fields():
+        secret = _secret_records(rv.batches) if ask.secrets and _is_metadata_log(ctx) else set()
+        if ask.inspector is None and not secret:
+            continue
         for r, b in rv.records():
-            view, found = inspector.view(r, b)
-            views[id(r)] = view
+            view, found = _view(r, b, ask.inspector)
+            views[id(r)] = dataclasses.replace(view, secret=True) if id(r) in secret else view
             if found:
                 b.findings.extend(found)
                 totals.findings += len(found)
                 tally.see(found)
-    return views
+    return views if views or ask.inspector is not None else None
 
 
-def _spanned(f: Frame, inspector: PayloadInspector, tally: Tally, totals: CaptureTotals) -> FrameViews:
+def _view(r: Record, b: Batch, inspector: PayloadInspector | None) -> tuple[RecordView, list[Finding]]:
+    if inspector is not None:
+        return inspector.view(r, b)
+    from .payloads.view import RecordView
+
+    return RecordView(None, None), []
+
+
+def _secret_records(batches: list[Batch]) -> set[int]:
+    from .segment_report import secret_records
+
+    out: set[int] = set()
+    for b in batches:
+        if b.records:
+            out |= secret_records(b, b.records)
+    return out
+
+
+def _spanned(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> Frame | FrameViews:
     """The one frame asked for, its views, and (when its spans are recorded, for ``--hexdump``)
-    its key and value spans split into their framing, redacted bytes listed as masked."""
-    out = FrameViews(f, _views(f, inspector, tally, totals))
+    its key and value spans split into their framing, redacted bytes and secrets listed as masked."""
+    views = _views(f, ask, tally, totals)
+    if views is None:
+        return f
+    out = FrameViews(f, views)
     if f.spans is None:
         return out
-    from .payloads.payload_spans import payload_spans
-
     spans = f.spans
     for _, _, rv in f.records_fields():
         for b in rv.batches:
@@ -213,21 +262,42 @@ def _spanned(f: Frame, inspector: PayloadInspector, tally: Tally, totals: Captur
             for s in spans:
                 if s.source == pane:
                     s.source = "decompressed"
-            named = payload_spans(b, spans, inspector)  # its findings: those _views gave the batch
-            for s in named.spans:   # the originals and the framing fields split from them
+            spans = _batch_spans(b, spans, out, ask.inspector)
+            for s in spans:   # the originals and the framing fields split from them
                 if s.source == "decompressed":
                     s.source = pane
-            spans = named.spans
-            out.masked += [(pane if src == "decompressed" else src, a, z) for src, a, z in named.masked]
+            out.masked = [(pane if src == "decompressed" else src, a, z) for src, a, z in out.masked]
     f.spans = spans
     return out
 
 
-def _viewed(f: Frame, inspector: PayloadInspector, where: Where | None, tally: Tally,
-            totals: CaptureTotals) -> FrameViews | None:
+def _batch_spans(b: Batch, spans: list[Span], out: FrameViews, inspector: PayloadInspector | None) -> list[Span]:
+    """``spans`` with the payload options applied to the records of ``b`` (their ranges not to
+    show added to ``out.masked``), and the values of its records that hold secrets masked."""
+    from .payloads.redact import SECRET_MASK
+
+    secret = {(r.source, r.value_position) for r in b.records or ()
+              if out.views.get(id(r)) is not None and out.views[id(r)].secret}
+    for s in spans:
+        if secret and s.path.endswith(".value") and (s.source, s.offset) in secret:
+            s.value = SECRET_MASK
+            out.masked.append((s.source, s.offset, s.offset + s.length))
+    if inspector is None:
+        return spans
+    from .payloads.payload_spans import payload_spans
+
+    named = payload_spans(b, spans, inspector)  # its findings: those _views gave the batch
+    out.masked += named.masked
+    return named.spans
+
+
+def _viewed(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> Frame | FrameViews | None:
     """``f`` with its records' views and, with ``--where``, the records it keeps; None when
     ``--where`` keeps none of them (the frame is not shown)."""
-    views = _views(f, inspector, tally, totals)
+    views = _views(f, ask, tally, totals)
+    if views is None:
+        return f
+    where = ask.where
     if where is None:
         return FrameViews(f, views)
     from .report.records import ENCODERS, record_object

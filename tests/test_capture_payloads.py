@@ -198,3 +198,62 @@ def test_no_payload_options_output_unchanged(evidence):
     recs = _lines(run("capture", "--records", "--json", str(path)).stdout)
     assert len(recs) == 35 and "valuePayload" not in recs[0]
     assert struct.unpack(">i", base64.b64decode(recs[0]["value"]["base64"])[1:5])[0] == 1
+
+
+# --- the secrets of KRaft's metadata log, as controllers and brokers fetch it ------------------------
+
+SALT = b"\x13salt-is-secret\x99"
+STORED = b"\x07stored-key-bytes\xfe"
+KEYPASS = "hunter3-keypass"
+
+
+@pytest.fixture(scope="module")
+def metadata_capture(tmp_path_factory):
+    from metadata_builders import MetaLog
+
+    log = MetaLog()
+    log.rec("UserScramCredentialRecord", 0, name="alice", mechanism=1, salt=SALT, storedKey=STORED,
+            serverKey=b"\x05server", iterations=4096)
+    log.rec("ConfigRecord", 0, resourceType=4, resourceName="1", name="ssl.key.password", value=KEYPASS)
+    log.rec("ConfigRecord", 0, resourceType=2, resourceName="orders", name="retention.ms", value="604800000")
+    c = Conversation()
+    c.send("c", produce_v3_request(1, bytes(log.data), topic="__cluster_metadata"), 700)
+    c.send("c", produce_v3_request(2, bytes(log.data), topic="not-metadata"), 700)
+    c.close()
+    path = tmp_path_factory.mktemp("capture-secrets") / "kraft.pcap"
+    path.write_bytes(pcap([(t, p) for t, p, _ in c.packets])[0])
+    return path
+
+
+def _secret_forms() -> list[str]:
+    return [f for b in (SALT, STORED, KEYPASS.encode()) for f in (base64.b64encode(b).decode()[:12], b.hex(),
+            b[1:-1].decode("latin-1"), " ".join(f"{x:02x}" for x in b[1:9]))]
+
+
+SECRET_OUTPUTS = [["--records", "--json"], ["--records", "--json", "--encoding", "hex"], ["--records", "--wide"],
+                  ["--json"], ["--json", "--encoding", "hex"], ["--frame", "0", "--hexdump", "--records"],
+                  ["--frame", "0", "--hexdump", "--json"], ["--records", "--json", "--detect"]]
+
+
+@pytest.mark.parametrize("args", SECRET_OUTPUTS, ids=" ".join)
+def test_metadata_log_secrets_hidden_by_default(metadata_capture, args):
+    only = [] if "--frame" in args else ["--topic", "__cluster_metadata"]
+    r = run("capture", *args, *only, str(metadata_capture))
+    assert r.returncode == 0, r.stderr
+    assert [f for f in _secret_forms() if f in r.stdout] == []
+    shown = run("capture", *args, *only, "--no-redact-secrets", str(metadata_capture))
+    if "--wide" in args:   # the table's preview stops before the secret bytes: the mask is the oracle
+        assert r.stdout.count("[redacted secret]") == 2 and "[redacted secret]" not in shown.stdout
+    else:
+        assert [f for f in _secret_forms() if f in shown.stdout]   # the oracle: the same output shows them
+
+
+def test_metadata_log_secret_objects(metadata_capture):
+    recs = _lines(run("capture", "--records", "--json", str(metadata_capture)).stdout)
+    assert len(recs) == 6
+    meta = [x for x in recs if x["topic"] == "__cluster_metadata"]
+    hidden = [x["value"] for x in meta if isinstance(x["value"], dict) and x["value"].get("redacted") == "secret"]
+    assert len(hidden) == 2 and all(h["length"] > 0 for h in hidden)
+    assert "redacted" not in json.dumps(meta[2])                # retention.ms is no secret
+    other = [x for x in recs if x["topic"] == "not-metadata"]
+    assert "redacted" not in json.dumps(other)                  # another topic's bytes are its own

@@ -365,7 +365,9 @@ class FrameJson:
                         yield self.records.batch_lines(b, chunk, place)
                         continue
                     kept = [r for r in chunk if views.keeps(r)]
-                    yield self.records.view_lines(b, kept, [views.views[id(r)] for r in kept], place)
+                    seen = [v for v in map(views.view, kept) if v is not None]
+                    yield (self.records.batch_lines(b, kept, place) if len(seen) < len(kept)  # no view: not asked
+                           else self.records.view_lines(b, kept, seen, place))
 
 
 # --- record table ------------------------------------------------------------------------------
