@@ -250,7 +250,7 @@ def _spanned(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals)
     views = _views(f, ask, tally, totals)
     if views is None:
         return f
-    out = FrameViews(f, views)
+    out = FrameViews(f, views, None if ask.where is None else _matched(f, views, ask.where))
     if f.spans is None:
         return out
     spans = f.spans
@@ -297,9 +297,15 @@ def _viewed(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) 
     views = _views(f, ask, tally, totals)
     if views is None:
         return f
-    where = ask.where
-    if where is None:
+    if ask.where is None:
         return FrameViews(f, views)
+    matched = _matched(f, views, ask.where)
+    return FrameViews(f, views, matched) if matched else None
+
+
+def _matched(f: Frame, views: dict[int, RecordView], where: Where) -> set[int]:
+    """The ids of the records of ``f`` that ``where`` keeps: it sees each one's
+    ``capture --records --json`` object (where it was seen included)."""
     from .report.records import ENCODERS, record_object
 
     enc = ENCODERS["auto"]
@@ -307,9 +313,9 @@ def _viewed(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) 
     for _, ctx, rv in f.records_fields():
         place = place_in_frame(ctx, sighting(f, ctx))
         for r, b in rv.records():
-            if where.matches(record_object(r, b, enc, place, views[id(r)])):
+            if where.matches(record_object(r, b, enc, place, views.get(id(r)))):
                 matched.add(id(r))
-    return FrameViews(f, views, matched) if matched else None
+    return matched
 
 
 def _time_span(data: CaptureData, path: str) -> Iterator[TimeSpan]:

@@ -257,3 +257,23 @@ def test_metadata_log_secret_objects(metadata_capture):
     assert "redacted" not in json.dumps(meta[2])                # retention.ms is no secret
     other = [x for x in recs if x["topic"] == "not-metadata"]
     assert "redacted" not in json.dumps(other)                  # another topic's bytes are its own
+
+
+def test_where_with_one_frame_lists_its_matching_records(evidence):
+    path, export = evidence[0], evidence[1]
+    r = run("capture", "--frame", "1", "--records", "--json", "--schemas", str(export), "--where", "value.age == 30",
+            str(path))
+    recs = _lines(r.stdout)
+    assert len(recs) == 10 and {x["frame"] for x in recs} == {1}
+
+
+def test_where_sees_the_connection_and_the_time(evidence):
+    path = evidence[0]
+    everything = _lines(run("capture", "--records", "--json", str(path)).stdout)
+    conn = everything[0]["connection"]["id"]
+    assert len(_lines(run("capture", "--records", "--json", "--where", f"connection.id == {conn}",
+                          str(path)).stdout)) == 35
+    assert run("capture", "--records", "--json", "--where", f"connection.id == {conn + 1}", str(path)).stdout == ""
+    t = everything[3]["time"]
+    later = _lines(run("capture", "--records", "--json", "--where", f"time >= {t}", str(path)).stdout)
+    assert len(later) == 32 and later[0]["frame"] == 1
