@@ -277,3 +277,28 @@ def test_where_sees_the_connection_and_the_time(evidence):
     t = everything[3]["time"]
     later = _lines(run("capture", "--records", "--json", "--where", f"time >= {t}", str(path)).stdout)
     assert len(later) == 32 and later[0]["frame"] == 1
+
+
+def test_pasted_hex_frame_findings_at_dump_offsets(evidence, tmp_path):
+    """A frame pasted as hex: the offsets are positions in the dump's bytes."""
+    path, export, values, _, frames = evidence
+    dump = tmp_path / "frame.txt"
+    dump.write_text(frames[2].hex())
+    r = run("capture", "--json", "--schemas", str(export), str(dump))
+    assert r.returncode == 1, r.stderr
+    frame = [x for x in _lines(r.stdout) if x.get("type") == "frame"][0]
+    malformed = [f for f in frame["findings"] if f["code"] == "payload-malformed"]
+    assert [f["offset"] for f in malformed] == [frames[2].index(values[0][:8]) + 5]
+    assert "schema id 1" in malformed[0]["message"]
+
+
+def test_table_and_hexdump_show_the_schema_and_the_decoded_payload(evidence):
+    path, export = evidence[0], evidence[1]
+    rows = run("capture", "--records", "--wide", "--schemas", str(export), str(path)).stdout.splitlines()
+    assert '[1] {"id":"0","password":' in rows[1]
+    dump = run("capture", "--frame", "1", "--hexdump", "--records", "--schemas", str(export), str(path)).stdout
+    assert dump.count(".value.schemaId = 1") == 30
+    assert '.records[29].value.payload = {"id":"2","password":"QZXJQZXJQZXJ-2","age":32}' in dump
+    spans = _lines(run("capture", "--frame", "0", "--hexdump", "--json", "--schemas", str(export), str(path)).stdout)
+    magic = [s for s in spans if s.get("path", "").endswith("records[0].value.magic")]
+    assert len(magic) == 1 and magic[0]["value"] == 0
