@@ -284,10 +284,14 @@ def _batch_spans(b: Batch, spans: list[Span], out: FrameViews, inspector: Payloa
             out.masked.append((s.source, s.offset, s.offset + s.length))
     if inspector is None:
         return spans
-    from .payloads.payload_spans import payload_spans
+    from .payloads.payload_spans import V2_HEADER, payload_spans
 
     named = payload_spans(b, spans, inspector)  # its findings: those _views gave the batch
     out.masked += named.masked
+    red = inspector.redaction
+    if red.fields and not red.bytes_redacted and b.compression != "none" and b.magic >= 2:
+        # snappy and lz4 keep literal runs of the plain bytes: the masked fields may be read in them
+        out.masked.append(("file", b.position + V2_HEADER, b.position + b.size))
     return named.spans
 
 
