@@ -16,6 +16,8 @@ import struct
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from capture_builders import Conversation, pcap, produce_v3_request
 from cli_inprocess import run
 from kafka.record.default_records import DefaultRecordBatchBuilder
@@ -320,3 +322,18 @@ def test_redact_fields_masks_a_snappy_batch_whole_in_the_hexdump(evidence, tmp_p
     assert r.returncode == 0, r.stderr
     assert _leaks(r.stdout, [v[5:] for v in values]) == []
     assert '"password":"[redacted]"' in r.stdout
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.binary(max_size=48), st.sampled_from([b"\x00\x00\x00\x00\x01", b"\x00\x00\x00\x00\x63", b""]))
+def test_hostile_payloads_in_a_capture_never_raise(evidence, tmp_path_factory, tail, head):
+    """Any bytes after a Schema Registry header (a known id, an unknown one, none): every finding at
+    a place inside the frame, exit 0 or 1, never a traceback (run in this process: it would raise)."""
+    export = evidence[1]
+    produce = produce_v3_request(1, _batch([head + tail], [b"k"]), topic="users")
+    path = tmp_path_factory.mktemp("hostile") / "f.bin"
+    path.write_bytes(produce)
+    r = run("capture", "--json", "--schemas", str(export), "--redact-fields", "password", str(path))
+    assert r.returncode in (0, 1), r.stderr
+    frame = [x for x in _lines(r.stdout) if x.get("type") == "frame"][0]
+    assert all(0 <= f["offset"] < len(produce) for f in frame["findings"])
