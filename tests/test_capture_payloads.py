@@ -16,10 +16,10 @@ import struct
 import warnings
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from capture_builders import Conversation, pcap, produce_v3_request
 from cli_inprocess import run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 with warnings.catch_warnings():
