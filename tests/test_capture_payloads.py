@@ -337,3 +337,11 @@ def test_hostile_payloads_in_a_capture_never_raise(evidence, tmp_path_factory, t
     assert r.returncode in (0, 1), r.stderr
     frame = [x for x in _lines(r.stdout) if x.get("type") == "frame"][0]
     assert all(0 <= f["offset"] < len(produce) for f in frame["findings"])
+
+
+def test_where_chooses_the_rows_of_the_frame_table(evidence):
+    path, export = evidence[0], evidence[1]
+    out = run("capture", "--wide", "--schemas", str(export), "--where", "value.age == 31 and frame == 1", str(path))
+    rows = [line for line in out.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert [row.split()[0] for row in rows] == ["1"]
+    assert "frames: 3 (1 shown)" in out.stdout
