@@ -10,10 +10,12 @@ problem finding passes through the caller's
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 from .decode import Options
 from .errors import UsageError
@@ -21,11 +23,17 @@ from .inputs import CaptureData, CaptureKind, read_capture_input
 from .protocol.frames import Frame
 from .protocol.stream import CaptureDecoder, Hints, StreamNote
 from .query import FrameFilter
+from .report.records import Place, Sighting
 from .report.status import Tally
+from .sources.pcap import endpoint_str
 
 if TYPE_CHECKING:
+    from .decode.model import Batch, Record, Span
+    from .findings import Finding
+    from .payloads.view import PayloadInspector, PayloadRequest, RecordView
+    from .payloads.where import Where
     from .sources.hextext import HexBlock
-    from .sources.pcap import CaptureReader
+    from .sources.pcap import CaptureReader, Connection
 
 
 @dataclass
@@ -74,21 +82,44 @@ class CaptureRequest:
     detect: bool = True
     options: Options = field(default_factory=Options)
     frames: FrameFilter = field(default_factory=FrameFilter)
+    payloads: PayloadRequest | None = None   # --detect, --schemas, --where, --redact*: None when none given
+
+
+@dataclass
+class FrameViews:
+    """A frame with what the payload options made of its records: ``views`` holds every record's
+    :class:`~kafkadump.payloads.view.RecordView` (by the record's ``id``), ``matched`` the ids of
+    the records ``--where`` keeps (None without ``--where``)."""
+
+    frame: Frame
+    views: dict[int, RecordView]
+    matched: set[int] | None = None
+    masked: list[tuple[str, int, int]] = field(default_factory=list)  # hexdump: byte ranges not shown
+
+    def view(self, r: Record) -> RecordView | None:
+        return self.views.get(id(r))
+
+    def keeps(self, r: Record) -> bool:
+        return self.matched is None or id(r) in self.matched
 
 
 def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: int | None = None,
                    spans: bool = False, time_span: bool = False
-                   ) -> Iterator[TimeSpan | StreamNote | Frame | CaptureTotals]:
+                   ) -> Iterator[TimeSpan | StreamNote | Frame | FrameViews | CaptureTotals]:
     """Stream notes and frames of ``path`` (``-``: stdin), then a :class:`CaptureTotals`.
 
     With ``frame``, only that frame (its spans recorded when ``spans``); a
     frame number beyond the input is a :class:`~kafkadump.errors.UsageError`.
-    With ``time_span``, a packet capture's :class:`TimeSpan` comes first.
+    With ``time_span``, a packet capture's :class:`TimeSpan` comes first.  With payload options
+    (``request.payloads``) every frame comes as :class:`FrameViews`, and so does a frame carrying
+    records of the metadata log that hold secrets; ``--where`` drops the frames none of whose
+    records it keeps.
     """
     if request.api_version is not None and request.api_key is None:
         raise UsageError("--api-version needs --api-key")
     if frame is not None and request.frames.active:
         raise UsageError("--frame picks one frame; --api, --topic and --client filter the list: give one or the other")
+    ask = _record_options(request.payloads, path)
     kind, data, close = read_capture_input(path, sys.stdin.buffer if path == "-" else None)
     try:
         dec = CaptureDecoder(path, ports=request.ports, options=request.options,
@@ -97,14 +128,25 @@ def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: i
             dec.ctx.spans = lambda: dec.count == frame
         if time_span and kind is CaptureKind.PCAP:
             yield from _time_span(data, path)
-        yield from _report(path, kind, data, dec, tally, frame, request.frames)
+        yield from _report(path, kind, data, dec, tally, frame, request.frames, ask)
     finally:
         if close is not None:
             close()
 
 
+@dataclass
+class _RecordOptions:
+    """What the payload options ask of the records frames carry: an inspector (None without
+    payload options), a ``--where`` filter, and whether the secrets of the metadata log are masked."""
+
+    inspector: PayloadInspector | None = None
+    where: Where | None = None
+    secrets: bool = True
+
+
 def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder, tally: Tally,
-            frame: int | None, keep: FrameFilter) -> Iterator[StreamNote | Frame | CaptureTotals]:
+            frame: int | None, keep: FrameFilter, ask: _RecordOptions
+            ) -> Iterator[StreamNote | Frame | FrameViews | CaptureTotals]:
     totals = CaptureTotals(path, kind.value)
     readers: list[CaptureReader] = []
     found: Frame | None = None
@@ -120,8 +162,10 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
         if frame is None:
             tally.see(findings)   # a frame the filters drop still counts: the exit rule is the same
             if not keep.active or keep.keeps(item):
-                totals.shown += 1
-                yield item
+                shown = _viewed(item, ask, tally, totals)
+                if shown is not None:
+                    totals.shown += 1
+                    yield shown
         elif item.index == frame:
             found = item
             break
@@ -129,13 +173,153 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
         if found is None:
             raise UsageError(f"{path}: no frame {frame} (the input has {dec.count} frames)")
         tally.see(found.all_findings())
-        yield found
+        yield _spanned(found, ask, tally, totals)
         return
     totals.connections = sum(1 for c in dec.order if c.state not in (None, False))
     totals.ignored_connections = dec.ignored
     totals.packets = readers[0].packets if readers else None
     totals.problems = tally.problems
     yield totals
+
+
+def _record_options(payloads: PayloadRequest | None, path: str) -> _RecordOptions:
+    """What the payload options ask for: their inspector (a ``_schemas`` partition beside the
+    capture file with ``--detect`` alone), ``--where``, the secrets choice."""
+    if payloads is None:
+        return _RecordOptions()
+    if not payloads.active:
+        return _RecordOptions(None, None, payloads.redaction.secrets)
+    from .payloads.view import open_inspector
+
+    return _RecordOptions(open_inspector(payloads, [] if path == "-" else [path]), payloads.where,
+                          payloads.redaction.secrets)
+
+
+# KRaft's metadata log travels in Fetch requests and responses between controllers (and brokers):
+# its topic by name, or by its fixed id (Uuid.METADATA_TOPIC_ID, 0 and 1, in Kafka's base64 form)
+METADATA_TOPIC = "__cluster_metadata"
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+def _is_metadata_log(ctx: dict[str, Any]) -> bool:
+    return ctx.get("topic") == METADATA_TOPIC or ctx.get("topicId") == METADATA_TOPIC_ID
+
+
+def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> dict[int, RecordView] | None:
+    """The payload view of every record of ``f`` (None when there is nothing to say: no payload
+    options and no secret in it).  The findings the inspection raises join the batch's findings
+    (their offsets those of the frame's other findings), counted and tallied; a record of the
+    metadata log whose value holds a secret is marked (its bytes hidden, unless
+    ``--no-redact-secrets``)."""
+    views: dict[int, RecordView] = {}
+    for _, ctx, rv in f.records_fields():
+        secret = _secret_records(rv.batches) if ask.secrets and _is_metadata_log(ctx) else set()
+        if ask.inspector is None and not secret:
+            continue
+        for r, b in rv.records():
+            view, found = _view(r, b, ask.inspector)
+            views[id(r)] = dataclasses.replace(view, secret=True) if id(r) in secret else view
+            if found:
+                b.findings.extend(found)
+                totals.findings += len(found)
+                tally.see(found)
+    return views if views or ask.inspector is not None else None
+
+
+def _view(r: Record, b: Batch, inspector: PayloadInspector | None) -> tuple[RecordView, list[Finding]]:
+    if inspector is not None:
+        return inspector.view(r, b)
+    from .payloads.view import RecordView
+
+    return RecordView(None, None), []
+
+
+def _secret_records(batches: list[Batch]) -> set[int]:
+    from .segment_report import secret_records
+
+    out: set[int] = set()
+    for b in batches:
+        if b.records:
+            out |= secret_records(b, b.records)
+    return out
+
+
+def _spanned(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> Frame | FrameViews:
+    """The one frame asked for, its views, and (when its spans are recorded, for ``--hexdump``)
+    its key and value spans split into their framing, redacted bytes and secrets listed as masked."""
+    views = _views(f, ask, tally, totals)
+    if views is None:
+        return f
+    out = FrameViews(f, views, None if ask.where is None else _matched(f, views, ask.where))
+    if f.spans is None:
+        return out
+    spans = f.spans
+    for _, _, rv in f.records_fields():
+        for b in rv.batches:
+            # a capture names each batch's decompressed bytes apart (decompressed@<position>); its
+            # records, like a segment's, say "decompressed": the spans go by their name meanwhile
+            pane = f"decompressed@{b.position}"
+            for s in spans:
+                if s.source == pane:
+                    s.source = "decompressed"
+            spans = _batch_spans(b, spans, out, ask.inspector)
+            for s in spans:   # the originals and the framing fields split from them
+                if s.source == "decompressed":
+                    s.source = pane
+            out.masked = [(pane if src == "decompressed" else src, a, z) for src, a, z in out.masked]
+    f.spans = spans
+    return out
+
+
+def _batch_spans(b: Batch, spans: list[Span], out: FrameViews, inspector: PayloadInspector | None) -> list[Span]:
+    """``spans`` with the payload options applied to the records of ``b`` (their ranges not to
+    show added to ``out.masked``), and the values of its records that hold secrets masked."""
+    from .payloads.redact import SECRET_MASK
+
+    secret = {(r.source, r.value_position) for r in b.records or ()
+              if out.views.get(id(r)) is not None and out.views[id(r)].secret}
+    for s in spans:
+        if secret and s.path.endswith(".value") and (s.source, s.offset) in secret:
+            s.value = SECRET_MASK
+            out.masked.append((s.source, s.offset, s.offset + s.length))
+    if inspector is None:
+        return spans
+    from .payloads.payload_spans import V2_HEADER, payload_spans
+
+    named = payload_spans(b, spans, inspector)  # its findings: those _views gave the batch
+    out.masked += named.masked
+    red = inspector.redaction
+    if red.fields and not red.bytes_redacted and b.compression != "none" and b.magic >= 2:
+        # snappy and lz4 keep literal runs of the plain bytes: the masked fields may be read in them
+        out.masked.append(("file", b.position + V2_HEADER, b.position + b.size))
+    return named.spans
+
+
+def _viewed(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> Frame | FrameViews | None:
+    """``f`` with its records' views and, with ``--where``, the records it keeps; None when
+    ``--where`` keeps none of them (the frame is not shown)."""
+    views = _views(f, ask, tally, totals)
+    if views is None:
+        return f
+    if ask.where is None:
+        return FrameViews(f, views)
+    matched = _matched(f, views, ask.where)
+    return FrameViews(f, views, matched) if matched else None
+
+
+def _matched(f: Frame, views: dict[int, RecordView], where: Where) -> set[int]:
+    """The ids of the records of ``f`` that ``where`` keeps: it sees each one's
+    ``capture --records --json`` object (where it was seen included)."""
+    from .report.records import ENCODERS, record_object
+
+    enc = ENCODERS["auto"]
+    matched: set[int] = set()
+    for _, ctx, rv in f.records_fields():
+        place = place_in_frame(ctx, sighting(f, ctx))
+        for r, b in rv.records():
+            if where.matches(record_object(r, b, enc, place, views.get(id(r)))):
+                matched.add(id(r))
+    return matched
 
 
 def _time_span(data: CaptureData, path: str) -> Iterator[TimeSpan]:
@@ -201,4 +385,62 @@ def _superseded(blocks: list[HexBlock]) -> set[int]:
     return out
 
 
-__all__ = ["CaptureRequest", "CaptureTotals", "TimeSpan", "capture_report"]
+# --- times, connections and places: the facts a capture adds to a record -----------------------------
+
+def utc_time(t: float) -> datetime | None:
+    """A capture time as a UTC datetime; None when a (damaged) timestamp is beyond the calendar."""
+    try:
+        return datetime.fromtimestamp(t, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def time_text(t: float | None, dated: bool = False) -> str:
+    """A capture time for a table: ``22:13:20.004512``, or with ``dated`` (a capture that spans
+    more than one day) ``2023-11-14 22:13:20.004``."""
+    if t is None:
+        return "-"
+    if 0 <= t < 86400 * 2:  # seconds of the day (tcpdump text)
+        h = int(t // 3600)
+        m = int(t % 3600 // 60)
+        s = t - h * 3600 - m * 60
+        return f"{h:02d}:{m:02d}:{s:09.6f}"
+    dt = utc_time(t)
+    if dt is None:
+        return f"{t:.6f}"
+    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if dated else dt.strftime("%H:%M:%S.%f")
+
+
+def time_iso(t: float | None) -> str | None:
+    """ISO-8601 UTC of a capture time (None when it has none, or it is beyond the calendar)."""
+    if t is None:
+        return None
+    if 0 <= t < 86400 * 2:
+        return time_text(t)
+    dt = utc_time(t)
+    return None if dt is None else dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def connection_dict(c: Connection | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
+            "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
+
+
+def place_in_frame(ctx: dict[str, Any], seen: Sighting | None = None) -> Place:
+    """Where the records of a RECORDS field belong: the topic and partition of the request or
+    response around it (``ctx``, from :meth:`Frame.records_fields`)."""
+    partition = ctx.get("partition")
+    return Place(ctx.get("topic"), partition if isinstance(partition, int) else None, seen)
+
+
+def sighting(f: Frame, ctx: dict[str, Any]) -> Sighting:
+    """Where a capture saw the records of frame ``f``: which frame, API, direction,
+    connection and time; records in a request (Produce) carry the producer's relative offsets."""
+    return Sighting(f.index, f.api_name, f.direction, connection_dict(f.connection), f.time,
+                                  time_iso(f.time), ctx.get("topicId"), f.kind == "request")
+
+
+__all__ = ["CaptureRequest", "CaptureTotals", "FrameViews", "TimeSpan", "capture_report", "time_text", "time_iso",
+           "connection_dict", "place_in_frame", "sighting"]

@@ -12,7 +12,21 @@ from ..errors import UsageError
 from ..report.status import Tally
 from .app import app
 from .main import run_command
-from .option_groups import FROM_OPTIONS, Encoding, InputLimits, Output, input_limits, output_options
+from .option_groups import (
+    FROM_OPTIONS,
+    DetectOpt,
+    Encoding,
+    InputLimits,
+    Output,
+    RedactFieldsOpt,
+    RedactOpt,
+    RedactSecretsOpt,
+    SchemasOpt,
+    WhereOpt,
+    input_limits,
+    output_options,
+    payload_request,
+)
 
 
 class As(str, Enum):
@@ -46,8 +60,9 @@ def capture(
     port: List[int] = typer.Option([9092], "--port", "-p", min=1, max=65535,
                                    help="Kafka broker port (repeatable; default 9092).  Kafka on other ports "
                                         "is found by content unless --no-detect."),
-    detect: bool = typer.Option(True, "--detect/--no-detect",
-                                help="Look for Kafka on ports other than --port."),
+    no_detect: bool = typer.Option(False, "--no-detect",
+                                   help="Do not look for Kafka on ports other than --port (found by content "
+                                        "by default).  (--detect is the payload option: framing of keys and values.)"),
     api: Optional[List[str]] = typer.Option(None, "--api", metavar="NAME",
                                             help="Only frames of this API (Produce, Fetch, ... or its key); "
                                                  "repeatable: any of them."),
@@ -56,6 +71,12 @@ def capture(
     client: Optional[List[str]] = typer.Option(None, "--client", metavar="ID",
                                                help="Only frames of this client id (a response: its "
                                                     "request's); repeatable."),
+    detect: bool = DetectOpt,
+    schemas: Optional[List[str]] = SchemasOpt,
+    where: Optional[str] = WhereOpt,
+    redact: Optional[str] = RedactOpt,
+    redact_fields: Optional[str] = RedactFieldsOpt,
+    redact_secrets: bool = RedactSecretsOpt,
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
@@ -65,7 +86,9 @@ def capture(
     their size prefix, responses paired with their requests by correlation
     id) and hex text in every common dump form.  One row per frame; --json
     for the full decoded tree; --records for the records carried; --frame N
-    --hexdump for one frame's bytes, every field named.
+    --hexdump for one frame's bytes, every field named.  Keys and values of
+    the records carried: framing and Schema Registry payloads with --detect /
+    --schemas, --where over the record objects, --redact.
     """
 
     from ..capture_report import CaptureRequest, capture_report
@@ -75,8 +98,9 @@ def capture(
     def body() -> int:
         if hexdump and frame is None:
             raise UsageError("--hexdump needs --frame N")
-        request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, detect, limits.options(),
-                                 FrameFilter.parse(api, topic, client))
+        payloads = payload_request(detect, schemas, where, redact, redact_fields, redact_secrets)
+        request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, not no_detect,
+                                 limits.options(), FrameFilter.parse(api, topic, client), payloads)
         tally = Tally()
         json_, encoding, console = output.json, output.encoding, output.console()
         listing = not (hexdump or records or json_ or frame is not None)

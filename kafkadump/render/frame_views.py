@@ -15,16 +15,15 @@ import textwrap
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
+from ..capture_report import connection_dict, place_in_frame, sighting, time_iso, time_text, utc_time
 from ..decode.model import Batch, Gap, Record, Span, record_chunks
 from ..protocol.decoder import RecordsValue
 from ..protocol.frames import body_topic_names
 from ..report import records as records_model
 from ..report.records import Place
-from ..sources.pcap import endpoint_str
 from . import jsonl, jsontext
 from .lines import terminal_safe
 from .table import Column
@@ -32,14 +31,14 @@ from .table import Column
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..capture_report import CaptureTotals, TimeSpan
+    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
     from ..findings import Finding
     from ..protocol.frames import Frame
     from ..protocol.stream import StreamNote
     from ..sources.pcap import Connection
     from .table import TableLayout
 
-    CaptureItem = TimeSpan | StreamNote | Frame | CaptureTotals
+    CaptureItem = TimeSpan | StreamNote | Frame | FrameViews | CaptureTotals
 
 NOWHERE = Place()
 # a frame's JSON writes the records of a batch of more than this many records a run at a time
@@ -89,33 +88,9 @@ TIME_ORDER_WINDOW = 1024
 
 # --- text helpers ----------------------------------------------------------------------------
 
-def _utc(t: float) -> datetime | None:
-    """A capture time as a UTC datetime; None when a (damaged) timestamp is beyond the calendar."""
-    try:
-        return datetime.fromtimestamp(t, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def time_text(t: float | None, dated: bool = False) -> str:
-    """A capture time for a table: ``22:13:20.004512``, or with ``dated`` (a capture that spans
-    more than one day) ``2023-11-14 22:13:20.004``."""
-    if t is None:
-        return "-"
-    if 0 <= t < 86400 * 2:  # seconds of the day (tcpdump text)
-        h = int(t // 3600)
-        m = int(t % 3600 // 60)
-        s = t - h * 3600 - m * 60
-        return f"{h:02d}:{m:02d}:{s:09.6f}"
-    dt = _utc(t)
-    if dt is None:
-        return f"{t:.6f}"
-    return dt.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if dated else dt.strftime("%H:%M:%S.%f")
-
-
 def spans_days(first: float, last: float) -> bool:
     """Whether capture times from ``first`` to ``last`` fall on more than one UTC date."""
-    a, b = _utc(first), _utc(last)
+    a, b = utc_time(first), utc_time(last)
     return a is not None and b is not None and a.date() != b.date() and first >= 86400 * 2
 
 
@@ -133,16 +108,6 @@ def latency_text(seconds: float | None) -> str:
     if -100 < seconds < 100:
         return f"{seconds:.3f}s"
     return f"{seconds:.0f}s"
-
-
-def time_iso(t: float | None) -> str | None:
-    """ISO-8601 UTC of a capture time (None when it has none, or it is beyond the calendar)."""
-    if t is None:
-        return None
-    if 0 <= t < 86400 * 2:
-        return time_text(t)
-    dt = _utc(t)
-    return None if dt is None else dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def error_text(code: int) -> str:
@@ -250,13 +215,6 @@ def findings_lines(findings: Iterable[Finding]) -> list[str]:
 
 # --- JSON ------------------------------------------------------------------------------------
 
-def connection_dict(c: Connection | None) -> dict[str, Any] | None:
-    if c is None:
-        return None
-    return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
-            "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
-
-
 class FrameJson:
     """Formats frames and notes as JSON lines for one ``--encoding``."""
 
@@ -266,6 +224,11 @@ class FrameJson:
         self._held: dict[str, tuple[Batch, Place]] | None = None  # placeholder -> batch whose records stream later
         self._places: dict[int, Place] = {}  # id of a RECORDS value of the frame -> where its records belong
         self._token = uuid.uuid4().hex  # placeholders: this run's random part, then a count
+        self.views: FrameViews | None = None  # the payload views of the frame being written (payload options)
+
+    def _record(self, r: Record, b: Batch, place: Place) -> dict[str, Any]:
+        views = self.views
+        return records_model.record_object(r, b, self.enc, place, None if views is None else views.view(r))
 
     def value(self, v: object) -> Any:
         # values JSON writes as they are (most of a body) are not handed down a call each
@@ -295,7 +258,7 @@ class FrameJson:
                     self._held[token] = (item, place)
                     bd["records"] = token
                 else:
-                    bd["records"] = [records_model.record_object(r, item, self.enc, place) for r in item.records]
+                    bd["records"] = [self._record(r, item, place) for r in item.records]
             out.append(bd)
         return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
 
@@ -374,9 +337,9 @@ class FrameJson:
     def _record_list(self, b: Batch, place: Place) -> Iterator[str]:
         """``[record object, ...]`` of ``b`` as :func:`jsontext.dumps` writes a list, a run at a time."""
         sep = "["
-        enc, obj = self.enc, records_model.record_object
+        obj = self._record
         for chunk in record_chunks(b.records):
-            yield sep + jsontext.dumps([obj(r, b, enc, place) for r in chunk])[1:-1]
+            yield sep + jsontext.dumps([obj(r, b, place) for r in chunk])[1:-1]
             sep = ", "
         yield "[]" if sep == "[" else "]"
 
@@ -389,39 +352,35 @@ class FrameJson:
         """The records a frame carries, in the ``records --json`` contract plus frame/topic/partition."""
         return "".join(self.record_line_runs(f))
 
-    def record_line_runs(self, f: Frame) -> Iterator[str]:
-        """:meth:`record_lines` a run of records at a time (newline-terminated lines)."""
+    def record_line_runs(self, f: Frame, views: FrameViews | None = None) -> Iterator[str]:
+        """:meth:`record_lines` a run of records at a time (newline-terminated lines); with
+        ``views`` (payload options), the records ``--where`` keeps with their payload views."""
         for _, ctx, rv in f.records_fields():
             place = place_in_frame(ctx, sighting(f, ctx))
             for b in rv.items:
                 if not isinstance(b, Batch) or not b.records:
                     continue
                 for chunk in record_chunks(b.records):
-                    yield self.records.batch_lines(b, chunk, place)
-
-
-def place_in_frame(ctx: dict[str, Any], seen: records_model.Sighting | None = None) -> Place:
-    """Where the records of a RECORDS field belong: the topic and partition of the request or
-    response around it (``ctx``, from :meth:`Frame.records_fields`)."""
-    partition = ctx.get("partition")
-    return Place(ctx.get("topic"), partition if isinstance(partition, int) else None, seen)
-
-
-def sighting(f: Frame, ctx: dict[str, Any]) -> records_model.Sighting:
-    """Where a capture saw the records of frame ``f``: which frame, API, direction,
-    connection and time; records in a request (Produce) carry the producer's relative offsets."""
-    return records_model.Sighting(f.index, f.api_name, f.direction, connection_dict(f.connection), f.time,
-                                  time_iso(f.time), ctx.get("topicId"), f.kind == "request")
+                    if views is None:
+                        yield self.records.batch_lines(b, chunk, place)
+                        continue
+                    kept = [r for r in chunk if views.keeps(r)]
+                    seen = [v for v in map(views.view, kept) if v is not None]
+                    yield (self.records.batch_lines(b, kept, place) if len(seen) < len(kept)  # no view: not asked
+                           else self.records.view_lines(b, kept, seen, place))
 
 
 # --- record table ------------------------------------------------------------------------------
 
-def record_rows(f: Frame) -> Iterator[tuple[list[object], Record]]:
+def record_rows(f: Frame, views: FrameViews | None = None) -> Iterator[tuple[list[object], Record]]:
+    """A row per record of ``f`` (with payload ``views``: those ``--where`` keeps, shown by their views)."""
     from .table import record_cells
 
     for _, ctx, rv in f.records_fields():
         for r, _b in rv.records():
-            cells = record_cells(r)
+            if views is not None and not views.keeps(r):
+                continue
+            cells = record_cells(r, None if views is None else views.view(r))
             # record_cells: offset, timestamp, Δoff, Δts, key, value, headers
             yield [f.index, ctx.get("topic") or ctx.get("topicId") or "-", ctx.get("partition", "-"),
                    cells[0], cells[1], cells[4], cells[5], cells[6]], r
@@ -461,7 +420,7 @@ def _batch_of(batches: dict[int, Batch], s: Span) -> Batch | None:
 
 
 def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console | None = None,
-                   out: TextIO | None = None) -> None:
+                   out: TextIO | None = None, masked: list[tuple[str, int, int]] | None = None) -> None:
     """Annotated hexdump of one frame: the frame's bytes, then each batch's decompressed bytes."""
     from . import hexdump as hd
 
@@ -471,13 +430,13 @@ def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console |
     title = f"frame {f.index}: {what} at position {f.position}, {f.size} bytes"
     if f.correlation_id is not None:
         title += f", correlation id {f.correlation_id}"
-    panes = [hd.Pane(title, f.data or b"", f.position, leaves, "file")]
+    panes = [hd.Pane(title, f.data or b"", f.position, leaves, "file", masked)]
     for _, _, rv in f.records_fields():
         for item in rv.items:
             if isinstance(item, Batch) and item.decompressed is not None:
                 size = f"{len(item.decompressed):,}".replace(",", " ")
                 panes.append(hd.Pane(f"batch at {item.position}: decompressed, {size} bytes ({item.compression})",
-                                     item.decompressed, 0, leaves, f"decompressed@{item.position}"))
+                                     item.decompressed, 0, leaves, f"decompressed@{item.position}", masked))
     hd.render_panes(panes, list(f.all_findings()), console=console, out=out)
 
 
@@ -563,7 +522,7 @@ def totals_line(t: CaptureTotals) -> str:
 def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
                       encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """A line per stream note and frame, then the summary."""
-    from ..capture_report import CaptureTotals, TimeSpan
+    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
     from ..protocol.stream import StreamNote
 
     fj = FrameJson(encoding)
@@ -575,7 +534,8 @@ def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
         elif isinstance(item, TimeSpan):
             continue
         else:
-            for piece in fj.frame_pieces(item):
+            f, fj.views = (item.frame, item) if isinstance(item, FrameViews) else (item, None)
+            for piece in fj.frame_pieces(f):
                 out.write(piece)
             out.write("\n")
 
@@ -666,7 +626,7 @@ def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Conso
                        layout: TableLayout | None = None) -> None:
     """A row per frame in time order, the connection as a column and its line before its first row,
     findings as notes, then the totals (how many frames the filters kept, when not all)."""
-    from ..capture_report import CaptureTotals, TimeSpan
+    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
     from ..protocol.stream import StreamNote
 
     table: _FrameTable | None = None
@@ -681,22 +641,27 @@ def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Conso
         elif isinstance(item, CaptureTotals):
             table.finish(item)
         else:
-            table.frame(item)
+            table.frame(item.frame if isinstance(item, FrameViews) else item)
 
 
-def _frames(items: Iterable[CaptureItem]) -> Iterator[Frame]:
-    from ..capture_report import CaptureTotals, TimeSpan
+def _frames(items: Iterable[CaptureItem]) -> Iterator[tuple[Frame, FrameViews | None]]:
+    """Each frame of ``items`` with its payload views (None without payload options)."""
+    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
     from ..protocol.stream import StreamNote
 
-    return (i for i in items if not isinstance(i, (StreamNote, CaptureTotals, TimeSpan)))
+    for i in items:
+        if isinstance(i, FrameViews):
+            yield i.frame, i
+        elif not isinstance(i, (StreamNote, CaptureTotals, TimeSpan)):
+            yield i, None
 
 
 def write_records_json(items: Iterable[CaptureItem], out: TextIO,
                        encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """The records the frames carry, a line each (``records --json`` plus frame/topic/partition)."""
     fj = FrameJson(encoding)
-    for f in _frames(items):
-        for run in fj.record_line_runs(f):
+    for f, views in _frames(items):
+        for run in fj.record_line_runs(f, views):
             out.write(run)
 
 
@@ -705,8 +670,8 @@ def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Cons
     from .table import TableStream
 
     table = TableStream(out, RECORD_COLUMNS, console, layout)
-    for f in _frames(items):
-        for cells, r in record_rows(f):
+    for f, views in _frames(items):
+        for cells, r in record_rows(f, views):
             table.row(cells, "cyan" if r.control is not None else None)
 
 
@@ -716,7 +681,7 @@ def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Consol
     from .table import TableStream
 
     table = TableStream(out, FRAME_COLUMNS, console, layout)
-    for f in _frames(items):
+    for f, _ in _frames(items):
         table.row(frame_cells(f), frame_style(f))
         for line in tree_lines(f):
             table.note(line)
@@ -726,7 +691,7 @@ def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Consol
 
 def write_hexdump_json(items: Iterable[CaptureItem], out: TextIO, encoding: str = "hex") -> None:
     """One frame's spans, a line each, then its findings."""
-    for f in _frames(items):
+    for f, _ in _frames(items):
         out.write(span_lines(f, encoding))
         for x in f.all_findings():
             out.write(json.dumps({"type": "finding", **x.to_dict()}) + "\n")
@@ -734,5 +699,6 @@ def write_hexdump_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
 
 def write_hexdump_text(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
                        expand_records: bool = False) -> None:
-    for f in _frames(items):
-        render_hexdump(f, expand_records=expand_records, console=console, out=out)
+    for f, views in _frames(items):
+        render_hexdump(f, expand_records=expand_records, console=console, out=out,
+                       masked=None if views is None else views.masked)
