@@ -88,19 +88,28 @@ class CaptureRequest:
 @dataclass
 class FrameViews:
     """A frame with what the payload options made of its records: ``views`` holds every record's
-    :class:`~kafkadump.payloads.view.RecordView` (by the record's ``id``), ``matched`` the ids of
+    :class:`~kafkadump.payloads.view.RecordView` (by :func:`record_key`), ``matched`` the keys of
     the records ``--where`` keeps (None without ``--where``)."""
 
     frame: Frame
-    views: dict[int, RecordView]
-    matched: set[int] | None = None
+    views: dict[RecordKey, RecordView]
+    matched: set[RecordKey] | None = None
     masked: list[tuple[str, int, int]] = field(default_factory=list)  # hexdump: byte ranges not shown
 
-    def view(self, r: Record) -> RecordView | None:
-        return self.views.get(id(r))
+    def view(self, r: Record, b: Batch) -> RecordView | None:
+        return self.views.get(record_key(r, b))
 
-    def keeps(self, r: Record) -> bool:
-        return self.matched is None or id(r) in self.matched
+    def keeps(self, r: Record, b: Batch) -> bool:
+        return self.matched is None or record_key(r, b) in self.matched
+
+
+RecordKey = tuple[int, str, int]
+
+
+def record_key(r: Record, b: Batch) -> RecordKey:
+    """A record of a frame, stable across reads of its batch (whose records may be a stream that
+    makes new objects each time, so ``id()`` is no key): its batch's place, then its own."""
+    return (b.position, r.source, r.position)
 
 
 def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: int | None = None,
@@ -205,20 +214,20 @@ def _is_metadata_log(ctx: dict[str, Any]) -> bool:
     return ctx.get("topic") == METADATA_TOPIC or ctx.get("topicId") == METADATA_TOPIC_ID
 
 
-def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> dict[int, RecordView] | None:
+def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -> dict[RecordKey, RecordView] | None:
     """The payload view of every record of ``f`` (None when there is nothing to say: no payload
     options and no secret in it).  The findings the inspection raises join the batch's findings
     (their offsets those of the frame's other findings), counted and tallied; a record of the
     metadata log whose value holds a secret is marked (its bytes hidden, unless
     ``--no-redact-secrets``)."""
-    views: dict[int, RecordView] = {}
+    views: dict[RecordKey, RecordView] = {}
     for _, ctx, rv in f.records_fields():
         secret = _secret_records(rv.batches) if ask.secrets and _is_metadata_log(ctx) else set()
         if ask.inspector is None and not secret:
             continue
         for r, b in rv.records():
             view, found = _view(r, b, ask.inspector)
-            views[id(r)] = dataclasses.replace(view, secret=True) if id(r) in secret else view
+            views[record_key(r, b)] = dataclasses.replace(view, secret=True) if record_key(r, b) in secret else view
             if found:
                 b.findings.extend(found)
                 totals.findings += len(found)
@@ -234,13 +243,13 @@ def _view(r: Record, b: Batch, inspector: PayloadInspector | None) -> tuple[Reco
     return RecordView(None, None), []
 
 
-def _secret_records(batches: list[Batch]) -> set[int]:
+def _secret_records(batches: list[Batch]) -> set[RecordKey]:
     from .segment_report import secret_records
 
-    out: set[int] = set()
+    out: set[RecordKey] = set()
     for b in batches:
         if b.records:
-            out |= secret_records(b, b.records)
+            out |= {(b.position, source, position) for source, position in secret_records(b, b.records)}
     return out
 
 
@@ -277,21 +286,17 @@ def _batch_spans(b: Batch, spans: list[Span], out: FrameViews, inspector: Payloa
     from .payloads.redact import SECRET_MASK
 
     secret = {(r.source, r.value_position) for r in b.records or ()
-              if out.views.get(id(r)) is not None and out.views[id(r)].secret}
+              if (v := out.views.get(record_key(r, b))) is not None and v.secret}
     for s in spans:
         if secret and s.path.endswith(".value") and (s.source, s.offset) in secret:
             s.value = SECRET_MASK
             out.masked.append((s.source, s.offset, s.offset + s.length))
     if inspector is None:
         return spans
-    from .payloads.payload_spans import V2_HEADER, payload_spans
+    from .payloads.payload_spans import payload_spans
 
     named = payload_spans(b, spans, inspector)  # its findings: those _views gave the batch
-    out.masked += named.masked
-    red = inspector.redaction
-    if red.fields and not red.bytes_redacted and b.compression != "none" and b.magic >= 2:
-        # snappy and lz4 keep literal runs of the plain bytes: the masked fields may be read in them
-        out.masked.append(("file", b.position + V2_HEADER, b.position + b.size))
+    out.masked += named.masked  # compressed bytes included: payload_spans masks them whole
     return named.spans
 
 
@@ -307,18 +312,18 @@ def _viewed(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) 
     return FrameViews(f, views, matched) if matched else None
 
 
-def _matched(f: Frame, views: dict[int, RecordView], where: Where) -> set[int]:
+def _matched(f: Frame, views: dict[RecordKey, RecordView], where: Where) -> set[RecordKey]:
     """The ids of the records of ``f`` that ``where`` keeps: it sees each one's
     ``capture --records --json`` object (where it was seen included)."""
     from .report.records import ENCODERS, record_object
 
     enc = ENCODERS["auto"]
-    matched: set[int] = set()
+    matched: set[RecordKey] = set()
     for _, ctx, rv in f.records_fields():
         place = place_in_frame(ctx, sighting(f, ctx))
         for r, b in rv.records():
-            if where.matches(record_object(r, b, enc, place, views.get(id(r)))):
-                matched.add(id(r))
+            if where.matches(record_object(r, b, enc, place, views.get(record_key(r, b)))):
+                matched.add(record_key(r, b))
     return matched
 
 

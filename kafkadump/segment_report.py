@@ -170,8 +170,8 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
             yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active), views=views)
 
 
-def secret_records(batch: Batch, records: Sequence[Record]) -> set[int]:
-    """The ``id`` of each record of a KRaft metadata batch whose value holds a secret (a SCRAM
+def secret_records(batch: Batch, records: Sequence[Record]) -> set[tuple[str, int]]:
+    """The :attr:`~kafkadump.decode.model.Record.identity` of each record of a KRaft metadata batch whose value holds a secret (a SCRAM
     credential, a sensitive config value): shown undecoded, its bytes are hidden all the same."""
     from .internal_topics.record_decoder import decoder_for
 
@@ -181,7 +181,7 @@ def secret_records(batch: Batch, records: Sequence[Record]) -> set[int]:
         if r.value is not None and r.control is None:
             part = reader.decode_record(r, batch).value
             if part is not None and part.raw is None:   # the decoder masked a secret in it
-                out.add(id(r))
+                out.add(r.identity)
     return out
 
 
@@ -195,7 +195,7 @@ def _secret_views(batch: Batch, kept: Sequence[Record], views: list[RecordView] 
     from .payloads.view import RecordView
 
     base = views if views is not None else [RecordView(None, None) for _ in kept]
-    return [dataclasses.replace(v, secret=True) if id(r) in secret else v for r, v in zip(kept, base)]
+    return [dataclasses.replace(v, secret=True) if r.identity in secret else v for r, v in zip(kept, base)]
 
 
 def _where_decoded(where: Where, batch: Batch, kept: Sequence[Record],
@@ -388,7 +388,7 @@ def _secret_value_spans(batch: Batch, spans: list[Span]) -> list[tuple[str, int,
     from .payloads.redact import SECRET_MASK
 
     secret = secret_records(batch, batch.records or ())
-    places = {(r.source, r.value_position) for r in batch.records or () if id(r) in secret}
+    places = {(r.source, r.value_position) for r in batch.records or () if r.identity in secret}
     out = []
     for s in spans:
         if s.path.endswith(".value") and (s.source, s.offset) in places:

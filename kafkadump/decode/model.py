@@ -88,6 +88,12 @@ class Record:
     def crc_valid(self) -> bool | None:
         return None if self.crc is None else self.crc == self.computed_crc
 
+    @property
+    def identity(self) -> tuple[str, int]:
+        """Which record of its batch this is, stable across reads: a batch's records may be a
+        stream that makes new objects each time it is read, so ``id()`` is no key for them."""
+        return (self.source, self.position)
+
     def __repr__(self) -> str:  # pragma: no cover
         return f"Record(offset={self.offset}, key={self.key!r}, value={self.value!r})"
 

@@ -55,7 +55,7 @@ def payload_spans(item: Batch | Gap, spans: list[Span], inspector: PayloadInspec
         out.spans = spans
         return out
     places = _records_by_place(item)
-    views: dict[int, tuple[PayloadSide | None, PayloadSide | None]] = {}
+    views: dict[tuple[str, int], tuple[PayloadSide | None, PayloadSide | None]] = {}
     for s in spans:
         if s.value == SECRET_MASK:
             out.masked.append((s.source, s.offset, s.offset + s.length))
@@ -75,18 +75,21 @@ def payload_spans(item: Batch | Gap, spans: list[Span], inspector: PayloadInspec
                 _mask(s, out)
             out.spans.append(s)
             continue
-        if id(r) not in views:
+        if r.identity not in views:
             view, found = inspector.view(r, item)
             out.findings.extend(found)
-            views[id(r)] = (view.key, view.value)
-        side = views[id(r)][0 if part == "key" else 1]
+            views[r.identity] = (view.key, view.value)
+        side = views[r.identity][0 if part == "key" else 1]
         named = _framing_spans(s, side)
         if red.fields and side is not None and side.decoded is not None and side.decoded.ok:
             # --redact-fields: the decoded payload is shown masked, its bytes not at all
             out.masked.append((s.source, s.offset, s.offset + s.length))
         out.spans.extend(named)
-    if red.bytes_redacted and item.compression != "none" and item.magic >= 2:
-        out.masked.append(("file", item.position + V2_HEADER, item.position + item.size))
+    if (red.bytes_redacted or red.fields) and item.compression != "none":
+        # compressed bytes keep literal runs of the plain ones (snappy, lz4): masked whole, past the
+        # v2 header, or past a legacy wrapper's offset and size
+        start = V2_HEADER if item.magic >= 2 else 12
+        out.masked.append(("file", item.position + start, item.position + item.size))
     return out
 
 

@@ -228,7 +228,7 @@ class FrameJson:
 
     def _record(self, r: Record, b: Batch, place: Place) -> dict[str, Any]:
         views = self.views
-        return records_model.record_object(r, b, self.enc, place, None if views is None else views.view(r))
+        return records_model.record_object(r, b, self.enc, place, None if views is None else views.view(r, b))
 
     def value(self, v: object) -> Any:
         # values JSON writes as they are (most of a body) are not handed down a call each
@@ -364,8 +364,8 @@ class FrameJson:
                     if views is None:
                         yield self.records.batch_lines(b, chunk, place)
                         continue
-                    kept = [r for r in chunk if views.keeps(r)]
-                    seen = [v for v in map(views.view, kept) if v is not None]
+                    kept = [r for r in chunk if views.keeps(r, b)]
+                    seen = [v for v in (views.view(r, b) for r in kept) if v is not None]
                     yield (self.records.batch_lines(b, kept, place) if len(seen) < len(kept)  # no view: not asked
                            else self.records.view_lines(b, kept, seen, place))
 
@@ -377,10 +377,10 @@ def record_rows(f: Frame, views: FrameViews | None = None) -> Iterator[tuple[lis
     from .table import record_cells
 
     for _, ctx, rv in f.records_fields():
-        for r, _b in rv.records():
-            if views is not None and not views.keeps(r):
+        for r, b in rv.records():
+            if views is not None and not views.keeps(r, b):
                 continue
-            cells = record_cells(r, None if views is None else views.view(r))
+            cells = record_cells(r, None if views is None else views.view(r, b))
             # record_cells: offset, timestamp, Δoff, Δts, key, value, headers
             yield [f.index, ctx.get("topic") or ctx.get("topicId") or "-", ctx.get("partition", "-"),
                    cells[0], cells[1], cells[4], cells[5], cells[6]], r
