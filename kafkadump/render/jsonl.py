@@ -72,6 +72,11 @@ def _framing_json(data: bytes | None, headers: Sequence[tuple[str, bytes | None]
 
 
 
+# in the headers' JSON of a record whose header names a schema (the JSON of a header's value never
+# holds it: a quote in it is escaped): a cheap test before _names_schema's
+_SCHEMA_HEADER_HINT = '_schema_id","value":'
+
+
 def _names_schema(headers: list[tuple[str, bytes | None]]) -> bool:
     """Whether a header names the key's or value's schema (else the headers change no framing)."""
     for k, _ in headers:
@@ -259,31 +264,33 @@ class RecordLines:
             for r in recs:
                 k = r.key
                 v = r.value
-                if r.headers and _names_schema(r.headers):
+                hs = r.headers
+                hj = hdrs(hs) if hs else "[]"
+                if _SCHEMA_HEADER_HINT in hj and _names_schema(hs):
                     append(self.line(r, b, place) + "\n")
                     continue
                 append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
                        f'{"null" if k is None else _Q + b64(k, newline=False).decode() + _Q},'
                        f'"value":{"null" if v is None else _Q + b64(v, newline=False).decode() + _Q},'
-                       f'"headers":{hdrs(r.headers) if r.headers else "[]"},'
-                       f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
-                       f'{"null" if k is None else _PLAIN if not k or k[0] else _fj(k, (), "key")}'
-                       f'{_NULL_END if v is None else _PLAIN_END if not v or v[0] else _fj_end(v)}')
+                       f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
+                       f'{_PLAIN if k and k[0] else "null" if k is None else _fj(k, (), "key")}'
+                       f'{_PLAIN_END if v and v[0] else _NULL_END if v is None else _fj_end(v)}')
             return "".join(out)
         val = self._val_json
         for r in recs:
             k = r.key
             v = r.value
-            if r.headers and _names_schema(r.headers):
+            hs = r.headers
+            hj = hdrs(hs) if hs else "[]"
+            if _SCHEMA_HEADER_HINT in hj and _names_schema(hs):
                 append(self.line(r, b, place) + "\n")
                 continue
             append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
                    f'{"null" if k is None else val(k)},'
                    f'"value":{"null" if v is None else val(v)},'
-                   f'"headers":{hdrs(r.headers) if r.headers else "[]"},'
-                   f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
-                   f'{"null" if k is None else _PLAIN if not k or k[0] else _fj(k, (), "key")}'
-                   f'{_NULL_END if v is None else _PLAIN_END if not v or v[0] else _fj_end(v)}')
+                   f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
+                   f'{_PLAIN if k and k[0] else "null" if k is None else _fj(k, (), "key")}'
+                   f'{_PLAIN_END if v and v[0] else _NULL_END if v is None else _fj_end(v)}')
         return "".join(out)
 
     def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
