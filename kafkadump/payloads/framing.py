@@ -22,7 +22,8 @@ import uuid
 from collections.abc import Callable, Iterable
 
 from .decode import parse_message_indexes as message_indexes  # one reader of the indexes: the decoder's
-from .model import FRAMING_KINDS, KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER, Framing
+from .header_names import KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER
+from .model import FRAMING_KINDS, Framing
 
 MAGIC_ID = 0      # magic 0: a 4-byte schema id follows
 MAGIC_GUID = 1    # header version 1: a 16-byte GUID follows

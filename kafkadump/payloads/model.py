@@ -23,9 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 FRAMING_KINDS = ("confluent", "header-id", "json", "utf8", "binary", "empty")
-KEY_SCHEMA_ID_HEADER = "__key_schema_id"
-VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
-SCHEMA_ID_HEADERS = frozenset((KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER))  # headers that name a schema
 SCHEMA_TYPES = ("AVRO", "PROTOBUF", "JSON")
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..accel import compiled_loops
 from ..decode.batch import RecordStream
 from ..decode.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
-from ..payloads.model import SCHEMA_ID_HEADERS
+from ..payloads.header_names import SCHEMA_ID_HEADERS
 from ..report.records import (
     CONTROL_BYTES,
     DEFAULT_ENCODING,
