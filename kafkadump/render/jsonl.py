@@ -57,6 +57,7 @@ _PLAIN = json.dumps(PLAIN_FRAMING, separators=(",", ":"))  # keyPayload/valuePay
 _PAYLOADS = ',"keyPayload":'  # where the payload fields start: the last fields of a record line
 _PLAIN_END = ',"valuePayload":' + _PLAIN + "}\n"  # a line's end after keyPayload, for an unframed value
 _NULL_END = ',"valuePayload":null}\n'
+_ONE = b"\x01"  # bytes >= _ONE: not empty, the first byte not the magic byte 0 (one comparison)
 
 
 def _framing_json(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
@@ -273,8 +274,8 @@ class RecordLines:
                        f'{"null" if k is None else _Q + b64(k, newline=False).decode() + _Q},'
                        f'"value":{"null" if v is None else _Q + b64(v, newline=False).decode() + _Q},'
                        f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
-                       f'{_PLAIN if k and k[0] else "null" if k is None else _fj(k, (), "key")}'
-                       f'{_PLAIN_END if v and v[0] else _NULL_END if v is None else _fj_end(v)}')
+                       f'{"null" if k is None else _PLAIN if k >= _ONE else _fj(k, (), "key")}'
+                       f'{_NULL_END if v is None else _PLAIN_END if v >= _ONE else _fj_end(v)}')
             return "".join(out)
         val = self._val_json
         for r in recs:
@@ -289,8 +290,8 @@ class RecordLines:
                    f'{"null" if k is None else val(k)},'
                    f'"value":{"null" if v is None else val(v)},'
                    f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
-                   f'{_PLAIN if k and k[0] else "null" if k is None else _fj(k, (), "key")}'
-                   f'{_PLAIN_END if v and v[0] else _NULL_END if v is None else _fj_end(v)}')
+                   f'{"null" if k is None else _PLAIN if k >= _ONE else _fj(k, (), "key")}'
+                   f'{_NULL_END if v is None else _PLAIN_END if v >= _ONE else _fj_end(v)}')
         return "".join(out)
 
     def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
