@@ -122,8 +122,11 @@ _bytes = st.one_of(st.none(), st.binary(max_size=40),
                    st.text(max_size=20).map(lambda s: s.encode("utf-8")),
                    st.sampled_from([b"", b"plain", b'q"uote\\back\tTab\nLF\rCR', b"\x7f", b"\xc2\x85", b"\xc2\xa0",
                                     "\u2028\u202e\u061c\u200e\u2066".encode(), b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
-                                    b"\xe0\x80\x80", b"\xf0\x9f\x98\x80", b"\x00", b"\x1b[31m"]))
-_header_key = st.one_of(st.text(max_size=8), st.sampled_from(["\x00", "\x7f", "\u00e9", '"\\', "\u2028"]))
+                                    b"\xe0\x80\x80", b"\xf0\x9f\x98\x80", b"\x00", b"\x1b[31m"]),
+                   # Schema Registry framing: magic 0, a 4-byte id (any sign), a payload
+                   st.binary(max_size=8).map(lambda b: b"\x00" + b))
+_header_key = st.one_of(st.text(max_size=8), st.sampled_from(["\x00", "\x7f", "\u00e9", '"\\', "\u2028",
+                                                              "__key_schema_id", "__value_schema_id"]))
 _records = st.lists(st.builds(Rec, _bytes, _bytes,
                               ts_delta=st.one_of(st.integers(-3, 3), st.integers(-(1 << 63), (1 << 63) - 1)),
                               headers=st.lists(st.tuples(_header_key, _bytes), max_size=3).map(tuple),
@@ -267,3 +270,55 @@ def test_cli_output_is_the_same_on_both_paths():
         fast, slow = _cli(*args, pure=False), _cli(*args, pure=True)
         assert (fast.stdout, fast.returncode) == (slow.stdout, slow.returncode)
         assert fast.stdout
+
+
+# --- keyPayload / valuePayload: framing detection in every record line ------------------------------------
+
+MAGIC0 = [b"\x00" + bytes(range(1, n)) for n in range(1, 9)]  # magic 0 and 0..7 bytes more: lengths 1..8
+GUID = bytes(range(16))
+
+
+def _payload_fields(text: str) -> list[tuple[object, object]]:
+    return [(o["keyPayload"], o["valuePayload"]) for o in map(json.loads, text.splitlines()[:-1])
+            if o.get("type") == "record"]
+
+
+@compiled
+def test_framed_values_of_every_length_are_the_same_on_both_paths():
+    ids = [b"\x00\x00\x00\x00\x11", b"\x00\xff\xff\xff\xff", b"\x00\x80\x00\x00\x00", b"\x00\x00\x00\x00\x00"]
+    values = [b"", b"plain", b"\x01\x00"] + MAGIC0 + ids
+    recs = [Rec(k, v) for k in (None, b"\x00\x00\x00\x00\x2a") for v in values + [None]]
+    text = assert_same(v2_batch(0, recs).data)
+    got = _payload_fields(text)
+    assert len(got) == 2 * len(recs) * len(ENCODINGS)  # stream writer and object writer, every encoding
+    plain = {"framing": None}
+    want_values = [plain, plain, plain] + \
+        [{"framing": "confluent", "certain": False, "schemaId": None, "guid": None}] * 4 + \
+        [{"framing": "confluent", "certain": True, "schemaId": 0x01020304, "guid": None}] * 4 + \
+        [{"framing": "confluent", "certain": True, "schemaId": 17, "guid": None},
+         {"framing": "confluent", "certain": False, "schemaId": -1, "guid": None},
+         {"framing": "confluent", "certain": False, "schemaId": -(1 << 31), "guid": None},
+         {"framing": "confluent", "certain": False, "schemaId": 0, "guid": None}, None]
+    key42 = {"framing": "confluent", "certain": True, "schemaId": 42, "guid": None}
+    assert got[:len(recs)] == [(None, v) for v in want_values] + [(key42, v) for v in want_values]
+
+
+@compiled
+def test_schema_id_headers_are_the_same_on_both_paths():
+    headers = [(("__value_schema_id", b"\x00\x00\x00\x00\x07"),),
+               (("__key_schema_id", b"\x01" + GUID), ("h", b"x")),
+               (("__value_schema_id", None),),
+               (("__value_schema_id", b"\x00\x00"),),
+               (("__value_schema_id", b"\x00\x00\x00\x00\x01"), ("__value_schema_id", b"\x00\x00\x00\x00\x02"))]
+    recs = [Rec(b"k", b"plain", headers=h) for h in headers] + [Rec(b"k", b"\x00\x00\x00\x00\x05")] * 3
+    got = _payload_fields(assert_same(v2_batch(0, recs).data))
+    plain = {"framing": None}
+
+    def header(certain, sid=None, guid=None):
+        return {"framing": "header-id", "certain": certain, "schemaId": sid, "guid": guid}
+
+    five = {"framing": "confluent", "certain": True, "schemaId": 5, "guid": None}
+    assert got[:len(recs)] == [(plain, header(True, 7)),
+                               (header(True, guid="00010203-0405-0607-0809-0a0b0c0d0e0f"), plain),
+                               (plain, header(False)), (plain, header(False)), (plain, header(True, 2)),
+                               (plain, five), (plain, five), (plain, five)]

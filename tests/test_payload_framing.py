@@ -122,3 +122,66 @@ def test_detection_never_raises(data, headers):
         for store in (None, lambda i, g: "PROTOBUF", lambda i, g: None):
             f = detect_framing(data, headers, which, store)
             assert 0 <= f.payload_start <= max(len(data), 0) or f.kind == "header-id"
+
+
+# --- the default keyPayload / valuePayload (no payload options): a subset of --detect's object -------------
+
+def _rich(data, headers, which):
+    """--detect's object for a key or value, without a store (PayloadInspector, side_object)."""
+    from kafkadump.payloads.view import PayloadSide
+    from kafkadump.report.records import side_object
+
+    return None if data is None else side_object(PayloadSide(detect_framing(data, headers, which)), False)
+
+
+def test_default_framing_of_confluent_serializers(registry):
+    from kafkadump.report.records import framing_object
+
+    framed = AvroSerializer(registry, USER)({"id": "42"}, SerializationContext("t", MessageField.VALUE))
+    sid = registry.get_latest_version("t-value").schema_id
+    assert framing_object(framed, [], "value") == {"framing": "confluent", "certain": True, "schemaId": sid,
+                                                   "guid": None}
+    headers: list[tuple[str, bytes]] = []
+    ser = AvroSerializer(registry, USER, conf={"schema.id.serializer": header_schema_id_serializer})
+    body = ser({"id": "7"}, SerializationContext("h", MessageField.KEY, headers))
+    guid = str(uuid.UUID(registry.get_latest_version("h-key").guid))
+    assert framing_object(body, headers, "key") == {"framing": "header-id", "certain": True, "schemaId": None,
+                                                    "guid": guid}
+    assert framing_object(b"plain", headers, "value") == {"framing": None}
+    assert framing_object(None, headers, "key") is None
+    assert framing_object(b"\x00\x00\x00\x00\x05", [], "value", control={"type": "COMMIT"}) is None
+
+
+@given(st.one_of(st.none(), st.binary(max_size=12), st.binary(max_size=8).map(lambda b: b"\x00" + b)),
+       st.lists(st.tuples(st.sampled_from(["__key_schema_id", "__value_schema_id", "x"]),
+                          st.one_of(st.none(), st.binary(max_size=20),
+                                    st.binary(min_size=4, max_size=4).map(lambda b: b"\x00" + b))), max_size=3))
+def test_default_framing_is_a_subset_of_detect(data, headers):
+    """Every field of the default object is in --detect's, with the same value."""
+    from kafkadump.report.records import framing_object
+
+    for which in ("key", "value"):
+        cheap = framing_object(data, headers, which)
+        rich = _rich(data, headers, which)
+        if cheap is None:
+            assert rich is None
+            continue
+        assert {k: rich[k] for k in cheap} == cheap
+        assert (cheap["framing"] is None) == (len(cheap) == 1)
+
+
+def test_table_shows_the_schema_id_by_default(tmp_path):
+    import subprocess
+    import sys
+
+    from builders import Rec, v2_batch
+
+    recs = [Rec(b"k", b"\x00\x00\x00\x00\x11avro"), Rec(None, b"\x00\x01"),
+            Rec(b"plain", b"text", headers=(("__value_schema_id", b"\x00\x00\x00\x00\x07"),)),
+            Rec(b"\x00\x00\x00\x00\x2a", None)]
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(v2_batch(0, recs).data)
+    out = subprocess.run([sys.executable, "-m", "kafkadump", "records", str(seg)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[1:]
+    cells = [line.split()[4:6] for line in out]
+    assert cells == [["k", "[17]"], ["null", "[??]"], ["plain", "[7]"], ["[42]", "null"]]

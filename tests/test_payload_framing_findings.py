@@ -120,7 +120,7 @@ def test_where_on_decoded_and_raw(tmp_path, export):
     assert [r["offset"] for r in recs] == [1, 2]
     _, recs, _ = _records(tmp_path, data, "--where", 'key == "k0" or offset >= 2')
     assert [r["offset"] for r in recs] == [0, 2]
-    assert "keyPayload" not in recs[0]
+    assert recs[0]["keyPayload"] == {"framing": None}  # the cheap default: no schema named
 
 
 def test_where_parse_error_is_exit_2(tmp_path):
@@ -252,7 +252,11 @@ def test_detect_finds_the_schemas_partition_in_the_log_dir(tmp_path):
     assert recs[2]["valuePayload"]["decoded"] == {"id": "user-2", "age": 22}
     assert recs[2]["valuePayload"]["subject"] == "t-value"
     _, plain, _ = _records(tmp_path, _segment(_values()))
-    assert "valuePayload" not in plain[0]
+    default = plain[2]["valuePayload"]  # without --detect: the framing alone, a subset of the rich object
+    assert default == {"framing": "confluent", "certain": True, "schemaId": recs[2]["valuePayload"]["schemaId"],
+                       "guid": None}
+    assert {k: recs[2]["valuePayload"][k] for k in default} == default
+    assert recs[2]["valuePayload"]["schemaId"] > 0
 
 
 def test_non_finite_numbers_keep_every_line_json(tmp_path):

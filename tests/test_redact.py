@@ -104,7 +104,17 @@ def test_digest_and_length_in_json(evidence):
     assert recs[4]["value"] == {"redacted": "sha256:" + hashlib.sha256(values[1]).hexdigest(), "length": len(values[1])}
     assert recs[0]["headers"] == [{"key": "trace", "value": {"redacted": "sha256:" + hashlib.sha256(b"HDR" + MARK).hexdigest(),
                                                              "length": 15}}]
-    assert "keyPayload" not in recs[0]   # redaction alone adds no payload fields
+    # redaction alone adds nothing to the payload fields: the cheap default of every record
+    assert (recs[0]["keyPayload"], recs[0]["valuePayload"]) == (_default(keys[0]), _default(values[0]))
+
+
+def _default(b: bytes | None) -> dict | None:
+    """keyPayload / valuePayload without the payload options, for bytes framed with a positive id or not."""
+    if b is None:
+        return None
+    if b[:1] != b"\x00":
+        return {"framing": None}
+    return {"framing": "confluent", "certain": True, "schemaId": int.from_bytes(b[1:5], "big"), "guid": None}
 
 
 def test_without_redaction_the_marker_is_there(evidence):

@@ -11,7 +11,7 @@
  *              ts_type, source, shift, last_offset_delta)
  *       twin of decode.batch.decode_record_run for a non-control batch without spans:
  *       None, or (records, pos, n, done, ordered, top)
- *   format_lines(records, prefix, mid_ts, tail, mode, val_json, dumps)
+ *   format_lines(records, prefix, mid_ts, tail, mode, val_json, dumps)   (tail ends with ,"keyPayload":)
  *       twin of render.jsonl.RecordLines.batch_lines' loop: None, or the lines as one str
  *   batch_hop(buf, pos, end, max_length, copy_max, crc32c)
  *       the part of decode.step.decode_at that judges an intact, uncompressed, non-control v2 batch
@@ -706,6 +706,21 @@ out_field(Out *o, PyObject *v, int mode, PyObject *val_json)
     return out_bytes(o, (const unsigned char *)PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), v, mode, val_json);
 }
 
+/* ---- keyPayload / valuePayload: report.records.framing_object without headers naming a schema ---- */
+
+static inline int out_i64(Out *o, int64_t x);
+
+#define KEY_ID_HEADER "__key_schema_id"
+#define VALUE_ID_HEADER "__value_schema_id"
+
+/* whether a header name (n bytes) names a schema: the record is then handed back */
+static inline int
+schema_header_name(const char *k, Py_ssize_t n)
+{
+    return (n == (Py_ssize_t)sizeof(KEY_ID_HEADER) - 1 && memcmp(k, KEY_ID_HEADER, (size_t)n) == 0)
+           || (n == (Py_ssize_t)sizeof(VALUE_ID_HEADER) - 1 && memcmp(k, VALUE_ID_HEADER, (size_t)n) == 0);
+}
+
 static int
 out_headers(Out *o, PyObject *headers, int mode, PyObject *val_json, PyObject *dumps)
 {
@@ -721,6 +736,8 @@ out_headers(Out *o, PyObject *headers, int mode, PyObject *val_json, PyObject *d
         PyObject *k = PyTuple_GET_ITEM(h, 0), *v = PyTuple_GET_ITEM(h, 1);
         if (!PyUnicode_CheckExact(k))
             return 1;
+        if (PyUnicode_IS_ASCII(k) && schema_header_name((const char *)PyUnicode_1BYTE_DATA(k), PyUnicode_GET_LENGTH(k)))
+            return 1;  /* a header names the key's or value's schema: Python writes the framing */
         int rc;
         if ((rc = (i ? PUT_LIT(o, ",{\"key\":") : PUT_LIT(o, "{\"key\":"))) != 0)
             return rc;
@@ -736,6 +753,51 @@ out_headers(Out *o, PyObject *headers, int mode, PyObject *val_json, PyObject *d
             return rc;
     }
     return PUT_LIT(o, "]");
+}
+
+/* a key or value's framing object (s: NULL for null) */
+static int
+out_framing(Out *o, const unsigned char *s, Py_ssize_t n)
+{
+    if (s == NULL)
+        return PUT_LIT(o, "null");
+    if (n == 0 || s[0] != 0)
+        return PUT_LIT(o, "{\"framing\":null}");
+    if (n < 5)
+        return PUT_LIT(o, "{\"framing\":\"confluent\",\"certain\":false,\"schemaId\":null,\"guid\":null}");
+    int32_t sid = (int32_t)(((uint32_t)s[1] << 24) | ((uint32_t)s[2] << 16) | ((uint32_t)s[3] << 8) | (uint32_t)s[4]);
+    int rc = sid > 0 ? PUT_LIT(o, "{\"framing\":\"confluent\",\"certain\":true,\"schemaId\":")
+                     : PUT_LIT(o, "{\"framing\":\"confluent\",\"certain\":false,\"schemaId\":");
+    if (rc != 0 || (rc = out_i64(o, sid)) != 0)
+        return rc;
+    return PUT_LIT(o, ",\"guid\":null}");
+}
+
+/* the payload fields after ``tail`` (which ends with ``,"keyPayload":``), and the line's end */
+static int
+out_payloads(Out *o, const unsigned char *k, Py_ssize_t kn, const unsigned char *v, Py_ssize_t vn)
+{
+    int rc;
+    if ((rc = out_framing(o, k, kn)) != 0 || (rc = PUT_LIT(o, ",\"valuePayload\":")) != 0
+        || (rc = out_framing(o, v, vn)) != 0)
+        return rc;
+    return PUT_LIT(o, "}\n");
+}
+
+/* a bytes-or-None slot as out_framing's arguments; 1: neither */
+static int
+framing_of(PyObject *x, const unsigned char **s, Py_ssize_t *n)
+{
+    if (x == Py_None) {
+        *s = NULL;
+        *n = 0;
+        return 0;
+    }
+    if (!PyBytes_CheckExact(x))
+        return 1;
+    *s = (const unsigned char *)PyBytes_AS_STRING(x);
+    *n = PyBytes_GET_SIZE(x);
+    return 0;
 }
 
 /* one record's line; 0, -1 (exception), 1 (hand back) */
@@ -760,7 +822,11 @@ out_record(Out *o, PyObject *r, PyObject *prefix, PyObject *mid_ts, PyObject *ta
         || (rc = PUT_LIT(o, ",\"timestampDelta\":")) != 0
         || (rc = out_int(o, SLOT(r, R_TIMESTAMP_DELTA))) != 0 || (rc = out_str(o, tail)) != 0)
         return rc;
-    return 0;
+    const unsigned char *ks, *vs;
+    Py_ssize_t kn, vn;
+    if (framing_of(SLOT(r, R_KEY), &ks, &kn) || framing_of(SLOT(r, R_VALUE), &vs, &vn))
+        return 1;
+    return out_payloads(o, ks, kn, vs, vn);
 }
 
 static PyObject *
@@ -891,6 +957,8 @@ out_raw_headers(Out *o, const unsigned char *d, const Fields *f, int mode, PyObj
         read_varint(d, &pos, f->rend, 5, &hk);  /* checked by parse_one */
         const unsigned char *key = d + pos;
         pos += (Py_ssize_t)hk;
+        if (schema_header_name((const char *)key, (Py_ssize_t)hk))
+            return 1;  /* a header names the key's or value's schema: Python writes the framing */
         if ((rc = (i ? PUT_LIT(o, ",{\"key\":") : PUT_LIT(o, "{\"key\":"))) != 0)
             return rc;
         int ascii = 1;
@@ -944,7 +1012,8 @@ out_raw_record(Out *o, const unsigned char *d, const Fields *f, PyObject *prefix
         || (rc = PUT_LIT(o, ",\"timestampDelta\":")) != 0 || (rc = out_i64(o, f->ts_delta)) != 0
         || (rc = out_str(o, tail)) != 0)
         return rc;
-    return 0;
+    return out_payloads(o, f->klen < 0 ? NULL : d + f->p_key, (Py_ssize_t)(f->klen < 0 ? 0 : f->klen),
+                        f->vlen < 0 ? NULL : d + f->p_val, (Py_ssize_t)(f->vlen < 0 ? 0 : f->vlen));
 }
 
 static PyObject *

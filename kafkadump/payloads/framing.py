@@ -22,10 +22,9 @@ import uuid
 from collections.abc import Callable, Iterable
 
 from .decode import parse_message_indexes as message_indexes  # one reader of the indexes: the decoder's
+from .header_names import KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER
 from .model import FRAMING_KINDS, Framing
 
-KEY_SCHEMA_ID_HEADER = "__key_schema_id"
-VALUE_SCHEMA_ID_HEADER = "__value_schema_id"
 MAGIC_ID = 0      # magic 0: a 4-byte schema id follows
 MAGIC_GUID = 1    # header version 1: a 16-byte GUID follows
 ID_END = 5        # magic + id
@@ -107,6 +106,22 @@ def _plain(data: bytes) -> Framing:
     return BINARY if _CONTROLS.search(text) else UTF8
 
 
+def schema_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None]] = (),
+                   which: str = "value") -> Framing | None:
+    """The framing that names a schema, as :func:`detect_framing` finds it without a store (a
+    header's id or GUID, else Confluent's magic 0 and id in the bytes), or None for bytes that
+    are not framed: the cheap part of detection, done for every record."""
+    hdr = _schema_header(headers, which) if headers else None
+    if hdr is not None:
+        return _header_framing(hdr[1], None)
+    if not data or data[0] != MAGIC_ID:
+        return None
+    if len(data) < ID_END:
+        return Framing("confluent", payload_start=len(data), certain=False)
+    sid = int.from_bytes(data[1:ID_END], "big", signed=True)
+    return Framing("confluent", schema_id=sid, payload_start=ID_END, certain=sid > 0)
+
+
 def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None]] = (), which: str = "value",
                    schema_type: SchemaTypeOf | None = None) -> Framing:
     """The framing of a record's key or value (``which``: "key" or "value"), ``headers`` its
@@ -126,5 +141,5 @@ def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
     return _plain(data)
 
 
-__all__ = ["Framing", "detect_framing", "message_indexes", "KEY_SCHEMA_ID_HEADER",
+__all__ = ["Framing", "detect_framing", "schema_framing", "message_indexes", "KEY_SCHEMA_ID_HEADER",
            "VALUE_SCHEMA_ID_HEADER", "KINDS", "SchemaTypeOf"]

@@ -22,12 +22,15 @@ from typing import TYPE_CHECKING, TextIO
 from ..accel import compiled_loops
 from ..decode.batch import RecordStream
 from ..decode.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
+from ..payloads.header_names import SCHEMA_ID_HEADERS
 from ..report.records import (
     CONTROL_BYTES,
     DEFAULT_ENCODING,
     ENCODERS,
+    PLAIN_FRAMING,
     Place,
     findings_list,
+    framing_object,
     item_object,
     place_of_file,
     record_object,
@@ -50,6 +53,49 @@ _dumps = json.dumps
 _control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64
+_PLAIN = json.dumps(PLAIN_FRAMING, separators=(",", ":"))  # keyPayload/valuePayload of unframed bytes
+_PAYLOADS = ',"keyPayload":'  # where the payload fields start: the last fields of a record line
+_PLAIN_END = ',"valuePayload":' + _PLAIN + "}\n"  # a line's end after keyPayload, for an unframed value
+_NULL_END = ',"valuePayload":null}\n'
+_ONE = b"\x01"  # bytes >= _ONE: not empty, the first byte not the magic byte 0 (one comparison)
+
+
+def _framing_json(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
+                  control: object = None) -> str:
+    """``framing_object`` as JSON text (the common cases without a call: null, unframed bytes)."""
+    if data is None or control is not None:
+        return "null"
+    if (not data or data[0]) and not headers:
+        return _PLAIN
+    o = framing_object(data, headers, which, control)
+    return _dumps(o, separators=(",", ":"))
+
+
+
+
+# in the headers' JSON of a record whose header names a schema (the JSON of a header's value never
+# holds it: a quote in it is escaped): a cheap test before _names_schema's
+_SCHEMA_HEADER_HINT = '_schema_id","value":'
+
+
+def _names_schema(headers: list[tuple[str, bytes | None]]) -> bool:
+    """Whether a header names the key's or value's schema (else the headers change no framing)."""
+    for k, _ in headers:
+        if k in SCHEMA_ID_HEADERS:
+            return True
+    return False
+
+
+def _fj_end(v: bytes) -> str:
+    """A line's end after keyPayload, for a value with magic byte 0 and no header naming a schema."""
+    return ',"valuePayload":' + _framing_json(v, (), "value") + "}\n"
+
+
+def _payload_fields(r: Record) -> str:
+    """``,"keyPayload":...,"valuePayload":...`` of a record without the payload options."""
+    hs = r.headers if r.headers and _names_schema(r.headers) else ()
+    return (_PAYLOADS + _framing_json(r.key, hs, "key", r.control)
+            + ',"valuePayload":' + _framing_json(r.value, hs, "value", r.control))
 
 
 def item_line(item: Batch | Gap) -> str:
@@ -140,10 +186,10 @@ class RecordLines:
         self._val_json = VALUE_JSON[encoding]
         self._for: tuple[str, Place | None] | None = None
         self._head = ""   # '{"type":"record","file":...,"topic":...,"partition":...,'
-        self._tail = "}"  # a capture's sighting fields, then the closing brace
+        self._sight = ""  # a capture's sighting fields
         self._framings: dict[Framing, str] = {}  # keyPayload/valuePayload JSON of a framing without schema
         # batch_lines by the compiled loop: it writes exactly the fields of record_object listed in
-        # batch_lines (plus the per-run _head and _tail); an option that adds or changes record
+        # batch_lines (plus the per-run _head and _sight, and keyPayload/valuePayload); an option that adds or changes record
         # fields must set this False so that its lines come from the Python code
         self.compiled = _HOT is not None
         self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
@@ -164,10 +210,12 @@ class RecordLines:
         where = place_of_file(b.file) if place is None else place
         self._head = (f'{{"type":"record","file":{_dumps(b.file)},"topic":{_dumps(where.topic)},'
                       f'"partition":{_dumps(where.partition)},')
-        self._tail = "}" if where.sighting is None else \
-            "," + _dumps(sighting_object(where.sighting), separators=(",", ":"))[1:]
+        self._sight = "" if where.sighting is None else \
+            "," + _dumps(sighting_object(where.sighting), separators=(",", ":"))[1:-1]
 
-    def line(self, r: Record, b: Batch, place: Place | None = None) -> str:
+    def line(self, r: Record, b: Batch, place: Place | None = None, payloads: str | None = None) -> str:
+        """A record's line (no newline); ``payloads``: its ``,"keyPayload":...,"valuePayload":...``
+        when the payload options made them (else the cheap default of ``record_object``)."""
         self._place(b, place)
         val = self._val
         headers = self._headers(r.headers) if r.headers else "[]"
@@ -184,7 +232,7 @@ class RecordLines:
             f'"key":{val(r.key)},"value":{val(r.value)},"headers":{headers},'
             f'"offsetDelta":{"null" if r.offset_delta is None else r.offset_delta},'
             f'"timestampDelta":{"null" if r.timestamp_delta is None else r.timestamp_delta},'
-            f'"control":{control}{extra}{self._tail}'
+            f'"control":{control}{extra}{self._sight}{_payload_fields(r) if payloads is None else payloads}}}'
         )
 
     def batch_lines(self, b: Batch, recs: Sequence[Record], place: Place | None = None) -> str:
@@ -203,34 +251,47 @@ class RecordLines:
         tst = recs[0].timestamp_type
         prefix = f'{self._head}"batchPosition":{b.position},"offset":'
         mid_ts = f',"timestampType":"{tst}","key":'
-        tail = ',"control":null' + self._tail + "\n"
+        tail = ',"control":null' + self._sight + _PAYLOADS
         if self.compiled and _HOT is not None and type(recs) is list:
             text = _HOT.format_lines(recs, prefix, mid_ts, tail, self._mode, self._val_json, _dumps)
             if text is not None:  # None: something not plain; the loop below writes it
                 return text
         out: list[str] = []
         append = out.append
+        _fj = _framing_json
         if self.encoding == "base64":
             # the benchmarked case: base64 inline, no per-field Python call
             b64 = _b64
             for r in recs:
                 k = r.key
                 v = r.value
+                hs = r.headers
+                hj = hdrs(hs) if hs else "[]"
+                if _SCHEMA_HEADER_HINT in hj and _names_schema(hs):
+                    append(self.line(r, b, place) + "\n")
+                    continue
                 append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
                        f'{"null" if k is None else _Q + b64(k, newline=False).decode() + _Q},'
                        f'"value":{"null" if v is None else _Q + b64(v, newline=False).decode() + _Q},'
-                       f'"headers":{hdrs(r.headers) if r.headers else "[]"},'
-                       f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}')
+                       f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
+                       f'{"null" if k is None else _PLAIN if k >= _ONE else _fj(k, (), "key")}'
+                       f'{_NULL_END if v is None else _PLAIN_END if v >= _ONE else _fj_end(v)}')
             return "".join(out)
         val = self._val_json
         for r in recs:
             k = r.key
             v = r.value
+            hs = r.headers
+            hj = hdrs(hs) if hs else "[]"
+            if _SCHEMA_HEADER_HINT in hj and _names_schema(hs):
+                append(self.line(r, b, place) + "\n")
+                continue
             append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
                    f'{"null" if k is None else val(k)},'
                    f'"value":{"null" if v is None else val(v)},'
-                   f'"headers":{hdrs(r.headers) if r.headers else "[]"},'
-                   f'"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}')
+                   f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
+                   f'{"null" if k is None else _PLAIN if k >= _ONE else _fj(k, (), "key")}'
+                   f'{_NULL_END if v is None else _PLAIN_END if v >= _ONE else _fj_end(v)}')
         return "".join(out)
 
     def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
@@ -240,11 +301,10 @@ class RecordLines:
         ``record_object`` too)."""
         if view.hides_bytes("key") or view.hides_bytes("value") or view.redaction.headers:
             return _dumps_text(record_object(r, b, self.enc, place, view), separators=(",", ":"))
-        line = self.line(r, b, place)
         if not view.detected:
-            return line
-        return (line[:-1] + ',"keyPayload":' + self._payload_json(view.key)
-                + ',"valuePayload":' + self._payload_json(view.value) + "}")
+            return self.line(r, b, place)
+        return self.line(r, b, place, _PAYLOADS + self._payload_json(view.key)
+                         + ',"valuePayload":' + self._payload_json(view.value))
 
     def view_lines(self, b: Batch, recs: Sequence[Record], views: Sequence[RecordView],
                    place: Place | None = None) -> str:
@@ -258,8 +318,8 @@ class RecordLines:
         if not views[0].detected:
             return lines
         pj = self._payload_json
-        return "".join(line[:-1] + ',"keyPayload":' + pj(v.key) + ',"valuePayload":' + pj(v.value) + "}\n"
-                       for line, v in zip(lines.split("\n"), views))
+        return "".join(line[:line.rindex(_PAYLOADS)] + _PAYLOADS + pj(v.key) + ',"valuePayload":' + pj(v.value)
+                       + "}\n" for line, v in zip(lines.split("\n"), views))
 
     def _payload_json(self, side: PayloadSide | None) -> str:
         """A ``keyPayload``/``valuePayload`` object as JSON; the common ones (no schema: the
@@ -305,7 +365,7 @@ class RecordLines:
         self._place(b, place)
         prefix = f'{self._head}"batchPosition":{b.position},"offset":'
         mid_ts = f',"timestampType":"{b.timestamp_type}","key":'
-        tail = ',"control":null' + self._tail + "\n"
+        tail = ',"control":null' + self._sight + _PAYLOADS
         log_append = (b.attributes & 0x08) != 0
         pos, done = records.start, 0
         while pos < records.stop:

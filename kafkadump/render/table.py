@@ -207,8 +207,8 @@ def record_cells(r: Record, view: RecordView | None = None) -> list[object]:
         value = f"<{ctl.get('type')}" + (f" coordinatorEpoch={ctl['coordinatorEpoch']}" if "coordinatorEpoch" in ctl else "") + ">"
         key = "<control>"
     else:
-        key = d.preview(r.key, PREVIEW_CHARS)
-        value = d.preview(r.value, PREVIEW_CHARS)
+        key = framed_cell(r.key, r.headers, "key")
+        value = framed_cell(r.value, r.headers, "value")
     headers = ",".join(f"{k}={d.preview(v, 12)}" for k, v in r.headers) if r.headers else ""
     return [
         r.offset, d.iso_ms(r.timestamp),
@@ -216,6 +216,18 @@ def record_cells(r: Record, view: RecordView | None = None) -> list[object]:
         "-" if r.timestamp_delta is None else r.timestamp_delta,
         key, value, headers,
     ]
+
+
+def framed_cell(b: bytes | None, headers: list[tuple[str, bytes | None]], which: str) -> str:
+    """A key or value without the payload options: its preview, after the schema id when the bytes
+    or headers name one (``[17]``, ``[17?]``: the record object's ``keyPayload`` / ``valuePayload``)."""
+    if b is None or ((not b or b[0]) and not headers):
+        return d.preview(b, PREVIEW_CHARS)
+    from ..payloads.framing import schema_framing
+    from ..payloads.view import PayloadSide
+
+    f = schema_framing(b, headers, which)
+    return d.preview(b, PREVIEW_CHARS) if f is None else payload_cell(b, PayloadSide(f), False)
 
 
 def payload_cell(b: bytes | None, side: PayloadSide | None, redacted: bool, width: int = PREVIEW_CHARS) -> str:

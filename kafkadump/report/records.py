@@ -23,7 +23,7 @@ import binascii
 import functools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
@@ -253,7 +253,36 @@ def record_object(r: Record, b: Batch, encode: Encoder, place: Place | None = No
         d["crcValid"] = r.crc == r.computed_crc
     if where.sighting is not None:
         d.update(sighting_object(where.sighting))
+    d["keyPayload"] = framing_object(r.key, r.headers, "key", r.control)
+    d["valuePayload"] = framing_object(r.value, r.headers, "value", r.control)
     return d if view is None else with_view(d, r, view)
+
+
+# ``keyPayload`` / ``valuePayload`` of bytes that name no schema (the common case: one object)
+# (compact: most keys and values are unframed, and every byte of a line costs on the hot path)
+PLAIN_FRAMING: dict[str, Any] = {"framing": None}
+
+
+def framing_object(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
+                   control: object = None) -> dict[str, Any] | None:
+    """``keyPayload`` / ``valuePayload`` without the payload options: the cheap part of framing
+    detection, in every record object.  Null for a null key or value and for a control record;
+    else ``framing``: null when no schema is named (``{"framing": null}``, nothing more), else
+    confluent (magic byte 0 in the bytes) or header-id (a ``__key_schema_id`` /
+    ``__value_schema_id`` header), with ``certain`` (false when the bytes only look framed: too
+    short for an id, an id that is not positive), ``schemaId`` and ``guid`` (null when absent).
+    The same fields, with the same meanings, as :func:`side_object` writes under ``--detect``
+    (a subset of it: the schema's type, and whether plain bytes are JSON, need more work)."""
+    if data is None or control is not None:
+        return None
+    if (not data or data[0]) and not headers:
+        return dict(PLAIN_FRAMING)
+    from ..payloads.framing import schema_framing
+
+    f = schema_framing(data, headers, which)
+    if f is None:
+        return dict(PLAIN_FRAMING)
+    return {"framing": f.kind, "certain": f.certain, "schemaId": f.schema_id, "guid": f.guid}
 
 
 def redacted_object(b: bytes | None) -> dict[str, Any] | None:
@@ -333,5 +362,5 @@ def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: 
 
 
 __all__ = ["ENCODERS", "batch_object", "gap_object", "item_object", "findings_list", "findings_object",
-           "record_object", "with_view", "side_object", "redacted_object", "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text",
+           "record_object", "framing_object", "PLAIN_FRAMING", "with_view", "side_object", "redacted_object", "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text",
            "as_text", "CONTROL_BYTES", "C1_OR_INVALID", "DEFAULT_ENCODING", "Encoded", "Place", "Sighting", "place_of_file", "sighting_object"]
