@@ -191,14 +191,18 @@ def test_digest_and_length(evidence):
     assert recs[1]["value"] == {"redacted": "sha256:" + hashlib.sha256(values[1]).hexdigest(),
                                 "length": len(values[1])}
     assert recs[0]["headers"][0]["value"]["length"] == 15
-    assert recs[0]["frame"] == 0 and "keyPayload" not in recs[0]
+    # the cheap framing every record object carries stays: it names the schema, not the bytes
+    assert recs[0]["frame"] == 0 and recs[0]["keyPayload"] == {"framing": None}
+    assert recs[0]["valuePayload"] == {"framing": "confluent", "certain": True, "schemaId": 1, "guid": None}
 
 
 def test_no_payload_options_output_unchanged(evidence):
-    """Without payload options the records lines are the fast path's, without payload fields."""
+    """Without payload options the records lines are the fast path's, with only the cheap framing
+    fields (no schema looked up, nothing decoded)."""
     path = evidence[0]
     recs = _lines(run("capture", "--records", "--json", str(path)).stdout)
-    assert len(recs) == 35 and "valuePayload" not in recs[0]
+    assert len(recs) == 35 and recs[0]["keyPayload"] == {"framing": None}
+    assert recs[0]["valuePayload"] == {"framing": "confluent", "certain": True, "schemaId": 1, "guid": None}
     assert struct.unpack(">i", base64.b64decode(recs[0]["value"]["base64"])[1:5])[0] == 1
 
 
