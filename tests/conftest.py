@@ -39,3 +39,14 @@ def spark_session():
                            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """The Spark tests' generated log dirs (``spark_fleet.make_fleet``): its facts, ``root`` added."""
+    from spark_fleet import make_fleet
+
+    root = tmp_path_factory.mktemp("fleet")
+    facts = make_fleet(str(root))
+    facts["root"] = str(root)
+    return facts

@@ -7,27 +7,22 @@ schemas given as a registry export; keys, values and header values carry the mar
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import re
 import struct
-import warnings
 
 import pytest
 from cli_inprocess import run
 from kafka.record.default_records import DefaultRecordBatchBuilder
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    from confluent_kafka.schema_registry._sync.mock_schema_registry_client import MockSchemaRegistryClient
-    from confluent_kafka.schema_registry.avro import AvroSerializer
-    from confluent_kafka.serialization import MessageField, SerializationContext
-
-SCHEMA = ('{"type":"record","name":"User","fields":[{"name":"id","type":"string"},'
-          '{"name":"password","type":"string"},{"name":"age","type":"int"}]}')
-MARK = b"QZXJ" * 3
-PAIRS = [("51", "5a"), ("5a", "58"), ("58", "4a"), ("4a", "51")]
+from redaction_evidence import (
+    MARK,
+    SCHEMA,
+    AvroSerializer,
+    MessageField,
+    MockSchemaRegistryClient,
+    SerializationContext,
+    leaks,
+)
 
 
 def _batch(values: list[bytes], keys: list[bytes], compression: int, base_offset: int) -> bytes:
@@ -59,18 +54,6 @@ def evidence(tmp_path_factory):
     return seg, export, values, keys
 
 
-def _leaks(out: str, secrets: list[bytes]) -> list[str]:
-    found = [m for m in ("QZXJ", "ZXJQ", "XJQZ", "JQZX", "QZ", "ZX", "XJ") if m in out]
-    found += [f"{a} {b}" for a, b in PAIRS if re.search(f"{a}[ |!]{b}", out)]
-    found += [f"{a}{b}" for a, b in PAIRS if f"{a}{b}" in out]
-    for s in secrets:
-        for i in range(3):
-            b64 = base64.b64encode(s[i:]).decode()[:8]
-            if b64 in out:
-                found.append("base64 " + b64)
-    return found
-
-
 FORMATS = [["records", "--json"], ["records", "--json", "--encoding", "hex"], ["records", "--json", "--encoding", "text"],
            ["records", "--json", "--encoding", "base64"], ["records", "--wide"], ["records", "-f", "dump-log"],
            ["hexdump"], ["hexdump", "--records"], ["hexdump", "--records", "--batch", "1"], ["hexdump", "--json"],
@@ -82,7 +65,7 @@ def test_redact_all_parts_leaves_nothing(evidence, args):
     seg, export, values, keys = evidence
     r = run(*args, "--redact", "keys,values,headers", "--schemas", str(export), str(seg))
     assert r.returncode == 0, r.stderr
-    assert _leaks(r.stdout, values + keys) == []
+    assert leaks(r.stdout, values + keys) == []
 
 
 @pytest.mark.parametrize("args", [a for a in FORMATS if a[0] == "records" or "--records" in a], ids=" ".join)
@@ -90,7 +73,7 @@ def test_redact_fields_masks_decoded_and_hides_the_bytes(evidence, args):
     seg, export, values, keys = evidence
     r = run(*args, "--redact", "keys,headers", "--redact-fields", "password", "--schemas", str(export), str(seg))
     assert r.returncode == 0, r.stderr
-    assert _leaks(r.stdout, values + keys) == []
+    assert leaks(r.stdout, values + keys) == []
     if "--json" in args or args[0] == "records":
         assert "[redacted]" in r.stdout
 
@@ -121,7 +104,7 @@ def test_without_redaction_the_marker_is_there(evidence):
     """The oracle of the tests above: each format shows the marker when nothing is redacted."""
     seg, export, values, keys = evidence
     for args in (["records", "--json"], ["records", "--wide"], ["hexdump", "--records"]):
-        assert _leaks(run(*args, "--schemas", str(export), str(seg)).stdout, values + keys), args
+        assert leaks(run(*args, "--schemas", str(export), str(seg)).stdout, values + keys), args
 
 
 def test_unknown_redact_part_is_a_usage_error(evidence):
@@ -136,4 +119,4 @@ def test_redaction_holds_under_count_and_last(evidence, window, fmt):
     r = run("records", *fmt, *window, "--redact", "keys,values,headers", str(seg))
     assert r.returncode == 0, r.stderr
     assert "sha256:" in r.stdout
-    assert _leaks(r.stdout, values + keys) == []
+    assert leaks(r.stdout, values + keys) == []

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, need_corpus
 from spark_compare import CliRun, assert_same, cli_lines, findings_from_cli, from_cli, from_row
-from spark_fleet import make_fleet
 
 SPLIT = 1 << 20      # small: the corpus' larger files and the fleet's 5 MB segment are cut into several tasks
 OPEN_COST = 64 << 10  # and small files are packed several to a task (fewer tasks: each costs ~20-100 ms)
@@ -51,14 +50,6 @@ def cli(inputs):
 def spark(cli, spark_session):
     """conftest.py's session (shared with the other Spark test modules), started after ``cli``."""
     return spark_session
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleet")
-    facts = make_fleet(str(root))
-    facts["root"] = str(root)
-    return facts
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,6 @@ import time
 
 import pytest
 from spark_compare import assert_same, cli_lines, from_cli, from_row
-from spark_fleet import make_fleet
 from spark_session import SETTINGS, spark_or_skip
 
 pytestmark = pytest.mark.slow
@@ -104,14 +103,6 @@ def cluster(tmp_path_factory):
     finally:
         _stop_active_session()
         c.stop()
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    root = tmp_path_factory.mktemp("clusterfleet")
-    facts = make_fleet(str(root))
-    facts["root"] = str(root)
-    return facts
 
 
 def _conf(python=sys.executable, pythonpath=os.environ.get("PYTHONPATH", "")) -> list[str]:

@@ -13,7 +13,6 @@ from datetime import datetime, timezone
 
 import pytest
 from spark_compare import cli_lines, from_cli, from_row, names
-from spark_fleet import make_fleet
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
@@ -34,14 +33,6 @@ from kafkadump.spark.pushdown import push  # noqa: E402
 from kafkadump.spark.row_schema import column_names  # noqa: E402
 
 SPLIT = 1 << 20
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleet")
-    facts = make_fleet(str(root))
-    facts["root"] = str(root)
-    return facts
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 from builders import simple_batch
 from conftest import CORPUS, FIXTURES
 from spark_compare import assert_same, cli_lines, findings_from_cli, from_cli, names
-from spark_fleet import damaged_variants, make_fleet
+from spark_fleet import damaged_variants
 
 from kafkadump.decode import Options, iter_batches
 from kafkadump.render.jsonl import item_line as render_batch_line
@@ -46,14 +46,6 @@ def _tasks(buf, name, split, records=True):
     for k in range(n):
         out += [_line(i, records) for i in iter_task(buf, size, name, Options(records=records), split, k, n)]
     return out
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fleet")
-    facts = make_fleet(str(root))
-    facts["root"] = str(root)
-    return facts
 
 
 def _segment_files(fleet):

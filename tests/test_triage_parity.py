@@ -29,19 +29,9 @@ REAL_DIRS = ("mscaldas2012+kafka-connect-spooldir", "SharaWeil+kafka-0.11.0", "c
 
 
 @pytest.fixture(scope="module")
-def spark():
-    try:
-        from kafkadump.spark.session import SparkUnavailable, build, check
-    except ImportError as e:  # pragma: no cover
-        pytest.skip(f"kafkadump.spark not importable: {e}")
-    try:
-        check()
-    except SparkUnavailable as e:
-        pytest.skip(f"Spark tests need pyspark, pyarrow and Java: {e}")
-    s = build("local[2]", {"spark.default.parallelism": "2", "spark.ui.enabled": "false",
-                           "spark.ui.showConsoleProgress": "false"})
-    yield s
-    s.stop()
+def spark(spark_session):
+    """The shared local[2] session (conftest): ``spark triage`` finds it running."""
+    return spark_session
 
 
 def _invoke(args):
