@@ -3,14 +3,20 @@ a Record they do not know.  Each case is judged against the pure-Python path (th
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from builders import HEADER_SIZE, Rec, fix_crc, v2_batch
+from builders import HEADER_SIZE, T0, Rec, fix_crc, v2_batch
 from primitive_encoders import encode_varint
 from test_accel_parity import assert_same, compiled
 
 from kafkadump import accel
 from kafkadump.decode import iter_batches
+from kafkadump.decode.crc import crc32c
 from kafkadump.decode.model import Batch
+from kafkadump.findings import Code, Finding
+from kafkadump.render import jsonl
+from kafkadump.report.records import item_object
 
 
 def _with_record_body(body: bytes) -> bytes:
@@ -69,3 +75,84 @@ def test_a_record_class_the_loops_do_not_know_keeps_the_pure_path():
     accel.compiled_loops(Record)  # the real one again: the path is back
     items = list(iter_batches(v2_batch(0, [Rec(b"k", b"v")]).data, "x"))
     assert isinstance(items[0], Batch) and items[0].records[0].key == b"k"
+
+
+# --- batch lines: render.jsonl.batch_line's compiled twin --------------------------------------------------
+
+def _batch(**fields: object) -> Batch:
+    """A v2 batch as the header decoder makes it (CRC valid, no findings), with ``fields`` changed."""
+    b = Batch("logs/orders-3/00000000000000000000.log", 4096, 80, 2)
+    header = dict(base_offset=10, batch_length=68, partition_leader_epoch=3, crc=123, computed_crc=123,
+                  attributes=0, last_offset_delta=2, base_timestamp=1700000000000, max_timestamp=1700000000002,
+                  producer_id=-1, producer_epoch=-1, base_sequence=-1, record_count=3)
+    for name, value in {**header, **fields}.items():
+        setattr(b, name, value)
+    return b
+
+
+I64 = (1 << 63) - 1
+# batches the compiled writer writes itself: every attribute bit pattern of the low 7 bits and some high, the
+# edges of lastSequence (no sequence, -2, a sum wrapping past INT32_MAX), lastOffset and the CRC
+WRITTEN = [dict(attributes=a) for a in (*range(0x80), 0x80, 0xFF80, 0xFFFF)] + [
+    dict(base_sequence=0), dict(base_sequence=-2), dict(base_sequence=0x7FFFFFFF, last_offset_delta=1),
+    dict(base_sequence=0x7FFFFFFE, last_offset_delta=1), dict(base_sequence=5, last_offset_delta=-7),
+    dict(base_offset=I64 - 2, last_offset_delta=2), dict(base_offset=-(1 << 63), last_offset_delta=-1 + 1),
+    dict(computed_crc=None), dict(computed_crc=124), dict(decompressed_size=1 << 20),
+    dict(producer_id=I64, producer_epoch=32767, base_timestamp=-(1 << 63), max_timestamp=I64),
+    dict(record_count=-1, last_offset_delta=-1), dict(magic=3),
+]
+# batches it hands back to the Python writer (which is then the only one that writes them)
+HANDED_BACK = [
+    dict(findings=[Finding(Code.CRC_MISMATCH, 4113, "stored crc 123 != computed 124")]),
+    dict(base_offset=I64, last_offset_delta=1), dict(base_offset=1 << 64), dict(position=True),
+    dict(base_sequence=I64, last_offset_delta=1), dict(attributes=-1),
+    dict(magic=1), dict(base_sequence=None), dict(computed_crc=1.5), dict(decompressed_size=False),
+]
+
+
+@compiled
+@pytest.mark.parametrize("fields", WRITTEN + HANDED_BACK, ids=lambda f: ",".join(f"{k}={v!r:.20}" for k, v in f.items()))
+def test_batch_lines_are_the_same_on_both_paths(fields):
+    b = _batch(**fields)
+    file_json = json.dumps(b.file)
+    text = jsonl._HOT.batch_json(b, file_json)
+    assert (text is not None) == (fields in WRITTEN)
+    assert jsonl.batch_line(b) == jsonl.python_batch_line(b)
+    if text is not None:
+        assert text == jsonl.python_batch_line(b) == json.dumps(item_object(b))
+        assert json.loads(text)["lastSequence"] == b.last_sequence
+
+
+@compiled
+def test_a_batch_class_the_loops_do_not_know_is_handed_back():
+    class Other:
+        __slots__ = ("file",)
+
+    assert jsonl._HOT.batch_json(Other(), '"x"') is None
+    assert jsonl._HOT.batch_json(_batch(), '"x"') is not None
+    with pytest.raises(TypeError):
+        jsonl._HOT.configure_batch(Other)
+
+
+@compiled
+def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
+    hot = jsonl._HOT
+    data = v2_batch(0, [Rec(b"k", b"v")]).data
+    n = len(data)
+    loops = {
+        "record_check": lambda p, e, base=0: hot.record_check(data, p, e, 1, base, T0, T0, False, 0),
+        "record_run": lambda p, e, base=0: hot.record_run(data, p, e, 0, 1, 1, base, T0, T0, False, "CreateTime",
+                                                          "file", 0, 0),
+        "format_run": lambda p, e, base=0: hot.format_run(data, p, e, 8, base, T0, T0, False, '{"offset":', ",",
+                                                          ',"keyPayload":', 0, str, json.dumps),
+        "crc_hop": lambda p, e, base=0: hot.crc_hop(data, p, e, e + base, 1 << 20, crc32c),
+        "batch_hop": lambda p, e, base=0: hot.batch_hop(data, p, e, 1 << 20, (1 << 20) + base, crc32c),
+    }
+    start = {"crc_hop": 0, "batch_hop": 0}  # the record loops start after the header
+    for name, loop in loops.items():
+        first = start.get(name, HEADER_SIZE)
+        assert loop(first, n) is not None, name
+        for p, e in ((-1, n), (first + 1, first), (first, n + 1)):
+            assert loop(p, e) is None, (name, p, e)
+        assert loop(first, n, 1 << 64) is None, name  # an argument past 64 bits
+    assert hot.crc_hop(data, 0, n, n, 1 << 20, crc32c) == (n, 1, n)

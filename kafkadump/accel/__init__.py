@@ -35,13 +35,16 @@ _LOADED = _load()
 _CONFIGURED: dict[str, bool] = {}
 
 
-def compiled_loops(record_class: type[Any]) -> ModuleType | None:
-    """The compiled loops set up for ``record_class`` (decode.model.Record), or None (pure Python)."""
+def compiled_loops(record_class: type[Any], batch_class: type[Any] | None = None) -> ModuleType | None:
+    """The compiled loops set up for ``record_class`` (decode.model.Record) and, when given,
+    ``batch_class`` (decode.model.Batch: for batch lines), or None (pure Python)."""
     if _LOADED is None:
         return None
     try:
         _LOADED.configure(record_class)
-    except TypeError:  # a Record the C code does not know: stay on the pure path
+        if batch_class is not None:
+            _LOADED.configure_batch(batch_class)
+    except TypeError:  # a Record or Batch the C code does not know: stay on the pure path
         _CONFIGURED["ok"] = False
         return None
     _CONFIGURED["ok"] = True

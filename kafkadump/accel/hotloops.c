@@ -7,6 +7,7 @@
  * fit 64 bits or an object of an unexpected type never reach a finding from C.
  *
  *   configure(Record)                       Record's slot offsets (records are built without __init__)
+ *   configure_batch(Batch)                  Batch's slot offsets (batch_json reads them)
  *   record_run(data, pos, end, n, stop_n, count, base_offset, base_ts, max_ts, log_append,
  *              ts_type, source, shift, last_offset_delta)
  *       twin of decode.batch.decode_record_run for a non-control batch without spans:
@@ -19,12 +20,17 @@
  *   crc_hop(buf, pos, end, until, max_length, crc32c)
  *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``:
  *       (pos, batches, bytes): where it stopped (at ``until``, or at a batch that is not intact and
- *       plainly framed: the caller's Python loop judges that one)
+ *       plainly framed: the caller's Python loop judges that one); None for positions outside buf
+ *   batch_json(batch, file_json)            (after configure_batch(Batch))
+ *       twin of render.jsonl.batch_line for a v2 batch without findings: None, or its line
+ *
+ * Every loop over a buffer starts with open_run (its arguments, a view of the buffer, the bounds).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* ---- Record's slots ------------------------------------------------------------------------- */
@@ -46,37 +52,82 @@ static PyTypeObject *record_type = NULL;
 
 #define SLOT(obj, i) (*(PyObject **)((char *)(obj) + slot_offset[i]))
 
-static PyObject *
-configure(PyObject *self, PyObject *cls)
+/* ---- Batch's slots (decode.model.Batch, for its JSON line) ------------------------------------ */
+
+enum {
+    B_FILE, B_POSITION, B_SIZE, B_MAGIC, B_BASE_OFFSET, B_BATCH_LENGTH, B_LEADER_EPOCH, B_CRC,
+    B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA, B_BASE_TIMESTAMP, B_MAX_TIMESTAMP, B_PRODUCER_ID,
+    B_PRODUCER_EPOCH, B_BASE_SEQUENCE, B_RECORD_COUNT, B_FINDINGS, B_DECOMPRESSED_SIZE, B_NSLOTS
+};
+
+static const char *const BATCH_SLOT_NAMES[B_NSLOTS] = {
+    "file", "position", "size", "magic", "base_offset", "batch_length", "partition_leader_epoch", "crc",
+    "computed_crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
+    "producer_epoch", "base_sequence", "record_count", "findings", "decompressed_size",
+};
+
+static Py_ssize_t batch_slot_offset[B_NSLOTS];
+static PyTypeObject *batch_type = NULL;
+
+#define BSLOT(obj, i) (*(PyObject **)((char *)(obj) + batch_slot_offset[i]))
+
+/* The slot offsets of ``cls`` (a class with __slots__ only) for ``names``: 0, or -1 with TypeError set. */
+static int
+slots_of(PyObject *cls, const char *const *names, int n, Py_ssize_t *offsets)
 {
     if (!PyType_Check(cls)) {
-        PyErr_SetString(PyExc_TypeError, "configure() takes the Record class");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, "configure() takes a class");
+        return -1;
     }
     PyTypeObject *tp = (PyTypeObject *)cls;
     if (tp->tp_dictoffset != 0 || tp->tp_itemsize != 0) {
-        PyErr_SetString(PyExc_TypeError, "Record must be a class with __slots__ only");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, "the class must have __slots__ only");
+        return -1;
     }
-    for (int i = 0; i < R_NSLOTS; i++) {
-        PyObject *descr = PyObject_GetAttrString(cls, SLOT_NAMES[i]);
-        if (descr == NULL)
-            return NULL;
-        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
+    for (int i = 0; i < n; i++) {
+        PyObject *descr = PyObject_GetAttrString(cls, names[i]);
+        if (descr == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();  /* a class without the slot: a TypeError, below */
+        }
+        int ok = descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type);
         if (ok) {
             PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
             ok = m->type == T_OBJECT_EX && !(m->flags & READONLY)
                  && m->offset > 0 && m->offset + (Py_ssize_t)sizeof(PyObject *) <= tp->tp_basicsize;
-            slot_offset[i] = m->offset;
+            offsets[i] = m->offset;
         }
-        Py_DECREF(descr);
+        Py_XDECREF(descr);
         if (!ok) {
-            PyErr_Format(PyExc_TypeError, "Record.%s is not a plain slot", SLOT_NAMES[i]);
-            return NULL;
+            PyErr_Format(PyExc_TypeError, "%s.%s is not a plain slot", tp->tp_name, names[i]);
+            return -1;
         }
     }
+    return 0;
+}
+
+static PyObject *
+configure(PyObject *self, PyObject *cls)
+{
+    Py_ssize_t offsets[R_NSLOTS];  /* the class in use keeps its offsets unless this one is good */
+    if (slots_of(cls, SLOT_NAMES, R_NSLOTS, offsets) < 0)
+        return NULL;
+    memcpy(slot_offset, offsets, sizeof offsets);
     Py_INCREF(cls);
-    Py_XSETREF(record_type, tp);
+    Py_XSETREF(record_type, (PyTypeObject *)cls);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+configure_batch(PyObject *self, PyObject *cls)
+{
+    Py_ssize_t offsets[B_NSLOTS];
+    if (slots_of(cls, BATCH_SLOT_NAMES, B_NSLOTS, offsets) < 0)
+        return NULL;
+    memcpy(batch_slot_offset, offsets, sizeof offsets);
+    Py_INCREF(cls);
+    Py_XSETREF(batch_type, (PyTypeObject *)cls);
     Py_RETURN_NONE;
 }
 
@@ -278,6 +329,47 @@ decode_one(const unsigned char *d, Py_ssize_t start, Py_ssize_t end, const RunCo
     return rec;
 }
 
+/* ---- the start of every loop over a buffer ---------------------------------------------------- */
+
+/* Parse a loop's ``args`` by ``fmt``, which starts with "Onn" (the buffer, pos, end: their pointers
+ * come first among the ``...``), and hold a view of the buffer.  1: go on (0 <= pos <= end <= the
+ * buffer's length; release ``view`` when done); 0: hand back (an argument past 64 bits, which a header
+ * value cannot be, or pos..end not inside the buffer; nothing held); -1: an exception is set. */
+static int
+open_run(PyObject *args, const char *fmt, Py_buffer *view, ...)
+{
+    va_list rest, first;
+    va_start(rest, view);
+    va_copy(first, rest);
+    int parsed = PyArg_VaParse(args, fmt, rest);
+    va_end(rest);
+    PyObject **data = va_arg(first, PyObject **);
+    Py_ssize_t *pos = va_arg(first, Py_ssize_t *), *end = va_arg(first, Py_ssize_t *);
+    va_end(first);
+    if (!parsed) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    if (PyObject_GetBuffer(*data, view, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (*pos < 0 || *pos > *end || *end > view->len) {
+        PyBuffer_Release(view);
+        return 0;
+    }
+    return 1;
+}
+
+/* what a loop returns when open_run did not open it: NULL (an exception) or None (hand back) */
+static PyObject *
+not_opened(int opened)
+{
+    if (opened < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 record_run(PyObject *self, PyObject *args)
 {
@@ -285,27 +377,16 @@ record_run(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, n, stop_n, count, shift;
     long long base_offset, base_ts, max_ts, lod;
     int log_append;
-    if (!PyArg_ParseTuple(args, "OnnnnnLLLpOOnL", &data, &pos, &end, &n, &stop_n, &count, &base_offset,
-                          &base_ts, &max_ts, &log_append, &ts_type, &source, &shift, &lod)) {
-        /* an argument out of range (a header value past 64 bits cannot be, but be safe): hand back */
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Clear();
-            Py_RETURN_NONE;
-        }
-        return NULL;
-    }
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "configure() was not called");
         return NULL;
     }
     Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
+    int opened = open_run(args, "OnnnnnLLLpOOnL", &view, &data, &pos, &end, &n, &stop_n, &count, &base_offset,
+                          &base_ts, &max_ts, &log_append, &ts_type, &source, &shift, &lod);
+    if (opened <= 0)
+        return not_opened(opened);
     const unsigned char *d = (const unsigned char *)view.buf;
-    if (end > view.len || pos < 0 || pos > end) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
-    }
     RunConsts k = {ts_type, source, NULL, base_offset, base_ts, max_ts, log_append, shift};
     k.zero_magic = PyLong_FromLong(2);
     PyObject *out = PyList_New(0);
@@ -405,6 +486,36 @@ out_put(Out *o, const char *s, Py_ssize_t n)
 }
 
 #define PUT_LIT(o, s) out_put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+/* the text written, as a str; the buffer freed */
+static PyObject *
+out_finish(Out *o)
+{
+    PyObject *s;
+    if (o->ascii) {
+        s = PyUnicode_New(o->len, 127);
+        if (s != NULL && o->len)
+            memcpy(PyUnicode_1BYTE_DATA(s), o->buf, (size_t)o->len);
+    } else
+        s = PyUnicode_DecodeUTF8(o->buf, o->len, NULL);
+    PyMem_Free(o->buf);
+    o->buf = NULL;
+    return s;
+}
+
+/* what a writer returns for its status ``rc``: the text written (0), None (1: hand back) or NULL
+ * (-1: an exception is set); the buffer freed */
+static PyObject *
+out_result(Out *o, int rc)
+{
+    if (rc == 0)
+        return out_finish(o);
+    PyMem_Free(o->buf);
+    o->buf = NULL;
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
 
 /* a str, as its UTF-8 */
 static int
@@ -848,22 +959,10 @@ format_lines(PyObject *self, PyObject *args)
         Py_INCREF(r);
         int rc = out_record(&o, r, prefix, mid_ts, tail, mode, val_json, dumps);
         Py_DECREF(r);
-        if (rc != 0) {
-            PyMem_Free(o.buf);
-            if (rc < 0)
-                return NULL;
-            Py_RETURN_NONE;
-        }
+        if (rc != 0)
+            return out_result(&o, rc);
     }
-    PyObject *s;
-    if (o.ascii) {
-        s = PyUnicode_New(o.len, 127);
-        if (s != NULL && o.len)
-            memcpy(PyUnicode_1BYTE_DATA(s), o.buf, (size_t)o.len);
-    } else
-        s = PyUnicode_DecodeUTF8(o.buf, o.len, NULL);
-    PyMem_Free(o.buf);
-    return s;
+    return out_result(&o, 0);
 }
 
 /* ---- records without objects: the check of a plain run, and its lines ---------------------------- */
@@ -887,22 +986,12 @@ record_check(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, count;
     long long base_offset, base_ts, max_ts, lod;
     int log_append;
-    if (!PyArg_ParseTuple(args, "OnnnLLLpL", &data, &pos, &end, &count, &base_offset, &base_ts, &max_ts,
-                          &log_append, &lod)) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Clear();
-            Py_RETURN_NONE;
-        }
-        return NULL;
-    }
     Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
+    int opened = open_run(args, "OnnnLLLpL", &view, &data, &pos, &end, &count, &base_offset, &base_ts, &max_ts,
+                          &log_append, &lod);
+    if (opened <= 0)
+        return not_opened(opened);
     const unsigned char *d = (const unsigned char *)view.buf;
-    if (end > view.len || pos < 0 || pos > end) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
-    }
     RunConsts k;
     consts_from(&k, base_offset, base_ts, max_ts, log_append);
     Py_ssize_t n = 0;
@@ -1023,22 +1112,12 @@ format_run(PyObject *self, PyObject *args)
     Py_ssize_t pos, end, limit;
     long long base_offset, base_ts, max_ts;
     int log_append, mode;
-    if (!PyArg_ParseTuple(args, "OnnnLLLpUUUiOO", &data, &pos, &end, &limit, &base_offset, &base_ts, &max_ts,
-                          &log_append, &prefix, &mid_ts, &tail, &mode, &val_json, &dumps)) {
-        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Clear();
-            Py_RETURN_NONE;
-        }
-        return NULL;
-    }
     Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
+    int opened = open_run(args, "OnnnLLLpUUUiOO", &view, &data, &pos, &end, &limit, &base_offset, &base_ts,
+                          &max_ts, &log_append, &prefix, &mid_ts, &tail, &mode, &val_json, &dumps);
+    if (opened <= 0)
+        return not_opened(opened);
     const unsigned char *d = (const unsigned char *)view.buf;
-    if (end > view.len || pos < 0 || pos > end) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
-    }
     RunConsts k;
     consts_from(&k, base_offset, base_ts, max_ts, log_append);
     Out o = {NULL, 0, 0, 1};
@@ -1048,27 +1127,152 @@ format_run(PyObject *self, PyObject *args)
         int rc = parse_one(d, pos, end, &k, &f) < 0 ? 1
                  : out_raw_record(&o, d, &f, prefix, mid_ts, tail, mode, val_json, dumps);
         if (rc != 0) {
-            PyMem_Free(o.buf);
             PyBuffer_Release(&view);
-            if (rc < 0)
-                return NULL;
-            Py_RETURN_NONE;
+            return out_result(&o, rc);
         }
         pos = f.rend;
         n++;
     }
     PyBuffer_Release(&view);
-    PyObject *s;
-    if (o.ascii) {
-        s = PyUnicode_New(o.len, 127);
-        if (s != NULL && o.len)
-            memcpy(PyUnicode_1BYTE_DATA(s), o.buf, (size_t)o.len);
-    } else
-        s = PyUnicode_DecodeUTF8(o.buf, o.len, NULL);
-    PyMem_Free(o.buf);
+    PyObject *s = out_finish(&o);
     if (s == NULL)
         return NULL;
     return Py_BuildValue("(Nnn)", s, pos, n);
+}
+
+/* ---- batch lines: render.jsonl.batch_line ------------------------------------------------------ */
+
+/* an int slot in C: 0, 1 (None), 2 (neither None nor an exact int of 64 bits: hand back), -1 (error) */
+static int
+slot_int(PyObject *v, long long *x)
+{
+    if (v == Py_None)
+        return 1;
+    if (v == NULL || !PyLong_CheckExact(v))
+        return 2;
+    int overflow;
+    *x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow)
+        return 2;
+    return (*x == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* the header fields batch_line writes as they are (ints, in this order, each after its label) */
+static const struct {
+    const char *label;
+    int slot;
+} BATCH_INTS[] = {
+    {", \"position\": ", B_POSITION}, {", \"size\": ", B_SIZE}, {", \"baseOffset\": ", B_BASE_OFFSET},
+    {", \"batchLength\": ", B_BATCH_LENGTH}, {", \"partitionLeaderEpoch\": ", B_LEADER_EPOCH},
+    {", \"magic\": ", B_MAGIC}, {", \"crc\": ", B_CRC}, {", \"attributes\": ", B_ATTRIBUTES},
+    {", \"lastOffsetDelta\": ", B_LAST_OFFSET_DELTA}, {", \"baseTimestamp\": ", B_BASE_TIMESTAMP},
+    {", \"maxTimestamp\": ", B_MAX_TIMESTAMP}, {", \"producerId\": ", B_PRODUCER_ID},
+    {", \"producerEpoch\": ", B_PRODUCER_EPOCH}, {", \"baseSequence\": ", B_BASE_SEQUENCE},
+    {", \"recordCount\": ", B_RECORD_COUNT},
+};
+#define N_BATCH_INTS ((int)(sizeof BATCH_INTS / sizeof BATCH_INTS[0]))
+
+/* decode.compression.CODEC_NAMES (and Batch.compression's "unknown(N)"), as JSON */
+static const char *const CODEC_JSON[8] = {
+    "\"none\"", "\"gzip\"", "\"snappy\"", "\"lz4\"", "\"zstd\"", "\"unknown(5)\"", "\"unknown(6)\"", "\"unknown(7)\"",
+};
+
+static inline int
+out_cstr(Out *o, const char *s)
+{
+    return out_put(o, s, (Py_ssize_t)strlen(s));
+}
+
+static inline int
+out_bool(Out *o, int b)
+{
+    return b ? PUT_LIT(o, "true") : PUT_LIT(o, "false");
+}
+
+/* an int or None (the other cases are handed back before) */
+static inline int
+out_opt(Out *o, int none, long long x)
+{
+    return none ? PUT_LIT(o, "null") : out_i64(o, x);
+}
+
+/* Batch.last_sequence of an int baseSequence and lastOffsetDelta: their sum wrapped past INT32_MAX,
+ * or -1 / None without a sequence.  0 (*x set), 1 (None), 2 (hand back: past 64 bits) */
+static int
+last_sequence(long long bseq, long long lod, long long *x)
+{
+    *x = -1;
+    if (bseq < 0)
+        return bseq == -1 ? 0 : 1;
+    if (__builtin_add_overflow(bseq, lod, x))
+        return 2;
+    if (*x > 0x7FFFFFFFLL)
+        *x -= 1LL << 31;
+    return 0;
+}
+
+/* The line of a batch without findings; 0, -1 (exception), 1 (hand back: Python writes it) */
+static int
+out_batch(Out *o, PyObject *b, PyObject *file_json)
+{
+    long long v[B_NSLOTS];
+    int none[B_NSLOTS];
+    static const int ints[] = {B_POSITION, B_SIZE, B_MAGIC, B_BASE_OFFSET, B_BATCH_LENGTH, B_LEADER_EPOCH,
+                               B_CRC, B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA, B_BASE_TIMESTAMP,
+                               B_MAX_TIMESTAMP, B_PRODUCER_ID, B_PRODUCER_EPOCH, B_BASE_SEQUENCE,
+                               B_RECORD_COUNT, B_DECOMPRESSED_SIZE};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        int rc = slot_int(BSLOT(b, ints[i]), &v[ints[i]]);
+        if (rc < 0 || rc == 2)
+            return rc < 0 ? -1 : 1;
+        none[ints[i]] = rc;
+    }
+    for (int i = 0; i < N_BATCH_INTS; i++)
+        if (none[BATCH_INTS[i].slot])
+            return 1;  /* a header field of None: Python writes what it writes */
+    PyObject *findings = BSLOT(b, B_FINDINGS);
+    if (findings == NULL || !PyList_CheckExact(findings) || PyList_GET_SIZE(findings) != 0)
+        return 1;
+    long long last_offset, last_seq, a = v[B_ATTRIBUTES];
+    int ls = last_sequence(v[B_BASE_SEQUENCE], v[B_LAST_OFFSET_DELTA], &last_seq);
+    if (ls == 2 || v[B_MAGIC] < 2 || a < 0
+        || __builtin_add_overflow(v[B_BASE_OFFSET], v[B_LAST_OFFSET_DELTA], &last_offset))
+        return 1;  /* (Batch.last_offset and timestampType differ below magic 2) */
+    int rc;
+    if ((rc = PUT_LIT(o, "{\"type\": \"batch\", \"file\": ")) != 0 || (rc = out_str(o, file_json)) != 0)
+        return rc;
+    for (int i = 0; i < N_BATCH_INTS; i++)
+        if ((rc = out_cstr(o, BATCH_INTS[i].label)) != 0 || (rc = out_i64(o, v[BATCH_INTS[i].slot])) != 0)
+            return rc;
+    int crc_none = none[B_COMPUTED_CRC];
+    if ((rc = PUT_LIT(o, ", \"lastOffset\": ")) != 0 || (rc = out_i64(o, last_offset)) != 0
+        || (rc = PUT_LIT(o, ", \"lastSequence\": ")) != 0 || (rc = out_opt(o, ls, last_seq)) != 0
+        || (rc = PUT_LIT(o, ", \"compression\": ")) != 0 || (rc = out_cstr(o, CODEC_JSON[a & 7])) != 0
+        || (rc = ((a >> 3) & 1 ? PUT_LIT(o, ", \"timestampType\": \"LogAppendTime\"")
+                               : PUT_LIT(o, ", \"timestampType\": \"CreateTime\""))) != 0
+        || (rc = PUT_LIT(o, ", \"isTransactional\": ")) != 0 || (rc = out_bool(o, a & 0x10)) != 0
+        || (rc = PUT_LIT(o, ", \"isControlBatch\": ")) != 0 || (rc = out_bool(o, a & 0x20)) != 0
+        || (rc = PUT_LIT(o, ", \"hasDeleteHorizonMs\": ")) != 0 || (rc = out_bool(o, a & 0x40)) != 0
+        || (rc = PUT_LIT(o, ", \"crcValid\": ")) != 0
+        || (rc = crc_none ? PUT_LIT(o, "null") : out_bool(o, v[B_CRC] == v[B_COMPUTED_CRC])) != 0
+        || (rc = PUT_LIT(o, ", \"computedCrc\": ")) != 0 || (rc = out_opt(o, crc_none, v[B_COMPUTED_CRC])) != 0)
+        return rc;
+    if (!none[B_DECOMPRESSED_SIZE]
+        && ((rc = PUT_LIT(o, ", \"decompressedSize\": ")) != 0 || (rc = out_i64(o, v[B_DECOMPRESSED_SIZE])) != 0))
+        return rc;
+    return PUT_LIT(o, ", \"findings\": []}");
+}
+
+static PyObject *
+batch_json(PyObject *self, PyObject *args)
+{
+    PyObject *b, *file_json;
+    if (!PyArg_ParseTuple(args, "OU", &b, &file_json))
+        return NULL;
+    if (batch_type == NULL || Py_TYPE(b) != batch_type)
+        Py_RETURN_NONE;
+    Out o = {NULL, 0, 0, 1};
+    return out_result(&o, out_batch(&o, b, file_json));
 }
 
 /* ---- verify-crc's hop ----------------------------------------------------------------------- */
@@ -1079,15 +1283,12 @@ crc_hop(PyObject *self, PyObject *args)
     PyObject *buf, *crc_fn;
     Py_ssize_t pos, end, until, max_length, batches = 0;
     long long nbytes = 0;
-    if (!PyArg_ParseTuple(args, "OnnnnO", &buf, &pos, &end, &until, &max_length, &crc_fn))
-        return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
+    int opened = open_run(args, "OnnnnO", &view, &buf, &pos, &end, &until, &max_length, &crc_fn);
+    if (opened <= 0)
+        return not_opened(opened);
     const unsigned char *d = (const unsigned char *)view.buf;
-    if (end > view.len)
-        end = view.len;
-    while (pos >= 0 && pos < until && end - pos >= 61) {
+    while (pos < until && end - pos >= 61) {
         const unsigned char *h = d + pos;
         int32_t length = (int32_t)(((uint32_t)h[8] << 24) | ((uint32_t)h[9] << 16) | ((uint32_t)h[10] << 8) | h[11]);
         Py_ssize_t nxt = pos + 12 + (Py_ssize_t)length;
@@ -1132,14 +1333,13 @@ batch_hop(PyObject *self, PyObject *args)
 {
     PyObject *buf, *crc_fn;
     Py_ssize_t pos, end, max_length, copy_max;
-    if (!PyArg_ParseTuple(args, "OnnnnO", &buf, &pos, &end, &max_length, &copy_max, &crc_fn))
-        return NULL;
     Py_buffer view;
-    if (PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE) < 0)
-        return NULL;
+    int opened = open_run(args, "OnnnnO", &view, &buf, &pos, &end, &max_length, &copy_max, &crc_fn);
+    if (opened <= 0)
+        return not_opened(opened);
     const unsigned char *h = (const unsigned char *)view.buf + pos;
     PyObject *result = NULL;
-    if (pos < 0 || end > view.len || end - pos < 61 || h[16] != 2)
+    if (end - pos < 61 || h[16] != 2)
         goto hand_back;
     int32_t length = (int32_t)be32(h + 8);
     Py_ssize_t size = (Py_ssize_t)length + 12;
@@ -1186,6 +1386,8 @@ error:
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_O, "Take Record's slot layout (call once, with decode.model.Record)."},
+    {"configure_batch", configure_batch, METH_O, "Take Batch's slot layout (call once, with decode.model.Batch)."},
+    {"batch_json", batch_json, METH_VARARGS, "A v2 batch's JSON line without findings (None: hand back)."},
     {"record_run", record_run, METH_VARARGS, "The record loop of a plain batch run (None: hand back)."},
     {"format_lines", format_lines, METH_VARARGS, "JSON lines of a list of v2 records (None: hand back)."},
     {"record_check", record_check, METH_VARARGS, "Check a plain batch's records without objects (None: hand back)."},

@@ -201,9 +201,10 @@ class CrcScan:
                 if release is not None and pos - released >= RELEASE_STEP:
                     release(pos)
                     released = pos
-                if hop is not None:
-                    # the intact batches up to the next page release, in C; then the batch there, below
-                    pos, n, size = hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES, crc)
+                # the intact batches up to the next page release, in C; then the batch there, below
+                hopped = None if hop is None else hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES, crc)
+                if hopped is not None:  # (None: positions the hop does not take; the loop below judges)
+                    pos, n, size = hopped
                     self.batches += n
                     self.bytes += size
                     if pos >= end:

@@ -121,7 +121,17 @@ def _file_json(name: str) -> str:
 def batch_line(b: Batch) -> str:
     """``json.dumps(batch_object(b))`` for a v2 batch, built without the dict (the hot path of
     ``batches --json``); a test holds the two equal.  The 13 header fields are ints (a v2
-    batch is only made by the header decoder)."""
+    batch is only made by the header decoder).  A batch without findings is written by the
+    compiled twin when there is one (:func:`python_batch_line` is the reference)."""
+    if _HOT is not None:
+        line = _HOT.batch_json(b, _file_json(b.file))
+        if line is not None:
+            return line
+    return python_batch_line(b)
+
+
+def python_batch_line(b: Batch) -> str:
+    """:func:`batch_line` by the pure-Python code (the reference of the compiled twin)."""
     dsize = "" if b.decompressed_size is None else f'"decompressedSize": {b.decompressed_size}, '
     findings = _dumps(findings_list(b.findings)) if b.findings else "[]"
     tst = b.timestamp_type
@@ -168,7 +178,7 @@ VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "tex
 
 # the compiled twin of batch_lines' loop (None: pure Python; see kafkadump.accel); it writes the
 # encodings it knows itself (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
-_HOT = compiled_loops(Record)
+_HOT = compiled_loops(Record, Batch)
 _COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
 _CALL_MODE = 3
 
