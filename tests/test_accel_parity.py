@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from kafkadump import accel
 from kafkadump.decode import CrcScan, Options, iter_batches
 from kafkadump.decode import batch as batch_module
+from kafkadump.decode import step as step_module
 from kafkadump.decode import walk as walk_module
 from kafkadump.decode.model import Batch, Record, record_chunks
 from kafkadump.render import jsonl
@@ -47,12 +48,12 @@ compiled = pytest.mark.skipif(accel.compiled_loops(Record) is None,
 @contextmanager
 def pure_python() -> Iterator[None]:
     """Switch the compiled loops off in this process (what KAFKADUMP_PURE_PYTHON=1 does at start)."""
-    saved = batch_module._HOT, jsonl._HOT, walk_module._HOT
-    batch_module._HOT = jsonl._HOT = walk_module._HOT = None
+    saved = batch_module._HOT, jsonl._HOT, walk_module._HOT, step_module._HOT
+    batch_module._HOT = jsonl._HOT = walk_module._HOT = step_module._HOT = None
     try:
         yield
     finally:
-        batch_module._HOT, jsonl._HOT, walk_module._HOT = saved
+        batch_module._HOT, jsonl._HOT, walk_module._HOT, step_module._HOT = saved
 
 
 def _record_fields(r: Record) -> tuple:
