@@ -7,11 +7,14 @@ import json
 
 import pytest
 from builders import HEADER_SIZE, T0, Rec, fix_crc, v2_batch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from primitive_encoders import encode_varint
 from test_accel_parity import assert_same, compiled
 
 from kafkadump import accel
-from kafkadump.decode import iter_batches
+from kafkadump.decode import iter_batches, step
+from kafkadump.decode.batch import decode_batch_header
 from kafkadump.decode.crc import crc32c
 from kafkadump.decode.model import Batch
 from kafkadump.findings import Code, Finding
@@ -146,7 +149,7 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
         "format_run": lambda p, e, base=0: hot.format_run(data, p, e, 8, base, T0, T0, False, '{"offset":', ",",
                                                           ',"keyPayload":', 0, str, json.dumps),
         "crc_hop": lambda p, e, base=0: hot.crc_hop(data, p, e, e + base, 1 << 20, crc32c),
-        "batch_hop": lambda p, e, base=0: hot.batch_hop(data, p, e, 1 << 20, (1 << 20) + base, crc32c),
+        "batch_hop": lambda p, e, base=0: hot.batch_hop(data, p, e, 1 << 20, (1 << 20) + base, crc32c, "x", 0),
     }
     start = {"crc_hop": 0, "batch_hop": 0}  # the record loops start after the header
     for name, loop in loops.items():
@@ -156,3 +159,44 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
             assert loop(p, e) is None, (name, p, e)
         assert loop(first, n, 1 << 64) is None, name  # an argument past 64 bits
     assert hot.crc_hop(data, 0, n, n, 1 << 20, crc32c) == (n, 1, n)
+
+
+# --- the step's hop makes the Batch the header decoder makes ------------------------------------------------
+
+@st.composite
+def _headers(draw) -> bytes:
+    """One plain batch (the hop takes it) with header values at their edges."""
+    i64 = st.integers(-(1 << 63), (1 << 63) - 1)
+    i32 = st.integers(-(1 << 31), (1 << 31) - 1)
+    return v2_batch(draw(i64), [Rec(b"k", b"v")], base_ts=draw(st.integers(-(1 << 62), 1 << 62)),
+                    max_ts=draw(i64), producer_id=draw(i64), producer_epoch=draw(st.integers(-(1 << 15), (1 << 15) - 1)),
+                    base_sequence=draw(i32), leader_epoch=draw(i32), last_offset_delta=draw(st.integers(0, (1 << 31) - 1)),
+                    record_count=draw(st.integers(0, (1 << 31) - 1)),
+                    attributes=draw(st.sampled_from([0, 0x08, 0x10, 0x40, 0x58]))).data
+
+
+@compiled
+@settings(max_examples=200, deadline=None)
+@given(_headers(), st.integers(0, 1 << 40))
+def test_the_hop_makes_the_batch_the_header_decoder_makes(data, base):
+    got = step._HOT.batch_hop(data, 0, len(data), 1 << 20, 1 << 20, crc32c, "dir/x.log", base)
+    assert got is not None
+    b, chunk = got
+    ref = decode_batch_header(chunk, 0, "dir/x.log", base)
+    ref.computed_crc = crc32c(chunk[21:])
+    assert chunk == data and type(b) is Batch
+    for name in Batch.__slots__:
+        mine, theirs = getattr(b, name), getattr(ref, name)
+        assert (type(mine), mine) == (type(theirs), theirs), name
+    assert b.findings is not ref.findings and b.crc_valid
+
+
+@compiled
+def test_the_hop_hands_back_what_the_python_step_judges():
+    plain = v2_batch(0, [Rec(b"k", b"v")])
+    for data in (v2_batch(0, [Rec(b"k", b"v")], codec=1).data, v2_batch(0, [Rec(b"k", b"v")], control=True).data,
+                 v2_batch(0, [Rec(b"k", b"v")], attributes=0x80).data, v2_batch(0, [Rec(b"k", b"v")], record_count=-1).data,
+                 plain.data[:-1], plain.data[:21] + bytes([plain.data[21] ^ 1]) + plain.data[22:]):
+        assert step._HOT.batch_hop(data, 0, len(data), 1 << 20, 1 << 20, crc32c, "x", 0) is None
+    assert step._HOT.batch_hop(plain.data, 0, plain.size, 1 << 20, plain.size - 1, crc32c, "x", 0) is None  # copy_max
+    assert step._HOT.batch_hop(plain.data, 0, plain.size, plain.size - 13, 1 << 20, crc32c, "x", 0) is None

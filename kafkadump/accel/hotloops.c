@@ -7,16 +7,17 @@
  * fit 64 bits or an object of an unexpected type never reach a finding from C.
  *
  *   configure(Record)                       Record's slot offsets (records are built without __init__)
- *   configure_batch(Batch)                  Batch's slot offsets (batch_json reads them)
+ *   configure_batch(Batch)                  Batch's slot offsets (batch_hop fills them, batch_json reads them)
  *   record_run(data, pos, end, n, stop_n, count, base_offset, base_ts, max_ts, log_append,
  *              ts_type, source, shift, last_offset_delta)
  *       twin of decode.batch.decode_record_run for a non-control batch without spans:
  *       None, or (records, pos, n, done, ordered, top)
  *   format_lines(records, prefix, mid_ts, tail, mode, val_json, dumps)   (tail ends with ,"keyPayload":)
  *       twin of render.jsonl.RecordLines.batch_lines' loop: None, or the lines as one str
- *   batch_hop(buf, pos, end, max_length, copy_max, crc32c)
+ *   batch_hop(buf, pos, end, max_length, copy_max, crc32c, file, position)     (after configure_batch)
  *       the part of decode.step.decode_at that judges an intact, uncompressed, non-control v2 batch
- *       with a sane header: None, or (a copy of its bytes, its CRC-32C)
+ *       with a sane header: None, or (its Batch as decode_batch_header makes it, its CRC-32C set;
+ *       a copy of its bytes)
  *   crc_hop(buf, pos, end, until, max_length, crc32c)
  *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``:
  *       (pos, batches, bytes): where it stopped (at ``until``, or at a batch that is not intact and
@@ -57,13 +58,17 @@ static PyTypeObject *record_type = NULL;
 enum {
     B_FILE, B_POSITION, B_SIZE, B_MAGIC, B_BASE_OFFSET, B_BATCH_LENGTH, B_LEADER_EPOCH, B_CRC,
     B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA, B_BASE_TIMESTAMP, B_MAX_TIMESTAMP, B_PRODUCER_ID,
-    B_PRODUCER_EPOCH, B_BASE_SEQUENCE, B_RECORD_COUNT, B_FINDINGS, B_DECOMPRESSED_SIZE, B_NSLOTS
+    B_PRODUCER_EPOCH, B_BASE_SEQUENCE, B_RECORD_COUNT, B_FINDINGS, B_DECOMPRESSED_SIZE,
+    /* the slots a v2 batch leaves None when its header is decoded */
+    B_RECORDS, B_OFFSET, B_MESSAGE_SIZE, B_TIMESTAMP, B_KEY, B_LAST_OFFSET_OVERRIDE, B_SPANS, B_DECOMPRESSED,
+    B_NSLOTS
 };
 
 static const char *const BATCH_SLOT_NAMES[B_NSLOTS] = {
     "file", "position", "size", "magic", "base_offset", "batch_length", "partition_leader_epoch", "crc",
     "computed_crc", "attributes", "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
     "producer_epoch", "base_sequence", "record_count", "findings", "decompressed_size",
+    "records", "offset", "message_size", "timestamp", "key", "last_offset_override", "spans", "decompressed",
 };
 
 static Py_ssize_t batch_slot_offset[B_NSLOTS];
@@ -125,6 +130,11 @@ configure_batch(PyObject *self, PyObject *cls)
     Py_ssize_t offsets[B_NSLOTS];
     if (slots_of(cls, BATCH_SLOT_NAMES, B_NSLOTS, offsets) < 0)
         return NULL;
+    /* batch_hop makes batches: every slot must be one it fills */
+    if (((PyTypeObject *)cls)->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + B_NSLOTS * sizeof(PyObject *))) {
+        PyErr_SetString(PyExc_TypeError, "the batch class has slots the compiled loops do not know");
+        return NULL;
+    }
     memcpy(batch_slot_offset, offsets, sizeof offsets);
     Py_INCREF(cls);
     Py_XSETREF(batch_type, (PyTypeObject *)cls);
@@ -1328,17 +1338,66 @@ be32(const unsigned char *h)
     return ((uint32_t)h[0] << 24) | ((uint32_t)h[1] << 16) | ((uint32_t)h[2] << 8) | h[3];
 }
 
+static inline int64_t
+be64(const unsigned char *h)
+{
+    return (int64_t)(((uint64_t)be32(h) << 32) | be32(h + 4));
+}
+
+/* decode.batch.decode_batch_header's Batch of the 61 header bytes at ``h``, its computed_crc set:
+ * a new Batch, or NULL with an exception set */
+static PyObject *
+new_batch(const unsigned char *h, PyObject *file, Py_ssize_t position, PyObject *computed_crc)
+{
+    PyObject *b = batch_type->tp_alloc(batch_type, 0);
+    if (b == NULL)
+        return NULL;
+    for (int i = B_RECORDS; i < B_NSLOTS; i++)
+        BSLOT(b, i) = Py_NewRef(Py_None);
+    BSLOT(b, B_FILE) = Py_NewRef(file);
+    BSLOT(b, B_COMPUTED_CRC) = Py_NewRef(computed_crc);
+    BSLOT(b, B_DECOMPRESSED_SIZE) = Py_NewRef(Py_None);
+    BSLOT(b, B_FINDINGS) = PyList_New(0);
+    BSLOT(b, B_POSITION) = PyLong_FromSsize_t(position);
+    BSLOT(b, B_SIZE) = PyLong_FromLongLong((long long)(int32_t)be32(h + 8) + 12);
+    BSLOT(b, B_MAGIC) = PyLong_FromLong((signed char)h[16]);
+    BSLOT(b, B_BASE_OFFSET) = PyLong_FromLongLong(be64(h));
+    BSLOT(b, B_BATCH_LENGTH) = PyLong_FromLong((int32_t)be32(h + 8));
+    BSLOT(b, B_LEADER_EPOCH) = PyLong_FromLong((int32_t)be32(h + 12));
+    BSLOT(b, B_CRC) = PyLong_FromUnsignedLong(be32(h + 17));
+    BSLOT(b, B_ATTRIBUTES) = PyLong_FromLong(((long)h[21] << 8) | h[22]);
+    BSLOT(b, B_LAST_OFFSET_DELTA) = PyLong_FromLong((int32_t)be32(h + 23));
+    BSLOT(b, B_BASE_TIMESTAMP) = PyLong_FromLongLong(be64(h + 27));
+    BSLOT(b, B_MAX_TIMESTAMP) = PyLong_FromLongLong(be64(h + 35));
+    BSLOT(b, B_PRODUCER_ID) = PyLong_FromLongLong(be64(h + 43));
+    BSLOT(b, B_PRODUCER_EPOCH) = PyLong_FromLong((int16_t)(((unsigned)h[51] << 8) | h[52]));
+    BSLOT(b, B_BASE_SEQUENCE) = PyLong_FromLong((int32_t)be32(h + 53));
+    BSLOT(b, B_RECORD_COUNT) = PyLong_FromLong((int32_t)be32(h + 57));
+    for (int i = 0; i < B_NSLOTS; i++) {
+        if (BSLOT(b, i) == NULL) {  /* an allocation failed: the exception is set */
+            Py_DECREF(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
 static PyObject *
 batch_hop(PyObject *self, PyObject *args)
 {
-    PyObject *buf, *crc_fn;
-    Py_ssize_t pos, end, max_length, copy_max;
+    PyObject *buf, *crc_fn, *file;
+    Py_ssize_t pos, end, max_length, copy_max, position;
+    if (batch_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "configure_batch() was not called");
+        return NULL;
+    }
     Py_buffer view;
-    int opened = open_run(args, "OnnnnO", &view, &buf, &pos, &end, &max_length, &copy_max, &crc_fn);
+    int opened = open_run(args, "OnnnnOOn", &view, &buf, &pos, &end, &max_length, &copy_max, &crc_fn, &file,
+                          &position);
     if (opened <= 0)
         return not_opened(opened);
     const unsigned char *h = (const unsigned char *)view.buf + pos;
-    PyObject *result = NULL;
+    PyObject *result = NULL, *c = NULL, *batch = NULL;
     if (end - pos < 61 || h[16] != 2)
         goto hand_back;
     int32_t length = (int32_t)be32(h + 8);
@@ -1353,33 +1412,34 @@ batch_hop(PyObject *self, PyObject *args)
     PyObject *region = PyMemoryView_FromMemory((char *)h + 21, size - 21, PyBUF_READ);
     if (region == NULL)
         goto error;
-    PyObject *c = PyObject_CallOneArg(crc_fn, region);
+    c = PyObject_CallOneArg(crc_fn, region);
     Py_DECREF(region);
     if (c == NULL)
         goto error;
     unsigned long computed = PyLong_AsUnsignedLong(c);
-    if (computed == (unsigned long)-1 && PyErr_Occurred()) {
-        Py_DECREF(c);
+    if (computed == (unsigned long)-1 && PyErr_Occurred())
         goto error;
-    }
-    if (computed != be32(h + 17)) {
-        Py_DECREF(c);
+    if (computed != be32(h + 17))
         goto hand_back;
-    }
-    PyObject *chunk = PyBytes_FromStringAndSize((const char *)h, size);
-    if (chunk == NULL) {
-        Py_DECREF(c);
+    batch = new_batch(h, file, position, c);
+    if (batch == NULL)
         goto error;
-    }
-    result = Py_BuildValue("(NN)", chunk, c);
+    PyObject *chunk = PyBytes_FromStringAndSize((const char *)h, size);
+    if (chunk == NULL)
+        goto error;
+    result = Py_BuildValue("(NN)", batch, chunk);
+    batch = NULL;  /* (Py_BuildValue took it, or freed it on failure) */
+    goto done;
+hand_back:
+    result = Py_NewRef(Py_None);
+    goto done;
+error:
+    result = NULL;
+done:
+    Py_XDECREF(c);
+    Py_XDECREF(batch);
     PyBuffer_Release(&view);
     return result;
-hand_back:
-    PyBuffer_Release(&view);
-    Py_RETURN_NONE;
-error:
-    PyBuffer_Release(&view);
-    return NULL;
 }
 
 /* ---- module ----------------------------------------------------------------------------------- */
@@ -1392,7 +1452,7 @@ static PyMethodDef methods[] = {
     {"format_lines", format_lines, METH_VARARGS, "JSON lines of a list of v2 records (None: hand back)."},
     {"record_check", record_check, METH_VARARGS, "Check a plain batch's records without objects (None: hand back)."},
     {"format_run", format_run, METH_VARARGS, "JSON lines of a checked run, straight from its bytes (None: hand back)."},
-    {"batch_hop", batch_hop, METH_VARARGS, "An intact, uncompressed, non-control v2 batch: (its bytes, its CRC)."},
+    {"batch_hop", batch_hop, METH_VARARGS, "An intact, uncompressed, non-control v2 batch: (its Batch, its bytes)."},
     {"crc_hop", crc_hop, METH_VARARGS, "Walk intact v2 batches: (stop position, batches, bytes)."},
     {NULL, NULL, 0, NULL},
 };

@@ -41,7 +41,6 @@ from .batch import (
     MIN_BATCH_LENGTH,
     compiled_records,
     decode_batch,
-    decode_batch_header,
     plausible_v2_header,
 )
 from .crc import crc32c
@@ -58,7 +57,7 @@ COPY_MAX = 1 << 20  # items up to this size are decoded from a copy; larger ones
 _MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 or 2
 
 # the compiled twin of decode_at's step over an intact plain batch (None: pure Python; see kafkadump.accel)
-_HOT = compiled_loops(Record)
+_HOT = compiled_loops(Record, Batch)
 
 
 def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
@@ -299,12 +298,10 @@ def _compiled_step(buf: ByteBuffer, pos: int, end: int, file: str, opt: Options,
     and records are plain, by the compiled loops (the same Batch, findings and all); None for
     anything else, which the step below judges."""
     assert _HOT is not None
-    got = _HOT.batch_hop(buf, pos, end, opt.max_batch_bytes, COPY_MAX, crc32c)
+    got = _HOT.batch_hop(buf, pos, end, opt.max_batch_bytes, COPY_MAX, crc32c, file, base + pos)
     if got is None:
         return None
-    chunk, crc = got
-    b = decode_batch_header(chunk, 0, file, base + pos)
-    b.computed_crc = crc
+    b, chunk = got  # (b: what decode_batch_header makes of the header, its computed CRC set)
     WORK.crc_bytes += b.size - CRC_START
     if opt.records and (opt.select is None or opt.select(b)) and \
             not compiled_records(b, chunk, HEADER_SIZE, b.size, "file", base + pos):
