@@ -4,6 +4,7 @@ a Record they do not know.  Each case is judged against the pure-Python path (th
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from builders import HEADER_SIZE, T0, Rec, fix_crc, v2_batch
@@ -136,6 +137,13 @@ def test_a_batch_class_the_loops_do_not_know_is_handed_back():
     with pytest.raises(TypeError):
         jsonl._HOT.configure_batch(Other)
 
+    class Wider(Batch):  # a slot the hop would leave unset
+        __slots__ = ("extra",)
+
+    with pytest.raises(TypeError):
+        jsonl._HOT.configure_batch(Wider)
+    assert jsonl._HOT.batch_json(_batch(), '"x"') is not None  # the configured class is kept
+
 
 @compiled
 def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
@@ -200,3 +208,12 @@ def test_the_hop_hands_back_what_the_python_step_judges():
         assert step._HOT.batch_hop(data, 0, len(data), 1 << 20, 1 << 20, crc32c, "x", 0) is None
     assert step._HOT.batch_hop(plain.data, 0, plain.size, 1 << 20, plain.size - 1, crc32c, "x", 0) is None  # copy_max
     assert step._HOT.batch_hop(plain.data, 0, plain.size, plain.size - 13, 1 << 20, crc32c, "x", 0) is None
+
+
+def test_the_compiled_loops_know_record_and_batch():
+    """A slot added to Record or Batch must be taught to hotloops.c (else every loop falls back to Python)."""
+    if not accel.hotloops_built() or os.environ.get(accel.PURE_ENV, "") not in ("", "0"):
+        pytest.skip("the compiled hot path is not built here (or KAFKADUMP_PURE_PYTHON is set)")
+    from kafkadump.decode.model import Record
+
+    assert accel.compiled_loops(Record, Batch) is not None
