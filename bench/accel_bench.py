@@ -14,7 +14,8 @@ records --json (small records, 10-byte keys, 40-90 byte text values, one header 
   aiokafka+orjson  aiokafka's C reader (its _crecords), the same dict, orjson.dumps (when both install:
                    the ``bench`` extra)
 batches --json:
-  kafkadump        batch_report + write_batch_report (records decoded for their findings, as the command does)
+  kafkadump        batch_report + write_batch_report (records checked for their findings, as the command does;
+                   it and the bare pass run once untimed, then at least 5 rounds whatever --repeat says)
   bare pass        walk by length, unpack the header, crc32c of the batch, a dict of the same fields, json.dumps
 verify-crc:
   kafkadump        crc_report's scan (CrcScan), one thread
@@ -65,6 +66,7 @@ RECORDS_SHAPE = dict(batch_bytes=16 << 10, record_bytes="40-90", key_bytes=10, r
 CRC_SHAPE = dict(batch_bytes=16 << 10, record_bytes="1000", key_bytes=8, records_per_batch=None, headers=0,
                  codec="none")
 CHUNK = 64 << 20
+WARM_ROUNDS = 5  # the least rounds of a job warmed first (see interleaved)
 
 
 def log(msg: str) -> None:
@@ -238,16 +240,22 @@ def cpu_of(fn: Callable[[], None]) -> float:
 
 def interleaved(jobs: dict[str, Callable[[], None]], repeat: int, label: str,
                 warm: tuple[str, ...] = ()) -> dict[str, float]:
-    """Each job once per round, ``repeat`` rounds: the least CPU seconds of each.  The jobs named in
-    ``warm`` run once untimed first, so that one round (``--repeat 1``) does not time one-time costs
-    (the first call's lazy imports, caches filled): start-up has its own benchmark."""
+    """Each job once per round, ``repeat`` rounds: the least CPU seconds of each.
+
+    The jobs named in ``warm`` run once untimed first, so that one round (``--repeat 1``) does not
+    time one-time costs (the first call's lazy imports, caches filled: start-up has its own
+    benchmark), and they run at least :data:`WARM_ROUNDS` rounds (the others stop after
+    ``repeat``): they take milliseconds, where one round's figure is at the mercy of one
+    interruption."""
     for name in warm:
         jobs[name]()
+    rounds = {name: max(repeat, WARM_ROUNDS) if name in warm else repeat for name in jobs}
     best = {name: float("inf") for name in jobs}
-    for i in range(repeat):
-        log(f"{label}: round {i + 1}/{repeat}")
+    for i in range(max(rounds.values())):
+        log(f"{label}: round {i + 1}/{max(rounds.values())}")
         for name, job in jobs.items():
-            best[name] = min(best[name], cpu_of(job))
+            if i < rounds[name]:
+                best[name] = min(best[name], cpu_of(job))
     return best
 
 
