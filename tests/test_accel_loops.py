@@ -100,7 +100,7 @@ I64 = (1 << 63) - 1
 WRITTEN = [dict(attributes=a) for a in (*range(0x80), 0x80, 0xFF80, 0xFFFF)] + [
     dict(base_sequence=0), dict(base_sequence=-2), dict(base_sequence=0x7FFFFFFF, last_offset_delta=1),
     dict(base_sequence=0x7FFFFFFE, last_offset_delta=1), dict(base_sequence=5, last_offset_delta=-7),
-    dict(base_offset=I64 - 2, last_offset_delta=2), dict(base_offset=-(1 << 63), last_offset_delta=-1 + 1),
+    dict(base_offset=I64 - 2, last_offset_delta=2), dict(base_offset=-(1 << 63), last_offset_delta=0),
     dict(computed_crc=None), dict(computed_crc=124), dict(decompressed_size=1 << 20),
     dict(producer_id=I64, producer_epoch=32767, base_timestamp=-(1 << 63), max_timestamp=I64),
     dict(record_count=-1, last_offset_delta=-1), dict(magic=3),
