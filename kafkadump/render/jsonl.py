@@ -176,8 +176,8 @@ def _auto_json(b: bytes) -> str:
 # a non-null byte field as JSON text, per --encoding (null is written by the caller)
 VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
 
-# the compiled twin of batch_lines' loop (None: pure Python; see kafkadump.accel); it writes the
-# encodings it knows itself (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
+# the compiled twin of batch_lines' loop and of batch_line (None: pure Python; see kafkadump.accel); it
+# writes the encodings it knows itself (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
 _HOT = compiled_loops(Record, Batch)
 _COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
 _CALL_MODE = 3
