@@ -227,6 +227,21 @@ def _span_rest(b: Batch, spans: list, findings: list, pos: int, stop: int, n: in
 # A hexdump records the spans of at most this many records of a batch.
 SPAN_RECORDS = 10_000
 
+# The header fields a record run reads (decode_record_run, _compiled_run, _anchor).
+_RUN_FIELDS = ("position", "record_count", "base_offset", "base_timestamp", "max_timestamp", "attributes",
+               "last_offset_delta")
+
+
+def _stream_header(b: Batch) -> Batch:
+    """A copy of the header fields of ``b`` that its record stream decodes with.  The stream must
+    not hold ``b`` itself: ``b.records`` is the stream, and that cycle is freed only when the
+    cycle collector runs, which kept a walk's mapped or decompressed batches alive until then."""
+    header = Batch.__new__(Batch)
+    for name in _RUN_FIELDS:
+        setattr(header, name, getattr(b, name))
+    return header
+
+
 class RecordStream(RecordSource):
     """The records of a v2 batch of many records, decoded again from its (mapped or
     decompressed) bytes each time they are read (see :class:`RecordSource`)."""
@@ -234,7 +249,7 @@ class RecordStream(RecordSource):
     def __init__(self, batch: Batch, data: bytes | mmap.mmap, start: int, stop: int, source: str, shift: int, decoded: int,
                  keep: Callable[[Record], bool] | None = None):
         super().__init__(decoded, keep)
-        self.batch = batch
+        self.batch = _stream_header(batch)
         self.data = data
         self.start = start
         self.stop = stop
