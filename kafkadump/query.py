@@ -13,8 +13,6 @@ turn what a user types into them.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, cast
@@ -59,8 +57,10 @@ def parse_key(text: str | None) -> bytes | None:
         if text.startswith("hex:"):
             return bytes.fromhex(text[4:])
         if text.startswith("base64:"):
+            import base64  # (only for a key given so: start-up)
+
             return base64.b64decode(text[7:], validate=True)
-    except (ValueError, binascii.Error):
+    except ValueError:  # (binascii.Error is one)
         raise UsageError(f"--key: {text!r} is not valid {text.split(':')[0]}") from None
     return text.encode("utf-8")
 

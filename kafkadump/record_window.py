@@ -7,7 +7,6 @@ records (never the whole input) and passes damage on as it comes.
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -84,6 +83,8 @@ def _regrouped(window: deque, shown_file: FileStart | None) -> Iterator[ReportIt
 
 def _records_of(group: list) -> RecordsOf:
     """A batch's records from the window; its findings were shown when it passed."""
+    import copy  # (only for --last: start-up)
+
     batch = copy.copy(group[0][1])
     batch.findings = []
     decoded = None if group[0][3][0] is None else [d for *_, (d, _v) in group]

@@ -14,9 +14,12 @@ the fields, in order (``__eq__`` returns NotImplemented for any other class),
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-_V = TypeVar("_V", bound="Value")
+if TYPE_CHECKING:  # (a TypeVar bound by name compiles the name at run time: milliseconds at start-up)
+    from typing import TypeVar
+
+    _V = TypeVar("_V", bound="Value")
 
 
 class Value:
