@@ -236,3 +236,42 @@ def test_the_option_table_covers_the_data_commands():
         declared = {opt for p in group.commands[name].params for opt in (*p.opts, *p.secondary_opts)  # type: ignore[attr-defined]
                     if p.param_type_name == "option"}
         assert declared == set(spec["options"]), name
+
+
+def test_a_completion_request_is_left_to_typer(monkeypatch):
+    assert parse(["batches", V2]) is not None
+    monkeypatch.setenv(fast_path.COMPLETION_VARIABLE, "bash_complete")
+    assert parse(["batches", V2]) is None
+
+
+def test_the_generator_leaves_to_typer_what_the_fast_path_cannot_parse():
+    import typer
+    import typer.main
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gen_fast_options
+
+    def declared(**params):
+        app = typer.Typer()
+
+        def command(path: str = typer.Argument(...), **_: object) -> None: ...
+
+        command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(...),
+                               annotation=str)]
+            + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+               for n, (a, d) in params.items()])
+        app.command()(command)
+        app.command("other")(lambda: None)
+        group = typer.main.get_command(app)
+        return group.commands["command"], command  # type: ignore[attr-defined]
+
+    ok = gen_fast_options.command_table(*declared(depth=(int, typer.Option(4, "--depth", min=1, max=9))))
+    assert ok["options"] == {"--depth": ("depth", "int", False, (1, 9))} and ok["defaults"] == {"depth": 4}
+    for unsupported in ((float, typer.Option(0.5, "--ratio")),                          # a float
+                        (int, typer.Option(0, "--verbose", "-v", count=True)),           # a counter
+                        (str, typer.Option("x", "--name", envvar="NAME")),               # from the environment
+                        (int, typer.Option(1, "--level", min=0, clamp=True)),            # clamped, not refused
+                        (str, typer.Option("x", "--abc", "-ab"))):                       # a two-letter short option
+        with pytest.raises(gen_fast_options.Unsupported):
+            gen_fast_options.command_table(*declared(value=unsupported))
