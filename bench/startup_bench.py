@@ -6,8 +6,12 @@ Run:  .venv/bin/python bench/startup_bench.py [--rounds 30] [--quick]
 Times, interleaved round by round so both see the same background load:
 
 * ``python -c 'import json'``: a bare interpreter start (the baseline);
-* ``python -m kafkadump batches tiny.log`` and ``--json``;
-* the ``kafkadump`` console script, when it is on PATH beside the interpreter.
+* ``python -m kafkadump batches tiny.log`` and ``--json``, ``records`` and
+  ``--json``, ``verify-crc`` (the fast path: no typer), and ``batches``
+  with a command line typer parses (what the fast path leaves to it);
+* the ``kafkadump`` console script, when it is on PATH beside the interpreter;
+* with ``--other CHECKOUT``, ``batches`` and ``records --json`` of another
+  checkout (before/after, in the same rounds).
 
 ``tiny.log`` is one one-record batch (``make_segment.py``). Each run's CPU
 time is the child's user + system time from ``wait4``; the median over the
@@ -54,18 +58,23 @@ def tiny_segment(directory: str) -> str:
     return path
 
 
+# the data commands timed on tiny.log (the first is the target)
+DATA_COMMANDS = (["batches"], ["batches", "--json"], ["records"], ["records", "--json"], ["verify-crc"])
+
+
 def commands(tiny: str, other: str | None = None) -> dict[str, list[str]]:
     py = sys.executable
-    cmds = {
-        "python -c 'import json'": [py, "-c", "import json"],
-        "python -m kafkadump batches tiny.log": [py, "-m", "kafkadump", "batches", tiny],
-        "python -m kafkadump batches --json tiny.log": [py, "-m", "kafkadump", "batches", "--json", tiny],
-    }
+    cmds = {"python -c 'import json'": [py, "-c", "import json"]}
+    for args in DATA_COMMANDS:
+        cmds[f"python -m kafkadump {' '.join(args)} tiny.log"] = [py, "-m", "kafkadump", *args, tiny]
+    # "+4" is an integer to typer, not plain digits to the fast path: the same command line parsed by typer
+    cmds["same, parsed by typer (--max-depth +4)"] = [py, "-m", "kafkadump", "batches", "--max-depth", "+4", tiny]
     script = Path(py).with_name("kafkadump")
     if script.exists():
         cmds["kafkadump batches tiny.log (console script)"] = [str(script), "batches", tiny]
     if other is not None:  # the other checkout's package first on the path
-        cmds[f"same, {other}"] = ["env", f"PYTHONPATH={other}", py, "-m", "kafkadump", "batches", tiny]
+        for args in (["batches"], ["records", "--json"]):
+            cmds[f"{' '.join(args)}, {other}"] = ["env", f"PYTHONPATH={other}", py, "-m", "kafkadump", *args, tiny]
     return cmds
 
 

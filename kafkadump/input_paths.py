@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from .logdir import names
+from .values import Value
 
 _SEGMENT_KINDS = (names.SEGMENT, names.KRAFT_SNAPSHOT, names.UNKNOWN)
 
 
-@dataclass
-class Inputs:
+class Inputs(Value):
     """The files to read, and what was left out of what was given (for one note on stderr)."""
 
-    files: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    empty_directories: list[str] = field(default_factory=list)
+    __match_args__ = ("files", "skipped", "empty_directories")
+
+    def __init__(self, files: list[str] | None = None, skipped: list[str] | None = None,
+                 empty_directories: list[str] | None = None) -> None:
+        self.files = [] if files is None else files
+        self.skipped = [] if skipped is None else skipped
+        self.empty_directories = [] if empty_directories is None else empty_directories
 
     def note(self) -> str | None:
         """One line about the files left out, or None."""

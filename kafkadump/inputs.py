@@ -18,6 +18,7 @@ from .decode.walk import find_next_batch
 from .errors import InputError
 from .logdir import names
 from .report.status import Tally
+from .sources.capture_magic import is_capture
 from .sources.segment import Segment, open_segment
 
 SNIFF_BYTES = 65536
@@ -62,7 +63,6 @@ def sniff(path: str, buf: ByteBuffer, size: int) -> InputKind:
     kind = names.classify(path).kind
     if size == 0:
         return InputKind.EMPTY_SEGMENT if kind in (names.SEGMENT, names.KRAFT_SNAPSHOT) else InputKind.EMPTY
-    from .sources.pcap import is_capture  # the capture reader only when a file is one (start-up)
 
     head = bytes(buf[:SNIFF_BYTES])
     if is_capture(head[:4]):
@@ -153,8 +153,6 @@ def read_capture_input(path: str, stdin: BinaryIO | None = None
     else:
         seg = open_segment(path)
         buf, close = seg.buf, seg.close
-    from .sources.pcap import is_capture
-
     if is_capture(bytes(buf[:4])):
         return CaptureKind.PCAP, buf, close
     if looks_like_hex_text(bytes(buf[:SNIFF_BYTES])):

@@ -18,7 +18,6 @@ by the cluster's size, capped) and one batch.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -201,7 +200,7 @@ class _Reader:
         for path, seg in open_segments(paths, self.tally):
             snapshot = path == f.snapshot
             start = None if snapshot else f.snapshot_offset
-            opt = dataclasses.replace(self.options, records=True, select=_from_offset(start))
+            opt = self.options.replace(records=True, select=_from_offset(start))
             walk = _walker(seg.buf, path, opt)
             for item in guarded_walk(seg, path, walk):
                 yield from self._item(path, item, snapshot, start)

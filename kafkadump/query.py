@@ -13,16 +13,13 @@ turn what a user types into them.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, cast
 
 from .decode.model import Batch, Record, RecordSource
 from .errors import UsageError
+from .values import FrozenValue
 
 if TYPE_CHECKING:
     from .protocol.frames import Frame
@@ -37,6 +34,8 @@ def parse_time(text: str | None, name: str) -> int | None:
     t = text.strip()
     if t.lstrip("-").isdigit():
         return int(t)
+    from datetime import datetime, timezone  # (only for a time given as text: start-up)
+
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
@@ -58,8 +57,10 @@ def parse_key(text: str | None) -> bytes | None:
         if text.startswith("hex:"):
             return bytes.fromhex(text[4:])
         if text.startswith("base64:"):
+            import base64  # (only for a key given so: start-up)
+
             return base64.b64decode(text[7:], validate=True)
-    except (ValueError, binascii.Error):
+    except ValueError:  # (binascii.Error is one)
         raise UsageError(f"--key: {text!r} is not valid {text.split(':')[0]}") from None
     return text.encode("utf-8")
 
@@ -71,19 +72,21 @@ def parse_keys(texts: Iterable[str] | None) -> tuple[bytes | None, ...] | None:
     return tuple(None if t == NULL_KEY else parse_key(t) for t in texts)
 
 
-@dataclass(frozen=True)
-class RecordQuery:
+class RecordQuery(FrozenValue):
     """Which records to show: offsets and times inclusive, key one of ``keys`` (None in it: the null
     key); None means no bound.  Refuses bounds no record can meet."""
 
-    from_offset: int | None = None
-    to_offset: int | None = None
-    from_time: int | None = None
-    to_time: int | None = None
-    keys: tuple[bytes | None, ...] | None = None
+    __match_args__ = ("from_offset", "to_offset", "from_time", "to_time", "keys")
+    from_offset: int | None
+    to_offset: int | None
+    from_time: int | None
+    to_time: int | None
+    keys: tuple[bytes | None, ...] | None
 
-    def __post_init__(self) -> None:
-        for lo, hi, name in ((self.from_offset, self.to_offset, "offset"), (self.from_time, self.to_time, "time")):
+    def __init__(self, from_offset: int | None = None, to_offset: int | None = None, from_time: int | None = None,
+                 to_time: int | None = None, keys: tuple[bytes | None, ...] | None = None) -> None:
+        self._set(from_offset=from_offset, to_offset=to_offset, from_time=from_time, to_time=to_time, keys=keys)
+        for lo, hi, name in ((from_offset, to_offset, "offset"), (from_time, to_time, "time")):
             if lo is not None and hi is not None and lo > hi:
                 raise UsageError(f"--from-{name} {lo} is after --to-{name} {hi}: no record can match")
 
@@ -153,15 +156,19 @@ _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 MAX_CLIENT_ID = 0x7FFF  # a client id is a STRING: an INT16 length
 
 
-@dataclass(frozen=True)
-class FrameFilter:
+class FrameFilter(FrozenValue):
     """Which frames of a capture to show (``capture --api/--topic/--client``): a frame is kept
     when it meets every filter given, and a filter given several values keeps any of them.
     A response is matched by its own API and topics and by its request's client id."""
 
-    api_keys: frozenset[int] = frozenset()
-    topics: frozenset[str] = frozenset()
-    clients: frozenset[str] = frozenset()
+    __match_args__ = ("api_keys", "topics", "clients")
+    api_keys: frozenset[int]
+    topics: frozenset[str]
+    clients: frozenset[str]
+
+    def __init__(self, api_keys: frozenset[int] = frozenset(), topics: frozenset[str] = frozenset(),
+                 clients: frozenset[str] = frozenset()) -> None:
+        self._set(api_keys=api_keys, topics=topics, clients=clients)
 
     @classmethod
     def parse(cls, apis: Iterable[str] | None, topics: Iterable[str] | None,

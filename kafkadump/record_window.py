@@ -7,10 +7,8 @@ records (never the whole input) and passes damage on as it comes.
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from itertools import islice
 
 from .decode.model import Gap
@@ -36,7 +34,7 @@ def first_records(items: Iterable[ReportItem], count: int) -> Iterator[ReportIte
         decoded = None if item.decoded is None else item.decoded[:len(records)]
         views = None if item.views is None else item.views[:len(records)]
         left -= len(records)
-        yield replace(item, records=records, decoded=decoded, views=views)
+        yield item.replace(records=records, decoded=decoded, views=views)
         if left <= 0:
             return
 
@@ -60,8 +58,8 @@ def last_records(items: Iterable[ReportItem], count: int) -> Iterator[ReportItem
             window.extend((start, item.batch, r, (d, v)) for r, d, v in zip(item.records, decoded, views))
             if not item.batch.findings:
                 continue
-            item = replace(item, records=[], decoded=None if item.decoded is None else [],
-                           views=None if item.views is None else [])
+            item = item.replace(records=[], decoded=None if item.decoded is None else [],
+                                views=None if item.views is None else [])
         if shown_file is not start and start is not None:
             shown_file = start
             yield start
@@ -85,6 +83,8 @@ def _regrouped(window: deque, shown_file: FileStart | None) -> Iterator[ReportIt
 
 def _records_of(group: list) -> RecordsOf:
     """A batch's records from the window; its findings were shown when it passed."""
+    import copy  # (only for --last: start-up)
+
     batch = copy.copy(group[0][1])
     batch.findings = []
     decoded = None if group[0][3][0] is None else [d for *_, (d, _v) in group]

@@ -42,7 +42,6 @@ Memory: one batch per copy, the current run, and the summary's counters.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections import deque
 from collections.abc import Iterator
@@ -200,7 +199,7 @@ class _Copy:
         self.side, self.info, self.tally = side, CopyInfo(path, copy_files(path)), tally
         first = names.classify(self.info.files[0])
         self.info.log_start = first.offset if first.kind == names.SEGMENT else None
-        self.options = dataclasses.replace(options, records=False)
+        self.options = options.replace(records=False)
         self.problems: list[CopyProblems] = []
         self._batches = self._walk()
         self.batch: Batch | None = None
@@ -325,7 +324,7 @@ class _Copy:
             return []   # the file shrank under the walk: a file-changed finding says so
         chunk = bytes(seg.buf[b.position:b.position + b.size])
         try:
-            full = decode_item(chunk, b.magic, b.file, b.position, dataclasses.replace(self.options, records=True),
+            full = decode_item(chunk, b.magic, b.file, b.position, self.options.replace(records=True),
                                True)
         except DecodeError:
             full = None

@@ -10,9 +10,7 @@ status.  Nothing here prints.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .decode import CrcScan, Options, iter_batches
@@ -25,6 +23,7 @@ from .input_paths import expand
 from .inputs import check_batches, open_segments
 from .report.status import Tally
 from .sources.segment import Segment, open_segment
+from .values import FrozenValue, Value
 
 if TYPE_CHECKING:
     from .internal_topics.decoded import DecodedRecord
@@ -34,18 +33,20 @@ if TYPE_CHECKING:
     from .query import RecordQuery
 
 
-@dataclass(frozen=True)
-class FileStart:
+class FileStart(FrozenValue):
     """The next items come from ``path`` (one of ``files`` inputs); ``decoded``: its records are
     of an internal topic and are decoded."""
 
+    __match_args__ = ("path", "files", "decoded")
     path: str
     files: int
-    decoded: bool = False
+    decoded: bool
+
+    def __init__(self, path: str, files: int, decoded: bool = False) -> None:
+        self._set(path=path, files=files, decoded=decoded)
 
 
-@dataclass
-class RecordsOf:
+class RecordsOf(Value):
     """The records of ``batch`` that the query keeps, with their internal-topic decoding
     (``decoded``, parallel to ``records``) when the file is of an internal topic.
 
@@ -53,23 +54,30 @@ class RecordsOf:
     findings, or nothing is filtered).
     """
 
-    batch: Batch
-    records: Sequence[Record]
-    decoded: list[DecodedRecord] | None = None
-    shown: bool = True
-    views: list[RecordView] | None = None  # with payload options: per record, what they made of it
+    __match_args__ = ("batch", "records", "decoded", "shown", "views")
+
+    def __init__(self, batch: Batch, records: Sequence[Record], decoded: list[DecodedRecord] | None = None,
+                 shown: bool = True, views: list[RecordView] | None = None) -> None:
+        self.batch = batch
+        self.records = records
+        self.decoded = decoded
+        self.shown = shown
+        self.views = views  # with payload options: per record, what they made of it
 
 
-@dataclass
-class CrcTotals:
+class CrcTotals(Value):
     """verify-crc's closing summary."""
 
-    files: int = 0
-    batches: int = 0
-    bytes: int = 0
-    bad: int = 0
-    findings: int = 0
-    valid: bool = True
+    __match_args__ = ("files", "batches", "bytes", "bad", "findings", "valid")
+
+    def __init__(self, files: int = 0, batches: int = 0, bytes: int = 0, bad: int = 0, findings: int = 0,
+                 valid: bool = True) -> None:
+        self.files = files
+        self.batches = batches
+        self.bytes = bytes
+        self.bad = bad
+        self.findings = findings
+        self.valid = valid
 
 
 def segment_files(paths: list[str], tally: Tally) -> list[str]:
@@ -134,11 +142,9 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     ``payloads``: the payload options (framing, schemas, ``--where``, redaction): records of
     other topics get their :class:`~kafkadump.payloads.view.RecordView`.
     """
-    import dataclasses
-
     from .internal_topics.kinds import kind_from_path
 
-    options = dataclasses.replace(options, records=True, select=query.batch_selector())
+    options = options.replace(records=True, select=query.batch_selector())
     files = segment_files(paths, tally)
     secrets = payloads is None or payloads.redaction.secrets
     redacting = payloads is not None and payloads.redaction.bytes_redacted
@@ -248,10 +254,8 @@ def _payload_views(inspector: PayloadInspector, payloads: PayloadRequest, batch:
 
 def crc_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap | CrcTotals]:
     """``verify-crc``: every batch and gap with its CRC verdict (records not decoded), then the totals."""
-    import dataclasses
-
     totals = CrcTotals()
-    options = dataclasses.replace(options, records=False)
+    options = options.replace(records=False)
     files = segment_files(paths, tally)
     for path, seg in open_segments(files, tally):
         yield FileStart(path, len(files))
@@ -302,7 +306,7 @@ def _crc_items(seg: Segment, path: str, options: Options, totals: CrcTotals) -> 
     totals.bytes += min(seg.size, seg.current_size())
     if seg.current_size() >= seg.size:
         return
-    options = dataclasses.replace(options, records=False)
+    options = options.replace(records=False)
     rest = guarded_walk(seg, path, lambda _, now: iter_batches(seg.buf, path, start=min(end, now), end=now,
                                                              options=options))
     for item in rest:
@@ -315,18 +319,21 @@ def _crc_items(seg: Segment, path: str, options: Options, totals: CrcTotals) -> 
             yield item
 
 
-@dataclass
-class HexdumpView:
+class HexdumpView(Value):
     """One located item, decoded with every field's span, and the raw bytes around it."""
 
-    path: str
-    decoded: Batch | Gap
-    spans: list[Span]
-    raw: bytes
-    start: int
-    before: bytes = b""
-    after: bytes = b""
-    masked: list[tuple[str, int, int]] = field(default_factory=list)  # (source, start, end): bytes not shown
+    __match_args__ = ("path", "decoded", "spans", "raw", "start", "before", "after", "masked")
+
+    def __init__(self, path: str, decoded: Batch | Gap, spans: list[Span], raw: bytes, start: int,
+                 before: bytes = b"", after: bytes = b"", masked: list[tuple[str, int, int]] | None = None) -> None:
+        self.path = path
+        self.decoded = decoded
+        self.spans = spans
+        self.raw = raw
+        self.start = start
+        self.before = before
+        self.after = after
+        self.masked = [] if masked is None else masked  # (source, start, end): bytes not shown
 
 
 def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | None = None,

@@ -20,7 +20,7 @@ def test_input_errors_share_the_root():
 def test_every_kafkadump_error_is_exit_2_with_one_line():
     import typer
 
-    from kafkadump.cli.main import run_command
+    from kafkadump.cli.typer_main import run_command
 
     for cls in (errors.InputError, errors.UsageError, splits.ListingError, session.SparkUnavailable):
         def body(cls=cls):

@@ -82,7 +82,7 @@ def test_options_is_frozen_with_plain_limit_fields():
         (int, 1000, 7, 2, 0)
     shallow = opt.shallow()
     assert shallow.records is False and (shallow.max_ratio, shallow.max_decompressed) == (7, 1000)
-    assert dataclasses.replace(opt, max_scan=3).max_ratio == 7
+    assert opt.replace(max_scan=3).max_ratio == 7
 
 
 # --- the CLI: the reported case ---------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_locate_and_decode_spanned(v2_bomb):
 def test_spark_task(v2_bomb):
     data, at = v2_bomb
     opt = options_for(max_decompressed=64 * MiB, max_depth=3, level="records")
-    opt = dataclasses.replace(opt, max_ratio=100)
+    opt = opt.replace(max_ratio=100)
     assert (opt.max_decompressed, opt.max_depth) == (64 * MiB, 3)
     assert ratio_offsets(iter_task(data, len(data), "-", opt, 1 << 20, 0, 1)) == [at + 61]
     # a split task replays the walk from its cut

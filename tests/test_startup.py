@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -34,7 +36,7 @@ except SystemExit as e:
 sys.stderr.write("\\n" + json.dumps({{"code": code, "modules": sorted(sys.modules)}}) + "\\n")
 """
 
-NOT_FOR_DATA = ("rich", "typer.rich_utils", "zstandard", "lz4", "snappy", "cramjam", "pyspark", "pyarrow",
+NOT_FOR_DATA = ("rich", "typer", "click", "zstandard", "lz4", "snappy", "cramjam", "pyspark", "pyarrow",
                 "importlib.metadata", "email")
 
 
@@ -56,9 +58,23 @@ def test_batches_json_imports_no_rich_no_codecs_no_metadata_lookup(tmp_path):
     assert _heavy(modules) == []
 
 
-def test_a_data_command_imports_only_its_own_command_module(tmp_path):
-    code, modules, _ = _imported(["verify-crc", _uncompressed_segment(tmp_path / "0.log")])
+@pytest.mark.parametrize("args", [["batches"], ["batches", "--json"], ["records"], ["records", "--json"],
+                                  ["verify-crc"], ["verify-crc", "--json"]])
+def test_the_fast_path_imports_no_typer_no_command_module_no_capture_reader(tmp_path, args):
+    code, modules, out = _imported([*args, _uncompressed_segment(tmp_path / "0.log")])
+    assert code == 0 and out
+    assert _heavy(modules) == []
+    assert [m for m in modules if m.startswith(("typer", "click"))] == []
+    assert not any(m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")) for m in modules)
+    assert not any(m.startswith(("kafkadump.protocol", "kafkadump.spark", "kafkadump.sources.pcap"))
+                   for m in modules)
+
+
+def test_a_command_line_left_to_typer_imports_only_its_own_command_module(tmp_path):
+    # "+4" is an integer to typer, not plain digits to the fast path: typer parses this one
+    code, modules, _ = _imported(["verify-crc", "--max-depth", "+4", _uncompressed_segment(tmp_path / "0.log")])
     assert code == 0
+    assert "typer" in modules
     commands = sorted(m for m in modules if m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")))
     assert commands == ["kafkadump.cli.segment_commands"]
     assert not any(m.startswith(("kafkadump.protocol", "kafkadump.spark", "kafkadump.sources.pcap_"))
@@ -85,9 +101,9 @@ def test_help_lists_the_commands_in_one_order_whichever_module_was_imported_firs
 
 
 def test_crc32c_loaded_without_its_package_init_is_the_same_function():
-    from kafkadump.decode.crc import crc32c
-
     import crc32c as package
+
+    from kafkadump.decode.crc import crc32c
 
     assert crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C
     assert package.crc32c(b"123456789", 0) == crc32c(b"123456789", 0)

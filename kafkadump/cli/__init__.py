@@ -12,15 +12,22 @@ Keep heavy imports inside command bodies.  The command modules register
 their commands on :data:`app` when imported: all of them the first time
 typer reads the app's commands (``--help``, tests, the man page builder),
 only the one the command line names when :func:`main` runs a command.
+
+A data command's usual command line never reaches typer: :mod:`.fast_path`
+parses it with an option table generated from the typer app and runs the
+same command body; anything it does not fully understand goes to typer.
+Importing this package imports neither typer nor the app until :data:`app`
+is read.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .app import app
-from .main import main as run_main
+if TYPE_CHECKING:
+    from .typer_app import CommandsOnDemand, app
 
 
 def _segment_commands() -> None:
@@ -72,19 +79,42 @@ _MODULE_OF_COMMAND = {name: load for load, names in _COMMAND_MODULES for name in
 def load_all_commands() -> None:
     """Import every command module (their commands register on :data:`app`), the commands in the
     order of the table above whichever module was imported first."""
+    app = _typer_app()
     for load, _names in _COMMAND_MODULES:
         load()
     order = {load.__name__.lstrip("_"): i for i, (load, _names) in enumerate(_COMMAND_MODULES)}
     app.registered_commands.sort(key=lambda info: order.get(info.callback.__module__.rsplit(".", 1)[-1], len(order)))
 
 
-app.load_commands = load_all_commands
+def _typer_app() -> CommandsOnDemand:
+    """The typer application, every command module to be imported the first time its commands are read."""
+    from .typer_app import app
+
+    if not app.configured:
+        app.configured = True
+        app.load_commands = load_all_commands
+    globals()["app"] = app
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`app`, the typer application, imported (with typer) when first read."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _typer_app()
 
 
 def main() -> None:
-    """Console entry point: import the command module the command line names (all of them for anything
-    else: ``--help``, ``--version``, an unknown command), then run it (:func:`kafkadump.cli.main.main`)."""
+    """Console entry point: a data command's usual command line run by :mod:`.fast_path`; anything
+    else by typer, after importing the command module the command line names (all of them for
+    anything else: ``--help``, ``--version``, an unknown command) (:func:`.typer_main.main`)."""
     argv = sys.argv[1:]
+    from .fast_path import run_fast
+
+    run_fast(argv)  # returns only when the command line is not one it fully understands
+    from .typer_main import main as run_main
+
+    app = _typer_app()
     load = _MODULE_OF_COMMAND.get(argv[0]) if argv else None
     if load is not None and app.load_commands is load_all_commands:
         app.load_commands = None

@@ -10,8 +10,6 @@ import typer
 
 from ..errors import UsageError
 from ..report.status import Tally
-from .app import app
-from .main import run_command
 from .option_groups import (
     FROM_OPTIONS,
     DetectOpt,
@@ -27,6 +25,8 @@ from .option_groups import (
     output_options,
     payload_request,
 )
+from .typer_app import app
+from .typer_main import run_command
 
 
 class As(str, Enum):

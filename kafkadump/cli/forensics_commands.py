@@ -11,9 +11,9 @@ import typer
 
 from ..errors import UsageError
 from ..report.status import Tally
-from .app import app
-from .main import finish, run_command
 from .option_groups import FROM_OPTIONS, Output, output_options
+from .typer_app import app
+from .typer_main import finish, run_command
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 PathsOpt = typer.Argument(..., show_default=False,

@@ -11,9 +11,9 @@ import typer
 
 from ..errors import UsageError
 from ..report.status import Tally
-from .app import app
-from .main import run_command
 from .option_groups import FROM_OPTIONS, Output, output_options
+from .typer_app import app
+from .typer_main import run_command
 
 # the kinds --type can name (logdir.names' kinds that dump decodes)
 DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "producer-snapshot",

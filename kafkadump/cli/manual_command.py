@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from ..errors import InputError
-from .app import app
-from .main import run_command
+from .typer_app import app
+from .typer_main import run_command
 
 PAGE = "kafkadump.1"
 

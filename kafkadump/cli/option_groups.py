@@ -4,48 +4,21 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
-import sys
-from dataclasses import dataclass
-from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
-from ..decode import Options
-from ..decode.compression import DEFAULT_MAX_RATIO
-from ..decode.options import DEFAULT_MAX_SCAN
-from ..errors import UsageError
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from ..payloads.view import PayloadRequest
-    from ..render.table import TableLayout
-
-
-class Format(str, Enum):
-    table = "table"
-    json = "json"
-    dump_log = "dump-log"
-
-
-class Encoding(str, Enum):
-    auto = "auto"
-    base64 = "base64"
-    hex = "hex"
-    text = "text"
-
-
-class Decode(str, Enum):
-    auto = "auto"
-    offsets = "offsets"
-    transactions = "transactions"
-    metadata = "metadata"
-    share_state = "share-state"
-    remote_log_metadata = "remote-log-metadata"
-    none = "none"
-
+from .option_values import (  # noqa: F401 (re-exported: the commands import them from here)
+    GROUP_BUILDERS,
+    Decode,
+    Encoding,
+    Format,
+    InputLimits,
+    Output,
+    console_for,
+    output_format,
+    payload_request,
+)
 
 # --- input ---------------------------------------------------------------------------------
 
@@ -83,26 +56,6 @@ ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colou
                                                          "unless NO_COLOR is set).")
 
 
-def output_format(json_flag: bool, fmt: Format | None) -> Format:
-    """``--json`` or ``--format``, refusing the two when they disagree (default: table)."""
-    if json_flag:
-        if fmt not in (None, Format.json):
-            raise UsageError("--json and --format " + fmt.value + " contradict each other")
-        return Format.json
-    return fmt or Format.table
-
-
-def console_for(color: bool | None) -> Console | None:
-    """A rich console for styled tables on a terminal, else None (plain text)."""
-    if color is None:
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    if not color:
-        return None
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True, force_terminal=True)
-
-
 # --- option groups -----------------------------------------------------------------------------
 
 # the default of a command's ``output`` / ``limits`` parameter: the group decorators fill it in
@@ -111,11 +64,13 @@ FROM_OPTIONS: Any = None
 _KW = inspect.Parameter.KEYWORD_ONLY
 
 
-def _with_group(fn: Callable, name: str, params: list[inspect.Parameter], build: Callable[..., Any]) -> Callable:
-    """``fn`` with its parameter ``name`` replaced, for typer, by ``params``; ``build`` makes the
-    value of ``name`` from theirs."""
+def _with_group(fn: Callable, name: str, params: list[inspect.Parameter]) -> Callable:
+    """``fn`` with its parameter ``name`` replaced, for typer, by ``params``; ``GROUP_BUILDERS[name]``
+    makes the value of ``name`` from theirs.  The wrapper's ``option_groups`` says which options
+    fill which parameter (the fast path's option table is generated from it)."""
     sig = inspect.signature(fn)
     names = [p.name for p in params]
+    build = GROUP_BUILDERS[name]
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -124,23 +79,8 @@ def _with_group(fn: Callable, name: str, params: list[inspect.Parameter], build:
 
     kept = [p for p in sig.parameters.values() if p.name != name]
     wrapper.__signature__ = sig.replace(parameters=kept + params)  # type: ignore[attr-defined]
+    wrapper.option_groups = {**getattr(fn, "option_groups", {}), name: tuple(names)}  # type: ignore[attr-defined]
     return wrapper
-
-
-@dataclass(frozen=True)
-class InputLimits:
-    """``--max-decompressed``, ``--max-depth``, ``--max-ratio``, ``--max-scan``."""
-
-    max_decompressed: int
-    max_depth: int
-    max_ratio: int | None = None
-    max_scan: int | None = None
-
-    def options(self, records: bool = True) -> Options:
-        """The decoder options these limits give."""
-        return Options(records=records, max_decompressed=self.max_decompressed, max_depth=self.max_depth,
-                       max_ratio=DEFAULT_MAX_RATIO if self.max_ratio is None else self.max_ratio,
-                       max_scan=DEFAULT_MAX_SCAN if self.max_scan is None else self.max_scan)
 
 
 def input_limits(*, scan: bool = True) -> Callable[[Callable], Callable]:
@@ -151,40 +91,7 @@ def input_limits(*, scan: bool = True) -> Callable[[Callable], Callable]:
               inspect.Parameter("max_ratio", _KW, default=MaxRatioOpt, annotation=int)]
     if scan:
         params.append(inspect.Parameter("max_scan", _KW, default=MaxScanOpt, annotation=int))
-    return lambda fn: _with_group(fn, "limits", params, InputLimits)
-
-
-@dataclass(frozen=True)
-class Output:
-    """How a command writes: the format (``--json`` or ``--format``, checked when first asked
-    for, inside the command), the byte encoding in JSON, the colour choice."""
-
-    json_flag: bool
-    format_choice: Format | None = None
-    encoding: str = "auto"
-    color: bool | None = None
-    wide: bool = False
-    columns: str | None = None
-
-    @property
-    def format(self) -> Format:
-        return output_format(self.json_flag, self.format_choice)
-
-    @property
-    def json(self) -> bool:
-        return self.format is Format.json
-
-    def console(self) -> Console | None:
-        """A rich console for a styled table, else None (plain text)."""
-        return console_for(self.color) if self.format is Format.table else None
-
-    def layout(self, console: Console | None = None) -> TableLayout:
-        """Which table columns to show: by priority to fit a terminal's width (``console``), all
-        with ``--wide`` or when piped, or the ``--columns`` named."""
-        names = tuple(n.strip() for n in self.columns.split(",") if n.strip()) if self.columns else None
-        from ..render.table import TableLayout
-
-        return TableLayout(console.width if console is not None else None, self.wide, names)
+    return lambda fn: _with_group(fn, "limits", params)
 
 
 def output_options(*, formats: bool = False, encoding: Encoding | None = Encoding.auto,
@@ -208,11 +115,7 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
         params.append(inspect.Parameter("wide", _KW, default=WideOpt, annotation=bool))
         params.append(inspect.Parameter("columns", _KW, default=ColumnsOpt, annotation=Optional[str]))
 
-    def build(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.auto,
-              color: bool | None = None, wide: bool = False, columns: str | None = None) -> Output:
-        return Output(json_, fmt, encoding.value, color, wide, columns)
-
-    return lambda fn: _with_group(fn, "output", params, build)
+    return lambda fn: _with_group(fn, "output", params)
 
 
 # --- payloads (records, hexdump): framing, schemas, --where, redaction ----------------------------
@@ -239,15 +142,3 @@ RedactSecretsOpt = typer.Option(True, "--redact-secrets/--no-redact-secrets",
                                 help="Mask the secrets of Kafka's metadata log (SCRAM salts and keys, sensitive "
                                      "config values such as *.password and sasl.jaas.config): on by default.")
 
-
-def payload_request(detect: bool, schemas: list[str] | None, where: str | None, redact: str | None,
-                    redact_fields: str | None, redact_secrets: bool) -> PayloadRequest | None:
-    """The payload options as one request (a bad --where or --redact is a usage error); None
-    when none is given (nothing of the payload modules is imported: start-up stays as it was)."""
-    if not (detect or schemas or where is not None or redact or redact_fields or not redact_secrets):
-        return None
-    from ..payloads.view import PayloadRequest, parse_redaction
-    from ..payloads.where import parse_where
-
-    return PayloadRequest(detect, tuple(schemas or ()), None if where is None else parse_where(where),
-                          parse_redaction(redact, redact_fields, redact_secrets))

@@ -8,9 +8,9 @@ from typing import List
 import typer
 
 from ..report.status import Tally
-from .app import app
-from .main import finish, run_command
 from .option_groups import FROM_OPTIONS, Output, output_options
+from .typer_app import app
+from .typer_main import finish, run_command
 
 SchemaPathsOpt = typer.Argument(..., show_default=False,
                                 help="A _schemas partition directory or a log dir holding one, a _schemas segment "

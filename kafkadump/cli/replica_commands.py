@@ -8,9 +8,9 @@ from typing import List, Optional
 import typer
 
 from ..report.status import Tally
-from .app import app
-from .main import finish, run_command
 from .option_groups import FROM_OPTIONS, InputLimits, Output, input_limits, output_options
+from .typer_app import app
+from .typer_main import finish, run_command
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 

@@ -1,25 +1,22 @@
-"""batches, records, verify-crc, hexdump: files of record batches and legacy message sets."""
+"""batches, records, verify-crc, hexdump: files of record batches and legacy message sets.
+
+The options are declared here, for typer; the bodies are in :mod:`.segment_bodies`
+(the fast path runs the same ones).
+"""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable
-from types import ModuleType
 from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
-from ..report.status import Tally
-from .app import app
-from .main import finish, run_command
+from . import segment_bodies as bodies
 from .option_groups import (
     FROM_OPTIONS,
     Decode,
     DecodeOpt,
     DetectOpt,
     Encoding,
-    Format,
     InputLimits,
     Output,
     PathsArg,
@@ -30,35 +27,9 @@ from .option_groups import (
     WhereOpt,
     input_limits,
     output_options,
-    payload_request,
 )
-
-
-def _renderer(format: Format) -> ModuleType:
-    """The renderer module ``format`` names; only that one is imported (start-up time)."""
-    if format is Format.json:
-        from ..render import jsonl
-
-        return jsonl
-    if format is Format.table:
-        from ..render import table
-
-        return table
-    from ..render import dumplog
-
-    return dumplog
-
-
-def _write(output: Output, report: str, items: Iterable[object]) -> None:
-    """Hand ``items`` to the ``report`` writer of the renderer ``output`` names."""
-    writer = getattr(_renderer(output.format), report)
-    if output.json:
-        writer(items, sys.stdout, output.encoding)
-    elif output.format is Format.table and report != "write_crc_report":
-        console = output.console()
-        writer(items, sys.stdout, console, output.layout(console))
-    else:
-        writer(items, sys.stdout, output.console())
+from .typer_app import app
+from .typer_main import run_command
 
 
 @app.command()
@@ -73,15 +44,7 @@ def batches(
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
     """One row per batch (per top-level message for magic 0/1), with findings."""
-    from ..segment_report import batch_report
-
-    def body() -> int:
-        output.format  # noqa: B018 - a contradictory --json/--format is a usage error before any output
-        tally = Tally()
-        _write(output, "write_batch_report", batch_report(paths, limits.options(records=not shallow), tally))
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.batches(paths, shallow, output, limits))
 
 
 @app.command()
@@ -116,30 +79,8 @@ def records(
     Records of Kafka's internal topics are decoded (see --decode).  Keys and values of other
     topics: framing and Schema Registry payloads with --detect / --schemas, --where, --redact.
     """
-    from ..query import RecordQuery
-    from ..record_window import first_records, last_records
-    from ..segment_report import record_report
-
-    def body() -> int:
-        if count is not None and last is not None:
-            raise UsageError("--count and --last contradict each other: give one")
-        query = RecordQuery.parse(from_offset, to_offset, from_time, to_time, key)
-        payloads = payload_request(detect, schemas, where, redact, redact_fields, redact_secrets)
-        dump_log = output.format is Format.dump_log
-        # kafka-dump-log.sh shows keys and values as they are, unless a decoder is named
-        # (--offsets-decoder, ...: here --decode KIND); its control records always decoded
-        choice = Decode.none if dump_log and decode is Decode.auto else decode
-        tally = Tally()
-        items = record_report(paths, limits.options(), query, tally, choice.value, control_values=dump_log,
-                              payloads=payloads)
-        if count is not None:
-            items = first_records(items, count)
-        elif last is not None:
-            items = last_records(items, last)
-        _write(output, "write_record_report", items)
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.records(paths, from_offset, to_offset, from_time, to_time, key, count, last, decode,
+                                       detect, schemas, where, redact, redact_fields, redact_secrets, output, limits))
 
 
 @app.command("verify-crc")
@@ -154,14 +95,7 @@ def verify_crc(
 
     Exit 0 when everything is valid, 1 when any problem was found.
     """
-    from ..segment_report import crc_report
-
-    def body() -> int:
-        tally = Tally()
-        _write(output, "write_crc_report", crc_report(paths, limits.options(records=False), tally))
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.verify_crc(paths, output, limits))
 
 
 @app.command()
@@ -194,18 +128,5 @@ def hexdump(
     Keys and values of internal topics are split into their fields
     (--decode; with --records).
     """
-    from ..render import hexdump as hd
-    from ..segment_report import hexdump_view
-
-    def body() -> int:
-        tally = Tally()
-        payloads = payload_request(detect, schemas, None, redact, redact_fields, redact_secrets)
-        view = hexdump_view(path, limits.options(), tally, position=position, offset=offset, index=batch,
-                            context=context, decode=decode.value, payloads=payloads)
-        if output.json:
-            hd.write_json(view, sys.stdout, output.encoding)
-        else:
-            hd.write_text(view, sys.stdout, output.console(), expand_records=expand_records)
-        return tally.exit_status
-
-    run_command(body)
+    run_command(lambda: bodies.hexdump(path, position, offset, batch, expand_records, context, decode, detect, schemas,
+                                       redact, redact_fields, redact_secrets, output, limits))

@@ -16,10 +16,10 @@ from typing import Callable, List, Optional
 import typer
 
 from ..errors import UsageError
-from .app import app, command_group
 from .logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt, show_triage
-from .main import run_command
 from .option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
+from .typer_app import app, command_group
+from .typer_main import run_command
 
 spark_app = command_group(
     "spark",

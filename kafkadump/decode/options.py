@@ -4,15 +4,15 @@ Every limit is a plain field, read where it applies: the walkers
 (:func:`~kafkadump.decode.walk.iter_batches`, :class:`~kafkadump.decode.walk.CrcScan`,
 :mod:`~kafkadump.decode.step`), the batch and legacy decoders they call, the
 carver, the Spark splitter and the protocol decoder's RECORDS fields.  A
-variant is made with :func:`dataclasses.replace` (or :meth:`Options.shallow`),
+variant is made with :meth:`Options.replace` (or :meth:`Options.shallow`),
 never by assignment.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
+from ..values import FrozenValue
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO
 from .legacy import DEFAULT_MAX_DEPTH
 
@@ -21,22 +21,30 @@ SCAN_FLOOR = 64 << 20      # ... and at least this many bytes
 DEFAULT_MAX_BATCH_BYTES = 1 << 31
 
 
-@dataclass(frozen=True)
-class Options:
-    """Decoder limits and switches, shared by every command."""
+class Options(FrozenValue):
+    """Decoder limits and switches, shared by every command (a frozen value: equal by its fields)."""
 
-    records: bool = True                              # decode records (else header + CRC only)
-    max_decompressed: int = DEFAULT_MAX_DECOMPRESSED  # bytes one payload may decompress to
-    max_ratio: int = DEFAULT_MAX_RATIO                # decompressed/compressed beyond this is a bomb (0: off)
-    max_depth: int = DEFAULT_MAX_DEPTH                # legacy wrappers nested deeper are not expanded
-    max_scan: int = DEFAULT_MAX_SCAN                  # resync CRC work, times the input size (0: no limit)
-    max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES    # larger declared lengths are not trusted
-    resync_window: Optional[int] = None               # bytes to scan for the next batch (None: to the end)
-    select: Optional[Callable] = None                 # batch -> bool: decode this batch's records?
+    __match_args__ = ("records", "max_decompressed", "max_ratio", "max_depth", "max_scan", "max_batch_bytes",
+                      "resync_window", "select")
+    records: bool               # decode records (else header + CRC only)
+    max_decompressed: int       # bytes one payload may decompress to
+    max_ratio: int              # decompressed/compressed beyond this is a bomb (0: off)
+    max_depth: int              # legacy wrappers nested deeper are not expanded
+    max_scan: int               # resync CRC work, times the input size (0: no limit)
+    max_batch_bytes: int        # larger declared lengths are not trusted
+    resync_window: Optional[int]  # bytes to scan for the next batch (None: to the end)
+    select: Optional[Callable]  # batch -> bool: decode this batch's records?
+
+    def __init__(self, records: bool = True, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+                 max_ratio: int = DEFAULT_MAX_RATIO, max_depth: int = DEFAULT_MAX_DEPTH,
+                 max_scan: int = DEFAULT_MAX_SCAN, max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+                 resync_window: Optional[int] = None, select: Optional[Callable] = None) -> None:
+        self._set(records=records, max_decompressed=max_decompressed, max_ratio=max_ratio, max_depth=max_depth,
+                  max_scan=max_scan, max_batch_bytes=max_batch_bytes, resync_window=resync_window, select=select)
 
     def shallow(self) -> Options:
         """The same limits, records not decoded (header and CRC only; legacy wrappers still expanded)."""
-        return self if not self.records else replace(self, records=False)
+        return self if not self.records else self.replace(records=False)
 
 
 __all__ = ["Options", "DEFAULT_MAX_SCAN", "SCAN_FLOOR", "DEFAULT_MAX_BATCH_BYTES"]

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+
+from ..values import FrozenValue
 
 # kinds, as they appear in output
 SEGMENT = "segment"
@@ -86,8 +87,7 @@ _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-fA-F]{32})-(?P<state>delete|future|stray))?$")
 
 
-@dataclass(frozen=True)
-class FileName:
+class FileName(FrozenValue):
     """A file's kind and what its name says.
 
     ``offset`` is the base offset (segments, indexes, producer snapshots) or
@@ -97,14 +97,21 @@ class FileName:
     nor the extension (segment siblings share it).
     """
 
+    __match_args__ = ("kind", "offset", "epoch", "suffix", "stem", "checkpoint", "tier", "remote_id")
     kind: str
-    offset: int | None = None
-    epoch: int | None = None
-    suffix: str | None = None
-    stem: str | None = None
-    checkpoint: str | None = None  # which broker checkpoint (its file name)
-    tier: str | None = None        # REMOTE or INDEX_CACHE for tiered storage files, else None
-    remote_id: str | None = None   # the remote log segment id in a tiered storage file's name
+    offset: int | None
+    epoch: int | None
+    suffix: str | None
+    stem: str | None
+    checkpoint: str | None  # which broker checkpoint (its file name)
+    tier: str | None        # REMOTE or INDEX_CACHE for tiered storage files, else None
+    remote_id: str | None   # the remote log segment id in a tiered storage file's name
+
+    def __init__(self, kind: str, offset: int | None = None, epoch: int | None = None, suffix: str | None = None,
+                 stem: str | None = None, checkpoint: str | None = None, tier: str | None = None,
+                 remote_id: str | None = None) -> None:
+        self._set(kind=kind, offset=offset, epoch=epoch, suffix=suffix, stem=stem, checkpoint=checkpoint, tier=tier,
+                  remote_id=remote_id)
 
 
 def classify(path: str) -> FileName:
@@ -162,11 +169,14 @@ def _tiered(name: str, suffix: str | None) -> FileName | None:
     return FileName(kind, int(m.group("o")), None, suffix, name[: -len(ext)], tier=tier, remote_id=m.group("id"))
 
 
-@dataclass(frozen=True)
-class PartitionDir:
+class PartitionDir(FrozenValue):
+    __match_args__ = ("topic", "partition", "state")
     topic: str
     partition: int
     state: str | None  # None, "delete", "future" or "stray"
+
+    def __init__(self, topic: str, partition: int, state: str | None) -> None:
+        self._set(topic=topic, partition=partition, state=state)
 
     @property
     def name(self) -> str:

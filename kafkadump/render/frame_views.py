@@ -14,7 +14,6 @@ import json
 import textwrap
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import describe as d
@@ -545,7 +544,7 @@ def frame_columns(dated: bool) -> tuple[Column, ...]:
     if not dated:
         return FRAME_COLUMNS
     cols = list(FRAME_COLUMNS)
-    cols[TIME_COLUMN] = replace(cols[TIME_COLUMN], width=DATED_TIME_WIDTH)
+    cols[TIME_COLUMN] = cols[TIME_COLUMN].replace(width=DATED_TIME_WIDTH)
     return tuple(cols)
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TextIO
 
 from .. import describe as d
 from ..decode.model import Batch, Gap, Record
 from ..errors import UsageError
+from ..values import FrozenValue
 from . import jsontext
 from .lines import LineWriter, terminal_safe
 
@@ -28,17 +28,20 @@ if TYPE_CHECKING:
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(FrozenValue):
     """A table column: its title and width (0: as wide as its text), right-aligned or not;
     ``priority`` (lower: kept first on a narrow terminal) and, for a value column that
     narrows and widens with the terminal, ``min_width``."""
 
+    __match_args__ = ("title", "width", "right", "priority", "min_width")
     title: str
     width: int
-    right: bool = False
-    priority: int = 50
-    min_width: int = 0
+    right: bool
+    priority: int
+    min_width: int
+
+    def __init__(self, title: str, width: int, right: bool = False, priority: int = 50, min_width: int = 0) -> None:
+        self._set(title=title, width=width, right=right, priority=priority, min_width=min_width)
 
 
 BATCH_COLUMNS = (
@@ -65,15 +68,18 @@ DECODED_COLUMNS = (
 PREVIEW_CHARS = 400
 
 
-@dataclass(frozen=True)
-class TableLayout:
+class TableLayout(FrozenValue):
     """Which columns a table shows and how wide: ``width`` is the terminal's (None: the stable
     layout of piped output, every column at its width), ``wide`` shows every column, ``names``
     picks columns by title."""
 
-    width: int | None = None
-    wide: bool = False
-    names: tuple[str, ...] | None = None
+    __match_args__ = ("width", "wide", "names")
+    width: int | None
+    wide: bool
+    names: tuple[str, ...] | None
+
+    def __init__(self, width: int | None = None, wide: bool = False, names: tuple[str, ...] | None = None) -> None:
+        self._set(width=width, wide=wide, names=names)
 
 
 def fit_columns(columns: Sequence[Column], layout: TableLayout | None) -> list[tuple[int, Column]]:
@@ -122,7 +128,7 @@ def _widened(cols: list[tuple[int, Column]], width: int) -> list[tuple[int, Colu
     out = []
     for i, c in cols:
         if c.min_width:
-            c = replace(c, width=c.min_width + room * (c.width or c.min_width) // weights)
+            c = c.replace(width=c.min_width + room * (c.width or c.min_width) // weights)
         out.append((i, c))
     return out
 

@@ -24,12 +24,12 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..decode.model import Batch, Gap, Record
 from ..findings import Finding
 from ..logdir.names import topic_partition
+from ..values import FrozenValue
 
 if TYPE_CHECKING:
     from ..payloads.view import PayloadSide, RecordView
@@ -185,8 +185,7 @@ def findings_object(item: Batch) -> dict[str, Any]:
             "findings": findings_list(item.findings)}
 
 
-@dataclass(frozen=True)
-class Sighting:
+class Sighting(FrozenValue):
     """Where a capture saw a record: the frame that carried it and how it travelled.
 
     ``connection`` is the frame's connection object (``capture --json``'s shape) or
@@ -194,6 +193,7 @@ class Sighting:
     the producer numbers from 0 in each batch; the broker assigns the real ones.
     """
 
+    __match_args__ = ("frame", "api", "direction", "connection", "time", "time_text", "topic_id", "offset_relative")
     frame: int | None
     api: str | None
     direction: str | None
@@ -203,15 +203,24 @@ class Sighting:
     topic_id: str | None
     offset_relative: bool
 
+    def __init__(self, frame: int | None, api: str | None, direction: str | None, connection: dict[str, Any] | None,
+                 time: float | None, time_text: str | None, topic_id: str | None, offset_relative: bool) -> None:
+        self._set(frame=frame, api=api, direction=direction, connection=connection, time=time, time_text=time_text,
+                  topic_id=topic_id, offset_relative=offset_relative)
 
-@dataclass(frozen=True)
-class Place:
+
+class Place(FrozenValue):
     """Where records belong: their topic and partition (from a partition directory's name,
     or from the request or response that carried them) and, in a capture, the sighting."""
 
-    topic: str | None = None
-    partition: int | None = None
-    sighting: Sighting | None = None
+    __match_args__ = ("topic", "partition", "sighting")
+    topic: str | None
+    partition: int | None
+    sighting: Sighting | None
+
+    def __init__(self, topic: str | None = None, partition: int | None = None,
+                 sighting: Sighting | None = None) -> None:
+        self._set(topic=topic, partition=partition, sighting=sighting)
 
 
 @functools.lru_cache(maxsize=256)

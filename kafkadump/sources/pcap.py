@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding
+from .capture_magic import PCAP_MAGICS, PCAPNG_MAGIC, is_capture
 from .segment import page_releaser
 
 if TYPE_CHECKING:
@@ -398,17 +399,6 @@ class _Datagrams:
 
 
 # --- pcap / pcapng ----------------------------------------------------------------------------
-
-PCAP_MAGICS = {
-    b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
-    b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9),
-}
-PCAPNG_MAGIC = b"\x0a\x0d\x0d\x0a"
-
-
-def is_capture(head: bytes) -> bool:
-    return head[:4] in PCAP_MAGICS or head[:4] == PCAPNG_MAGIC
-
 
 # a packet record of the file: (captured bytes, time, link type, file position, original length)
 _PacketRecord = tuple[ByteBuffer, float | None, int, int, int | None]

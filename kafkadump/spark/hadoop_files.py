@@ -19,7 +19,6 @@ boundaries (:mod:`.splits`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -93,7 +92,7 @@ def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuer
     cols = COLUMNS[level](topic, partition, log_dir(path))
     if query is not None:
         cols.query = query
-        opt = replace(opt, select=query.batch_selector())
+        opt = opt.replace(select=query.batch_selector())
     end = len(buf)
     try:
         for item in iter_task(buf, end, path, opt, max(end, 1), 0, 1):

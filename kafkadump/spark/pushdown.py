@@ -26,7 +26,7 @@ data: the reader is pickled to the executors.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -74,8 +74,8 @@ class Pushed:
         lo, hi = _narrow((q.from_offset, q.to_offset), self.offsets)
         t_lo, t_hi = _narrow((q.from_time, q.to_time), self.times)
         keys = self.keys if q.keys is None else (self.keys & set(q.keys) if self.keys is not None else q.keys)
-        return replace(q, from_offset=lo, to_offset=hi, from_time=t_lo, to_time=t_hi,
-                       keys=None if keys is None else tuple(sorted(keys, key=lambda k: (k is None, k or b""))))
+        return q.replace(from_offset=lo, to_offset=hi, from_time=t_lo, to_time=t_hi,
+                         keys=None if keys is None else tuple(sorted(keys, key=lambda k: (k is None, k or b""))))
 
     def impossible(self, base: RecordQuery | None) -> bool:
         """True when the bounds, with ``base``'s, leave nothing."""

@@ -43,7 +43,6 @@ import os
 import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from typing import TypeVar
 
 from ..decode import Batch, Gap, Options, iter_batches
@@ -219,7 +218,7 @@ def cuts(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: int, k
         return 0, end, 0
     lo = k * split_bytes
     hi = (k + 1) * split_bytes if k + 1 < n else None
-    shallow = replace(opt, records=False, select=None)
+    shallow = opt.replace(records=False, select=None)
     last = _LastValid(buf, end, file, shallow)
     start = 0 if k == 0 else None
     resume = 0
@@ -268,7 +267,7 @@ def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: i
             # batches before the cut are decoded only for the walk state: skip their records
             return b.position >= _start and (_user is None or _user(b))
 
-        o = replace(opt, select=select)
+        o = opt.replace(select=select)
     for item in iter_batches(buf, file, start=resume, end=end, options=o):
         p = item.position
         if p < start:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
 
 from ..decode import Options
 from ..errors import InputError
@@ -76,9 +75,9 @@ def options_for(shallow: bool = False, max_decompressed: int | None = None, max_
                 level: str = "batches") -> Options:
     o = Options(records=(level == "records") or not shallow)
     if max_decompressed is not None:
-        o = replace(o, max_decompressed=max_decompressed)
+        o = o.replace(max_decompressed=max_decompressed)
     if max_depth is not None:
-        o = replace(o, max_depth=max_depth)
+        o = o.replace(max_depth=max_depth)
     return o
 
 
@@ -104,7 +103,7 @@ def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int,
           query: RecordQuery | None) -> Iterator[tuple[list[list], int]]:
     if query is not None:
         cols.query = query
-        opt = replace(opt, select=query.batch_selector())
+        opt = opt.replace(select=query.batch_selector())
     try:
         seg, local = open_any(path)
     except (InputError, OSError) as e:

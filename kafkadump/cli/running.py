@@ -1,8 +1,10 @@
-"""Running a command: exit codes, one-line errors, quiet on a closed pipe or Ctrl-C.
+"""Running a command body, without typer: exit codes, one-line errors, quiet on a closed pipe or Ctrl-C.
 
-Every command body runs through :func:`run_command`: usage and input/output
-errors (:mod:`kafkadump.errors`) become one line on stderr and exit 2; the
-body returns the exit status of the data (:mod:`kafkadump.report.status`).
+Both entry paths use these: :mod:`.main` (typer parses the command line) and
+:mod:`.fast_path` (the data commands' usual command lines, parsed without
+typer).  A body returns the exit status of the data
+(:mod:`kafkadump.report.status`); usage and input/output errors
+(:mod:`kafkadump.errors`) become one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -12,29 +14,41 @@ import os
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, NoReturn, TextIO, TypeVar
-
-import typer
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 from ..errors import KafkadumpError
 from ..render.lines import terminal_safe
-from ..report.status import Tally
-from .app import app
+
+if TYPE_CHECKING:
+    from ..report.status import Tally
 
 _T = TypeVar("_T")
+
+# the parsed options of the command the fast path is running (typer's are in its click context)
+_fast_params: dict[str, Any] | None = None
+
+
+def set_parsed_options(params: dict[str, Any] | None) -> None:
+    """The options the fast path parsed for the command it runs (None when it is done): what
+    :func:`json_wanted` reads, as it reads typer's context under typer."""
+    global _fast_params
+    _fast_params = params
+
+
+def _parsed_options() -> dict[str, Any] | None:
+    if _fast_params is not None:
+        return _fast_params
+    click_globals = sys.modules.get("typer._click.globals")  # typer is running the command (never imported here)
+    ctx = click_globals.get_current_context(silent=True) if click_globals is not None else None
+    return ctx.params if ctx is not None else None
 
 
 def json_wanted(argv: list[str] | None = None) -> bool:
     """Whether the command being run asked for JSON (then errors are JSON objects on stderr too)."""
-    try:
-        from typer._click.globals import get_current_context
-
-        ctx = get_current_context(silent=True)
-    except Exception:  # pragma: no cover - typer internals moved
-        ctx = None
-    if ctx is not None and ctx.params:
-        fmt = ctx.params.get("fmt")
-        return bool(ctx.params.get("json_")) or getattr(fmt, "value", fmt) == "json"
+    params = _parsed_options()
+    if params:
+        fmt = params.get("fmt")
+        return bool(params.get("json_")) or getattr(fmt, "value", fmt) == "json"
     argv = sys.argv[1:] if argv is None else argv
     return "--json" in argv or "--format=json" in argv or "-fjson" in argv or any(
         a in ("--format", "-f") and b == "json" for a, b in zip(argv, argv[1:]))
@@ -69,13 +83,13 @@ def finish(tally: Tally) -> int:
     return tally.exit_status
 
 
-def run_command(fn: Callable[[], int]) -> NoReturn:
-    """Run a command body, mapping our errors to exit codes and messages on stderr."""
+def run_body(fn: Callable[[], int]) -> int:
+    """Run a command body: its exit status, our errors mapped to exit 2 and a message on stderr."""
     try:
         code = fn()
     except KafkadumpError as e:
         say_error(str(e))
-        raise typer.Exit(2) from None
+        return 2
     except BrokenPipeError:
         # the reader went away (``| head``): what was printed is complete lines
         quiet_exit(0)
@@ -87,7 +101,7 @@ def run_command(fn: Callable[[], int]) -> NoReturn:
         quiet_exit(0)
     except OSError as e:
         _write_failed(e)
-    raise typer.Exit(code)
+    return code
 
 
 def _write_failed(e: OSError) -> NoReturn:
@@ -142,39 +156,25 @@ class _WholeWrites:
         return getattr(self._stream, name)
 
 
-def main() -> None:
-    """Console entry point: one-line errors, quiet on a closed pipe or Ctrl-C, never a traceback."""
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError
-    from typer._click.exceptions import UsageError as ClickUsageError
-    from typer.exceptions import Abort
-
-    argv = sys.argv[1:]
-    import threading
-
+def run_guarded(run: Callable[[], int | None], argv: list[str]) -> NoReturn:
+    """Run a parsed command line (``run`` returns its exit status) and exit: one-line errors, quiet
+    on a closed pipe or Ctrl-C, never a traceback (``KAFKADUMP_DEBUG=1`` shows a bug's)."""
+    # (without threading imported, no thread but the main one runs Python: threading's import is spared)
+    threading = sys.modules.get("threading")
+    main_thread = threading is None or threading.current_thread() is threading.main_thread()
     _escape_what_the_terminal_cannot_encode()
-    if threading.current_thread() is threading.main_thread() and not isinstance(sys.stdout, _WholeWrites):
+    if main_thread and not isinstance(sys.stdout, _WholeWrites):
         sys.stdout = _WholeWrites(sys.stdout)
     stdout_was = _stdout_identity()
     try:
-        code = app(args=argv, standalone_mode=False, prog_name="kafkadump")
+        code = run()
     except SystemExit as e:
         # rich answers a closed pipe (``kafkadump --help | head -1``) by pointing stdout at
         # /dev/null and exiting 1: the reader went away, which is not a failure
         if e.code == 1 and stdout_was is not None and _stdout_identity() == _devnull_identity() != stdout_was:
             quiet_exit(0)
         raise
-    except NoArgsIsHelpError:
-        app(args=argv + ["--help"], prog_name="kafkadump")
-        return
-    except ClickUsageError as e:
-        hint = f" (see '{e.ctx.command_path} -h')" if e.ctx is not None and e.ctx.parent is not None \
-            else " (see 'kafkadump -h')"
-        say_error(e.format_message() + hint, 2, json_wanted(argv))
-        quiet_exit(2)
-    except ClickException as e:
-        say_error(e.format_message(), 2, json_wanted(argv))
-        quiet_exit(2)
-    except (KeyboardInterrupt, Abort):
+    except (KeyboardInterrupt, EOFError):  # (typer's path gets these as its Abort)
         quiet_exit(130)
     except BrokenPipeError:
         quiet_exit(0)
@@ -186,7 +186,7 @@ def main() -> None:
             raise
         # a bug in kafkadump, not in the input: still one line, exit 2
         say_error(f"internal error: {type(e).__name__}: {e}; please report it "
-                   f"(KAFKADUMP_DEBUG=1 shows the traceback)", 2, json_wanted(argv))
+                  f"(KAFKADUMP_DEBUG=1 shows the traceback)", 2, json_wanted(argv))
         quiet_exit(2)
     if code == 130:
         quiet_exit(130)

@@ -23,13 +23,14 @@ class CommandsOnDemand(typer.Typer):
 
     The command modules register their commands when imported; importing all
     of them costs more than a small command's whole run.  ``load_commands``
-    (set by the package that knows the modules) imports them all the first
+    (the package's, which knows the modules) imports them all the first
     time the commands or groups are read; the entry point sets it to None
     after importing the one module the command line names.  Registering a
     command (a module imported directly) does not count as reading.
     """
 
     load_commands: Callable[[], None] | None = None
+    configured = False  # load_commands set by the package (once)
     _registering = False
 
     def _loaded(self) -> None:

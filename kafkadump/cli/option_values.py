@@ -1,0 +1,180 @@
+"""What the shared options turn into, without typer: the choices, :class:`Output`, :class:`InputLimits`.
+
+:mod:`.option_groups` declares the options for typer and builds these values
+with :data:`GROUP_BUILDERS`; the fast path (:mod:`.fast_path`) builds them with
+the same functions.  Cheap to import: no typer, no dataclasses, no rich.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..decode import Options
+    from ..payloads.view import PayloadRequest
+    from ..render.table import TableLayout
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    dump_log = "dump-log"
+
+
+class Encoding(str, Enum):
+    auto = "auto"
+    base64 = "base64"
+    hex = "hex"
+    text = "text"
+
+
+class Decode(str, Enum):
+    auto = "auto"
+    offsets = "offsets"
+    transactions = "transactions"
+    metadata = "metadata"
+    share_state = "share-state"
+    remote_log_metadata = "remote-log-metadata"
+    none = "none"
+
+
+# the choice types of the options, by name (the fast path's option table names them)
+CHOICES: dict[str, type[Enum]] = {"Format": Format, "Encoding": Encoding, "Decode": Decode}
+
+
+def output_format(json_flag: bool, fmt: Format | None) -> Format:
+    """``--json`` or ``--format``, refusing the two when they disagree (default: table)."""
+    if json_flag:
+        if fmt not in (None, Format.json):
+            raise UsageError("--json and --format " + fmt.value + " contradict each other")
+        return Format.json
+    return fmt or Format.table
+
+
+def console_for(color: bool | None) -> Console | None:
+    """A rich console for styled tables on a terminal, else None (plain text)."""
+    if color is None:
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    if not color:
+        return None
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True, force_terminal=True)
+
+
+class _Value:
+    """Equality and repr by the fields in ``__slots__``, like a frozen dataclass (without its import cost)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def _init(self, **fields: object) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+
+class InputLimits(_Value):
+    """``--max-decompressed``, ``--max-depth``, ``--max-ratio``, ``--max-scan``."""
+
+    __slots__ = ("max_decompressed", "max_depth", "max_ratio", "max_scan")
+    max_decompressed: int
+    max_depth: int
+    max_ratio: int | None
+    max_scan: int | None
+
+    def __init__(self, max_decompressed: int, max_depth: int, max_ratio: int | None = None,
+                 max_scan: int | None = None) -> None:
+        self._init(max_decompressed=max_decompressed, max_depth=max_depth, max_ratio=max_ratio, max_scan=max_scan)
+
+    def options(self, records: bool = True) -> Options:
+        """The decoder options these limits give."""
+        from ..decode.compression import DEFAULT_MAX_RATIO
+        from ..decode.options import DEFAULT_MAX_SCAN, Options
+
+        return Options(records=records, max_decompressed=self.max_decompressed, max_depth=self.max_depth,
+                       max_ratio=DEFAULT_MAX_RATIO if self.max_ratio is None else self.max_ratio,
+                       max_scan=DEFAULT_MAX_SCAN if self.max_scan is None else self.max_scan)
+
+
+class Output(_Value):
+    """How a command writes: the format (``--json`` or ``--format``, checked when first asked
+    for, inside the command), the byte encoding in JSON, the colour choice."""
+
+    __slots__ = ("json_flag", "format_choice", "encoding", "color", "wide", "columns")
+    json_flag: bool
+    format_choice: Format | None
+    encoding: str
+    color: bool | None
+    wide: bool
+    columns: str | None
+
+    def __init__(self, json_flag: bool, format_choice: Format | None = None, encoding: str = "auto",
+                 color: bool | None = None, wide: bool = False, columns: str | None = None) -> None:
+        self._init(json_flag=json_flag, format_choice=format_choice, encoding=encoding, color=color, wide=wide,
+                   columns=columns)
+
+    @property
+    def format(self) -> Format:
+        return output_format(self.json_flag, self.format_choice)
+
+    @property
+    def json(self) -> bool:
+        return self.format is Format.json
+
+    def console(self) -> Console | None:
+        """A rich console for a styled table, else None (plain text)."""
+        return console_for(self.color) if self.format is Format.table else None
+
+    def layout(self, console: Console | None = None) -> TableLayout:
+        """Which table columns to show: by priority to fit a terminal's width (``console``), all
+        with ``--wide`` or when piped, or the ``--columns`` named."""
+        names = tuple(n.strip() for n in self.columns.split(",") if n.strip()) if self.columns else None
+        from ..render.table import TableLayout
+
+        return TableLayout(console.width if console is not None else None, self.wide, names)
+
+
+def build_output(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.auto,
+                 color: bool | None = None, wide: bool = False, columns: str | None = None) -> Output:
+    """The :class:`Output` of the output options' values (by their parameter names)."""
+    return Output(json_, fmt, encoding.value, color, wide, columns)
+
+
+# an option group's name (the command parameter it fills) -> the function that builds its value from
+# the group's options (keyword arguments by parameter name); typer and the fast path both use these
+GROUP_BUILDERS: dict[str, Callable[..., Any]] = {"limits": InputLimits, "output": build_output}
+
+
+def payload_request(detect: bool, schemas: list[str] | None, where: str | None, redact: str | None,
+                    redact_fields: str | None, redact_secrets: bool) -> PayloadRequest | None:
+    """The payload options as one request (a bad --where or --redact is a usage error); None
+    when none is given (nothing of the payload modules is imported: start-up stays as it was)."""
+    if not (detect or schemas or where is not None or redact or redact_fields or not redact_secrets):
+        return None
+    from ..payloads.view import PayloadRequest, parse_redaction
+    from ..payloads.where import parse_where
+
+    return PayloadRequest(detect, tuple(schemas or ()), None if where is None else parse_where(where),
+                          parse_redaction(redact, redact_fields, redact_secrets))

@@ -1,0 +1,277 @@
+"""The fast path (cli/fast_path.py) against typer: the same command lines give the same output.
+
+Every command line below runs twice in this process, once through the fast
+path and once through typer (the path every command line the fast path does
+not fully understand takes): stdout, stderr and the exit status must be equal.
+Each case also says whether the fast path should take it, so a fast path that
+quietly leaves everything to typer fails too.
+"""
+
+from __future__ import annotations
+
+import inspect
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkadump.cli import fast_path, segment_bodies
+from kafkadump.cli.fast_path import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+V2 = str(ROOT / "fixtures/segment-v2/00000000000000000000.log")
+MIXED = str(ROOT / "fixtures/segment-mixed/00000000000000000000.log")
+DAMAGED = str(ROOT / "fixtures/damaged/00000000000000000000.log")
+PADDED = str(ROOT / "fixtures/damaged/padded.log")
+MISSING = str(ROOT / "fixtures/no-such-segment.log")
+
+FAST, TYPER = True, False
+
+CASES: list[tuple[bool, list[str]]] = [
+    # batches: formats, option forms, repeated options, --, arguments among options
+    (FAST, ["batches", V2]),
+    (FAST, ["batches", "--json", MIXED]),
+    (FAST, ["batches", "-f", "json", V2]),
+    (FAST, ["batches", "-fjson", V2]),
+    (FAST, ["batches", "--format=json", DAMAGED]),
+    (FAST, ["batches", "--format", "dump-log", MIXED]),
+    (FAST, ["batches", "--format", "table", "--format", "json", V2]),
+    (FAST, ["batches", "--shallow", "--json", DAMAGED, PADDED]),
+    (FAST, ["batches", "--json", "--format", "table", V2]),
+    (FAST, ["batches", "--wide", "--columns", "position,crc", MIXED]),
+    (FAST, ["batches", "--columns=position", "--columns", "crc,count", V2]),
+    (FAST, ["batches", "--max-depth", "1", "--max-decompressed=100", MIXED]),
+    (FAST, ["batches", "--max-scan", "0", "--max-ratio", "0", DAMAGED]),
+    (FAST, ["batches", "--no-color", "--color", V2]),
+    (FAST, ["batches", "--color", "--no-color", V2]),
+    (FAST, ["batches", V2, "--json", MIXED]),
+    (FAST, ["batches", "--json", "--", V2, MIXED]),
+    (FAST, ["batches", "--", "--json"]),
+    (FAST, ["batches", "--json", "--", "-f"]),
+    (FAST, ["batches", "-"]),
+    (FAST, ["batches", MISSING]),
+    (FAST, ["batches", "--json", MISSING]),
+    (FAST, ["batches", "-fjson", V2, MISSING]),
+    (FAST, ["batches", "--max-depth", "064", V2]),
+    (TYPER, ["batches"]),
+    (TYPER, ["batches", "--json"]),
+    (TYPER, ["batches", "--bogus", V2]),
+    (TYPER, ["batches", "--jsn", V2]),
+    (TYPER, ["batches", "-x", V2]),
+    (TYPER, ["batches", "-h"]),
+    (TYPER, ["batches", "--help"]),
+    (TYPER, ["batches", "--json=yes", V2]),
+    (TYPER, ["batches", "--json=", V2]),
+    (TYPER, ["batches", "--max-depth", "65", V2]),
+    (TYPER, ["batches", "--max-depth=0", V2]),
+    (TYPER, ["batches", "--max-depth", "+4", V2]),
+    (TYPER, ["batches", "--max-depth", " 4", V2]),
+    (TYPER, ["batches", "--max-depth", "four", V2]),
+    (TYPER, ["batches", "--max-depth", "4.0", V2]),
+    (TYPER, ["batches", "--max-depth"]),
+    (TYPER, ["batches", V2, "--format"]),
+    (TYPER, ["batches", "--format", "JSON", V2]),
+    (TYPER, ["batches", "-f=json", V2]),
+    (TYPER, ["batches", "--format", "csv", V2]),
+    (TYPER, ["batches", "--encoding", "hex", V2]),
+    (TYPER, ["batches", "--version"]),
+    (TYPER, ["batches", "-" + "\N{LATIN SMALL LETTER E WITH ACUTE}", V2]),
+    # records: filters, repeatable options, values that look like options
+    (FAST, ["records", V2]),
+    (FAST, ["records", "--json", MIXED]),
+    (FAST, ["records", "--json", "-e", "hex", V2]),
+    (FAST, ["records", "-ebase64", "--json", V2]),
+    (FAST, ["records", "--encoding=text", "--json", DAMAGED]),
+    (FAST, ["records", "--key", "key-0-kk", "--key", "hex:6b", "--json", V2]),
+    (FAST, ["records", "--key=-x", V2]),
+    (FAST, ["records", "--key", "-x", V2]),
+    (FAST, ["records", "--key", "--", V2]),
+    (FAST, ["records", "--key", "--json", V2]),
+    (FAST, ["records", "--key", "null", "--key", "base64:!!", V2]),
+    (FAST, ["records", "--from-offset", "1", "--to-offset", "3", V2]),
+    (FAST, ["records", "--from-offset", "-1", "--json", V2]),
+    (FAST, ["records", "--count", "2", "--json", MIXED]),
+    (FAST, ["records", "--count", "1", "--last", "1", V2]),
+    (FAST, ["records", "--last", "2", "--json", MIXED]),
+    (FAST, ["records", "--from-time", "2023-11-14", "--to-time", "1999999999999", V2]),
+    (FAST, ["records", "--from-time", "nonsense", "--json", V2]),
+    (FAST, ["records", "--decode", "none", "--json", V2]),
+    (FAST, ["records", "--decode", "offsets", V2]),
+    (FAST, ["records", "-f", "dump-log", MIXED]),
+    (FAST, ["records", "--format", "dump-log", "--decode", "auto", DAMAGED]),
+    (FAST, ["records", "--where", "offset > 1", "--json", V2]),
+    (FAST, ["records", "--where", "offset >", V2]),
+    (FAST, ["records", "--where=--json", V2]),
+    (FAST, ["records", "--redact", "values", "--json", V2]),
+    (FAST, ["records", "--redact", "nothing", V2]),
+    (FAST, ["records", "--redact-fields", "a,b", "--no-redact-secrets", "--json", V2]),
+    (FAST, ["records", "--detect", "--json", V2]),
+    (FAST, ["records", "--wide", MIXED, DAMAGED]),
+    (TYPER, ["records", "--count", "0", V2]),
+    (TYPER, ["records", "--count", "-1", V2]),
+    (TYPER, ["records", "--decode", "bogus", V2]),
+    (TYPER, ["records", "--from-offset", "1e3", V2]),
+    (TYPER, ["records", "--key"]),
+    (TYPER, ["records", "--shallow", V2]),
+    (TYPER, ["records", "-e", V2]),
+    # verify-crc
+    (FAST, ["verify-crc", V2]),
+    (FAST, ["verify-crc", "--json", DAMAGED]),
+    (FAST, ["verify-crc", DAMAGED, PADDED, MIXED]),
+    (FAST, ["verify-crc", "--max-scan", "0", DAMAGED]),
+    (FAST, ["verify-crc", "--json", MISSING, V2]),
+    (TYPER, ["verify-crc", "--format", "json", V2]),
+    (TYPER, ["verify-crc", "--color", V2]),
+    (TYPER, ["verify-crc"]),
+    # hexdump
+    (FAST, ["hexdump", V2]),
+    (FAST, ["hexdump", "--json", "--batch", "1", MIXED]),
+    (FAST, ["hexdump", "--position", "0", "--records", V2]),
+    (FAST, ["hexdump", "--context", "16", "--offset", "0", DAMAGED]),
+    (FAST, ["hexdump", "-e", "base64", "--json", V2]),
+    (FAST, ["hexdump", "--batch", "99", V2]),
+    (TYPER, ["hexdump", V2, MIXED]),
+    (TYPER, ["hexdump", "--batch", "-1", V2]),
+    (TYPER, ["hexdump"]),
+    # not the fast path's commands, or no command
+    (TYPER, []),
+    (TYPER, ["--version"]),
+    (TYPER, ["--json", "batches", V2]),
+    (TYPER, ["batch", V2]),
+    (TYPER, ["dump", V2]),
+]
+
+
+def _ids() -> list[str]:
+    return [" ".join(Path(a).name if "/" in a else a for a in argv) or "(none)" for _, argv in CASES]
+
+
+@pytest.fixture
+def isolated(monkeypatch):
+    """A run that leaves the interpreter as it found it (the runner wraps stdout and handles SIGINT)."""
+    handler = signal.getsignal(signal.SIGINT)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # batches - reads no terminal
+    yield
+    signal.signal(signal.SIGINT, handler)
+    sys.stdin.close()
+
+
+def _run(capsys, monkeypatch, argv: list[str], fast: bool) -> tuple[object, str, str]:
+    import kafkadump.cli as cli
+    from kafkadump.cli.typer_main import main as typer_main
+
+    cli.load_all_commands()
+    monkeypatch.setattr(sys, "argv", ["kafkadump", *argv])
+    stdout = sys.stdout
+    try:
+        if fast:
+            fast_path.run_fast(argv)
+            raise AssertionError("the fast path returned: it did not take the command line")
+        typer_main()
+    except SystemExit as e:
+        code = e.code
+    finally:
+        sys.stdout = stdout
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("fast", "argv"), CASES, ids=_ids())
+def test_the_fast_path_and_typer_say_the_same(capsys, monkeypatch, isolated, fast, argv):
+    assert (parse(argv) is not None) is fast
+    typer_said = _run(capsys, monkeypatch, argv, fast=False)
+    if fast:
+        assert _run(capsys, monkeypatch, argv, fast=True) == typer_said
+    assert typer_said[0] in (0, 1, 2)
+
+
+@pytest.mark.parametrize("argv", [argv for fast, argv in CASES if fast],
+                         ids=[i for i, (fast, _) in zip(_ids(), CASES) if fast])
+def test_the_fast_path_calls_the_body_with_what_typer_gives_it(monkeypatch, argv):
+    """Both paths call the same body function with equal values (types included: a list is not a tuple)."""
+    import typer.main
+
+    import kafkadump.cli as cli
+
+    calls: list[tuple[str, dict[str, object]]] = []
+    for name in ("batches", "records", "verify_crc", "hexdump"):
+        body = getattr(segment_bodies, name)
+
+        def record(*args, _name=name, _body=body, **kwargs):
+            bound = inspect.signature(_body).bind(*args, **kwargs).arguments
+            calls.append((_name, {k: (type(v), v) for k, v in bound.items()}))
+            return 0
+
+        monkeypatch.setattr(segment_bodies, name, record)
+    cli.load_all_commands()
+    typer.main.get_command(cli.app).main(argv, prog_name="kafkadump", standalone_mode=False)
+    command, params = parse(argv)  # type: ignore[misc]
+    fast_path.call_body(command, params)
+    assert len(calls) == 2 and calls[0] == calls[1]
+
+
+def test_the_option_table_is_what_the_generator_writes():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gen_fast_options
+
+    committed = (ROOT / "kafkadump/cli/fast_options.py").read_text()
+    assert gen_fast_options.render() == committed, "kafkadump/cli/fast_options.py is stale: rerun " \
+                                                   "tools/gen_fast_options.py"
+
+
+def test_the_option_table_covers_the_data_commands():
+    from kafkadump.cli.fast_options import COMMANDS
+
+    assert sorted(COMMANDS) == ["batches", "hexdump", "records", "verify-crc"]
+    # every option of the typer command is in the table (none left for typer alone)
+    import typer.main
+
+    import kafkadump.cli as cli
+
+    cli.load_all_commands()
+    group = typer.main.get_command(cli.app)
+    for name, spec in COMMANDS.items():
+        declared = {opt for p in group.commands[name].params for opt in (*p.opts, *p.secondary_opts)  # type: ignore[attr-defined]
+                    if p.param_type_name == "option"}
+        assert declared == set(spec["options"]), name
+
+
+def test_a_completion_request_is_left_to_typer(monkeypatch):
+    assert parse(["batches", V2]) is not None
+    monkeypatch.setenv(fast_path.COMPLETION_VARIABLE, "bash_complete")
+    assert parse(["batches", V2]) is None
+
+
+def test_the_generator_leaves_to_typer_what_the_fast_path_cannot_parse():
+    import typer
+    import typer.main
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gen_fast_options
+
+    def declared(**params):
+        app = typer.Typer()
+
+        def command(path: str = typer.Argument(...), **_: object) -> None: ...
+
+        command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("path", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=typer.Argument(...),
+                               annotation=str)]
+            + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+               for n, (a, d) in params.items()])
+        app.command()(command)
+        app.command("other")(lambda: None)
+        group = typer.main.get_command(app)
+        return group.commands["command"], command  # type: ignore[attr-defined]
+
+    ok = gen_fast_options.command_table(*declared(depth=(int, typer.Option(4, "--depth", min=1, max=9))))
+    assert ok["options"] == {"--depth": ("depth", "int", False, (1, 9))} and ok["defaults"] == {"depth": 4}
+    for unsupported in ((float, typer.Option(0.5, "--ratio")),                          # a float
+                        (int, typer.Option(0, "--verbose", "-v", count=True)),           # a counter
+                        (str, typer.Option("x", "--name", envvar="NAME")),               # from the environment
+                        (int, typer.Option(1, "--level", min=0, clamp=True)),            # clamped, not refused
+                        (str, typer.Option("x", "--abc", "-ab"))):                       # a two-letter short option
+        with pytest.raises(gen_fast_options.Unsupported):
+            gen_fast_options.command_table(*declared(value=unsupported))
