@@ -153,9 +153,17 @@ class TableStream(LineWriter):
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
         self.header()
         n = len(cells)
-        # escaped before it is fitted, so that an escape sequence in a cell cannot push the columns
-        self.line("  ".join(_cell(terminal_safe(str(cells[i])) if i < n else "", c)
-                            for i, c in self.shown).rstrip(), style, fold=False)
+        texts = []
+        for i, c in self.shown:
+            text = cells[i] if i < n else ""
+            if type(text) is not str:
+                text = str(text)
+            # escaped before it is fitted, so that an escape sequence in a cell cannot push the columns
+            # (printable ASCII, most cells, has nothing to escape: not translated)
+            if not (text.isascii() and text.isprintable()):
+                text = terminal_safe(text)
+            texts.append(_cell(text, c))
+        self.line("  ".join(texts).rstrip(), style, fold=False)
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)
