@@ -162,7 +162,15 @@ class TableStream(LineWriter):
             # (printable ASCII, most cells, has nothing to escape: not translated)
             if not (text.isascii() and text.isprintable()):
                 text = terminal_safe(text)
-            texts.append(_cell(text, c))
+            width = c.width   # fitted as _cell fits it (inline: a long table calls this per cell)
+            if width:
+                if c.right:
+                    text = text.rjust(width)
+                else:
+                    if len(text) > width:
+                        text = text[:width - 1] + "…"
+                    text = text.ljust(width)
+            texts.append(text)
         self.line("  ".join(texts).rstrip(), style, fold=False)
 
     def note(self, text: str, style: str | None = None) -> None:
