@@ -346,7 +346,8 @@ Step = tuple[str, int, Any, Any, int]
 class Plan:
     """The fields of one struct at one version: what to read, in order."""
 
-    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast", "types", "code")
+    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast", "types", "code",
+                 "error_keys")
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -357,6 +358,8 @@ class Plan:
         # the keys whose values can hold a RECORDS field: None for the field itself, else the plan
         # of the struct (or of the array's elements) it lies in (a walk to the records goes only here)
         self.records_keys: dict[str, Plan | None] = {}
+        # the same for ``errorCode`` fields: None for an errorCode itself, else the plan it lies in
+        self.error_keys: dict[str, Plan | None] = {}
         # per step: (unpack_from, size) of a fixed-width number, read inline when no spans are
         # recorded and its bytes are there (else None: the step's reader, which says what is wrong)
         self.fast: list[tuple[Callable[[ByteBuffer, int], tuple[Any, ...]], int] | None] = []
@@ -448,13 +451,19 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
 
 
 def _note_records(p: Plan, f: Field, step: Step) -> None:
-    """Add ``step`` to ``p.records_keys`` when its value can hold a RECORDS field."""
+    """Add ``step`` to ``p.records_keys`` when its value can hold a RECORDS field, and to
+    ``p.error_keys`` when it can hold an ``errorCode``."""
     key, kind, sub = step[0], step[1], step[2]
     if kind in (PRIM, PRIM_ARRAY):
         if f[1] == "records":
             p.records_keys[key] = None
-    elif sub.records_keys:
+        if kind == PRIM and key == "errorCode":
+            p.error_keys[key] = None
+        return
+    if sub.records_keys:
         p.records_keys[key] = sub
+    if sub.error_keys:
+        p.error_keys[key] = sub
 
 
 # --- reading -------------------------------------------------------------------------------

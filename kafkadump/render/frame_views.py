@@ -115,18 +115,6 @@ def error_text(code: int) -> str:
     return f"{code} {name}" if name else str(code)
 
 
-def _errors(v: object, acc: list[int]) -> None:
-    if isinstance(v, dict):
-        for k, x in v.items():
-            if k == "errorCode" and isinstance(x, int) and x != 0:
-                acc.append(x)
-            elif isinstance(x, (dict, list)):
-                _errors(x, acc)
-    elif isinstance(v, list):
-        for x in v:
-            _errors(x, acc)
-
-
 def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     """A short description: records carried, topics, groups, errors (``findings``: the frame's
     :meth:`~kafkadump.protocol.frames.Frame.all_findings`, when the caller has them)."""
@@ -170,8 +158,7 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
                 parts.append(f"{k} {v}")
         if f.api_key == 18 and f.kind == "response" and isinstance(b.get("apiKeys"), list):
             parts.append(f"{len(b['apiKeys'])} APIs")
-        errs: list[int] = []
-        _errors({k: v for k, v in b.items() if k != "errorCode"}, errs)
+        errs = f.nested_errors()
         if errs:
             common = sorted(set(errs))
             parts.append("errors " + ", ".join(error_text(e) for e in common[:3]))
