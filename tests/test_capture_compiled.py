@@ -27,6 +27,13 @@ from kafkadump.render import frame_views
 from kafkadump.report.status import Tally
 
 
+@pytest.fixture(autouse=True)
+def _compile_at_once(monkeypatch):
+    """Plans compiled at their first use (not after COMPILE_AFTER uses): the small captures here
+    exercise the compiled code too."""
+    monkeypatch.setattr(decoder, "COMPILE_AFTER", 0)
+
+
 def _json(path: Path, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> str:
     """``capture --json`` of ``path`` with the compiled plans on or off."""
     monkeypatch.setattr(decoder, "COMPILED_PLANS", compiled)
@@ -106,6 +113,21 @@ def test_damaged_captures_are_the_same(tmp_path, monkeypatch, seed):
     p = tmp_path / f"damaged-{seed}.pcap"
     p.write_bytes(bytes(data))
     assert _json(p, True, monkeypatch) == _json(p, False, monkeypatch)
+
+
+def test_plans_used_a_few_times_stay_interpreted(tmp_path, monkeypatch):
+    """Guessing a lone response tries every API and version once: those plans are not compiled."""
+    monkeypatch.setattr(decoder, "_PLANS", {})   # plans made afresh: none compiled or used yet
+    monkeypatch.setattr(decoder, "COMPILE_AFTER", 64)
+    compiled = []
+    real = decoder.compile_plan
+    monkeypatch.setattr(decoder, "compile_plan", lambda plan, helpers: compiled.append(plan) or real(plan, helpers))
+    p = _conversation_pcap(tmp_path)
+    _json(p, True, monkeypatch)
+    assert compiled == []   # 24 frames: no plan decoded 64 structs
+    monkeypatch.setattr(decoder, "COMPILE_AFTER", 3)
+    _json(p, True, monkeypatch)
+    assert 0 < len(compiled) <= 12   # the plans of the headers and bodies used more than 3 times, once each
 
 
 def _decode(name: str, version: int, data: bytes, compiled: bool, monkeypatch, strict: bool = False):

@@ -47,7 +47,11 @@ source ``decompressed@<batch position>``.
 Bounded: every length and count is checked against the bytes that remain
 before anything is allocated or looped over, and nesting is bounded by the
 schema (never by the input).  Plans (the per-version field lists) are
-compiled once per schema and version and cached.
+compiled once per schema and version and cached.  A plan that decodes many
+structs is compiled further, to straight-line Python (:mod:`.plan_code`),
+which decodes plain bytes (no spans) and hands anything else back to the
+interpreter here: the values are the same, the findings always the
+interpreter's.
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no byt
 # decode plain structs by their plans compiled to Python (:mod:`.plan_code`); False: the interpreter
 # alone (the parity tests compare the two)
 COMPILED_PLANS = True
+# a plan is compiled once it has decoded this many structs (compiling costs about a millisecond, as
+# much as a hundred interpreted decodes of a small struct: guessing a lone response tries hundreds of
+# plans once each, which stay interpreted)
+COMPILE_AFTER = 64
 
 
 class Overrun(DecodeError):
@@ -347,7 +355,7 @@ class Plan:
     """The fields of one struct at one version: what to read, in order."""
 
     __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast", "types", "code",
-                 "error_keys")
+                 "error_keys", "uses")
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -367,6 +375,7 @@ class Plan:
         self.types: list[tuple[str, bool]] = []
         # the plan compiled to straight-line Python (kafkadump.protocol.plan_code), made on first use
         self.code: Callable[..., tuple[dict, int]] | None = None
+        self.uses = 0   # structs decoded by the interpreter before ``code`` is made (COMPILE_AFTER)
 
 
 _PLANS: dict = {}
@@ -696,6 +705,9 @@ def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tup
     code noted is dropped: the interpreter decodes them again and says what is wrong)."""
     code = plan.code
     if code is None:
+        if plan.uses < COMPILE_AFTER:
+            plan.uses += 1
+            return None
         code = plan.code = compile_plan(plan, _HELPERS)
     mark = len(st.findings)
     try:
