@@ -137,7 +137,9 @@ def in_process(fn, path: str) -> tuple[float, float]:
 
 
 def export_previous(rev: str, dest: str) -> str | None:
-    """kafkadump's package at ``rev`` exported into ``dest`` (a PYTHONPATH), or None when git cannot."""
+    """kafkadump's package at ``rev`` exported into ``dest`` (a PYTHONPATH), its compiled hot path
+    built there as this checkout's is (else the previous rows would run its pure-Python path), or
+    None when git cannot."""
     try:
         data = subprocess.run(["git", "archive", "--format=tar", rev, "kafkadump"], cwd=ROOT, capture_output=True,
                               check=True, timeout=60).stdout
@@ -145,6 +147,15 @@ def export_previous(rev: str, dest: str) -> str | None:
         return None
     with tarfile.open(fileobj=io.BytesIO(data)) as t:
         t.extractall(dest)
+    build = subprocess.run(["git", "archive", "--format=tar", rev, "setup.py", "pyproject.toml", "README.md"],
+                           cwd=ROOT, capture_output=True, timeout=60)
+    if build.returncode == 0:
+        with tarfile.open(fileobj=io.BytesIO(build.stdout)) as t:
+            t.extractall(dest)
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=dest,
+                       capture_output=True, timeout=600)
+    built = list(Path(dest, "kafkadump", "accel").glob("*.so")) + list(Path(dest, "kafkadump", "accel").glob("*.pyd"))
+    print(f"({rev}: exported, {'with its compiled hot path' if built else 'on its pure-Python path (not built)'})")
     return dest
 
 
