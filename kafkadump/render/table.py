@@ -143,6 +143,7 @@ class TableStream(LineWriter):
         super().__init__(out, console)
         self.shown = fit_columns(columns, layout)
         self.columns = [c for _, c in self.shown]
+        self._fits = [(i, c.width, c.right) for i, c in self.shown]   # what row() needs of each column
         self._header = False
 
     def header(self) -> None:
@@ -154,7 +155,7 @@ class TableStream(LineWriter):
         self.header()
         n = len(cells)
         texts = []
-        for i, c in self.shown:
+        for i, width, right in self._fits:
             text = cells[i] if i < n else ""
             if type(text) is not str:
                 text = str(text)
@@ -162,13 +163,12 @@ class TableStream(LineWriter):
             # (printable ASCII, most cells, has nothing to escape: not translated)
             if not (text.isascii() and text.isprintable()):
                 text = terminal_safe(text)
-            width = c.width   # fitted as _cell fits it (inline: a long table calls this per cell)
-            if width:
-                if c.right:
+            if width:   # fitted as _cell fits it (inline: a long table calls this per cell)
+                if right:
                     text = text.rjust(width)
+                elif len(text) > width:
+                    text = text[:width - 1] + "…"
                 else:
-                    if len(text) > width:
-                        text = text[:width - 1] + "…"
                     text = text.ljust(width)
             texts.append(text)
         self.line("  ".join(texts).rstrip(), style, fold=False)
