@@ -141,10 +141,12 @@ def _decode(name: str, version: int, data: bytes, compiled: bool, monkeypatch, s
 
 
 def _protocol_messages() -> list[tuple[str, int]]:
+    """Every schema of the tables (requests, responses, headers, records of the internal topics)
+    at every version it has."""
     out = []
     for name in S.names():
         m = S.message(name)
-        if m["type"] in ("request", "response", "header") and m["valid"]:
+        if m["valid"]:
             lo, hi = m["valid"]
             out += [(name, v) for v in range(lo, hi + 1)]
     return out
