@@ -13,7 +13,17 @@ Rows (each the least CPU seconds, user + system, of ``--repeat`` interleaved rou
   and the same two of ``--previous`` (default ``main``: the code this branch started from,
   exported by ``git archive`` into a temporary directory and run with ``PYTHONPATH``);
 * ``tshark -T json`` and tshark's one-line output (``tshark -r``), when tshark is on PATH,
-  with ``-d tcp.port==9092,kafka``.
+  with ``-d tcp.port==P,kafka`` for every Kafka port P of the pcap.
+
+The Kafka ports (given to kafkadump as ``-p P`` and to tshark's dissector as ``-d``): ``--port``
+when given; else the brokers of a ``NAME.mock.json`` beside ``NAME.pcap`` (the shared corpus's
+client captures, whose mock brokers listen on random ports); else the server ports of the
+connections kafkadump finds to be Kafka (by port 9092 or by content); 9092 when there are none.
+
+The CLI rows run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE`` removed, the cache
+in a temporary ``PYTHONPYCACHEPREFIX``, warmed by one run first): an installed package has its
+``.pyc`` files, and without them every run recompiles kafkadump's modules (about 0.14 CPU-s here).
+``--no-pyc-cache`` measures with the environment as it is.
 
 Printed: CPU seconds, CPU-microseconds per frame, MB of pcap per CPU-second, and the ratios
 (kafkadump / baseline: below 1.0 kafkadump is faster).  Nothing is asserted.  ``main(argv)``
@@ -107,13 +117,14 @@ def bare_pass(path: str) -> tuple[int, int]:
     return segments, sink.frames
 
 
-def decode_only(path: str) -> int:
+def decode_only(path: str, ports: list[int] | None = None) -> int:
     """``capture_report`` to its end, nothing rendered; returns the frames."""
     from kafkadump.capture_report import CaptureRequest, CaptureTotals, capture_report
     from kafkadump.report.status import Tally
 
     frames = 0
-    for item in capture_report(path, CaptureRequest(), Tally()):
+    request = CaptureRequest() if ports is None else CaptureRequest(ports=list(ports))
+    for item in capture_report(path, request, Tally()):
         if isinstance(item, CaptureTotals):
             frames = item.frames
     return frames
@@ -126,7 +137,9 @@ def in_process(fn, path: str) -> tuple[float, float]:
 
 
 def export_previous(rev: str, dest: str) -> str | None:
-    """kafkadump's package at ``rev`` exported into ``dest`` (a PYTHONPATH), or None when git cannot."""
+    """kafkadump's package at ``rev`` exported into ``dest`` (a PYTHONPATH), its compiled hot path
+    built there as this checkout's is (else the previous rows would run its pure-Python path), or
+    None when git cannot."""
     try:
         data = subprocess.run(["git", "archive", "--format=tar", rev, "kafkadump"], cwd=ROOT, capture_output=True,
                               check=True, timeout=60).stdout
@@ -134,34 +147,88 @@ def export_previous(rev: str, dest: str) -> str | None:
         return None
     with tarfile.open(fileobj=io.BytesIO(data)) as t:
         t.extractall(dest)
+    build = subprocess.run(["git", "archive", "--format=tar", rev, "setup.py", "pyproject.toml", "README.md"],
+                           cwd=ROOT, capture_output=True, timeout=60)
+    if build.returncode == 0:
+        with tarfile.open(fileobj=io.BytesIO(build.stdout)) as t:
+            t.extractall(dest)
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=dest,
+                       capture_output=True, timeout=600)
+    built = list(Path(dest, "kafkadump", "accel").glob("*.so")) + list(Path(dest, "kafkadump", "accel").glob("*.pyd"))
+    print(f"({rev}: exported, {'with its compiled hot path' if built else 'on its pure-Python path (not built)'})")
     return dest
 
 
-def tshark_rows(path: str) -> list[tuple[str, list[str]]]:
+def kafka_ports(path: str, given: list[int]) -> list[int]:
+    """The Kafka ports of ``path`` (see the module docstring: ``--port``, a mock.json sidecar, or detected)."""
+    if given:
+        return sorted(set(given))
+    sidecar = Path(path).with_suffix(".mock.json")
+    if sidecar.exists():
+        try:
+            ports = sorted({int(b["port"]) for b in json.loads(sidecar.read_text()).get("brokers", ())})
+        except (ValueError, KeyError, TypeError, AttributeError):
+            ports = []
+        if ports:
+            return ports
+    from kafkadump.protocol.stream import CaptureDecoder
+    from kafkadump.sources.pcap import CaptureReader
+    from kafkadump.sources.segment import open_segment
+
+    seg = open_segment(path)
+    try:
+        dec = CaptureDecoder(path)
+        for _ in dec.packets(CaptureReader(seg.buf, path)):
+            pass
+    finally:
+        seg.close()
+    ports = sorted({c.server[1] for c in dec.order if c.server is not None and c.state not in (None, False)})
+    return ports or [9092]
+
+
+def tshark_rows(path: str, ports: list[int]) -> list[tuple[str, list[str]]]:
     exe = shutil.which("tshark")
     if exe is None:
         return []
-    decode_as = ["-d", "tcp.port==9092,kafka"]
+    decode_as = [a for p in ports for a in ("-d", f"tcp.port=={p},kafka")]
     return [("tshark -T json", [exe, "-r", path, *decode_as, "-T", "json"]),
             ("tshark one-line", [exe, "-r", path, *decode_as])]
 
 
-def measure(path: str, repeat: int, previous: str | None, cwd: str) -> dict:
+def cli_env(pythonpath: str | None, pyc_cache: str | None) -> dict[str, str]:
+    """The environment of a CLI row: ``PYTHONPATH``, and the bytecode cache in ``pyc_cache`` (None: as it is)."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    if pyc_cache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pyc_cache
+    return env
+
+
+def measure(path: str, repeat: int, previous: str | None, cwd: str, ports: list[int],
+            pyc_cache: str | None = None) -> dict:
     py = sys.executable
-    here_env = dict(os.environ, PYTHONPATH=str(ROOT))
+    here_env = cli_env(str(ROOT), pyc_cache)
+    port_args = [a for p in ports for a in ("-p", str(p))]
     rows: dict[str, dict] = {}
     plan: list[tuple[str, object]] = [
         ("bare pass (read + reassemble + split)", ("inproc", bare_pass)),
-        ("decode only (in-process)", ("inproc", decode_only)),
-        ("capture --json", ("cli", [py, "-m", "kafkadump", "capture", path, "--json"], here_env)),
-        ("capture (table)", ("cli", [py, "-m", "kafkadump", "capture", path], here_env)),
+        ("decode only (in-process)", ("inproc", lambda p: decode_only(p, ports))),
+        ("capture --json", ("cli", [py, "-m", "kafkadump", "capture", path, *port_args, "--json"], here_env)),
+        ("capture (table)", ("cli", [py, "-m", "kafkadump", "capture", path, *port_args], here_env)),
     ]
     if previous is not None:
-        prev_env = dict(os.environ, PYTHONPATH=previous)
-        plan += [("previous capture --json", ("cli", [py, "-m", "kafkadump", "capture", path, "--json"], prev_env)),
-                 ("previous capture (table)", ("cli", [py, "-m", "kafkadump", "capture", path], prev_env))]
-    plan += [(name, ("cli", argv, None)) for name, argv in tshark_rows(path)]
-    plan.append(("python start-up (-c pass)", ("cli", [py, "-c", "pass"], None)))
+        prev_env = cli_env(previous, pyc_cache)
+        plan += [("previous capture --json",
+                  ("cli", [py, "-m", "kafkadump", "capture", path, *port_args, "--json"], prev_env)),
+                 ("previous capture (table)", ("cli", [py, "-m", "kafkadump", "capture", path, *port_args], prev_env))]
+    plan += [(name, ("cli", argv, None)) for name, argv in tshark_rows(path, ports)]
+    plan.append(("python start-up (-c pass)", ("cli", [py, "-c", "pass"], cli_env(None, pyc_cache))))
+    if pyc_cache is not None:  # one run of each to fill the bytecode cache
+        for _, how in plan:
+            if how[0] == "cli" and how[2] is not None:
+                run_cli(how[1], how[2], cwd)
     for _ in range(repeat):
         for name, how in plan:
             if how[0] == "inproc":
@@ -177,9 +244,10 @@ def measure(path: str, repeat: int, previous: str | None, cwd: str) -> dict:
     return rows
 
 
-def report(path: str, rows: dict, frames: int, out=sys.stdout) -> dict:
+def report(path: str, rows: dict, frames: int, ports: list[int], out=sys.stdout) -> dict:
     size = os.path.getsize(path)
-    print(f"\n{path}: {size / 1e6:.1f} MB, {frames} frames", file=out)
+    print(f"\n{path}: {size / 1e6:.1f} MB, {frames} frames, Kafka ports {','.join(map(str, ports))} "
+          f"(load average {os.getloadavg()[0]:.2f})", file=out)
     print(f"  {'row':40} {'cpu s':>7} {'us/frame':>9} {'MB/cpu-s':>9}  runs", file=out)
     for name, r in rows.items():
         c = r["best_cpu"]
@@ -209,7 +277,7 @@ def report(path: str, rows: dict, frames: int, out=sys.stdout) -> dict:
     if "tshark -T json" not in rows:
         print("    tshark is not on PATH: no tshark rows (the us/frame and MB/cpu-s columns above compare "
               "with tshark's on the same pcap)", file=out)
-    return {"file": path, "bytes": size, "frames": frames, "rows": rows, "ratios": ratios}
+    return {"file": path, "bytes": size, "frames": frames, "ports": ports, "rows": rows, "ratios": ratios}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--previous", default="main", help="git revision to compare with (default main; '' for none)")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds (default 3)")
     ap.add_argument("--out", help="directory for the generated pcap (kept and reused); default a temp dir")
+    ap.add_argument("--port", type=int, action="append", default=[],
+                    help="the Kafka port of every --pcap (repeatable; default: from a mock.json sidecar, or detected)")
+    ap.add_argument("--no-pyc-cache", action="store_true",
+                    help="run the CLI rows without a bytecode cache when the environment says so")
     ap.add_argument("--results", default=str(HERE / "out" / "capture-results.json"))
     args = ap.parse_args(argv)
 
@@ -242,10 +314,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.previous and previous is None:
             print(f"(could not export {args.previous!r} with git: no previous rows)")
         results = []
+        pyc_cache = None if args.no_pyc_cache else os.path.join(work, "pyc")
         for path in paths:
             _, frames = bare_pass(path)  # warms the page cache too
-            rows = measure(path, args.repeat, previous, work)
-            results.append(report(path, rows, frames))
+            ports = kafka_ports(path, args.port)
+            rows = measure(path, args.repeat, previous, work, ports, pyc_cache)
+            results.append(report(path, rows, frames, ports))
         os.makedirs(os.path.dirname(args.results), exist_ok=True)
         with open(args.results, "w") as f:
             json.dump({"load": os.getloadavg(), "tshark": shutil.which("tshark"), "results": results}, f, indent=1)

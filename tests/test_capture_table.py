@@ -291,7 +291,7 @@ def test_the_table_decodes_no_more_than_the_json(tmp_path, monkeypatch):
     monkeypatch.setattr(pcap, "packet_from_bytes", lambda *a, **k: parsed.append(1) or real(*a, **k))
     summaries = []
     real_summary = frame_views.summary
-    monkeypatch.setattr(frame_views, "summary", lambda f: summaries.append(f.index) or real_summary(f))
+    monkeypatch.setattr(frame_views, "summary", lambda f, *rest: summaries.append(f.index) or real_summary(f, *rest))
 
     frame_views.write_frames_json(capture_report(str(p), CaptureRequest(), Tally()), io.StringIO())
     json_parsed = len(parsed)

@@ -194,3 +194,35 @@ def test_frame_json_of_nan_and_infinite_floats():
     assert [o["value"] for o in ops_of(request(1.5, 2.0))] == [1.5, 2.0]
     assert [o["value"] for o in ops_of(request(1.5, float("nan"), float("-inf")))] == [1.5, "nan", "-inf"]
     assert ops_of(request(float("inf")))[0] == {"key": "k0", "value": "inf", "remove": False}
+
+
+def _errors_planned_equals_generic(path: str) -> list[int]:
+    """Every frame of ``path``: the error codes found by the plan-guided walk are those of the
+    whole-body walk; returns them all."""
+    found: list[int] = []
+    for f in capture_report(path, CaptureRequest(), Tally()):
+        if not isinstance(f, Frame) or f.body is None or f.body_plan is None:
+            continue
+        generic: list[int] = []
+        frames._errors({k: v for k, v in f.body.items() if k != "errorCode"}, generic)
+        planned = f.nested_errors()
+        assert sorted(planned) == sorted(generic)
+        found += planned
+    return found
+
+
+def test_the_planned_error_walk_on_real_captures():
+    wire = need_corpus("clients/wire")
+    found: list[int] = []
+    for name in ("ck216_legacy_magic0.pcap", "ck216_many_small_3brokers.pcap", "kafkapython_legacy.pcap",
+                 "ck216_transactional.pcap", "aiokafka_codecs.pcap"):
+        found += _errors_planned_equals_generic(str(wire / name))
+    assert 35 in found   # the mock's UNSUPPORTED_VERSION per partition, for legacy produce
+
+
+def test_a_body_without_a_plan_is_walked_whole(tmp_path):
+    p = _conversation_pcap(tmp_path, 1)
+    fetch = [f for f in capture_report(str(p), CaptureRequest(), Tally())
+             if isinstance(f, Frame) and f.api_key == 1 and f.kind == "response"][0]
+    fetch.body = {"errorCode": 7, "responses": [{"partitions": [{"errorCode": 3}, {"errorCode": 0}]}]}
+    assert fetch.body_plan is None and fetch.nested_errors() == [3]

@@ -47,7 +47,11 @@ source ``decompressed@<batch position>``.
 Bounded: every length and count is checked against the bytes that remain
 before anything is allocated or looped over, and nesting is bounded by the
 schema (never by the input).  Plans (the per-version field lists) are
-compiled once per schema and version and cached.
+compiled once per schema and version and cached.  A plan that decodes many
+structs is compiled further, to straight-line Python (:mod:`.plan_code`),
+which decodes plain bytes (no spans) and hands anything else back to the
+interpreter here: the values are the same, the findings always the
+interpreter's.
 """
 
 from __future__ import annotations
@@ -64,8 +68,16 @@ from ..decode.primitives import ByteBuffer
 from ..decode.walk import decode_spanned, iter_batches
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
+from .plan_code import PRIM, PRIM_ARRAY, STRUCT, STRUCT_ARRAY, Bail, compile_plan
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
+# decode plain structs by their plans compiled to Python (:mod:`.plan_code`); False: the interpreter
+# alone (the parity tests compare the two)
+COMPILED_PLANS = True
+# a plan is compiled once it has decoded this many structs (compiling costs about a millisecond, as
+# much as a hundred interpreted decodes of a small struct: guessing a lone response tries hundreds of
+# plans once each, which stay interpreted)
+COMPILE_AFTER = 64
 
 
 class Overrun(DecodeError):
@@ -330,8 +342,6 @@ def _batch_spans(buf: ByteBuffer, pos: int, items: list[Batch | Gap], st: State,
 
 # --- plans ----------------------------------------------------------------------------------
 
-PRIM, STRUCT, STRUCT_ARRAY, PRIM_ARRAY = 0, 1, 2, 3
-
 # a schema field from the generated tables:
 # [name, type, versions, nullableVersions, tag, taggedVersions, default, fields, flexibleVersions]
 Field = list
@@ -344,7 +354,8 @@ Step = tuple[str, int, Any, Any, int]
 class Plan:
     """The fields of one struct at one version: what to read, in order."""
 
-    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast")
+    __slots__ = ("steps", "tagged", "flexible", "min_size", "defaults", "records_keys", "fast", "types", "code",
+                 "error_keys", "uses")
 
     def __init__(self) -> None:
         self.steps: list[Step] = []
@@ -355,9 +366,16 @@ class Plan:
         # the keys whose values can hold a RECORDS field: None for the field itself, else the plan
         # of the struct (or of the array's elements) it lies in (a walk to the records goes only here)
         self.records_keys: dict[str, Plan | None] = {}
+        # the same for ``errorCode`` fields: None for an errorCode itself, else the plan it lies in
+        self.error_keys: dict[str, Plan | None] = {}
         # per step: (unpack_from, size) of a fixed-width number, read inline when no spans are
         # recorded and its bytes are there (else None: the step's reader, which says what is wrong)
         self.fast: list[tuple[Callable[[ByteBuffer, int], tuple[Any, ...]], int] | None] = []
+        # per step: the field's type ("int32", "string", "[]int32", "[]Topic"...) and whether it is compact
+        self.types: list[tuple[str, bool]] = []
+        # the plan compiled to straight-line Python (kafkadump.protocol.plan_code), made on first use
+        self.code: Callable[..., tuple[dict, int]] | None = None
+        self.uses = 0   # structs decoded by the interpreter before ``code`` is made (COMPILE_AFTER)
 
 
 _PLANS: dict = {}
@@ -429,6 +447,7 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
             continue
         step, n = _step(f, version, flexible)
         p.steps.append(step)
+        p.types.append((f[1], _field_flexible(f, version, flexible)))
         number = _NUMBERS.get(f[1])
         p.fast.append(None if number is None else (number.unpack_from, number.size))
         _note_records(p, f, step)
@@ -441,13 +460,19 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
 
 
 def _note_records(p: Plan, f: Field, step: Step) -> None:
-    """Add ``step`` to ``p.records_keys`` when its value can hold a RECORDS field."""
+    """Add ``step`` to ``p.records_keys`` when its value can hold a RECORDS field, and to
+    ``p.error_keys`` when it can hold an ``errorCode``."""
     key, kind, sub = step[0], step[1], step[2]
     if kind in (PRIM, PRIM_ARRAY):
         if f[1] == "records":
             p.records_keys[key] = None
-    elif sub.records_keys:
+        if kind == PRIM and key == "errorCode":
+            p.error_keys[key] = None
+        return
+    if sub.records_keys:
         p.records_keys[key] = sub
+    if sub.error_keys:
+        p.error_keys[key] = sub
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -653,6 +678,10 @@ def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: i
     the position of the problem.
     """
     plan = plan_for(fields, version, flexible)
+    if st.spans is None and COMPILED_PLANS:
+        got = _compiled(plan, buf, pos, end, st)
+        if got is not None:
+            return got[0], got[1], None
     out: dict = {}
     try:
         p = read_struct(plan, buf, pos, end, st, path, out)
@@ -664,6 +693,34 @@ def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: i
     if st.fill_defaults:
         _fill_defaults(plan, out)
     return out, p, None
+
+
+_HELPERS = {"decode_records": decode_records, "read_tagged": read_tagged, "kafka_uuid": kafka_uuid,
+            "uvarint": P.decode_unsigned_varint, "MAX_EMPTY_ELEMENTS": MAX_EMPTY_ELEMENTS}
+
+
+def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tuple[dict, int] | None:
+    """``plan`` decoded by its compiled code (:mod:`.plan_code`): ``(value, next_pos)``, exactly what
+    :func:`read_struct` makes of the plain case; None when the bytes are not plain (what the compiled
+    code noted is dropped: the interpreter decodes them again and says what is wrong)."""
+    code = plan.code
+    if code is None:
+        if plan.uses < COMPILE_AFTER:
+            plan.uses += 1
+            return None
+        code = plan.code = compile_plan(plan, _HELPERS)
+    mark = len(st.findings)
+    try:
+        out, p = code(buf, pos, end, st)
+    except (Bail, DecodeError, UnicodeDecodeError):
+        del st.findings[mark:]
+        return None
+    if len(st.findings) != mark:   # a tagged field read by the interpreter found something
+        del st.findings[mark:]
+        return None
+    if st.fill_defaults:
+        _fill_defaults(plan, out)
+    return out, p
 
 
 __all__ = ["decode_message", "decode_struct", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]

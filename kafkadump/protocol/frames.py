@@ -124,24 +124,20 @@ class Frame:
         ``context`` holds the nearest enclosing topic name/id and partition.
         """
         if self.kind == "records":
-            if self.items is not None:
-                yield "records", {}, RecordsValue(self.position, self.size, self.items)
-            return
+            return iter([("records", {}, RecordsValue(self.position, self.size, self.items))]
+                        if self.items is not None else ())
         fields = self._records
         if fields is None:
             body = self._body
             if body is None:
-                return
+                return iter(())
             plan = self.body_plan
             # the body is walked once (and only where its plan can hold records); the topic
             # names learnt so far are looked up on every call, as they grow
             fields = self._records = list(_walk_records(body, "body", {}) if plan is None
                                           else _walk_planned(body, plan, "body", {}))
         names = self.topic_names
-        for path, ctx, rv in fields:
-            if names and "topic" not in ctx and ctx.get("topicId") in names:
-                ctx = {**ctx, "topic": names[ctx["topicId"]]}
-            yield path, ctx, rv
+        return _named(fields, names) if names else iter(fields)
 
     def record_count(self) -> int:
         return sum(rv.record_count for _, _, rv in self.records_fields())
@@ -165,11 +161,66 @@ class Frame:
             body_topic_names(self.body, names)
         return names
 
+    def nested_errors(self) -> list[int]:
+        """The non-zero ``errorCode`` values of the body below its top level (per topic, partition...),
+        in no particular order; the walk goes only where the body's plan has error codes."""
+        acc: list[int] = []
+        body = self._body
+        if body is None:
+            return acc
+        plan = self.body_plan
+        if plan is None:
+            _errors({k: v for k, v in body.items() if k != "errorCode"}, acc)
+        else:
+            for k, sub in plan.error_keys.items():
+                if sub is not None and k in body:
+                    _planned_errors(body[k], sub, acc)
+        return acc
+
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)
         for _, _, rv in self.records_fields():
             out.extend(rv.findings())
         return out
+
+
+def _named(fields: list[RecordsField], names: dict[str, str]) -> Iterator[RecordsField]:
+    """``fields`` with the topic name of each one's topic id, where ``names`` knows it."""
+    for path, ctx, rv in fields:
+        if "topic" not in ctx and ctx.get("topicId") in names:
+            ctx = {**ctx, "topic": names[ctx["topicId"]]}
+        yield path, ctx, rv
+
+
+def _errors(v: object, acc: list[int]) -> None:
+    """The non-zero ``errorCode`` values anywhere in ``v``, into ``acc``."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "errorCode" and isinstance(x, int) and x != 0:
+                acc.append(x)
+            elif isinstance(x, (dict, list)):
+                _errors(x, acc)
+    elif isinstance(v, list):
+        for x in v:
+            _errors(x, acc)
+
+
+def _planned_errors(v: object, plan: Plan, acc: list[int]) -> None:
+    """:func:`_errors` of a struct (or array of structs) decoded by ``plan``: only its keys that can
+    hold an ``errorCode`` (its tagged fields kept raw hold none)."""
+    if isinstance(v, list):
+        for e in v:
+            _planned_errors(e, plan, acc)
+        return
+    if not isinstance(v, dict):
+        return
+    for k, sub in plan.error_keys.items():
+        x = v.get(k)
+        if sub is None:
+            if isinstance(x, int) and x != 0:
+                acc.append(x)
+        elif isinstance(x, (dict, list)):
+            _planned_errors(x, sub, acc)
 
 
 def body_topic_names(v: object, acc: list[str], depth: int = 0) -> None:

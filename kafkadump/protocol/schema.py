@@ -6,6 +6,8 @@ so importing this module costs nothing.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 OPEN = 32767
 
 
@@ -67,6 +69,7 @@ def api_keys() -> list[int]:
     return sorted(_BY_KEY)
 
 
+@lru_cache(maxsize=4096)
 def api_name(api_key: int) -> str | None:
     """"Produce" for 0, "Fetch" for 1, ... (the request schema's name without "Request")."""
     n = api_names(api_key)
@@ -88,6 +91,9 @@ def is_flexible(name: str, version: int) -> bool:
     return in_range(message(name)["flexible"], version)
 
 
+# the tables never change: asked per frame, answered once per API and version (bounded: the keys
+# and versions come from the bytes)
+@lru_cache(maxsize=4096)
 def request_header_version(api_key: int, api_version: int) -> int:
     """0 (ControlledShutdown v0 only), 1, or 2 (flexible request versions)."""
     n = api_names(api_key)
@@ -98,6 +104,7 @@ def request_header_version(api_key: int, api_version: int) -> int:
     return 2 if is_flexible(n["request"], api_version) else 1
 
 
+@lru_cache(maxsize=4096)
 def response_header_version(api_key: int, api_version: int) -> int:
     """0 or 1 (flexible response versions); ApiVersions responses always use 0."""
     if api_key == 18:

@@ -453,19 +453,21 @@ class CaptureDecoder:
 
     def packet(self, p: Packet) -> list[F.Frame | StreamNote]:
         WORK.segments += 1
-        if not p.payload and not p.missing and not p.syn:
+        flags = p.flags
+        if not p.payload and not p.missing and not flags & 0x02:  # no data, no SYN
             a, b = (p.src, p.sport), (p.dst, p.dport)
             if ((a, b) if a <= b else (b, a)) not in self.conns:
                 return []  # the last ACK of a closed connection, or a stray: nothing to follow
         c = self._conn(p)
         src = (p.src, p.sport)
-        half = c.halves.get(src)
+        halves = c.halves
+        half = halves.get(src)
         if half is None:
-            half = c.halves[src] = HalfStream(self, src)
+            half = halves[src] = HalfStream(self, src)
         self._out = []
         self._current = c
-        if p.ack_flag:
-            other = c.halves.get((p.dst, p.dport))
+        if flags & 0x10:  # ACK
+            other = halves.get((p.dst, p.dport))
             if other is not None:
                 other.peer_ack(p.ack)
         half.segment(p)
@@ -477,7 +479,7 @@ class CaptureDecoder:
             half.notes = []
         out = self._out
         self._out = []
-        if p.rst or (len(c.halves) == 2 and all(h.fin and not h.pending for h in c.halves.values())):
+        if flags & 0x04 or len(halves) == 2 and _both_done(halves):  # RST, or both directions over
             out.extend(self._close(c))
         return out
 
@@ -814,6 +816,12 @@ class _Probe:
             if len(d) >= n:
                 return direction, d
         return None
+
+
+def _both_done(halves: dict[Endpoint, HalfStream]) -> bool:
+    """Both directions of a connection ended (FIN) with nothing held out of order."""
+    one, two = halves.values()
+    return one.fin and two.fin and not one.pending and not two.pending
 
 
 def _apiversions_fallback(f: F.Frame, buf: ByteBuffer, pos: int, end: int, base: int, ctx: F.Ctx) -> F.Frame:

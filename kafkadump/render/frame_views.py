@@ -114,20 +114,9 @@ def error_text(code: int) -> str:
     return f"{code} {name}" if name else str(code)
 
 
-def _errors(v: object, acc: list[int]) -> None:
-    if isinstance(v, dict):
-        for k, x in v.items():
-            if k == "errorCode" and isinstance(x, int) and x != 0:
-                acc.append(x)
-            elif isinstance(x, (dict, list)):
-                _errors(x, acc)
-    elif isinstance(v, list):
-        for x in v:
-            _errors(x, acc)
-
-
-def summary(f: Frame) -> str:
-    """A short description: records carried, topics, groups, errors."""
+def summary(f: Frame, findings: list[Finding] | None = None) -> str:
+    """A short description: records carried, topics, groups, errors (``findings``: the frame's
+    :meth:`~kafkadump.protocol.frames.Frame.all_findings`, when the caller has them)."""
     if f.kind == "records":
         items = f.items or []
         n = sum(len(b.records or ()) for b in items if isinstance(b, Batch))
@@ -168,30 +157,29 @@ def summary(f: Frame) -> str:
                 parts.append(f"{k} {v}")
         if f.api_key == 18 and f.kind == "response" and isinstance(b.get("apiKeys"), list):
             parts.append(f"{len(b['apiKeys'])} APIs")
-        errs: list[int] = []
-        _errors({k: v for k, v in b.items() if k != "errorCode"}, errs)
+        errs = f.nested_errors()
         if errs:
             common = sorted(set(errs))
             parts.append("errors " + ", ".join(error_text(e) for e in common[:3]))
-    bad = [x for x in f.all_findings() if x.severity.value != "info"]
+    bad = [x for x in (f.all_findings() if findings is None else findings) if x.severity.value != "info"]
     if bad:
         parts.append(f"! {len(bad)} finding{'s' if len(bad) > 1 else ''}")
     return "; ".join(parts)
 
 
-def frame_cells(f: Frame, dated: bool = False) -> list[object]:
-    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order."""
+def frame_cells(f: Frame, dated: bool = False, findings: list[Finding] | None = None) -> list[object]:
+    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order (``findings``: as :func:`summary`'s)."""
     conn = "-" if f.connection is None else f"c{f.connection.id}"
     when = time_text(f.time, dated)
     if f.kind == "records":
-        return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f)]
+        return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f, findings)]
     ver = "-" if f.api_version is None else f.api_version
     api = f.api_name or "?"
     if f.guessed:
         api += "?"
     return [f.index, when, conn, "req" if f.kind == "request" else "resp", api, ver,
             "-" if f.correlation_id is None else f.correlation_id, f.client_id or "-", f.size,
-            latency_text(f.latency), summary(f)]
+            latency_text(f.latency), summary(f, findings)]
 
 
 def frame_style(f: Frame, findings: list[Finding] | None = None) -> str | None:
@@ -587,7 +575,7 @@ class _FrameTable:
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
         notes = [(line, "yellow") for line in findings_lines(found)]
-        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated), frame_style(f, found), notes))
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found), frame_style(f, found), notes))
 
     def stream_note(self, n: StreamNote) -> None:
         where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "

@@ -149,6 +149,7 @@ class TableStream(LineWriter):
         super().__init__(out, console)
         self.shown = fit_columns(columns, layout)
         self.columns = [c for _, c in self.shown]
+        self._fits = [(i, c.width, c.right) for i, c in self.shown]   # what row() needs of each column
         self._header = False
 
     def header(self) -> None:
@@ -159,9 +160,24 @@ class TableStream(LineWriter):
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
         self.header()
         n = len(cells)
-        # escaped before it is fitted, so that an escape sequence in a cell cannot push the columns
-        self.line("  ".join(_cell(terminal_safe(str(cells[i])) if i < n else "", c)
-                            for i, c in self.shown).rstrip(), style, fold=False)
+        texts = []
+        for i, width, right in self._fits:
+            text = cells[i] if i < n else ""
+            if type(text) is not str:
+                text = str(text)
+            # escaped before it is fitted, so that an escape sequence in a cell cannot push the columns
+            # (printable ASCII, most cells, has nothing to escape: not translated)
+            if not (text.isascii() and text.isprintable()):
+                text = terminal_safe(text)
+            if width:   # fitted as _cell fits it (inline: a long table calls this per cell)
+                if right:
+                    text = text.rjust(width)
+                elif len(text) > width:
+                    text = text[:width - 1] + "…"
+                else:
+                    text = text.ljust(width)
+            texts.append(text)
+        self.line("  ".join(texts).rstrip(), style, fold=False)
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)

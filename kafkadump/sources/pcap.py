@@ -142,6 +142,20 @@ def _ipv6_text(raw: bytes) -> str:
     return text
 
 
+_IPV4_PAIRS: dict[bytes, tuple[str, str]] = {}
+
+
+def _ipv4_pair(raw: bytes) -> tuple[str, str]:
+    """The source and destination of an IPv4 header (its bytes 12-19) as dotted quads, as ipaddress
+    writes them; remembered, as :func:`_ipv6_text` remembers: a capture's packets repeat a few pairs."""
+    pair = _IPV4_PAIRS.get(raw)
+    if pair is None:
+        if len(_IPV4_PAIRS) >= _IPV6_CACHED:
+            _IPV4_PAIRS.clear()
+        pair = _IPV4_PAIRS[raw] = (f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}", f"{raw[4]}.{raw[5]}.{raw[6]}.{raw[7]}")
+    return pair
+
+
 def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
     """``(src, dst, tcp_start, tcp_end, fragmented)`` of the IP packet at ``pos``, or None.
 
@@ -168,11 +182,9 @@ def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
             return None
         if strict and total > n - pos:
             return None
-        frag = struct.unpack_from(">H", data, pos + 6)[0]
+        frag = (data[pos + 6] << 8) | data[pos + 7]
         fragmented = bool(frag & 0x2000) or (frag & 0x1FFF) != 0
-        # dotted quads, as ipaddress writes them (formatted directly: this runs once per packet)
-        src = f"{data[pos + 12]}.{data[pos + 13]}.{data[pos + 14]}.{data[pos + 15]}"
-        dst = f"{data[pos + 16]}.{data[pos + 17]}.{data[pos + 18]}.{data[pos + 19]}"
+        src, dst = _ipv4_pair(bytes(data[pos + 12:pos + 20]))
         return src, dst, pos + ihl, pos + total, fragmented
     if ver == 6:
         if pos + 40 > n:
@@ -253,13 +265,17 @@ def link_offset(linktype: int, data: ByteBuffer) -> int | None:
 
 
 def packet_from_bytes(data: ByteBuffer, number: int = 0, time: float | None = None, linktype: int | None = None,
-                      position: int = 0, orig_len: int | None = None) -> Packet | None:
+                      position: int = 0, orig_len: int | None = None, ip_at: int | None = None) -> Packet | None:
     """A :class:`Packet` from one captured frame's bytes, or None (not TCP/IP).
 
     With ``linktype`` None (hex text) the link header is guessed: raw IP,
     Ethernet, Linux cooked v1/v2, BSD loopback; the IP header must check out.
+    ``ip_at``: where ``linktype``'s header puts IP, when the caller knows it already.
     """
-    if linktype is None:
+    if ip_at is not None and linktype is not None:
+        candidates = [ip_at]
+        strict = False
+    elif linktype is None:
         candidates = []
         for lt in (LINK_RAW, LINK_ETHERNET, LINK_SLL, LINK_SLL2, LINK_NULL):
             off = link_offset(lt, data)
@@ -484,15 +500,16 @@ class CaptureReader:
     def _packet(self, data: ByteBuffer, time: float | None, linktype: int, position: int, orig_len: int | None
                 ) -> Packet | None:
         self.packets += 1
-        self._passed(position)
+        if position - self._released >= RELEASE_STEP:
+            self._passed(position)
         off = link_offset(linktype, data)
         if off is not None and _ipv4_tcp_fragment(data, off):
             self.fragments += 1
             whole = self.datagrams.add(data, off, position, self.packets)
             if whole is None:
                 return None
-            data, linktype = whole, LINK_RAW
-        p = packet_from_bytes(data, self.packets, time, linktype, position, orig_len)
+            data, linktype, off = whole, LINK_RAW, 0
+        p = packet_from_bytes(data, self.packets, time, linktype, position, orig_len, off)
         if p is None:
             self.skipped += 1
             reason = _why_not_read(data, linktype, off)
@@ -651,18 +668,19 @@ class HalfStream:
             self.flush_gap()
 
     def segment(self, p: Packet) -> None:
-        if p.syn:
+        flags = p.flags
+        if flags & 0x02:  # SYN
             if self.next_seq is None:
                 self.next_seq = (p.seq + 1) & 0xFFFFFFFF
             seq = (p.seq + 1) & 0xFFFFFFFF
         else:
             seq = p.seq
         data = p.payload
-        if p.fin:
+        if flags & 0x01:  # FIN
             self.fin = True
             self.fin_end = (seq + len(data) + p.missing) & 0xFFFFFFFF
         if not data and not p.missing:
-            if p.rst:
+            if flags & 0x04:  # RST
                 self.fin = True
             return
         if self.next_seq is None:
