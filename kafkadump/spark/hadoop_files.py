@@ -1,19 +1,29 @@
 """Files read through Spark's own Hadoop FileSystem: ``hdfs://``, ``s3a://``, ``gs://``, ``file:``, ...
 
 A Python task has no JVM to call (PySpark's workers have no py4j gateway), so
-the bytes come from Spark itself: the ``binaryFile`` source opens each file on
-the executor with the cluster's Hadoop configuration (its credentials, its
-``fs.*.impl``, Kerberos, ...) and hands it, as an Arrow binary value, to
-:func:`decode_contents`, which runs in ``mapInArrow`` in the same task and
-yields the rows of the ``kafkadump`` data source (same schema, same values).
+the bytes are read on the JVM side of the task, with the cluster's Hadoop
+configuration (its credentials, its ``fs.*.impl``, Kerberos, ...), and handed
+to the decoder in the same task through ``mapInArrow``:
 
-What that costs: a file is read whole by one task (Spark's ``binaryFile``
-source does not split files), and the task holds it in memory while it is
-decoded (twice: Spark's Arrow value and the decoder's bytes; at most 2 GiB per
-file, Spark's limit; Kafka's segments are 1 GiB by default).  Several small files share a task, packed by Spark's own rule
-(``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``).  Plain local
-paths are not read this way: their tasks map them and cut large ones at batch
-boundaries (:mod:`.splits`).
+* **byte ranges** (the normal path): kafkadump's ``KafkaSegmentInputFormat``
+  (:mod:`.jvm`, a Hadoop InputFormat shipped as Java source and compiled on
+  first use) cuts each file at batch boundaries on the driver (it reads the
+  batch headers: one 61-byte header per batch, through a 64 KiB window) into
+  chunks of about :data:`CHUNK_BYTES`, grouped into tasks of about the split
+  size; each task reads its chunks' byte ranges and :func:`decode_chunks`
+  decodes each with the shared walk (:func:`.splits.iter_share`) at absolute
+  positions: the rows and findings of a whole-file walk.  A chunk starts with
+  the CRC-valid batch before it (the walk's state), and where the header walk
+  cannot go on (damage, legacy messages, padding) the rest of the file is one
+  chunk, decoded whole.  A task holds its chunks (Spark's Arrow batches reach
+  the task's Python a split at a time): memory about the split size.
+* **whole files** (no ``javac`` to build the InputFormat, said once on stderr):
+  Spark's ``binaryFile`` source reads each file whole in one task (at most
+  2 GiB, Spark's limit; memory about twice the file) and :func:`decode_contents`
+  decodes it.
+
+Plain local paths are not read this way: their tasks map them and cut large
+ones at batch boundaries (:mod:`.splits`).
 """
 
 from __future__ import annotations
@@ -26,10 +36,12 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..query import RecordQuery
 from .rows import COLUMNS
-from .splits import iter_task, local_path, log_dir, topic_partition
+from .splits import OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, iter_share, local_path, log_dir, topic_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+CHUNK_BYTES = 4 << 20     # a chunk of a file read through the InputFormat (at most the split size)
 
 # what to install where Spark's Hadoop has no filesystem for a scheme
 FS_HINTS = {
@@ -85,18 +97,21 @@ def query_of(options: dict[str, Any]) -> RecordQuery | None:
     return RecordQuery.parse(lo, hi, options.get("fromTime"), options.get("toTime"), keys or None)
 
 
-def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuery | None
-                ) -> Iterator[tuple[list[list], int]]:
-    """``(columns, nrows)`` chunks of the rows of one whole file's bytes (the walk of
-    :func:`.splits.iter_task` with one share); a decoder failure becomes an error row."""
+def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuery | None, *, base: int = 0,
+                start: int | None = None, resume: int | None = None) -> Iterator[tuple[list[list], int]]:
+    """``(columns, nrows)`` chunks of the rows of the bytes ``buf`` of ``path``: a whole file, or a
+    chunk read from absolute position ``base`` (``resume``, the CRC-valid batch before the chunk,
+    when it is not ``start``, the chunk's own first position) to the chunk's end.  The walk is
+    :func:`.splits.iter_share`'s, positions absolute; a decoder failure becomes an error row."""
     topic, partition = topic_partition(path)
     cols = COLUMNS[level](topic, partition, log_dir(path))
     if query is not None:
         cols.query = query
         opt = replace(opt, select=query.batch_selector())
-    end = len(buf)
+    end = base + len(buf)
+    start = base if start is None else start
     try:
-        for item in iter_task(buf, end, path, opt, max(end, 1), 0, 1):
+        for item in iter_share(buf, path, opt, start, end, base if resume is None else resume, end, base):
             cols.add(item)
             if cols.full():
                 yield cols.take()
@@ -106,31 +121,111 @@ def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuer
         yield cols.take()
 
 
-def decode_contents(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
-    """What the executors run in ``mapInArrow``: ``(path, content)`` Arrow batches of
-    Spark's ``binaryFile`` source in, the level's Arrow record batches out."""
-    import pyarrow as pa
+def _arrow_out(level: str) -> Any:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .row_schema import struct_type
 
-    schema = to_arrow_schema(struct_type(level), timezone="UTC")
-    types = [f.type for f in schema]
+    return to_arrow_schema(struct_type(level), timezone="UTC")
+
+
+def decode_contents(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
+    """What the executors run in ``mapInArrow`` on whole files: ``(path, content)`` Arrow batches of
+    Spark's ``binaryFile`` source in, the level's Arrow record batches out."""
+    from .datasource import arrow_batch
+
+    schema = _arrow_out(level)
     for batch in batches:
         paths, contents = batch.column(0), batch.column(1)
         for i in range(batch.num_rows):
             buf = contents[i].as_buffer().to_pybytes()   # bytes: the decoder's resync searches need them
             for cols, _ in buffer_rows(level, shown_path(paths[i].as_py()), buf, opt, query):
-                yield pa.RecordBatch.from_arrays([pa.array(c, type=t) for c, t in zip(cols, types)], schema=schema)
+                yield arrow_batch(cols, schema)
+
+
+def decode_chunks(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
+    """What the executors run in ``mapInArrow`` on byte ranges: ``(path, resume, start, content)`` Arrow
+    batches of ``KafkaSegmentInputFormat``'s chunks in, the level's Arrow record batches out."""
+    from .datasource import arrow_batch
+
+    schema = _arrow_out(level)
+    for batch in batches:
+        paths, resumes, starts, contents = (batch.column(i) for i in range(4))
+        for i in range(batch.num_rows):
+            buf = contents[i].as_buffer().to_pybytes()
+            resume = resumes[i].as_py()
+            for cols, _ in buffer_rows(level, shown_path(paths[i].as_py()), buf, opt, query, base=resume,
+                                       start=starts[i].as_py(), resume=resume):
+                yield arrow_batch(cols, schema)
+
+
+def chunk_frame(spark: SparkSession, uris: list[str], split_bytes: int = SPLIT_BYTES_DEFAULT,
+                open_cost: int = OPEN_COST_DEFAULT, chunk_bytes: int = CHUNK_BYTES) -> DataFrame:
+    """The ``(path, resume, start, content)`` chunks of ``uris``, one Spark partition per split
+    (``KafkaSegmentInputFormat``; :func:`.jvm.load` must have succeeded)."""
+    from pyspark.sql import DataFrame as Frame
+
+    from .jvm import CLASS
+
+    jvm, paths = _java_paths(spark, uris)
+    jdf = _java_class(jvm, CLASS).chunkFrame(spark._jsparkSession, paths, split_bytes, min(chunk_bytes, split_bytes),
+                                             open_cost)
+    return Frame(jdf, spark)
+
+
+def planned_chunks(spark: SparkSession, uris: list[str], split_bytes: int = SPLIT_BYTES_DEFAULT,
+                   open_cost: int = OPEN_COST_DEFAULT, chunk_bytes: int = CHUNK_BYTES
+                   ) -> list[list[tuple[str, int, int, int]]]:
+    """The tasks ``KafkaSegmentInputFormat`` plans for ``uris`` (on the driver, no task run): per task,
+    its chunks ``(path, resume, start, stop)``."""
+    from .jvm import CLASS, load
+
+    if not load(spark):
+        raise RuntimeError("KafkaSegmentInputFormat cannot be built or loaded here")
+    jvm, paths = _java_paths(spark, uris)
+    out = []
+    for task in _java_class(jvm, CLASS).plan(spark._jsparkSession, paths, split_bytes,
+                                             min(chunk_bytes, split_bytes), open_cost):
+        chunks = []
+        for line in task:
+            resume, start, stop, path = line.split(" ", 3)
+            chunks.append((path, int(resume), int(start), int(stop)))
+        out.append(chunks)
+    return out
+
+
+def _java_paths(spark: SparkSession, uris: list[str]) -> tuple[Any, Any]:
+    """``(the session's JVM view, uris as a Java String[])``."""
+    jvm, gateway = spark._jvm, spark.sparkContext._gateway
+    assert jvm is not None and gateway is not None  # a classic session (the one kafkadump builds) runs a JVM
+    paths = gateway.new_array(jvm.java.lang.String, len(uris))
+    for i, u in enumerate(uris):
+        paths[i] = u
+    return jvm, paths
+
+
+def _java_class(jvm: Any, name: str) -> Any:
+    """The py4j view of the class ``name`` (loaded by the session's jar loader)."""
+    view = jvm
+    for part in name.split("."):
+        view = getattr(view, part)
+    return view
 
 
 def read_through_hadoop(spark: SparkSession, files: list[tuple[str, int]], level: str, opt: Options,
-                        query: RecordQuery | None) -> DataFrame:
-    """The ``kafkadump`` rows of ``files`` (Hadoop URIs, or plain paths read as ``file:``),
-    each file read whole through Spark's Hadoop FileSystem by the task that decodes it."""
+                        query: RecordQuery | None, split_bytes: int | None = None,
+                        open_cost: int | None = None, chunk_bytes: int = CHUNK_BYTES) -> DataFrame:
+    """The ``kafkadump`` rows of ``files`` (Hadoop URIs, or plain paths read as ``file:``), read through
+    Spark's Hadoop FileSystem by the tasks that decode them: in byte ranges cut at batch boundaries
+    (``KafkaSegmentInputFormat``), or whole files when it cannot be built here (:func:`.jvm.load`)."""
+    from . import jvm
     from .row_schema import struct_type
 
     uris = [hadoop_uri(p) for p, _ in files]
+    if jvm.load(spark):
+        chunks = chunk_frame(spark, uris, split_bytes or SPLIT_BYTES_DEFAULT,
+                             OPEN_COST_DEFAULT if open_cost is None else open_cost, chunk_bytes)
+        return map_in_arrow(chunks, partial(decode_chunks, level=level, opt=opt, query=query), struct_type(level))
     contents = spark.read.format("binaryFile").load(uris).select("path", "content")
     return map_in_arrow(contents, partial(decode_contents, level=level, opt=opt, query=query), struct_type(level))
 
@@ -154,5 +249,5 @@ def map_in_arrow(df: DataFrame, fn: Any, schema: Any) -> DataFrame:
     column = udf(*[df[c] for c in df.columns])
     return Frame(df._jdf.mapInArrow(column._jc, False, None), df.sparkSession)
 
-__all__ = ["read_through_hadoop", "decode_contents", "buffer_rows", "filesystem_error", "hadoop_uri", "query_of",
+__all__ = ["read_through_hadoop", "decode_contents", "decode_chunks", "chunk_frame", "planned_chunks", "buffer_rows", "filesystem_error", "hadoop_uri", "query_of",
            "shown_path", "scheme"]
