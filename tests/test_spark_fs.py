@@ -190,18 +190,20 @@ def test_damaged_segment_same_findings(spark, jar, fleet, cli, chunk):
 
 
 def test_corpus_through_hadoop_equal_cli(spark, jar):
-    """The corpus' larger segments, cut into 256 KiB tasks: the CLI's batches, findings included."""
+    """The corpus' two largest segments (3 MB each), cut into 512 KiB tasks, and a magic-1 segment (legacy
+    messages: no cut, read whole): the CLI's batches."""
     base = need_corpus("real/segments")
     files = sorted((os.path.join(r, f) for r, _, fs in os.walk(base) for f in fs if f.endswith(".log")),
-                   key=os.path.getsize)[-8:]
+                   key=os.path.getsize)[-2:]
+    files.append(str(base / "xpxwo100+bullShit/tmp/kafka-logs/__consumer_offsets-40/00000000000000000000.log"))
     run = CliRun("batches", files)
     from kafkadump.spark import read
 
-    df = read(spark, [_uri(f) for f in files], "batches", through_hadoop=True, split_bytes=256 << 10)
-    assert df.rdd.getNumPartitions() >= sum(os.path.getsize(f) for f in files) // (256 << 10) // 2
+    df = read(spark, [_uri(f) for f in files], "batches", through_hadoop=True, split_bytes=512 << 10)
+    assert df.rdd.getNumPartitions() >= sum(os.path.getsize(f) for f in files[:2]) // (512 << 10)
     rows = df.toArrow().to_pylist()
     want = [from_cli("batches", d) for d in run.lines()]
-    assert len(want) > 10_000
+    assert len(want) > 2400 and {r["magic"] for r in rows} == {1, 2}
     assert_same([from_row("batches", r) for r in rows], want, "corpus through Hadoop")
 
 
@@ -238,6 +240,40 @@ def test_query_through_hadoop(spark, jar, fleet, cli):
     # batch 10 (offsets 30..32) is written twice in this segment: both copies are records
     assert sorted(want) == sorted([*range(30, 45), 30, 31, 32])
     assert sorted(r["offset"] for r in rows if r["type"] == "record") == sorted(want)
+
+
+@pytest.mark.parametrize("uri", ["s3a://evidence-bucket/kafka-logs", "hdfs://127.0.0.1:1/kafka-logs"])
+def test_data_source_uri_pyarrow_cannot_open_is_one_line(uri):
+    """``format("kafkadump").load(URI)`` lists in a Python worker (no JVM): through pyarrow.fs, or one line
+    naming kafkadump.spark.read, which reads the URI through Spark's Hadoop FileSystem."""
+    from kafkadump.spark.hadoop_files import list_for_workers
+    from kafkadump.spark.splits import ListingError
+
+    with pytest.raises(ListingError) as info:
+        list_for_workers([uri], ("*.log",))
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.startswith(f"{uri}: the kafkadump data source runs in Spark's Python workers, which cannot use "
+                           "Spark's Hadoop FileSystem, and pyarrow.fs cannot open it here (")
+    assert text.endswith(f"): read it with kafkadump.spark.read(spark, [{uri!r}], LEVEL) (byte ranges through "
+                         "Spark's Hadoop FileSystem)")
+
+
+def test_data_source_load_of_s3a_says_what_to_use(spark):
+    with pytest.raises(Exception) as info:
+        spark.read.format("kafkadump").load("s3a://evidence-bucket/kafka-logs").collect()
+    assert "kafkadump: s3a://evidence-bucket/kafka-logs: the kafkadump data source runs in Spark's Python " \
+           "workers" in str(info.value)
+    assert "read it with kafkadump.spark.read(spark, ['s3a://evidence-bucket/kafka-logs'], LEVEL)" in str(info.value)
+
+
+def test_data_source_lists_local_and_file_uris_as_before(fleet):
+    from kafkadump.spark.hadoop_files import list_for_workers
+    from kafkadump.spark.splits import list_local
+
+    misc = os.path.join(fleet["root"], "misc")
+    assert list_for_workers([misc, "file://" + fleet["big_file"]], ("*.log",)) == \
+        list_local([misc, fleet["big_file"]], ("*.log",))
 
 
 def _cli(args):

@@ -36,7 +36,16 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..query import RecordQuery
 from .rows import COLUMNS
-from .splits import OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, iter_share, local_path, log_dir, topic_partition
+from .splits import (
+    OPEN_COST_DEFAULT,
+    SPLIT_BYTES_DEFAULT,
+    ListingError,
+    iter_share,
+    list_local,
+    local_path,
+    log_dir,
+    topic_partition,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -82,6 +91,51 @@ def shown_path(uri: str) -> str:
     """The ``file`` column's value for a URI: a ``file:`` URI as a plain path, others as given."""
     lp = local_path(uri) if uri.startswith("file:") else None
     return lp if lp is not None else uri
+
+
+def list_for_workers(paths: Iterable[str], include: Iterable[str]) -> list[tuple[str, int]]:
+    """The files of ``spark.read.format("kafkadump").load(paths)``, listed where the data source runs: in
+    a Spark Python worker, which has no JVM, so not through Spark's Hadoop FileSystem.  Local paths
+    (``file:`` URIs included) as :func:`.splits.list_local`; other URIs through ``pyarrow.fs`` where it
+    can open them here (HDFS with libhdfs, ``s3://``, ``gs://``, ...; their tasks then read each file
+    whole, :func:`.tasks.open_any`), else :class:`.splits.ListingError`, one line naming
+    ``kafkadump.spark.read``, which reads them in byte ranges through Spark's Hadoop FileSystem."""
+    include = tuple(include)
+    given = list(paths)
+    out = dict(list_local([p for p in given if local_path(p) is not None], include))
+    for uri in given:
+        if local_path(uri) is None:
+            out.update(_list_pyarrow(uri, include))
+    return sorted(out.items())
+
+
+def _list_pyarrow(uri: str, include: tuple[str, ...]) -> dict[str, int]:
+    import fnmatch
+
+    try:
+        from pyarrow import fs as pafs
+
+        filesystem, path = pafs.FileSystem.from_uri(uri)
+        info = filesystem.get_file_info(path)
+        if info.type == pafs.FileType.Directory:
+            infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+        else:
+            infos = [info]
+    except Exception as e:  # noqa: BLE001 - pyarrow's errors (no libhdfs, unknown scheme, ...) say why
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ListingError(
+            f"{uri}: the kafkadump data source runs in Spark's Python workers, which cannot use Spark's Hadoop "
+            f"FileSystem, and pyarrow.fs cannot open it here ({why}): read it with kafkadump.spark.read(spark, "
+            f"[{uri!r}], LEVEL) (byte ranges through Spark's Hadoop FileSystem)") from None
+    if info.type == pafs.FileType.NotFound:
+        raise ListingError(f"{uri}: no such file or directory")
+    head = uri.split("://", 1)[0] + "://"
+    netloc = uri[len(head):].split("/", 1)[0]
+    found = {}
+    for i in infos:
+        if i.type == pafs.FileType.File and (i is info or any(fnmatch.fnmatchcase(i.base_name, p) for p in include)):
+            found[head + (netloc + i.path if i.path.startswith("/") else i.path)] = i.size
+    return found
 
 
 def query_of(options: dict[str, Any]) -> RecordQuery | None:
@@ -250,4 +304,4 @@ def map_in_arrow(df: DataFrame, fn: Any, schema: Any) -> DataFrame:
     return Frame(df._jdf.mapInArrow(column._jc, False, None), df.sparkSession)
 
 __all__ = ["read_through_hadoop", "decode_contents", "decode_chunks", "chunk_frame", "planned_chunks", "buffer_rows", "filesystem_error", "hadoop_uri", "query_of",
-           "shown_path", "scheme"]
+           "shown_path", "scheme", "list_for_workers"]
