@@ -189,6 +189,27 @@ def test_damaged_segment_same_findings(spark, jar, fleet, cli, chunk):
         assert len(starts) > 290
 
 
+def test_empty_and_tiny_files_through_hadoop(spark, jar, tmp_path):
+    """An empty file, one shorter than a batch header and one batch cut short: the CLI's lines (no cut)."""
+    from kafkadump.decode import Options
+    from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+
+    one = simple_batch(0, 3, value_size=300).data
+    files = []
+    for name, data in (("empty", b""), ("tiny", bytes(range(1, 11))), ("cut", one + one[:200])):
+        p = tmp_path / f"{name}-0" / "00000000000000000000.log"
+        p.parent.mkdir()
+        p.write_bytes(data)
+        files.append((str(p), len(data)))
+    run = CliRun("batches", [p for p, _ in files])
+    tasks = planned_chunks(spark, [_uri(p) for p, _ in files], SPLIT, chunk_bytes=1)
+    assert [[(c[1], c[2], c[3]) for c in t] for t in tasks] == [[(0, 0, 0)], [(0, 0, 10)], [(0, 0, len(one) + 200)]]
+    rows = read_through_hadoop(spark, files, "batches", Options(records=False), None, SPLIT, chunk_bytes=1)
+    want = [from_cli("batches", d) for d in run.lines()]
+    assert len(want) >= 3
+    assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "small files")
+
+
 def test_corpus_through_hadoop_equal_cli(spark, jar):
     """The corpus' two largest segments (3 MB each), cut into 512 KiB tasks, and a magic-1 segment (legacy
     messages: no cut, read whole): the CLI's batches."""
