@@ -8,7 +8,8 @@ to the decoder in the same task through ``mapInArrow``:
 * **byte ranges** (the normal path): kafkadump's ``KafkaSegmentInputFormat``
   (:mod:`.jvm`, a Hadoop InputFormat shipped as Java source and compiled on
   first use) cuts each file at batch boundaries on the driver (it reads the
-  batch headers: one 61-byte header per batch, through a 64 KiB window) into
+  batch headers: one 61-byte header per batch, through a 64 KiB window; a file
+  of at most one chunk is not opened there) into
   chunks of about :data:`CHUNK_BYTES`, grouped into tasks of about the split
   size; each task reads its chunks' byte ranges and :func:`decode_chunks`
   decodes each with the shared walk (:func:`.splits.iter_share`) at absolute

@@ -202,7 +202,7 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
         List<Chunk> out = new ArrayList<>();
         String name = path.toString();
         long start = 0, resume = 0;
-        if (end > 0) {
+        if (end > chunkBytes) {   // a smaller file is one chunk: it is not opened here
             try (FSDataInputStream in = fs.open(path)) {
                 Window w = new Window(in, end);
                 long pos = 0;
