@@ -267,8 +267,8 @@ def test_query_through_hadoop(spark, jar, fleet, cli):
 def test_data_source_uri_pyarrow_cannot_open_is_one_line(uri):
     """``format("kafkadump").load(URI)`` lists in a Python worker (no JVM): through pyarrow.fs, or one line
     naming kafkadump.spark.read, which reads the URI through Spark's Hadoop FileSystem."""
-    from kafkadump.spark.hadoop_files import list_for_workers
     from kafkadump.spark.splits import ListingError
+    from kafkadump.spark.worker_files import list_for_workers
 
     with pytest.raises(ListingError) as info:
         list_for_workers([uri], ("*.log",))
@@ -289,8 +289,8 @@ def test_data_source_load_of_s3a_says_what_to_use(spark):
 
 
 def test_data_source_lists_local_and_file_uris_as_before(fleet):
-    from kafkadump.spark.hadoop_files import list_for_workers
     from kafkadump.spark.splits import list_local
+    from kafkadump.spark.worker_files import list_for_workers
 
     misc = os.path.join(fleet["root"], "misc")
     assert list_for_workers([misc, "file://" + fleet["big_file"]], ("*.log",)) == \

@@ -56,9 +56,9 @@ if TYPE_CHECKING:
     from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
-from .hadoop_files import list_for_workers
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, plan
 from .tasks import options_for, read_task
+from .worker_files import list_for_workers
 
 FORMAT = "kafkadump"
 

@@ -16,8 +16,10 @@ to the decoder in the same task through ``mapInArrow``:
   positions: the rows and findings of a whole-file walk.  A chunk starts with
   the CRC-valid batch before it (the walk's state), and where the header walk
   cannot go on (damage, legacy messages, padding) the rest of the file is one
-  chunk, decoded whole.  A task holds its chunks (Spark's Arrow batches reach
-  the task's Python a split at a time): memory about the split size.
+  chunk, decoded whole.  A task's Python holds one Arrow batch of chunks at a
+  time: at most the split size, and at most Spark's
+  ``spark.sql.execution.arrow.maxBytesPerBatch`` (64 MiB by default) past one chunk.
+  Each split names the hosts of its first block (HDFS locality).
 * **whole files** (no ``javac`` to build the InputFormat, said once on stderr):
   Spark's ``binaryFile`` source reads each file whole in one task (at most
   2 GiB, Spark's limit; memory about twice the file) and :func:`decode_contents`
@@ -37,16 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..query import RecordQuery
 from .rows import COLUMNS
-from .splits import (
-    OPEN_COST_DEFAULT,
-    SPLIT_BYTES_DEFAULT,
-    ListingError,
-    iter_share,
-    list_local,
-    local_path,
-    log_dir,
-    topic_partition,
-)
+from .splits import OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, iter_share, local_path, log_dir, topic_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,51 +85,6 @@ def shown_path(uri: str) -> str:
     """The ``file`` column's value for a URI: a ``file:`` URI as a plain path, others as given."""
     lp = local_path(uri) if uri.startswith("file:") else None
     return lp if lp is not None else uri
-
-
-def list_for_workers(paths: Iterable[str], include: Iterable[str]) -> list[tuple[str, int]]:
-    """The files of ``spark.read.format("kafkadump").load(paths)``, listed where the data source runs: in
-    a Spark Python worker, which has no JVM, so not through Spark's Hadoop FileSystem.  Local paths
-    (``file:`` URIs included) as :func:`.splits.list_local`; other URIs through ``pyarrow.fs`` where it
-    can open them here (HDFS with libhdfs, ``s3://``, ``gs://``, ...; their tasks then read each file
-    whole, :func:`.tasks.open_any`), else :class:`.splits.ListingError`, one line naming
-    ``kafkadump.spark.read``, which reads them in byte ranges through Spark's Hadoop FileSystem."""
-    include = tuple(include)
-    given = list(paths)
-    out = dict(list_local([p for p in given if local_path(p) is not None], include))
-    for uri in given:
-        if local_path(uri) is None:
-            out.update(_list_pyarrow(uri, include))
-    return sorted(out.items())
-
-
-def _list_pyarrow(uri: str, include: tuple[str, ...]) -> dict[str, int]:
-    import fnmatch
-
-    try:
-        from pyarrow import fs as pafs
-
-        filesystem, path = pafs.FileSystem.from_uri(uri)
-        info = filesystem.get_file_info(path)
-        if info.type == pafs.FileType.Directory:
-            infos = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
-        else:
-            infos = [info]
-    except Exception as e:  # noqa: BLE001 - pyarrow's errors (no libhdfs, unknown scheme, ...) say why
-        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise ListingError(
-            f"{uri}: the kafkadump data source runs in Spark's Python workers, which cannot use Spark's Hadoop "
-            f"FileSystem, and pyarrow.fs cannot open it here ({why}): read it with kafkadump.spark.read(spark, "
-            f"[{uri!r}], LEVEL) (byte ranges through Spark's Hadoop FileSystem)") from None
-    if info.type == pafs.FileType.NotFound:
-        raise ListingError(f"{uri}: no such file or directory")
-    head = uri.split("://", 1)[0] + "://"
-    netloc = uri[len(head):].split("/", 1)[0]
-    found = {}
-    for i in infos:
-        if i.type == pafs.FileType.File and (i is info or any(fnmatch.fnmatchcase(i.base_name, p) for p in include)):
-            found[head + (netloc + i.path if i.path.startswith("/") else i.path)] = i.size
-    return found
 
 
 def query_of(options: dict[str, Any]) -> RecordQuery | None:
@@ -217,14 +165,11 @@ def decode_chunks(batches: Iterable[Any], level: str, opt: Options, query: Recor
 def chunk_frame(spark: SparkSession, uris: list[str], split_bytes: int = SPLIT_BYTES_DEFAULT,
                 open_cost: int = OPEN_COST_DEFAULT, chunk_bytes: int = CHUNK_BYTES) -> DataFrame:
     """The ``(path, resume, start, content)`` chunks of ``uris``, one Spark partition per split
-    (``KafkaSegmentInputFormat``; :func:`.jvm.load` must have succeeded)."""
+    (``KafkaSegmentInputFormat``)."""
     from pyspark.sql import DataFrame as Frame
 
-    from .jvm import CLASS
-
-    jvm, paths = _java_paths(spark, uris)
-    jdf = _java_class(jvm, CLASS).chunkFrame(spark._jsparkSession, paths, split_bytes, min(chunk_bytes, split_bytes),
-                                             open_cost)
+    fmt, paths = _java_class_and_paths(spark, uris)
+    jdf = fmt.chunkFrame(spark._jsparkSession, paths, split_bytes, min(chunk_bytes, split_bytes), open_cost)
     return Frame(jdf, spark)
 
 
@@ -233,14 +178,9 @@ def planned_chunks(spark: SparkSession, uris: list[str], split_bytes: int = SPLI
                    ) -> list[list[tuple[str, int, int, int]]]:
     """The tasks ``KafkaSegmentInputFormat`` plans for ``uris`` (on the driver, no task run): per task,
     its chunks ``(path, resume, start, stop)``."""
-    from .jvm import CLASS, load
-
-    if not load(spark):
-        raise RuntimeError("KafkaSegmentInputFormat cannot be built or loaded here")
-    jvm, paths = _java_paths(spark, uris)
+    fmt, paths = _java_class_and_paths(spark, uris)
     out = []
-    for task in _java_class(jvm, CLASS).plan(spark._jsparkSession, paths, split_bytes,
-                                             min(chunk_bytes, split_bytes), open_cost):
+    for task in fmt.plan(spark._jsparkSession, paths, split_bytes, min(chunk_bytes, split_bytes), open_cost):
         chunks = []
         for line in task:
             resume, start, stop, path = line.split(" ", 3)
@@ -249,22 +189,22 @@ def planned_chunks(spark: SparkSession, uris: list[str], split_bytes: int = SPLI
     return out
 
 
-def _java_paths(spark: SparkSession, uris: list[str]) -> tuple[Any, Any]:
-    """``(the session's JVM view, uris as a Java String[])``."""
+def _java_class_and_paths(spark: SparkSession, uris: list[str]) -> tuple[Any, Any]:
+    """``(the py4j view of KafkaSegmentInputFormat, uris as a Java String[])``; the class loaded first
+    (:func:`.jvm.load`: RuntimeError when it cannot be)."""
+    from .jvm import CLASS, load
+
+    if not load(spark):
+        raise RuntimeError("KafkaSegmentInputFormat cannot be built or loaded here")
     jvm, gateway = spark._jvm, spark.sparkContext._gateway
     assert jvm is not None and gateway is not None  # a classic session (the one kafkadump builds) runs a JVM
     paths = gateway.new_array(jvm.java.lang.String, len(uris))
     for i, u in enumerate(uris):
         paths[i] = u
-    return jvm, paths
-
-
-def _java_class(jvm: Any, name: str) -> Any:
-    """The py4j view of the class ``name`` (loaded by the session's jar loader)."""
     view = jvm
-    for part in name.split("."):
+    for part in CLASS.split("."):
         view = getattr(view, part)
-    return view
+    return view, paths
 
 
 def read_through_hadoop(spark: SparkSession, files: list[tuple[str, int]], level: str, opt: Options,
@@ -305,4 +245,4 @@ def map_in_arrow(df: DataFrame, fn: Any, schema: Any) -> DataFrame:
     return Frame(df._jdf.mapInArrow(column._jc, False, None), df.sparkSession)
 
 __all__ = ["read_through_hadoop", "decode_contents", "decode_chunks", "chunk_frame", "planned_chunks", "buffer_rows", "filesystem_error", "hadoop_uri", "query_of",
-           "shown_path", "scheme", "list_for_workers"]
+           "shown_path", "scheme"]

@@ -79,6 +79,7 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
     /** A task's chunks, of one file or of several small ones, in file order. */
     public static class Split extends InputSplit implements Writable {
         final List<Chunk> chunks = new ArrayList<>();
+        String[] hosts = new String[0];   // where its first piece's first block is (the driver's scheduling hint)
 
         public Split() {
         }
@@ -94,7 +95,7 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
 
         @Override
         public String[] getLocations() {
-            return new String[0];
+            return hosts;
         }
 
         public int size() {
@@ -253,6 +254,9 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
                         cur = new Split();
                         load = 0;
                     }
+                    if (cur.chunks.isEmpty() && !piece.isEmpty()) {
+                        cur.hosts = hostsOf(fs, st, piece.get(0).start, pieceBytes);
+                    }
                     cur.chunks.addAll(piece);
                     load += cost;
                     piece = new ArrayList<>();
@@ -271,6 +275,16 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
             splits.add(cur);
         }
         return splits;
+    }
+
+    /** The hosts of the block holding the start of [start, start + length) of a file (none when unknown). */
+    static String[] hostsOf(FileSystem fs, FileStatus st, long start, long length) {
+        try {
+            org.apache.hadoop.fs.BlockLocation[] blocks = fs.getFileBlockLocations(st, start, Math.max(1, length));
+            return blocks == null || blocks.length == 0 ? new String[0] : blocks[0].getHosts();
+        } catch (IOException | RuntimeException e) {
+            return new String[0];
+        }
     }
 
     @Override
