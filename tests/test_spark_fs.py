@@ -115,6 +115,15 @@ def test_file_uris_read_through_hadoop_equal_cli(spark, jar, fleet, cli, level):
     want = [from_cli(level, d) for d in cli[level].lines()]
     assert len(want) > 1200
     assert_same(got, want, f"{level} through Hadoop")
+    _timestamps_are_the_epoch_ms(rows)
+
+
+def _timestamps_are_the_epoch_ms(rows):
+    """``timestamp`` (TimestampType) is the instant ``timestampMs`` names, as the data source makes it."""
+    stamped = [r for r in rows if r.get("timestampMs") is not None]
+    assert stamped or all(r["type"] != "record" for r in rows)
+    for r in stamped:
+        assert round(r["timestamp"].timestamp() * 1000) == r["timestampMs"]
 
 
 def _batch_lines(cli, path):
@@ -247,6 +256,9 @@ def test_without_javac_whole_files(spark, fleet, cli, tmp_path, monkeypatch, cap
     assert not os.path.exists(tmp_path / "cache" / os.path.basename(os.path.dirname(jvm.jar_path())))
     want = [from_cli("batches", d) for d in _batch_lines(cli, path)]
     assert_same([from_row("batches", r) for r in df.toArrow().to_pylist()], want, "whole file")
+    records = read(spark, [_uri(path)], "records", through_hadoop=True).toArrow().to_pylist()
+    assert len(records) == 1200
+    _timestamps_are_the_epoch_ms(records)
     assert again.count() == len(want)
 
 
