@@ -176,11 +176,11 @@ def test_damaged_segment_same_findings(spark, jar, fleet, cli, chunk):
     """Damage through the byte ranges: a CRC-failed batch (no cut after it), a batch repeated out of order
     (offset-order, its state carried across a cut) and garbage (no cut after it: the rest is one chunk).
     ``chunk`` 1: a cut after every CRC-valid batch the header walk steps over."""
-    from kafkadump.decode import Options
     from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+    from kafkadump.spark.tasks import options_for
 
     seg = fleet["hurt"]
-    df = read_through_hadoop(spark, [(seg["path"], seg["size"])], "batches", Options(records=False), None,
+    df = read_through_hadoop(spark, [(seg["path"], seg["size"])], "batches", options_for(level="batches"), None,
                              SPLIT, chunk_bytes=chunk)
     rows = df.toArrow().to_pylist()
     lines = _batch_lines(cli, seg["path"])
@@ -198,10 +198,42 @@ def test_damaged_segment_same_findings(spark, jar, fleet, cli, chunk):
         assert len(starts) > 290
 
 
+# (field offset in a v2 header, struct format, a damaged value): what the header walk judges
+HEADER_DAMAGE = [(8, ">i", 48), (8, ">i", 2000), (8, ">i", 1 << 30), (16, ">b", 3), (16, ">b", 1), (21, ">h", 0x80),
+                 (21, ">h", 5), (23, ">i", -2), (57, ">i", -1), (57, ">i", 5000), (17, ">I", 12345)]
+
+
+def test_header_damage_through_hadoop_equal_cli(spark, jar, tmp_path):
+    """Every kind of header damage the InputFormat's header walk judges (a length too small, too large or
+    past the end, an unknown or legacy magic, impossible attributes, a negative lastOffsetDelta, a record
+    count out of range, a wrong CRC), each in a file of its own at a seeded random batch, cut after every
+    CRC-valid batch: the CLI's lines, findings at the same offsets."""
+    import random
+    import struct
+
+    from kafkadump.spark.hadoop_files import read_through_hadoop
+    from kafkadump.spark.tasks import options_for
+
+    rnd = random.Random(13)
+    files = []
+    for n, (at, fmt, value) in enumerate(HEADER_DAMAGE):
+        seg = _segment(str(tmp_path / f"h{n}-0" / "00000000000000000000.log"), n=60)
+        data = bytearray(open(seg["path"], "rb").read())
+        struct.pack_into(fmt, data, seg["positions"][rnd.randrange(5, 55)] + at, value)
+        with open(seg["path"], "wb") as f:
+            f.write(data)
+        files.append((seg["path"], len(data)))
+    run = CliRun("batches", [p for p, _ in files])
+    rows = read_through_hadoop(spark, files, "batches", options_for(level="batches"), None, SPLIT, chunk_bytes=1)
+    want = [from_cli("batches", d) for d in run.lines()]
+    assert sum(1 for d in run.lines() if d["findings"]) >= len(HEADER_DAMAGE)
+    assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "header damage")
+
+
 def test_empty_and_tiny_files_through_hadoop(spark, jar, tmp_path):
     """An empty file, one shorter than a batch header and one batch cut short: the CLI's lines (no cut)."""
-    from kafkadump.decode import Options
     from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+    from kafkadump.spark.tasks import options_for
 
     one = simple_batch(0, 3, value_size=300).data
     files = []
@@ -213,7 +245,7 @@ def test_empty_and_tiny_files_through_hadoop(spark, jar, tmp_path):
     run = CliRun("batches", [p for p, _ in files])
     tasks = planned_chunks(spark, [_uri(p) for p, _ in files], SPLIT, chunk_bytes=1)
     assert [[(c[1], c[2], c[3]) for c in t] for t in tasks] == [[(0, 0, 0)], [(0, 0, 10)], [(0, 0, len(one) + 200)]]
-    rows = read_through_hadoop(spark, files, "batches", Options(records=False), None, SPLIT, chunk_bytes=1)
+    rows = read_through_hadoop(spark, files, "batches", options_for(level="batches"), None, SPLIT, chunk_bytes=1)
     want = [from_cli("batches", d) for d in run.lines()]
     assert len(want) >= 3
     assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "small files")
