@@ -230,6 +230,33 @@ def test_header_damage_through_hadoop_equal_cli(spark, jar, tmp_path):
     assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "header damage")
 
 
+def test_legacy_messages_cut_too(spark, jar, fleet, cli):
+    """Legacy message sets (magic 0 and 1, a gzip wrapper; a magic-1 __consumer_offsets segment of the corpus):
+    cut after every message whose CRC-32 is right, and the CLI's lines."""
+    from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+    from kafkadump.spark.tasks import options_for
+
+    paths = [f for f in fleet["files"] if "/legacy-0/" in f]
+    try:
+        paths.append(str(need_corpus("real/segments") / "xpxwo100+bullShit/tmp/kafka-logs/__consumer_offsets-40"
+                                                         "/00000000000000000000.log"))
+    except pytest.skip.Exception:
+        pass
+    files = [(p, os.path.getsize(p)) for p in paths]
+    tasks = planned_chunks(spark, [_uri(p) for p in paths], SPLIT, chunk_bytes=1)
+    per_file = {}
+    for t in tasks:
+        for c in t:
+            per_file[c[0]] = per_file.get(c[0], 0) + 1
+    assert per_file["file:" + paths[0]] == 4     # two magic-0 messages, one magic-1, the wrapper
+    run = CliRun("batches", paths)
+    rows = read_through_hadoop(spark, files, "batches", options_for(level="batches"), None, SPLIT, chunk_bytes=1)
+    want = [from_cli("batches", d) for d in run.lines()]
+    if len(paths) > 1:
+        assert per_file["file:" + paths[1]] > 100 and len(want) > 100
+    assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "legacy")
+
+
 def test_empty_and_tiny_files_through_hadoop(spark, jar, tmp_path):
     """An empty file, one shorter than a batch header and one batch cut short: the CLI's lines (no cut)."""
     from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop

@@ -15,7 +15,7 @@ to the decoder in the same task through ``mapInArrow``:
   decodes each with the shared walk (:func:`.splits.iter_share`) at absolute
   positions: the rows and findings of a whole-file walk.  A chunk starts with
   the CRC-valid batch before it (the walk's state), and where the header walk
-  cannot go on (damage, legacy messages, padding) the rest of the file is one
+  cannot go on (damage, padding) the rest of the file is one
   chunk, decoded whole.  A task's Python holds one Arrow batch of chunks at a
   time: at most the split size, and at most Spark's
   ``spark.sql.execution.arrow.maxBytesPerBatch`` (64 MiB by default) past one chunk.

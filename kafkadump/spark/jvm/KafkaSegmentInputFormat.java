@@ -3,13 +3,14 @@
 // Compiled by kafkadump on first use (kafkadump/spark/jvm/__init__.py) against the jars PySpark
 // ships, into a per-user cache directory; never part of the input or of the package.
 //
-// getSplits (on the driver) walks each file's batch headers: from position 0, a v2 batch is
-// stepped over by its length when the step is one the Python decoder's walk takes whatever the
-// CRC says (magic 2, a length that fits, and a plausible v2 header where it ends).  Cuts are
-// made only at such positions, and only where the batch before the cut has a valid CRC-32C:
+// getSplits (on the driver) walks each file's batch headers: from position 0, a v2 batch (or a
+// legacy message) is stepped over by its length when the step is one the Python decoder's walk
+// takes whatever the CRC says (magic 2 and a length that fits, or a legacy message whose key and
+// value tile it; and a plausible v2 header or legacy message where it ends).  Cuts are made only
+// at such positions, and only where the item before the cut has a valid CRC (CRC-32C, CRC-32):
 // that batch is read again by the chunk (its "resume" position), so the decoder starts with the
 // walk's one piece of state (the last valid batch's last offset).  Where the walk cannot step by
-// header (damage, legacy messages, padding), no cut is made: the rest of the file is one chunk,
+// header (damage, padding), no cut is made: the rest of the file is one chunk,
 // decoded whole, so the findings are those of a whole-file walk.
 //
 // A chunk (about kafkadump.chunk.bytes) is one record: key = the chunk's own start, value = the
@@ -186,14 +187,52 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
         return (attrs & 0xFF80) == 0 && (attrs & 7) <= 4 && count >= 0 && count <= blen && lastOffsetDelta >= -1;
     }
 
-    /** Is the stored CRC-32C of the v2 batch at pos (length blen) right? */
-    static boolean crcValid(FSDataInputStream in, Window w, long pos, int blen) throws IOException {
-        long stored = w.i32(pos + 17) & 0xffffffffL;
-        byte[] body = new byte[blen + 12 - CRC_START];
-        in.seek(pos + CRC_START);
+    /** kafkadump's legacy framing_error at pos is None: a magic 0/1 message whose key and value tile it. */
+    static boolean legacyFramingOk(Window w, long pos) throws IOException {
+        if (pos + 17 > w.end) {
+            return false;
+        }
+        int magic = w.u8(pos + 16);
+        int size = w.i32(pos + 8);
+        if ((magic != 0 && magic != 1) || size < (magic == 1 ? 22 : 14)) {
+            return false;
+        }
+        long mend = pos + 12 + (long) size;
+        if (mend > w.end) {
+            return false;
+        }
+        long p = pos + (magic == 1 ? 26 : 18);
+        for (int field = 0; field < 2; field++) {
+            if (p + 4 > mend) {
+                return false;
+            }
+            int n = w.i32(p);
+            p += 4;
+            if (n == -1) {
+                continue;
+            }
+            if (n < 0 || p + n > mend) {
+                return false;
+            }
+            p += n;
+        }
+        return p == mend;
+    }
+
+    /** Could the walk's next item start at pos (kafkadump's plausible_at without the CRC)? */
+    static boolean nextOk(Window w, long pos) throws IOException {
+        return plausibleV2(w, pos) || legacyFramingOk(w, pos);
+    }
+
+    /** Is the stored checksum of the item at pos right: CRC-32C of a v2 batch, CRC-32 of a legacy message? */
+    static boolean crcValid(FSDataInputStream in, Window w, long pos, int length, int magic) throws IOException {
+        int from = magic == 2 ? CRC_START : 16;
+        long stored = w.i32(pos + (magic == 2 ? 17 : 12)) & 0xffffffffL;
+        byte[] body = new byte[length + 12 - from];
+        in.seek(pos + from);
         in.readFully(body, 0, body.length);
         w.have = 0;   // the stream moved: the window is read again when next used
-        CRC32C crc = new CRC32C();
+        java.util.zip.Checksum crc = magic == 2 ? new CRC32C() : new java.util.zip.CRC32();
         crc.update(body, 0, body.length);
         return crc.getValue() == stored;
     }
@@ -207,13 +246,17 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
             try (FSDataInputStream in = fs.open(path)) {
                 Window w = new Window(in, end);
                 long pos = 0;
-                while (pos + HEADER_SIZE <= end && w.u8(pos + 16) == 2) {
-                    int blen = w.i32(pos + 8);
-                    long next = pos + 12 + (long) blen;
-                    if (blen < MIN_BATCH_LENGTH || next >= end || !plausibleV2(w, next)) {
-                        break;   // the walk's next step needs the decoder (or this is the last batch)
+                while (pos + 17 <= end) {
+                    int magic = w.u8(pos + 16);
+                    int length = w.i32(pos + 8);
+                    long next = pos + 12 + (long) length;
+                    boolean steps = magic == 2 ? pos + HEADER_SIZE <= end && length >= MIN_BATCH_LENGTH
+                                               : legacyFramingOk(w, pos);
+                    if (!steps || next >= end || !nextOk(w, next)) {
+                        break;   // the walk's next step needs the decoder (or this is the last item)
                     }
-                    if (next - start >= chunkBytes && blen + 12L <= MAX_CRC_READ && crcValid(in, w, pos, blen)) {
+                    if (next - start >= chunkBytes && length + 12L <= MAX_CRC_READ
+                            && crcValid(in, w, pos, length, magic)) {
                         out.add(new Chunk(name, resume, start, next));
                         start = next;
                         resume = pos;
