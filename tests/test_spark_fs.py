@@ -154,6 +154,20 @@ def test_large_segment_cut_at_batch_boundaries(spark, jar, fleet, cli):
         assert resume == before[start]["position"] and before[start]["crcValid"]
 
 
+def test_another_python_thread_finds_the_class(spark, jar, fleet):
+    """py4j looks classes up through its JVM thread's context class loader, which ADD JAR sets for one
+    thread: a read from another Python thread (another pinned JVM thread) still plans."""
+    import threading
+
+    from kafkadump.spark.hadoop_files import planned_chunks
+
+    got = []
+    t = threading.Thread(target=lambda: got.append(planned_chunks(spark, [_uri(fleet["clean"]["path"])], SPLIT)))
+    t.start()
+    t.join(120)
+    assert len(got) == 1 and len(got[0]) == 7
+
+
 def test_tasks_read_byte_ranges(spark, jar, fleet):
     """What each task is handed: its chunks' byte ranges (the batch before each cut included), never
     the whole file, one Spark partition per planned task."""

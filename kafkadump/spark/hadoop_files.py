@@ -192,18 +192,16 @@ def planned_chunks(spark: SparkSession, uris: list[str], split_bytes: int = SPLI
 def _java_class_and_paths(spark: SparkSession, uris: list[str]) -> tuple[Any, Any]:
     """``(the py4j view of KafkaSegmentInputFormat, uris as a Java String[])``; the class loaded first
     (:func:`.jvm.load`: RuntimeError when it cannot be)."""
-    from .jvm import CLASS, load
+    from .jvm import format_class
 
-    if not load(spark):
+    view = format_class(spark)
+    if view is None:
         raise RuntimeError("KafkaSegmentInputFormat cannot be built or loaded here")
     jvm, gateway = spark._jvm, spark.sparkContext._gateway
     assert jvm is not None and gateway is not None  # a classic session (the one kafkadump builds) runs a JVM
     paths = gateway.new_array(jvm.java.lang.String, len(uris))
     for i, u in enumerate(uris):
         paths[i] = u
-    view = jvm
-    for part in CLASS.split("."):
-        view = getattr(view, part)
     return view, paths
 
 
@@ -217,7 +215,7 @@ def read_through_hadoop(spark: SparkSession, files: list[tuple[str, int]], level
     from .row_schema import struct_type
 
     uris = [hadoop_uri(p) for p, _ in files]
-    if jvm.load(spark):
+    if jvm.format_class(spark) is not None:
         chunks = chunk_frame(spark, uris, split_bytes or SPLIT_BYTES_DEFAULT,
                              OPEN_COST_DEFAULT if open_cost is None else open_cost, chunk_bytes)
         return map_in_arrow(chunks, partial(decode_chunks, level=level, opt=opt, query=query), struct_type(level))

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -139,4 +139,25 @@ def load(spark: SparkSession) -> bool:
     return True
 
 
-__all__ = ["CLASS", "SOURCE", "JarUnavailable", "build", "load", "jar_path", "cache_dir", "find_javac"]
+def format_class(spark: SparkSession) -> Any:
+    """The py4j view of :data:`CLASS` in ``spark`` (after :func:`load`), or None when it cannot be had.
+
+    py4j finds classes through the calling JVM thread's context class loader, which ``ADD JAR`` sets
+    for its own thread only; PySpark pins each Python thread to a JVM thread, so a Python thread
+    other than the one that loaded the jar adds it again for itself."""
+    from py4j.java_gateway import JavaClass
+
+    if not load(spark):
+        return None
+    for again in (False, True):
+        if again:
+            spark.sql(f"ADD JAR '{jar_path()}'")
+        view = spark._jvm
+        for part in CLASS.split("."):
+            view = getattr(view, part)
+        if isinstance(view, JavaClass):
+            return view
+    return None
+
+
+__all__ = ["CLASS", "format_class", "SOURCE", "JarUnavailable", "build", "load", "jar_path", "cache_dir", "find_javac"]
