@@ -1,11 +1,13 @@
 """Inputs read through Spark's own Hadoop FileSystem (``kafkadump.spark.hadoop_files``).
 
-Tested here with Hadoop's local filesystem (``file:`` URIs, no server): the task
-gets each file's bytes from Spark's ``binaryFile`` source (the JVM opens it with
-the session's Hadoop configuration), and the rows must be the single-process
-CLI's.  Not tested here (no server on this machine): real HDFS, S3 (``s3a://``
-with hadoop-aws) and GCS (``gs://`` with gcs-connector); their errors when the
-connector is missing are.
+Tested here with Hadoop's local filesystem (``file:`` URIs, no server): the
+tasks read byte ranges of each file through kafkadump's ``KafkaSegmentInputFormat``
+(compiled from its Java source on first use; the JVM opens the files with the
+session's Hadoop configuration), cut at batch boundaries, and the rows and
+findings must be the single-process CLI's.  Without javac, whole files are read
+by Spark's ``binaryFile`` source (the fallback is tested too).  Not tested here
+(no server on this machine): real HDFS, S3 (``s3a://`` with hadoop-aws) and GCS
+(``gs://`` with gcs-connector); their errors when the connector is missing are.
 """
 
 from __future__ import annotations
@@ -14,9 +16,41 @@ import json
 import os
 
 import pytest
+from builders import simple_batch
+from conftest import need_corpus
 from spark_compare import CliRun, assert_same, from_cli, from_row
 from spark_fleet import make_fleet
 from spark_session import shared_session
+
+SPLIT = 64 << 10      # small: the fleet's 2.5 MB segment becomes many tasks
+CHUNK = 16 << 10      # several chunks per task
+
+
+def _segment(path: str, flip: int | None = None, repeat_after: int | None = None, garbage_at: int | None = None,
+             n: int = 400) -> dict:
+    """A segment of ``n`` batches of 3 records (~1 KiB each), made by the tests' own encoder; optional
+    damage: batch ``flip``'s CRC made wrong, batch 10 written again after batch ``repeat_after``
+    (offset-order), 30 garbage bytes before batch ``garbage_at``.  Its batch positions."""
+    chunks, positions, pos = [], [], 0
+    for i in range(n):
+        data = simple_batch(i * 3, 3, value_size=300).data
+        if i == flip:
+            data = data[:-1] + bytes([data[-1] ^ 0x01])
+        if i == garbage_at:
+            chunks.append(bytes(range(200, 230)))
+            pos += 30
+        chunks.append(data)
+        positions.append(pos)
+        pos += len(data)
+        if i == repeat_after:
+            again = simple_batch(30, 3, value_size=300).data
+            chunks.append(again)
+            positions.append(pos)
+            pos += len(again)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(b"".join(chunks))
+    return {"path": path, "positions": positions, "size": pos}
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +60,18 @@ def fleet(tmp_path_factory):
     facts["root"] = str(root)
     # every readable partition (the dangling symlink of gone-0 aside: Hadoop cannot open it either)
     facts["dirs"] = [os.path.join(str(root), d) for d in ("orders-0", "orders-1", "legacy-0", "broken-0", "misc")]
+    facts["clean"] = _segment(os.path.join(str(root), "clean-0", "00000000000000000000.log"))
+    facts["hurt"] = _segment(os.path.join(str(root), "hurt-0", "00000000000000000000.log"), flip=149,
+                             repeat_after=150, garbage_at=300)
     return facts
 
 
 @pytest.fixture(scope="module")
 def cli(fleet):
+    mine = [fleet["clean"]["path"], fleet["hurt"]["path"]]
     return {"batches": CliRun("batches", fleet["files"]),
-            "records": CliRun("records", fleet["files"], "--decode", "none")}
+            "records": CliRun("records", fleet["files"], "--decode", "none"),
+            "mine": CliRun("batches", mine)}
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +79,33 @@ def spark(cli):
     return shared_session()
 
 
-@pytest.mark.parametrize("level", ["batches", "records"])
-def test_file_uris_read_through_hadoop_equal_cli(spark, fleet, cli, level):
-    from kafkadump.spark import read
+@pytest.fixture(scope="module")
+def jar(spark):
+    from kafkadump.spark import jvm
 
-    uris = ["file://" + d for d in fleet["dirs"]]
-    df = read(spark, uris, level, through_hadoop=True)
+    if jvm.find_javac() is None and not os.path.isfile(jvm.jar_path()):
+        pytest.skip("no javac here: KafkaSegmentInputFormat cannot be built (the fallback is tested below)")
+    assert jvm.load(spark)
+    return jvm.jar_path()
+
+
+def _uri(path: str) -> str:
+    return "file://" + path
+
+
+@pytest.mark.parametrize("level", ["batches", "records"])
+def test_file_uris_read_through_hadoop_equal_cli(spark, jar, fleet, cli, level):
+    from kafkadump.spark import read
+    from kafkadump.spark.hadoop_files import planned_chunks
+
+    uris = [_uri(d) for d in fleet["dirs"]]
+    df = read(spark, uris, level, through_hadoop=True, split_bytes=SPLIT)
     plan = df._jdf.queryExecution().executedPlan().toString()
-    # the JVM's file scan read the bytes (Spark's binaryFile source), the tasks decoded them
-    assert plan.startswith("MapInArrow kafkadump_decode(path") and "struct<path:string,content:binary>" in plan
+    # the JVM read the byte ranges (KafkaSegmentInputFormat's chunks), the tasks decoded them
+    assert plan.startswith("MapInArrow kafkadump_decode(path") and "resume" in plan and "binaryFile" not in plan
+    tasks = planned_chunks(spark, sorted(_uri(f) for f in fleet["files"] if not f.startswith(
+        os.path.join(fleet["root"], "gone-0"))), SPLIT)
+    assert df.rdd.getNumPartitions() == len(tasks) > fleet["big_size"] * 0.5 // SPLIT
     rows = df.toArrow().to_pylist()
     assert not [r for r in rows if r["type"] == "error"]
     assert {r["file"] for r in rows} == set(fleet["files"])          # shown as plain paths
@@ -58,18 +115,271 @@ def test_file_uris_read_through_hadoop_equal_cli(spark, fleet, cli, level):
     want = [from_cli(level, d) for d in cli[level].lines()]
     assert len(want) > 1200
     assert_same(got, want, f"{level} through Hadoop")
+    _timestamps_are_the_epoch_ms(rows)
 
 
-def test_records_query_through_hadoop(spark, fleet, cli):
+def _timestamps_are_the_epoch_ms(rows):
+    """``timestamp`` (TimestampType) is the instant ``timestampMs`` names, as the data source makes it."""
+    stamped = [r for r in rows if r.get("timestampMs") is not None]
+    assert stamped or all(r["type"] != "record" for r in rows)
+    for r in stamped:
+        assert round(r["timestamp"].timestamp() * 1000) == r["timestampMs"]
+
+
+def _batch_lines(cli, path):
+    return [d for d in cli["mine"].lines() if d["file"] == path]
+
+
+def test_large_segment_cut_at_batch_boundaries(spark, jar, fleet, cli):
+    """A 400 KiB segment with a 64 KiB split target: several tasks, every cut at a batch of the CLI's walk,
+    each chunk read from the CRC-valid batch before it; the chunks tile the file."""
+    from kafkadump.spark.hadoop_files import planned_chunks
+
+    seg = fleet["clean"]
+    tasks = planned_chunks(spark, [_uri(seg["path"])], SPLIT, chunk_bytes=CHUNK)
+    chunks = [c for t in tasks for c in t]
+    # as a local file is cut: task k starts at the first cut at or after k * 64 KiB
+    assert len(tasks) == -(-seg["size"] // SPLIT) == 7
+    assert [t[0][2] // SPLIT for t in tasks] == list(range(7))
+    assert len(chunks) == 25                                   # about 16 KiB each
+    starts = [c[2] for c in chunks]
+    assert all(CHUNK <= stop - start < CHUNK + 1100 for _, _, start, stop in chunks[:-1])  # batches of ~1 KiB
+    assert starts[0] == 0 and [c[3] for c in chunks] == [*starts[1:], seg["size"]]
+    lines = _batch_lines(cli, seg["path"])
+    assert [d["position"] for d in lines] == seg["positions"]
+    before = {d["position"] + d["size"]: d for d in lines}
+    for path, resume, start, _ in chunks[1:]:
+        assert path == "file:" + seg["path"]
+        assert start in seg["positions"]
+        assert resume == before[start]["position"] and before[start]["crcValid"]
+
+
+def test_another_python_thread_finds_the_class(spark, jar, fleet):
+    """py4j looks classes up through its JVM thread's context class loader, which ADD JAR sets for one
+    thread: a read from another Python thread (another pinned JVM thread) still plans."""
+    import threading
+
+    from kafkadump.spark.hadoop_files import planned_chunks
+
+    got = []
+    t = threading.Thread(target=lambda: got.append(planned_chunks(spark, [_uri(fleet["clean"]["path"])], SPLIT)))
+    t.start()
+    t.join(120)
+    assert len(got) == 1 and len(got[0]) == 7
+
+
+def test_tasks_read_byte_ranges(spark, jar, fleet):
+    """What each task is handed: its chunks' byte ranges (the batch before each cut included), never
+    the whole file, one Spark partition per planned task."""
+    from kafkadump.spark.hadoop_files import chunk_frame, planned_chunks
+
+    seg = fleet["clean"]
+    uri = _uri(seg["path"])
+    tasks = planned_chunks(spark, [uri], SPLIT, chunk_bytes=CHUNK)
+    df = chunk_frame(spark, [uri], SPLIT, chunk_bytes=CHUNK)
+    got = sorted(tuple(r) for r in df.selectExpr("spark_partition_id()", "resume", "start", "length(content)")
+                 .collect())
+    want = sorted((i, resume, start, stop - resume) for i, t in enumerate(tasks) for _, resume, start, stop in t)
+    assert got == want
+    assert max(n for *_, n in got) < 2 * CHUNK < seg["size"]
+    assert sum(n for *_, n in got) < seg["size"] + 24 * 1100    # each cut re-reads one batch of ~1 KiB
+
+
+@pytest.mark.parametrize("chunk", [1, CHUNK])
+def test_damaged_segment_same_findings(spark, jar, fleet, cli, chunk):
+    """Damage through the byte ranges: a CRC-failed batch (no cut after it), a batch repeated out of order
+    (offset-order, its state carried across a cut) and garbage (no cut after it: the rest is one chunk).
+    ``chunk`` 1: a cut after every CRC-valid batch the header walk steps over."""
+    from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+    from kafkadump.spark.tasks import options_for
+
+    seg = fleet["hurt"]
+    df = read_through_hadoop(spark, [(seg["path"], seg["size"])], "batches", options_for(level="batches"), None,
+                             SPLIT, chunk_bytes=chunk)
+    rows = df.toArrow().to_pylist()
+    lines = _batch_lines(cli, seg["path"])
+    assert_same([from_row("batches", r) for r in rows], [from_cli("batches", d) for d in lines], "damaged")
+    found = sorted((f["offset"], f["code"]) for d in lines for f in d["findings"])
+    assert [c for _, c in found] == ["crc-mismatch", "offset-order", "garbage", "unknown-magic"]
+    assert found == sorted((f["offset"], f["code"]) for r in rows for f in r["findings"])
+    starts = [c[2] for t in planned_chunks(spark, [_uri(seg["path"])], SPLIT, chunk_bytes=chunk) for c in t]
+    p = seg["positions"]
+    assert p[150] not in starts                 # the batch before it failed its CRC
+    garbage = p[301] - 30                       # positions[301]: batch 300 (one repeated batch before it)
+    assert max(starts) < garbage
+    if chunk == 1:
+        assert p[151] in starts and p[152] in starts     # around the repeated batch
+        assert len(starts) > 290
+
+
+# (field offset in a v2 header, struct format, a damaged value): what the header walk judges
+HEADER_DAMAGE = [(8, ">i", 48), (8, ">i", 2000), (8, ">i", 1 << 30), (16, ">b", 3), (16, ">b", 1), (21, ">h", 0x80),
+                 (21, ">h", 5), (23, ">i", -2), (57, ">i", -1), (57, ">i", 5000), (17, ">I", 12345)]
+
+
+def test_header_damage_through_hadoop_equal_cli(spark, jar, tmp_path):
+    """Every kind of header damage the InputFormat's header walk judges (a length too small, too large or
+    past the end, an unknown or legacy magic, impossible attributes, a negative lastOffsetDelta, a record
+    count out of range, a wrong CRC), each in a file of its own at a seeded random batch, cut after every
+    CRC-valid batch: the CLI's lines, findings at the same offsets."""
+    import random
+    import struct
+
+    from kafkadump.spark.hadoop_files import read_through_hadoop
+    from kafkadump.spark.tasks import options_for
+
+    rnd = random.Random(13)
+    files = []
+    for n, (at, fmt, value) in enumerate(HEADER_DAMAGE):
+        seg = _segment(str(tmp_path / f"h{n}-0" / "00000000000000000000.log"), n=60)
+        data = bytearray(open(seg["path"], "rb").read())
+        struct.pack_into(fmt, data, seg["positions"][rnd.randrange(5, 55)] + at, value)
+        with open(seg["path"], "wb") as f:
+            f.write(data)
+        files.append((seg["path"], len(data)))
+    run = CliRun("batches", [p for p, _ in files])
+    rows = read_through_hadoop(spark, files, "batches", options_for(level="batches"), None, SPLIT, chunk_bytes=1)
+    want = [from_cli("batches", d) for d in run.lines()]
+    assert sum(1 for d in run.lines() if d["findings"]) >= len(HEADER_DAMAGE)
+    assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "header damage")
+
+
+def test_legacy_messages_cut_too(spark, jar, fleet, cli):
+    """Legacy message sets (magic 0 and 1, a gzip wrapper; a magic-1 __consumer_offsets segment of the corpus):
+    cut after every message whose CRC-32 is right, and the CLI's lines."""
+    from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+    from kafkadump.spark.tasks import options_for
+
+    paths = [f for f in fleet["files"] if "/legacy-0/" in f]
+    try:
+        paths.append(str(need_corpus("real/segments") / "xpxwo100+bullShit/tmp/kafka-logs/__consumer_offsets-40"
+                                                         "/00000000000000000000.log"))
+    except pytest.skip.Exception:
+        pass
+    files = [(p, os.path.getsize(p)) for p in paths]
+    tasks = planned_chunks(spark, [_uri(p) for p in paths], SPLIT, chunk_bytes=1)
+    per_file = {}
+    for t in tasks:
+        for c in t:
+            per_file[c[0]] = per_file.get(c[0], 0) + 1
+    assert per_file["file:" + paths[0]] == 4     # two magic-0 messages, one magic-1, the wrapper
+    run = CliRun("batches", paths)
+    rows = read_through_hadoop(spark, files, "batches", options_for(level="batches"), None, SPLIT, chunk_bytes=1)
+    want = [from_cli("batches", d) for d in run.lines()]
+    if len(paths) > 1:
+        assert per_file["file:" + paths[1]] > 100 and len(want) > 100
+    assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "legacy")
+
+
+def test_empty_and_tiny_files_through_hadoop(spark, jar, tmp_path):
+    """An empty file, one shorter than a batch header and one batch cut short: the CLI's lines (no cut)."""
+    from kafkadump.spark.hadoop_files import planned_chunks, read_through_hadoop
+    from kafkadump.spark.tasks import options_for
+
+    one = simple_batch(0, 3, value_size=300).data
+    files = []
+    for name, data in (("empty", b""), ("tiny", bytes(range(1, 11))), ("cut", one + one[:200])):
+        p = tmp_path / f"{name}-0" / "00000000000000000000.log"
+        p.parent.mkdir()
+        p.write_bytes(data)
+        files.append((str(p), len(data)))
+    run = CliRun("batches", [p for p, _ in files])
+    tasks = planned_chunks(spark, [_uri(p) for p, _ in files], SPLIT, chunk_bytes=1)
+    assert [[(c[1], c[2], c[3]) for c in t] for t in tasks] == [[(0, 0, 0)], [(0, 0, 10)], [(0, 0, len(one) + 200)]]
+    rows = read_through_hadoop(spark, files, "batches", options_for(level="batches"), None, SPLIT, chunk_bytes=1)
+    want = [from_cli("batches", d) for d in run.lines()]
+    assert len(want) >= 3
+    assert_same([from_row("batches", r) for r in rows.toArrow().to_pylist()], want, "small files")
+
+
+def test_corpus_through_hadoop_equal_cli(spark, jar):
+    """The corpus' two largest segments (3 MB each), cut into 512 KiB tasks, and a magic-1 segment (legacy
+    messages: no cut, read whole): the CLI's batches."""
+    base = need_corpus("real/segments")
+    files = sorted((os.path.join(r, f) for r, _, fs in os.walk(base) for f in fs if f.endswith(".log")),
+                   key=os.path.getsize)[-2:]
+    files.append(str(base / "xpxwo100+bullShit/tmp/kafka-logs/__consumer_offsets-40/00000000000000000000.log"))
+    run = CliRun("batches", files)
+    from kafkadump.spark import read
+
+    df = read(spark, [_uri(f) for f in files], "batches", through_hadoop=True, split_bytes=512 << 10)
+    assert df.rdd.getNumPartitions() >= sum(os.path.getsize(f) for f in files[:2]) // (512 << 10)
+    rows = df.toArrow().to_pylist()
+    want = [from_cli("batches", d) for d in run.lines()]
+    assert len(want) > 2400 and {r["magic"] for r in rows} == {1, 2}
+    assert_same([from_row("batches", r) for r in rows], want, "corpus through Hadoop")
+
+
+def test_without_javac_whole_files(spark, fleet, cli, tmp_path, monkeypatch, capsys):
+    """No javac and no jar in the cache: whole files through Spark's binaryFile source, said once."""
+    from kafkadump.spark import jvm, read
+
+    monkeypatch.setenv("KAFKADUMP_JVM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(jvm, "find_javac", lambda: None)
+    monkeypatch.setattr(jvm, "_loaded", set())
+    monkeypatch.setattr(jvm, "_said", set())
+    path = fleet["clean"]["path"]
+    df = read(spark, [_uri(path)], "batches", through_hadoop=True, split_bytes=SPLIT)
+    again = read(spark, [_uri(path)], "batches", through_hadoop=True)
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "struct<path:string,content:binary>" in plan and "resume" not in plan
+    err = capsys.readouterr().err
+    assert err == ("kafkadump: no javac here (a JDK's compiler; a JRE has none): hdfs://, s3a://, gs:// files are "
+                   "read whole, one task each (Spark's binaryFile source), not in byte ranges\n")
+    assert not os.path.exists(tmp_path / "cache" / os.path.basename(os.path.dirname(jvm.jar_path())))
+    want = [from_cli("batches", d) for d in _batch_lines(cli, path)]
+    assert_same([from_row("batches", r) for r in df.toArrow().to_pylist()], want, "whole file")
+    records = read(spark, [_uri(path)], "records", through_hadoop=True).toArrow().to_pylist()
+    assert len(records) == 1200
+    _timestamps_are_the_epoch_ms(records)
+    assert again.count() == len(want)
+
+
+def test_query_through_hadoop(spark, jar, fleet, cli):
     from kafkadump.spark import read
 
     path = "file://" + fleet["big_file"]
-    rows = read(spark, [path], "records", through_hadoop=True, fromOffset=30, toOffset=44).toArrow().to_pylist()
+    rows = read(spark, [path], "records", through_hadoop=True, split_bytes=SPLIT, fromOffset=30,
+                toOffset=44).toArrow().to_pylist()
     want = [d["offset"] for d in cli["records"].lines()
             if d["type"] == "record" and d["file"] == fleet["big_file"] and 30 <= d["offset"] <= 44]
     # batch 10 (offsets 30..32) is written twice in this segment: both copies are records
     assert sorted(want) == sorted([*range(30, 45), 30, 31, 32])
     assert sorted(r["offset"] for r in rows if r["type"] == "record") == sorted(want)
+
+
+@pytest.mark.parametrize("uri", ["s3a://evidence-bucket/kafka-logs", "hdfs://127.0.0.1:1/kafka-logs"])
+def test_data_source_uri_pyarrow_cannot_open_is_one_line(uri):
+    """``format("kafkadump").load(URI)`` lists in a Python worker (no JVM): through pyarrow.fs, or one line
+    naming kafkadump.spark.read, which reads the URI through Spark's Hadoop FileSystem."""
+    from kafkadump.spark.splits import ListingError
+    from kafkadump.spark.worker_files import list_for_workers
+
+    with pytest.raises(ListingError) as info:
+        list_for_workers([uri], ("*.log",))
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.startswith(f"{uri}: the kafkadump data source runs in Spark's Python workers, which cannot use "
+                           "Spark's Hadoop FileSystem, and pyarrow.fs cannot open it here (")
+    assert text.endswith(f"): read it with kafkadump.spark.read(spark, [{uri!r}], LEVEL) (byte ranges through "
+                         "Spark's Hadoop FileSystem)")
+
+
+def test_data_source_load_of_s3a_says_what_to_use(spark):
+    with pytest.raises(Exception) as info:
+        spark.read.format("kafkadump").load("s3a://evidence-bucket/kafka-logs").collect()
+    assert "kafkadump: s3a://evidence-bucket/kafka-logs: the kafkadump data source runs in Spark's Python " \
+           "workers" in str(info.value)
+    assert "read it with kafkadump.spark.read(spark, ['s3a://evidence-bucket/kafka-logs'], LEVEL)" in str(info.value)
+
+
+def test_data_source_lists_local_and_file_uris_as_before(fleet):
+    from kafkadump.spark.splits import list_local
+    from kafkadump.spark.worker_files import list_for_workers
+
+    misc = os.path.join(fleet["root"], "misc")
+    assert list_for_workers([misc, "file://" + fleet["big_file"]], ("*.log",)) == \
+        list_local([misc, fleet["big_file"]], ("*.log",))
 
 
 def _cli(args):

@@ -9,7 +9,8 @@
 * :mod:`.splits`: file listing and batch-boundary splits (pure Python)
 * :mod:`.tasks`: one task's work (open, map read-only, decode, rows)
 * :mod:`.hadoop_files`: ``hdfs://``, ``s3a://``, ``gs://`` files read through Spark's own Hadoop
-  FileSystem (its ``binaryFile`` source) and decoded in the same task
+  FileSystem in byte ranges cut at batch boundaries (:mod:`.jvm`'s InputFormat; whole files through
+  the ``binaryFile`` source without ``javac``) and decoded in the same task
 * :mod:`.failures`: a Spark failure as one line, the cause and the fix
 * :mod:`.jobs`: ``spark scan`` (a DataFrame query) and ``spark triage`` (``kafkadump triage``'s
   per-file scans in Spark tasks, folded on the driver by the CLI's own code)

@@ -56,8 +56,9 @@ if TYPE_CHECKING:
     from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
-from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, list_local, plan
+from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, plan
 from .tasks import options_for, read_task
+from .worker_files import list_for_workers
 
 FORMAT = "kafkadump"
 
@@ -237,7 +238,7 @@ class KafkaDumpReader(DataSourceReader):
             if not paths:
                 raise ValueError("kafkadump: no path: spark.read.format('kafkadump').load(PATH, ...)")
             try:
-                self.files = list_local(paths, self.include)
+                self.files = list_for_workers(paths, self.include)  # URIs: through pyarrow.fs, or a one-line error
             except ListingError as e:
                 raise ValueError(f"kafkadump: {e}") from None
 

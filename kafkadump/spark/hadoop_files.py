@@ -1,19 +1,32 @@
 """Files read through Spark's own Hadoop FileSystem: ``hdfs://``, ``s3a://``, ``gs://``, ``file:``, ...
 
 A Python task has no JVM to call (PySpark's workers have no py4j gateway), so
-the bytes come from Spark itself: the ``binaryFile`` source opens each file on
-the executor with the cluster's Hadoop configuration (its credentials, its
-``fs.*.impl``, Kerberos, ...) and hands it, as an Arrow binary value, to
-:func:`decode_contents`, which runs in ``mapInArrow`` in the same task and
-yields the rows of the ``kafkadump`` data source (same schema, same values).
+the bytes are read on the JVM side of the task, with the cluster's Hadoop
+configuration (its credentials, its ``fs.*.impl``, Kerberos, ...), and handed
+to the decoder in the same task through ``mapInArrow``:
 
-What that costs: a file is read whole by one task (Spark's ``binaryFile``
-source does not split files), and the task holds it in memory while it is
-decoded (twice: Spark's Arrow value and the decoder's bytes; at most 2 GiB per
-file, Spark's limit; Kafka's segments are 1 GiB by default).  Several small files share a task, packed by Spark's own rule
-(``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``).  Plain local
-paths are not read this way: their tasks map them and cut large ones at batch
-boundaries (:mod:`.splits`).
+* **byte ranges** (the normal path): kafkadump's ``KafkaSegmentInputFormat``
+  (:mod:`.jvm`, a Hadoop InputFormat shipped as Java source and compiled on
+  first use) cuts each file at batch boundaries on the driver (it reads the
+  batch headers: one 61-byte header per batch, through a 64 KiB window; a file
+  of at most one chunk is not opened there) into
+  chunks of about :data:`CHUNK_BYTES`, grouped into tasks of about the split
+  size; each task reads its chunks' byte ranges and :func:`decode_chunks`
+  decodes each with the shared walk (:func:`.splits.iter_share`) at absolute
+  positions: the rows and findings of a whole-file walk.  A chunk starts with
+  the CRC-valid batch before it (the walk's state), and where the header walk
+  cannot go on (damage, padding) the rest of the file is one
+  chunk, decoded whole.  A task's Python holds one Arrow batch of chunks at a
+  time: at most the split size, and at most Spark's
+  ``spark.sql.execution.arrow.maxBytesPerBatch`` (64 MiB by default) past one chunk.
+  Each split names the hosts of its first block (HDFS locality).
+* **whole files** (no ``javac`` to build the InputFormat, said once on stderr):
+  Spark's ``binaryFile`` source reads each file whole in one task (at most
+  2 GiB, Spark's limit; memory about twice the file) and :func:`decode_contents`
+  decodes it.
+
+Plain local paths are not read this way: their tasks map them and cut large
+ones at batch boundaries (:mod:`.splits`).
 """
 
 from __future__ import annotations
@@ -25,10 +38,12 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..query import RecordQuery
 from .rows import COLUMNS
-from .splits import iter_task, local_path, log_dir, topic_partition
+from .splits import OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, iter_share, local_path, log_dir, topic_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+CHUNK_BYTES = 4 << 20     # a chunk of a file read through the InputFormat (at most the split size)
 
 # what to install where Spark's Hadoop has no filesystem for a scheme
 FS_HINTS = {
@@ -84,18 +99,21 @@ def query_of(options: dict[str, Any]) -> RecordQuery | None:
     return RecordQuery.parse(lo, hi, options.get("fromTime"), options.get("toTime"), keys or None)
 
 
-def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuery | None
-                ) -> Iterator[tuple[list[list], int]]:
-    """``(columns, nrows)`` chunks of the rows of one whole file's bytes (the walk of
-    :func:`.splits.iter_task` with one share); a decoder failure becomes an error row."""
+def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuery | None, *, base: int = 0,
+                start: int | None = None, resume: int | None = None) -> Iterator[tuple[list[list], int]]:
+    """``(columns, nrows)`` chunks of the rows of the bytes ``buf`` of ``path``: a whole file, or a
+    chunk read from absolute position ``base`` (``resume``, the CRC-valid batch before the chunk,
+    when it is not ``start``, the chunk's own first position) to the chunk's end.  The walk is
+    :func:`.splits.iter_share`'s, positions absolute; a decoder failure becomes an error row."""
     topic, partition = topic_partition(path)
     cols = COLUMNS[level](topic, partition, log_dir(path))
     if query is not None:
         cols.query = query
         opt = opt.replace(select=query.batch_selector())
-    end = len(buf)
+    end = base + len(buf)
+    start = base if start is None else start
     try:
-        for item in iter_task(buf, end, path, opt, max(end, 1), 0, 1):
+        for item in iter_share(buf, path, opt, start, end, base if resume is None else resume, end, base):
             cols.add(item)
             if cols.full():
                 yield cols.take()
@@ -105,31 +123,101 @@ def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuer
         yield cols.take()
 
 
-def decode_contents(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
-    """What the executors run in ``mapInArrow``: ``(path, content)`` Arrow batches of
-    Spark's ``binaryFile`` source in, the level's Arrow record batches out."""
-    import pyarrow as pa
+def _arrow_out(level: str) -> Any:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .row_schema import struct_type
 
-    schema = to_arrow_schema(struct_type(level), timezone="UTC")
-    types = [f.type for f in schema]
+    return to_arrow_schema(struct_type(level), timezone="UTC")
+
+
+def decode_contents(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
+    """What the executors run in ``mapInArrow`` on whole files: ``(path, content)`` Arrow batches of
+    Spark's ``binaryFile`` source in, the level's Arrow record batches out."""
+    from .datasource import arrow_batch
+
+    schema = _arrow_out(level)
     for batch in batches:
         paths, contents = batch.column(0), batch.column(1)
         for i in range(batch.num_rows):
             buf = contents[i].as_buffer().to_pybytes()   # bytes: the decoder's resync searches need them
             for cols, _ in buffer_rows(level, shown_path(paths[i].as_py()), buf, opt, query):
-                yield pa.RecordBatch.from_arrays([pa.array(c, type=t) for c, t in zip(cols, types)], schema=schema)
+                yield arrow_batch(cols, schema)
+
+
+def decode_chunks(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
+    """What the executors run in ``mapInArrow`` on byte ranges: ``(path, resume, start, content)`` Arrow
+    batches of ``KafkaSegmentInputFormat``'s chunks in, the level's Arrow record batches out."""
+    from .datasource import arrow_batch
+
+    schema = _arrow_out(level)
+    for batch in batches:
+        paths, resumes, starts, contents = (batch.column(i) for i in range(4))
+        for i in range(batch.num_rows):
+            buf = contents[i].as_buffer().to_pybytes()
+            resume = resumes[i].as_py()
+            for cols, _ in buffer_rows(level, shown_path(paths[i].as_py()), buf, opt, query, base=resume,
+                                       start=starts[i].as_py(), resume=resume):
+                yield arrow_batch(cols, schema)
+
+
+def chunk_frame(spark: SparkSession, uris: list[str], split_bytes: int = SPLIT_BYTES_DEFAULT,
+                open_cost: int = OPEN_COST_DEFAULT, chunk_bytes: int = CHUNK_BYTES) -> DataFrame:
+    """The ``(path, resume, start, content)`` chunks of ``uris``, one Spark partition per split
+    (``KafkaSegmentInputFormat``)."""
+    from pyspark.sql import DataFrame as Frame
+
+    fmt, paths = _java_class_and_paths(spark, uris)
+    jdf = fmt.chunkFrame(spark._jsparkSession, paths, split_bytes, min(chunk_bytes, split_bytes), open_cost)
+    return Frame(jdf, spark)
+
+
+def planned_chunks(spark: SparkSession, uris: list[str], split_bytes: int = SPLIT_BYTES_DEFAULT,
+                   open_cost: int = OPEN_COST_DEFAULT, chunk_bytes: int = CHUNK_BYTES
+                   ) -> list[list[tuple[str, int, int, int]]]:
+    """The tasks ``KafkaSegmentInputFormat`` plans for ``uris`` (on the driver, no task run): per task,
+    its chunks ``(path, resume, start, stop)``."""
+    fmt, paths = _java_class_and_paths(spark, uris)
+    out = []
+    for task in fmt.plan(spark._jsparkSession, paths, split_bytes, min(chunk_bytes, split_bytes), open_cost):
+        chunks = []
+        for line in task:
+            resume, start, stop, path = line.split(" ", 3)
+            chunks.append((path, int(resume), int(start), int(stop)))
+        out.append(chunks)
+    return out
+
+
+def _java_class_and_paths(spark: SparkSession, uris: list[str]) -> tuple[Any, Any]:
+    """``(the py4j view of KafkaSegmentInputFormat, uris as a Java String[])``; the class loaded first
+    (:func:`.jvm.load`: RuntimeError when it cannot be)."""
+    from .jvm import format_class
+
+    view = format_class(spark)
+    if view is None:
+        raise RuntimeError("KafkaSegmentInputFormat cannot be built or loaded here")
+    jvm, gateway = spark._jvm, spark.sparkContext._gateway
+    assert jvm is not None and gateway is not None  # a classic session (the one kafkadump builds) runs a JVM
+    paths = gateway.new_array(jvm.java.lang.String, len(uris))
+    for i, u in enumerate(uris):
+        paths[i] = u
+    return view, paths
 
 
 def read_through_hadoop(spark: SparkSession, files: list[tuple[str, int]], level: str, opt: Options,
-                        query: RecordQuery | None) -> DataFrame:
-    """The ``kafkadump`` rows of ``files`` (Hadoop URIs, or plain paths read as ``file:``),
-    each file read whole through Spark's Hadoop FileSystem by the task that decodes it."""
+                        query: RecordQuery | None, split_bytes: int | None = None,
+                        open_cost: int | None = None, chunk_bytes: int = CHUNK_BYTES) -> DataFrame:
+    """The ``kafkadump`` rows of ``files`` (Hadoop URIs, or plain paths read as ``file:``), read through
+    Spark's Hadoop FileSystem by the tasks that decode them: in byte ranges cut at batch boundaries
+    (``KafkaSegmentInputFormat``), or whole files when it cannot be built here (:func:`.jvm.load`)."""
+    from . import jvm
     from .row_schema import struct_type
 
     uris = [hadoop_uri(p) for p, _ in files]
+    if jvm.format_class(spark) is not None:
+        chunks = chunk_frame(spark, uris, split_bytes or SPLIT_BYTES_DEFAULT,
+                             OPEN_COST_DEFAULT if open_cost is None else open_cost, chunk_bytes)
+        return map_in_arrow(chunks, partial(decode_chunks, level=level, opt=opt, query=query), struct_type(level))
     contents = spark.read.format("binaryFile").load(uris).select("path", "content")
     return map_in_arrow(contents, partial(decode_contents, level=level, opt=opt, query=query), struct_type(level))
 
@@ -153,5 +241,5 @@ def map_in_arrow(df: DataFrame, fn: Any, schema: Any) -> DataFrame:
     column = udf(*[df[c] for c in df.columns])
     return Frame(df._jdf.mapInArrow(column._jc, False, None), df.sparkSession)
 
-__all__ = ["read_through_hadoop", "decode_contents", "buffer_rows", "filesystem_error", "hadoop_uri", "query_of",
+__all__ = ["read_through_hadoop", "decode_contents", "decode_chunks", "chunk_frame", "planned_chunks", "buffer_rows", "filesystem_error", "hadoop_uri", "query_of",
            "shown_path", "scheme"]

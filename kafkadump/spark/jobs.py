@@ -114,7 +114,8 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
                 r = r.option(name, json.dumps(value) if name == "keys" else str(value))
         parts.append(r.load())
     if remote:
-        parts.append(_read_remote(spark, remote, level, shallow, max_decompressed, max_depth, query))
+        parts.append(_read_remote(spark, remote, level, shallow, max_decompressed, max_depth, query,
+                                  split_bytes, open_cost))
     df = parts[0]
     for more in parts[1:]:
         df = df.unionByName(more)
@@ -122,7 +123,8 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
 
 
 def _read_remote(spark: SparkSession, files: list[tuple[str, int]], level: str, shallow: bool,
-                 max_decompressed: int | None, max_depth: int | None, query: dict) -> DataFrame:
+                 max_decompressed: int | None, max_depth: int | None, query: dict,
+                 split_bytes: int | None = None, open_cost: int | None = None) -> DataFrame:
     from ..errors import UsageError
     from .hadoop_files import query_of, read_through_hadoop
     from .row_schema import LEVELS
@@ -133,7 +135,7 @@ def _read_remote(spark: SparkSession, files: list[tuple[str, int]], level: str, 
     if query and level != "records" and any(v is not None for v in query.values()):
         raise UsageError("fromOffset/toOffset/fromTime/toTime/key select records: use level records")
     opt = options_for(shallow=shallow, max_decompressed=max_decompressed, max_depth=max_depth, level=level)
-    return read_through_hadoop(spark, files, level, opt, query_of(query))
+    return read_through_hadoop(spark, files, level, opt, query_of(query), split_bytes, open_cost)
 
 
 def _problem(level: str) -> Column:

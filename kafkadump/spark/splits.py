@@ -257,6 +257,15 @@ def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: i
         yield from iter_batches(buf, file, end=end, options=opt)
         return
     start, stop, resume = cuts(buf, end, file, opt, split_bytes, k, n)
+    yield from iter_share(buf, file, opt, start, stop, resume, end)
+
+
+def iter_share(buf: ByteBuffer, file: str, opt: Options, start: int, stop: int, resume: int, end: int,
+               base: int = 0) -> Iterator[Batch | Gap]:
+    """The whole-file walk's items whose position lies in ``[start, stop)``, the walk started at
+    ``resume`` (the last CRC-valid batch before ``start``, or ``start``: see :func:`cuts`) and run
+    to ``end``.  Positions are absolute; ``buf[0]`` is at ``base`` (a byte range read from a file,
+    as :mod:`.hadoop_files` reads them)."""
     if start >= stop:
         return
     o = opt
@@ -268,7 +277,7 @@ def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: i
             return b.position >= _start and (_user is None or _user(b))
 
         o = opt.replace(select=select)
-    for item in iter_batches(buf, file, start=resume, end=end, options=o):
+    for item in iter_batches(buf, file, start=resume - base, end=end - base, options=o, base=base):
         p = item.position
         if p < start:
             continue
@@ -278,4 +287,4 @@ def iter_task(buf: ByteBuffer, end: int, file: str, opt: Options, split_bytes: i
 
 
 __all__ = ["SPLIT_BYTES_DEFAULT", "OPEN_COST_DEFAULT", "DEFAULT_INCLUDE", "topic_partition", "local_path", "list_local",
-           "pack", "plan", "cuts", "iter_task", "ListingError", "log_dir"]
+           "pack", "plan", "cuts", "iter_task", "iter_share", "ListingError", "log_dir"]
