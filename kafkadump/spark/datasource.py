@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
+from .record_buffers import buffer_arrays
+from .rows import ListPart, Part
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, list_local, plan
 from .tasks import options_for, read_task
 
@@ -265,10 +267,21 @@ class KafkaDumpReader(DataSourceReader):
 
         schema = to_arrow_schema(struct_type(self.level, self.names), timezone="UTC")
         query = self.pushed.query(self.query)
+        names = self.names or column_names(self.level)
         for path, size, k, n in units:
-            for cols, _ in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, query,
-                                     self.names, self.pushed.types, counts):
-                yield arrow_batch(cols, schema)
+            for parts in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, query,
+                                   self.names, self.pushed.types, counts):
+                for part in parts:
+                    yield part_batch(part, names, schema)
+
+
+def part_batch(part: Part, names: list[str], schema: Any) -> RecordBatch:
+    """One Arrow record batch of ``schema`` (the columns ``names``) from a part of a task's rows."""
+    import pyarrow as pa
+
+    if isinstance(part, ListPart):
+        return arrow_batch(part.cols, schema)
+    return pa.RecordBatch.from_arrays(buffer_arrays(part, names, schema), schema=schema)
 
 
 def arrow_batch(cols: list[list], schema: Any) -> RecordBatch:
@@ -284,13 +297,13 @@ def arrow_batch(cols: list[list], schema: Any) -> RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def timestamps(ms: list, arrow_type: Any) -> Any:
-    """Epoch ms (ints or None) as an Arrow timestamp array of ``arrow_type`` (microseconds);
+def timestamps(ms: Any, arrow_type: Any) -> Any:
+    """Epoch ms (ints or None, or an Arrow int64 array) as an Arrow timestamp array of ``arrow_type`` (microseconds);
     null where the value is outside Spark's timestamp range."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    raw = pa.array(ms, type=pa.int64())
+    raw = ms if isinstance(ms, pa.Array) else pa.array(ms, type=pa.int64())
     ok = pc.and_(pc.greater_equal(raw, TIMESTAMP_MS_MIN), pc.less_equal(raw, TIMESTAMP_MS_MAX))
     kept = pc.if_else(ok, raw, pa.scalar(None, pa.int64()))
     return pc.multiply(kept, 1000).cast(arrow_type)
