@@ -353,6 +353,13 @@ record_columns(PyObject *self, PyObject *args)
             return NULL;
         }
     }
+    /* a bitmap's last byte holds bits of the rows before this run: kept for a hand back */
+    int bitmaps[] = {B_KEY_VALID, B_VALUE_VALID, B_HVALUE_VALID, B_TIMESTAMP_VALID};
+    unsigned char last_bits[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        if (b[bitmaps[i]].len > 0)
+            last_bits[i] = (unsigned char)b[bitmaps[i]].p[b[bitmaps[i]].len - 1];
+    }
     Py_buffer view;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
@@ -404,6 +411,10 @@ hand_back:
     for (int i = 0; i < NBUFS; i++) {
         if (b[i].cap != b[i].start && PyByteArray_Resize(b[i].ba, b[i].start) < 0)
             return NULL;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (b[bitmaps[i]].start > 0)
+            PyByteArray_AS_STRING(b[bitmaps[i]].ba)[b[bitmaps[i]].start - 1] = (char)last_bits[i];
     }
     Py_RETURN_NONE;
 error:

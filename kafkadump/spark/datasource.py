@@ -34,7 +34,9 @@ topic/partition/log dir, batches by their header, records by key.
 Planning (``partitions()``) lists local paths and stats them; it reads no
 data.  Each task (``read()``) opens its file itself on the executor, maps it
 read-only and streams it through the shared decoder, yielding Arrow record
-batches of at most 8192 rows.
+batches of about 8192 rows.  At level ``records`` the records of a plain batch
+go from its bytes to Arrow buffers in one compiled loop
+(:mod:`kafkadump.spark.record_buffers`), without a Python object per record.
 """
 
 from __future__ import annotations
@@ -281,7 +283,9 @@ def part_batch(part: Part, names: list[str], schema: Any) -> RecordBatch:
 
     if isinstance(part, ListPart):
         return arrow_batch(part.cols, schema)
-    return pa.RecordBatch.from_arrays(buffer_arrays(part, names, schema), schema=schema)
+    batch = pa.RecordBatch.from_arrays(buffer_arrays(part, names, schema), schema=schema)
+    batch.validate(full=True)   # offsets and lengths in bounds before the JVM reads them (see session.py)
+    return batch
 
 
 def arrow_batch(cols: list[list], schema: Any) -> RecordBatch:
