@@ -39,11 +39,14 @@ SEGMENTS = CORPUS / "real" / "segments"
 T_BIG = 253402300800000      # 10000-01-01: past Spark's TimestampType (timestamp null, timestampMs kept)
 
 
-def task_rows(paths, names=None, split=1 << 20, counts=None):
-    """The records-level rows of ``paths`` (every task of each), as dicts, through Arrow."""
+def task_table(paths, names=None, split=1 << 20, counts=None):
+    """The records-level rows of ``paths`` (every task of each) as one Arrow table, as the data
+    source hands them to Spark, and the kinds of parts they came in."""
+    import pyarrow as pa
+
     names = names or column_names("records")
     schema = to_arrow_schema(struct_type("records", names), timezone="UTC")
-    rows, kinds = [], []
+    batches, kinds = [], []
     for path in paths:
         size = os.path.getsize(path)
         n = max(1, -(-size // split))
@@ -52,50 +55,55 @@ def task_rows(paths, names=None, split=1 << 20, counts=None):
                                    names=None if names == column_names("records") else names, counts=counts):
                 for part in parts:
                     kinds.append(type(part))
-                    rows += part_batch(part, names, schema).to_pylist()
-    return rows, kinds
+                    batches.append(part_batch(part, names, schema))
+    return pa.Table.from_batches(batches, schema=schema), kinds
 
 
 def both_paths(monkeypatch, paths, names=None, split=1 << 20):
-    """(rows by the fast path, its counts, rows through the decoder's records)."""
+    """(the rows by the fast path, as a table, and its counts), checked equal to the rows
+    through the decoder's records (the compiled column loop off)."""
     counts: dict = {}
-    fast, _ = task_rows(paths, names, split, counts)
+    fast, _ = task_table(paths, names, split, counts)
     with monkeypatch.context() as m:
         m.setattr(record_buffers, "_COLS", None)
         slow_counts: dict = {}
-        slow, kinds = task_rows(paths, names, split, slow_counts)
+        slow, kinds = task_table(paths, names, split, slow_counts)
     assert slow_counts["fast"] == 0 and set(kinds) <= {ListPart}
-    return fast, counts, slow
+    assert fast.num_rows == slow.num_rows
+    for name in fast.column_names:
+        assert fast.column(name).equals(slow.column(name)), name
+    return fast, counts
 
 
 def corpus_files():
+    """Every fourth segment of the shared corpus under 1 MiB (``test_spark.py`` compares the Spark
+    rows of all of them with the CLI's) and the project's fixtures."""
     files = sorted(str(p) for p in SEGMENTS.rglob("*.log") if p.is_file()) if SEGMENTS.exists() else []
-    return files + sorted(str(p) for p in FIXTURES.rglob("*.log"))
+    return [f for f in files[::4] if os.path.getsize(f) < 1 << 20] + sorted(str(p) for p in FIXTURES.rglob("*.log"))
 
 
 def test_fast_rows_equal_record_rows_and_cli_on_corpus_and_fixtures(monkeypatch):
     files = corpus_files()
-    fast, counts, slow = both_paths(monkeypatch, files)
-    assert fast == slow
+    fast, counts = both_paths(monkeypatch, files)
     assert counts["fast"] > 1000            # the loop built most rows (the rest: control, legacy, damage)
     want = [from_cli("records", d) for d in cli_lines("records", files, "--decode", "none")]
-    assert [from_row("records", r) for r in fast] == want
+    assert [from_row("records", r) for r in fast.to_pylist()] == want
 
 
 def test_fast_rows_equal_on_the_fleet_split_small(monkeypatch, fleet):
     files = [str(p) for p in Path(fleet["root"]).rglob("*.log") if p.is_file()]
-    fast, counts, slow = both_paths(monkeypatch, files, split=64 << 10)
-    assert fast == slow and counts["fast"] > 0
+    _, counts = both_paths(monkeypatch, files, split=64 << 10)
+    assert counts["fast"] > 0
 
 
 @pytest.mark.parametrize("names", [["offset", "key", "timestamp"],
-                                   ["headers", "timestampType", "value", "topic", "error", "control", "batchPosition"],
-                                   ["timestampMs", "offsetDelta", "timestampDelta", "file", "logDir", "partition"]])
-def test_pruned_columns_equal(monkeypatch, names):
-    files = corpus_files()
-    fast, counts, slow = both_paths(monkeypatch, files, names)
-    assert fast == slow and counts["fast"] > 1000
-    assert counts["values"] == len(fast) * len(names)
+                                   ["headers", "timestampType", "value", "topic", "error", "control", "batchPosition",
+                                    "timestampMs", "offsetDelta", "timestampDelta", "file", "logDir", "partition"]])
+def test_pruned_columns_equal(monkeypatch, fleet, names):
+    files = [str(p) for p in Path(fleet["root"]).rglob("*.log") if p.is_file()]
+    fast, counts = both_paths(monkeypatch, files, names)
+    assert counts["fast"] > 1000
+    assert counts["values"] == fast.num_rows * len(names)
 
 
 def _segment(tmp_path, batches, name="t-0"):
@@ -127,8 +135,8 @@ def test_the_cases_a_record_may_hold(monkeypatch, tmp_path):
     far = v2_batch(6, [Rec(b"k6", b"v6")], base_ts=T_BIG).data
     odd = _not_utf8(v2_batch(7, [Rec(b"k7", b"v7", headers=(("hX", b"1"),)), Rec(b"k8", b"v8")]))
     path = _segment(tmp_path, [plain, log_append, far, odd])
-    fast, counts, slow = both_paths(monkeypatch, [path])
-    assert fast == slow
+    table, counts = both_paths(monkeypatch, [path])
+    fast = table.to_pylist()
     assert counts["fast"] == 7                       # not the 2 records of the batch with the odd key
     by_offset = {r["offset"]: r for r in fast}
     assert by_offset[0]["key"] is None and by_offset[0]["headers"] == [
@@ -149,11 +157,10 @@ def test_a_run_handed_back_in_a_many_record_batch_keeps_the_order(monkeypatch, t
                                                                             b"x"),))
             for i in range(n)]
     path = _segment(tmp_path, [_not_utf8(v2_batch(0, recs)), v2_batch(n, [Rec(b"last", b"v")]).data])
-    fast, counts, slow = both_paths(monkeypatch, [path])
-    assert fast == slow
-    assert [r["offset"] for r in fast] == list(range(n + 1))
+    fast, counts = both_paths(monkeypatch, [path])
+    assert fast.column("offset").to_pylist() == list(range(n + 1))
     assert counts["fast"] == STREAM_RECORDS + 1      # the first run and the last batch; the second run handed back
-    _, kinds = task_rows([path])
+    _, kinds = task_table([path])
     assert kinds == [record_buffers.RecordBuffers, ListPart, record_buffers.RecordBuffers]
 
 
