@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from builders import Rec, fix_crc, v2_batch
 from conftest import CORPUS, FIXTURES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from spark_compare import cli_lines, from_cli, from_row
 
 pytest.importorskip("pyarrow")
@@ -177,3 +179,27 @@ def test_the_loop_hands_back_without_touching_the_buffers():
     assert before[record_buffers.B_KEY_DATA] == b"kk2" and before[record_buffers.B_HKEY_DATA] == b"h"
     assert arrowcols.record_columns(data, 61, len(data) - 1, *args) is None       # the last byte missing
     assert [bytes(b) for b in bufs] == before
+
+
+_bytes = st.one_of(st.none(), st.binary(max_size=12))
+_header = st.tuples(st.text(max_size=4), _bytes)
+_record = st.builds(Rec, _bytes, _bytes, ts_delta=st.integers(-(1 << 40), 1 << 40),
+                    headers=st.lists(_header, max_size=3).map(tuple))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.tuples(st.lists(_record, min_size=1, max_size=6), st.booleans(),
+                                  st.integers(-(1 << 50), 1 << 50)), min_size=1, max_size=4))
+def test_fast_rows_equal_record_rows_on_generated_batches(monkeypatch, batches):
+    """Any keys, values, headers (text keys: plain, so every record goes by the loop), timestamp
+    deltas and base timestamps, CreateTime or LogAppendTime."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        chunks, base = [], 0
+        for recs, log_append, base_ts in batches:
+            chunks.append(v2_batch(base, recs, attributes=0x08 if log_append else 0, base_ts=base_ts).data)
+            base += len(recs)
+        path = _segment(Path(tmp), chunks)
+        fast, counts = both_paths(monkeypatch, [path])
+        assert fast.num_rows == counts["fast"] == base
