@@ -35,6 +35,8 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"], optional=True)],
+    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"], optional=True),
+                 # the Spark data source's record columns as Arrow buffers
+                 Extension("kafkadump.accel.arrowcols", ["kafkadump/accel/arrowcols.c"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -60,7 +60,7 @@ PARTS = [
     Part("triage", "peak RSS of every command on one large segment; triage --jobs 2 vs --jobs 1",
          "triage_bench.py", quick_args=["--size", "256M", "--jobs-size", "64M", "--rounds", "2"]),
     Part("spark", "Spark local[1] / local[2] vs one process", "spark_bench.py",
-         quick_args=["--partitions", "2", "--segments", "1", "--segment-size", "8M"],
+         quick_args=["--partitions", "2", "--segments", "1", "--segment-size", "8M", "--rounds", "1"],
          modules=("pyspark", "pyarrow"), programs=("java",)),
 ]
 NAMES = [p.name for p in PARTS]

@@ -5,29 +5,32 @@ Generates a log dir of many segments (``--partitions`` x ``--segments`` files of
 ``--segment-size``, small uncompressed records as ``bench.py``'s records file:
 150 records a batch, 10-byte keys, 40-90 byte values).
 
-The default part, ``scaling``, runs round by round (interleaved, so each sees
-similar background load):
+The default part, ``scaling``, runs round by round (interleaved, the order
+turned round each round, so each sees similar background load):
 
 * ``kafkadump records --json --decode none`` over all the files, to /dev/null
-  (one process): CPU seconds from ``resource.getrusage(RUSAGE_CHILDREN)``
-  around the command;
-* the ``kafkadump`` data source at ``level=records``, every column, written to
-  Spark's ``noop`` sink (every row made and handed to Spark, nothing written),
-  in a fresh process with ``--master local[1]`` and one with ``local[2]``.
-  The session is started and warmed (a query on a 64 KiB file forks the Python
-  workers) before the clock starts; the CPU seconds are those of the whole
-  process tree (the driver's Python, the JVM with all its threads, Spark's
-  Python daemon and workers), read from ``/proc/PID/stat`` (utime + stime, and
-  cutime + cstime for children already exited and reaped) just before and just
-  after the query;
-* in the ``local[2]`` process also: the same query with ``columns`` pruned to
-  ``offset,key,timestamp``, and with an offset range of 1 % of the records
-  pushed down (batches skipped by their header).
+  (one process, pinned to 1 CPU): CPU seconds from
+  ``resource.getrusage(RUSAGE_CHILDREN)`` around the command (its start-up included);
+* the ``kafkadump`` data source at ``level=records`` written to Spark's ``noop``
+  sink (every row made and handed to Spark, nothing written), every column and
+  then ``columns`` pruned to ``offset,key,timestamp``, in a fresh process with
+  ``--master local[1]`` pinned with ``taskset`` to 1 CPU and one with ``local[2]``
+  pinned to 2 CPUs (the whole process tree: children inherit the pinning), the
+  honest 1-core vs 2-core comparison on a 2-core machine.  The session is started
+  and warmed (a query on a 64 KiB file forks the Python workers) before the clock
+  starts; the CPU seconds are those of the whole process tree (the driver's
+  Python, the JVM with all its threads, Spark's Python daemon and workers), read
+  from ``/proc/PID/stat`` (utime + stime, and cutime + cstime for children
+  already exited and reaped) just before and just after the query;
+* in the ``local[2]`` process also: the query with an offset range of 1 % of the
+  records pushed down (batches skipped by their header).
 
-Printed: rows per CPU-second of each, the ratio Spark / CLI (the issue's
-target: at least 0.8), and the speed-up from local[1] to local[2] (wall time;
-and CPU/wall, the cores actually kept busy).  On a shared machine the wall
-times are skewed by other processes; the CPU-second ratios much less.
+Printed, as the median of the rounds and as the round of least CPU: rows per
+wall-second and per CPU-second of each, the ratio Spark / CLI (the issue's
+target: at least 0.8), and the speed-up from local[1] on 1 CPU to local[2] on
+2 CPUs (rows per wall-second; near-linear is 2x), with the load average.  On a
+shared machine the wall times are skewed by other processes; the CPU-second
+ratios much less.
 
 ``--only startup`` and ``--only scan`` add the older parts: SparkSession
 start-up, and ``kafkadump spark scan`` to Parquet as a command and in a warm
@@ -36,7 +39,7 @@ session, against ``records --json`` / ``batches --json``.
 Nothing is asserted; the numbers are printed and written to
 ``bench/out/spark-results.json``.
 
-    .venv/bin/python bench/spark_bench.py                        # 4 x 32 MiB, ~3 minutes on 2 quiet cores
+    .venv/bin/python bench/spark_bench.py                        # 4 x 32 MiB, 3 rounds, ~5 minutes on 2 quiet cores
     .venv/bin/python bench/spark_bench.py --segment-size 128M --rounds 2 --out /tmp/sbench
 """
 
@@ -214,10 +217,10 @@ def run(df):
 
 run(read(s, [tiny], "records"))   # warm: Python workers forked, JIT
 out = {"tiny": run(read(s, [tiny], "records")),   # what any query costs (planning workers, a task)
-       "all": run(read(s, [logdir], "records"))}
+       "all": run(read(s, [logdir], "records")),
+       "pruned": run(s.read.format("kafkadump").option("level", "records")
+                     .option("columns", "offset,key,timestamp").load(logdir))}
 if extra:
-    out["pruned"] = run(s.read.format("kafkadump").option("level", "records")
-                        .option("columns", "offset,key,timestamp").load(logdir))
     df = read(s, [logdir], "records")
     q = df.filter((df["offset"] >= lo) & (df["offset"] <= hi))   # df.offset is a method
     out["pushed"] = run(q)
@@ -227,10 +230,23 @@ print(json.dumps(out))
 s.stop()
 """
 
+# the honest 1-core vs 2-core comparison on a 2-core machine: the whole process tree (driver
+# Python, JVM, Spark's Python daemon and workers) pinned to that many CPUs
+PIN = {"cli": "0", "local[1]": "0", "local[2]": "0,1"}
+
+
+def pinned(what: str, cmd: list[str]) -> list[str]:
+    """``cmd`` run under ``taskset`` on the CPUs of ``PIN[what]`` (as it is when taskset is missing
+    or the machine has fewer CPUs)."""
+    cpus = PIN[what]
+    if shutil.which("taskset") is None or max(int(c) for c in cpus.split(",")) >= (os.cpu_count() or 1):
+        return cmd
+    return ["taskset", "-c", cpus, *cmd]
+
 
 def spark_child(master: str, tiny: str, logdir: str, lo: int, hi: int, extra: bool) -> dict:
-    p = subprocess.run([PY, "-c", SCALING, HERE, master, tiny, logdir, str(lo), str(hi), "1" if extra else "0"],
-                       capture_output=True, text=True)
+    cmd = pinned(master, [PY, "-c", SCALING, HERE, master, tiny, logdir, str(lo), str(hi), "1" if extra else "0"])
+    p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         sys.stderr.write(p.stderr[-3000:])
         raise SystemExit(f"the {master} run failed (exit {p.returncode})")
@@ -238,62 +254,92 @@ def spark_child(master: str, tiny: str, logdir: str, lo: int, hi: int, extra: bo
 
 
 def scaling(data: dict, tiny: str, rounds: int) -> dict:
-    """The interleaved CLI / local[1] / local[2] rounds; the least CPU of each is kept."""
+    """The interleaved CLI / local[1] / local[2] rounds (the order turned round each round).
+
+    Every measurement of every round is kept (``runs``); the summary of each is the median
+    over the rounds (``median``) and the least CPU (``best``)."""
     files, n = data["files"], data["records"]
     # offsets repeat across the hard-linked segments: the range selects 1 % of each file's records
     per_file = n // len(files)
     lo, hi = per_file // 2, per_file // 2 + per_file // 100
-    best: dict[str, dict] = {}
+    runs: dict[str, list[dict]] = {}
+    out: dict = {"runs": runs, "loads": []}
 
     def keep(name: str, wall: float, cpu: float, rows: int, **extra: object) -> None:
-        cur = best.get(name)
-        if cur is None or cpu < cur["cpu"]:
-            best[name] = {"seconds": wall, "cpu": cpu, "rows": rows, "rows_per_cpu_s": rows / cpu if cpu else 0.0,
-                          "cores_busy": cpu / wall if wall else 0.0, **extra}
+        runs.setdefault(name, []).append({"seconds": wall, "cpu": cpu, "rows": rows, **extra})
 
     for r in range(rounds):
         order = ["cli", "local[1]", "local[2]"] if r % 2 == 0 else ["local[2]", "local[1]", "cli"]
         for what in order:
             warm(files)
+            load = os.getloadavg()[0]
+            out["loads"].append(load)
             if what == "cli":
-                wall, cpu = cli_cpu([PY, "-m", "kafkadump", "records", "--json", "--decode", "none", *files])
-                keep("cli", wall, cpu, n)
+                wall, cpu = cli_cpu(pinned("cli", [PY, "-m", "kafkadump", "records", "--json", "--decode", "none",
+                                                   *files]))
+                keep("cli", wall, cpu, n, load=load)
             else:
                 res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
                 keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
-                     query_overhead_cpu=res["tiny"]["cpu"])
-                if "pruned" in res:
-                    keep("local[2] columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n)
-                    keep("local[2] offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
-                         res["pushed_rows"])
-                    best["pushed_plan_has_filter"] = res["pushed_plan_has_filter"]
-            print(f"  round {r + 1}: {what} done", flush=True)
-    return best
+                     query_overhead_cpu=res["tiny"]["cpu"], load=load)
+                keep(f"{what} columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n,
+                     by=res["pruned"]["by"], load=load)
+                if "pushed" in res:
+                    keep(f"{what} offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
+                         res["pushed_rows"], load=load)
+                    out["pushed_plan_has_filter"] = res["pushed_plan_has_filter"]
+            print(f"  round {r + 1}: {what} done (load average {load:.2f})", flush=True)
+    for name, ms in runs.items():
+        out.setdefault("median", {})[name] = _summary(ms, pick="median")
+        out.setdefault("best", {})[name] = _summary(ms, pick="best")
+    return out
 
 
-def print_scaling(best: dict) -> None:
-    cli = best["cli"]["rows_per_cpu_s"]
-    for name, m in best.items():
-        if not isinstance(m, dict):
-            continue
-        print(f"{name:<40} {m['rows']:>11,} rows  {m['seconds']:7.1f} s wall  {m['cpu']:7.1f} CPU-s  "
-              f"{m['rows_per_cpu_s']:>11,.0f} rows/CPU-s  ({m['rows_per_cpu_s'] / cli:.2f} of the CLI's; "
-              f"{m['cores_busy']:.2f} cores busy)")
-    for name in ("local[1]", "local[2]"):
-        m = best[name]
-        by = ", ".join(f"{k} {v:.1f}" for k, v in m["by"].items())
-        net = m["cpu"] - m["query_overhead_cpu"]
-        print(f"  {name}: CPU-s by process: {by}; a query on a 64 KiB file costs {m['query_overhead_cpu']:.1f} "
-              f"CPU-s (planning workers, a task); without it {m['rows'] / net:,.0f} rows/CPU-s "
-              f"({m['rows'] / net / cli:.2f} of the CLI's)")
-    one, two = best["local[1]"], best["local[2]"]
-    print(f"Spark local[2] / CLI, rows per CPU-second: {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); "
-          f"local[1] / CLI: {one['rows_per_cpu_s'] / cli:.2f}")
-    print(f"speed-up local[1] -> local[2]: {one['seconds'] / two['seconds']:.2f}x wall "
-          f"(cores busy {one['cores_busy']:.2f} -> {two['cores_busy']:.2f}); rows per CPU-second "
-          f"local[2] / local[1]: {two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f}")
-    if "pushed_plan_has_filter" in best:
-        print(f"pushed offset range: Filter after the scan in the plan: {best['pushed_plan_has_filter']}")
+def _summary(ms: list[dict], pick: str) -> dict:
+    """One figure for the rounds of a measurement: the median of wall and of CPU seconds (each on
+    its own), or the run of least CPU."""
+    import statistics
+
+    if pick == "best":
+        m = dict(min(ms, key=lambda x: x["cpu"]))
+    else:
+        m = dict(ms[0], seconds=statistics.median(x["seconds"] for x in ms),
+                 cpu=statistics.median(x["cpu"] for x in ms))
+        if "by" in ms[0]:
+            m["by"] = {k: statistics.median(x["by"][k] for x in ms) for k in ms[0]["by"]}
+    m["rows_per_s"] = m["rows"] / m["seconds"] if m["seconds"] else 0.0
+    m["rows_per_cpu_s"] = m["rows"] / m["cpu"] if m["cpu"] else 0.0
+    m["cores_busy"] = m["cpu"] / m["seconds"] if m["seconds"] else 0.0
+    return m
+
+
+def print_scaling(res: dict) -> None:
+    loads = res["loads"]
+    print(f"{len(res['runs']['cli'])} interleaved rounds; CLI and local[1] pinned to 1 CPU, local[2] to 2 "
+          f"(taskset); load average during the runs {min(loads):.2f} to {max(loads):.2f}")
+    for pick in ("median", "best"):
+        table = res[pick]
+        cli = table["cli"]["rows_per_cpu_s"]
+        print(f"-- {pick} of the rounds" + (" (wall and CPU each)" if pick == "median" else " (least CPU)"))
+        for name, m in table.items():
+            print(f"{name:<40} {m['rows']:>10,} rows {m['seconds']:6.1f} s {m['rows_per_s']:>10,.0f} rows/s  "
+                  f"{m['cpu']:6.1f} CPU-s {m['rows_per_cpu_s']:>10,.0f} rows/CPU-s  "
+                  f"{m['rows_per_cpu_s'] / cli:5.2f} of the CLI's  {m['cores_busy']:.2f} cores busy")
+        for name in ("local[1]", "local[2]"):
+            m = table[name]
+            by = ", ".join(f"{k} {v:.1f}" for k, v in m["by"].items())
+            print(f"  {name}: CPU-s by process: {by}; a query on a 64 KiB file costs {m['query_overhead_cpu']:.1f} "
+                  f"CPU-s (planning, a task)")
+        for what in ("", " columns offset,key,timestamp"):
+            one, two = table["local[1]" + what], table["local[2]" + what]
+            label = what.strip() or "all columns"
+            print(f"  {label}: Spark / CLI rows per CPU-s: local[1] {one['rows_per_cpu_s'] / cli:.2f}, "
+                  f"local[2] {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); speed-up 1 -> 2 CPUs "
+                  f"{two['rows_per_s'] / one['rows_per_s']:.2f}x rows/s (cores busy {one['cores_busy']:.2f} -> "
+                  f"{two['cores_busy']:.2f}; rows per CPU-s local[2] / local[1] "
+                  f"{two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f})")
+    if "pushed_plan_has_filter" in res:
+        print(f"pushed offset range: Filter after the scan in the plan: {res['pushed_plan_has_filter']}")
 
 
 STARTUP = r"""
@@ -330,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--segments", type=int, default=1, help="segments per partition")
     ap.add_argument("--segment-size", type=parse_size, default=parse_size("32M"))
-    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of the scaling part (least CPU kept)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the scaling part")
     ap.add_argument("--only", action="append", choices=("scaling", "startup", "scan"),
                     help="parts to run (repeatable; default: scaling)")
     ap.add_argument("--out", help="keep the files here (reused when the parameters match)")

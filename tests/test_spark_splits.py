@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from builders import simple_batch
 from conftest import CORPUS, FIXTURES
-from spark_compare import assert_same, cli_lines, findings_from_cli, from_cli, names
+from spark_compare import assert_same, cli_lines, findings_from_cli, from_cli, from_row
 from spark_fleet import damaged_variants
 
 from kafkadump.decode import Options, iter_batches
@@ -204,38 +204,23 @@ def test_list_local(fleet, tmp_path):
 # --- one task's rows -----------------------------------------------------------------------------
 
 def _task_rows(level, files, split):
+    """The rows of every task of ``files``, as Spark gets them (the parts made Arrow record
+    batches), as dicts."""
+    pytest.importorskip("pyarrow")
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from kafkadump.spark.datasource import part_batch
+    from kafkadump.spark.row_schema import column_names, struct_type
+
+    schema = to_arrow_schema(struct_type(level), timezone="UTC")
     rows = []
     for path, size in files:
         n = max(1, -(-size // split)) if size > 0 else 1
         for k in range(n):
-            for cols, count in read_task(level, path, size, k, n, split, options_for(level=level)):
-                for i in range(count):
-                    rows.append({name: col[i] for name, col in zip(
-                        [n_ for n_ in _all_names(level)], cols)})
+            for parts in read_task(level, path, size, k, n, split, options_for(level=level)):
+                for part in parts:
+                    rows += part_batch(part, column_names(level), schema).to_pylist()
     return rows
-
-
-def _all_names(level):
-    from kafkadump.spark.row_schema import LEVELS
-
-    return [n for n, _ in LEVELS[level]]
-
-
-def _norm(level, r):
-    """A task row (Python values as the columns hold them) in the comparable shape."""
-    out = []
-    for n in names(level):
-        v = r[n]
-        if n == "headers" and v is not None:
-            v = tuple((k, val) for k, val in v)
-        elif n == "findings" and v is not None:
-            from spark_compare import FIND_KEYS
-            v = tuple(tuple(f.get(k) for k in FIND_KEYS) for f in v)
-        elif n == "control" and v is not None:
-            from spark_compare import CTL_KEYS
-            v = tuple(v.get(k) for k in CTL_KEYS)
-        out.append(v)
-    return tuple(out)
 
 
 def test_task_rows_equal_cli_on_damaged_segments(fleet, tmp_path):
@@ -251,11 +236,11 @@ def test_task_rows_equal_cli_on_damaged_segments(fleet, tmp_path):
     paths = [p for p, _ in files]
     split = 64 << 10
     batches = cli_lines("batches", paths)
-    assert_same([_norm("batches", r) for r in _task_rows("batches", files, split)],
+    assert_same([from_row("batches", r) for r in _task_rows("batches", files, split)],
                 [from_cli("batches", d) for d in batches], "batches")
-    assert_same([_norm("findings", r) for r in _task_rows("findings", files, split)],
+    assert_same([from_row("findings", r) for r in _task_rows("findings", files, split)],
                 findings_from_cli(batches), "findings")
-    assert_same([_norm("records", r) for r in _task_rows("records", files, split)],
+    assert_same([from_row("records", r) for r in _task_rows("records", files, split)],
                 [from_cli("records", d) for d in cli_lines("records", paths, "--decode", "none")], "records")
 
 

@@ -34,7 +34,9 @@ topic/partition/log dir, batches by their header, records by key.
 Planning (``partitions()``) lists local paths and stats them; it reads no
 data.  Each task (``read()``) opens its file itself on the executor, maps it
 read-only and streams it through the shared decoder, yielding Arrow record
-batches of at most 8192 rows.
+batches of about 8192 rows.  At level ``records`` the records of a plain batch
+go from its bytes to Arrow buffers in one compiled loop
+(:mod:`kafkadump.spark.record_buffers`), without a Python object per record.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
     from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
+from .record_buffers import buffer_arrays
+from .rows import ListPart, Part
 from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, plan
 from .tasks import options_for, read_task
 from .worker_files import list_for_workers
@@ -266,10 +270,23 @@ class KafkaDumpReader(DataSourceReader):
 
         schema = to_arrow_schema(struct_type(self.level, self.names), timezone="UTC")
         query = self.pushed.query(self.query)
+        names = self.names or column_names(self.level)
         for path, size, k, n in units:
-            for cols, _ in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, query,
-                                     self.names, self.pushed.types, counts):
-                yield arrow_batch(cols, schema)
+            for parts in read_task(self.level, path, size, k, n, self.split_bytes, self.opt, query,
+                                   self.names, self.pushed.types, counts):
+                for part in parts:
+                    yield part_batch(part, names, schema)
+
+
+def part_batch(part: Part, names: list[str], schema: Any) -> RecordBatch:
+    """One Arrow record batch of ``schema`` (the columns ``names``) from a part of a task's rows."""
+    import pyarrow as pa
+
+    if isinstance(part, ListPart):
+        return arrow_batch(part.cols, schema)
+    batch = pa.RecordBatch.from_arrays(buffer_arrays(part, names, schema), schema=schema)
+    batch.validate(full=True)   # offsets and lengths in bounds before the JVM reads them (see session.py)
+    return batch
 
 
 def arrow_batch(cols: list[list], schema: Any) -> RecordBatch:
@@ -285,13 +302,13 @@ def arrow_batch(cols: list[list], schema: Any) -> RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def timestamps(ms: list, arrow_type: Any) -> Any:
-    """Epoch ms (ints or None) as an Arrow timestamp array of ``arrow_type`` (microseconds);
+def timestamps(ms: Any, arrow_type: Any) -> Any:
+    """Epoch ms (ints or None, or an Arrow int64 array) as an Arrow timestamp array of ``arrow_type`` (microseconds);
     null where the value is outside Spark's timestamp range."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    raw = pa.array(ms, type=pa.int64())
+    raw = ms if isinstance(ms, pa.Array) else pa.array(ms, type=pa.int64())
     ok = pc.and_(pc.greater_equal(raw, TIMESTAMP_MS_MIN), pc.less_equal(raw, TIMESTAMP_MS_MAX))
     kept = pc.if_else(ok, raw, pa.scalar(None, pa.int64()))
     return pc.multiply(kept, 1000).cast(arrow_type)

@@ -7,7 +7,11 @@ path), with the values ``RecordLines`` writes; the tests hold the two equal.
 
 Rows are accumulated column-wise (one Python list per column, a record
 batch's records added a column at a time) and handed out in chunks, which the
-data source turns into Arrow record batches.  Only the columns asked for are
+data source turns into Arrow record batches.  With ``fast`` (the data source's
+tasks), a plain run of records is appended instead to Arrow buffers by the
+compiled loop (:mod:`kafkadump.spark.record_buffers`: no object per record),
+and a chunk is a list of parts (:meth:`Columns.take_parts`), each of list
+columns or of buffers, in row order.  Only the columns asked for are
 built (``names``: the pruned schema), and only the row types asked for
 (``types``: what a pushed-down filter keeps).  ``timestamp`` holds epoch ms
 here, as ``timestampMs`` does; the data source makes it a timestamp column.
@@ -20,11 +24,13 @@ from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any, TypeAlias
 
+from ..decode.batch import RecordStream
 from ..decode.model import Batch, Gap, Record, RecordSource
 from ..query import RecordQuery
 from ..report.records import batch_object as batch_dict
 from ..report.records import findings_list
 from ..report.records import gap_object as gap_dict
+from .record_buffers import RecordBuffers, available, plain_stream, run_records
 from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
 
 CHUNK_ROWS = 8192
@@ -32,6 +38,19 @@ CHUNK_BYTES = 32 << 20       # key + value bytes held before a chunk is handed o
 
 # a column's dict key in a JSON-contract line, where it is another column's
 LINE_KEY = {"timestampMs": "timestamp"}
+
+
+class ListPart:
+    """Rows as one Python list per column (``rows`` of them)."""
+
+    __slots__ = ("cols", "rows")
+
+    def __init__(self, cols: list[list], rows: int):
+        self.cols = cols
+        self.rows = rows
+
+
+Part: TypeAlias = "ListPart | RecordBuffers"
 
 
 class Columns:
@@ -61,16 +80,47 @@ class Columns:
 
     def _reset(self) -> None:
         self.cols: list[list] = [[] for _ in self.names]
-        self.rows = 0
+        self.rows = 0          # rows of the chunk (in parts and in the lists)
         self.bytes = 0
+        self.parts: list[Part] = []
+        self.listed = 0        # rows in the lists
+        self.buffers: RecordBuffers | None = None
 
     def full(self) -> bool:
         return self.rows >= CHUNK_ROWS or self.bytes >= CHUNK_BYTES
 
     def take(self) -> tuple[list[list], int]:
+        """The rows held, as list columns (for a reader without the fast path: no buffers)."""
+        assert not self.parts and self.buffers is None
         cols, n = self.cols, self.rows
         self._reset()
         return cols, n
+
+    def take_parts(self) -> list[Part]:
+        """The rows held, as parts in row order."""
+        self._seal_lists()
+        self._seal_buffers()
+        parts = self.parts
+        self._reset()
+        return parts
+
+    def _seal_lists(self) -> None:
+        if self.listed:
+            self.parts.append(ListPart(self.cols, self.listed))
+            self.cols = [[] for _ in self.names]
+            self.listed = 0
+
+    def _seal_buffers(self) -> None:
+        if self.buffers is not None:
+            if self.buffers.rows:
+                self.parts.append(self.buffers)
+            self.buffers = None
+
+    def _listing(self, n: int) -> None:
+        """``n`` rows are being added to the lists (after the buffers' rows)."""
+        self._seal_buffers()
+        self.rows += n
+        self.listed += n
 
     def keeps(self, row_type: str) -> bool:
         return self.types is None or row_type in self.types
@@ -79,10 +129,10 @@ class Columns:
         """One row from a JSON-contract dict (absent keys are null), unless its type is not kept."""
         if not self.keeps(d.get("type", "")):
             return
+        self._listing(1)
         get = d.get
         for key, col in zip(self.keys, self.cols):
             col.append(get(key))
-        self.rows += 1
         self.values += len(self.cols)
 
     def where(self, d: dict) -> dict:
@@ -175,11 +225,13 @@ class RecordColumns(Columns):
     batch with findings (before its records), a record line per record."""
 
     def __init__(self, topic: str | None, partition: int | None, log_dir: str | None = None,
-                 names: Sequence[str] | None = None, types: Iterable[str] | None = None):
+                 names: Sequence[str] | None = None, types: Iterable[str] | None = None, fast: bool = False):
         super().__init__(RECORD_FIELDS, topic, partition, log_dir, names, types)
         self._fills = [(i, _fill(n)) for i, n in enumerate(self.names)]
         self._sized = [i for i, n in enumerate(self.names) if n in ("key", "value")]
         self._records = self.keeps("record")
+        self.fast = fast and available()
+        self.fast_rows = 0     # rows the compiled loop built (what the tests check it did)
 
     def add(self, item: Batch | Gap) -> None:
         self.count_decoded(item)
@@ -192,25 +244,52 @@ class RecordColumns(Columns):
         if not self._records or item.records is None:
             return
         recs = item.records if self.query is None else self.query.select(item.records)
-        if isinstance(recs, RecordSource):
+        if self.fast and plain_stream(item, recs):
+            self.add_stream(item, recs)  # type: ignore[arg-type]
+        elif isinstance(recs, RecordSource):
             for run in recs.chunks():
                 self.add_records(item, run)
         elif recs:
             self.add_records(item, recs)
 
+    def add_stream(self, b: Batch, recs: RecordStream) -> None:
+        """The records of the plain stream ``recs`` of ``b``, into the buffers by the compiled
+        loop, a run at a time; a run it hands back goes to the lists (:meth:`add_records`)."""
+        pos, n, done = recs.start, 0, False
+        while not done:
+            buffers = self.buffers
+            if buffers is None or buffers.constants["file"] != b.file:
+                self._seal_buffers()
+                self._seal_lists()
+                buffers = self.buffers = RecordBuffers(self.names, b.file, self.topic, self.partition, self.log_dir)
+            rows, held = buffers.rows, buffers.bytes
+            got = buffers.add_run(b, recs, pos, n)
+            if got is None:
+                run, pos, n, done = run_records(b, recs, pos, n)
+                if run:
+                    self.add_records(b, run)
+                continue
+            pos, n, done = got
+            added = buffers.rows - rows
+            self.rows += added
+            self.fast_rows += added
+            self.bytes += buffers.bytes - held
+            self.values += added * len(self.names)
+
     def add_records(self, b: Batch, recs: Sequence[Record]) -> None:
         """The records ``recs`` of ``b``, a column at a time."""
         n = len(recs)
+        self._listing(n)
         cols = self.cols
         for i, fill in self._fills:
             cols[i] += fill(self, b, recs, n)
         for i in self._sized:
             self.bytes += sum(map(len, filter(None, cols[i][-n:])))   # null and empty: nothing
-        self.rows += n
         self.values += n * len(cols)
 
 
 COLUMNS = {"batches": BatchColumns, "records": RecordColumns, "findings": FindingColumns}
 
 
-__all__ = ["COLUMNS", "BatchColumns", "RecordColumns", "FindingColumns", "CHUNK_ROWS", "LINE_KEY"]
+__all__ = ["COLUMNS", "BatchColumns", "RecordColumns", "FindingColumns", "ListPart", "Part", "CHUNK_ROWS",
+           "LINE_KEY"]

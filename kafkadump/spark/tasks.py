@@ -14,7 +14,7 @@ from ..decode import Options
 from ..errors import InputError
 from ..query import RecordQuery
 from ..sources.segment import Segment, open_segment
-from .rows import COLUMNS, Columns
+from .rows import COLUMNS, Columns, Part, RecordColumns
 from .splits import iter_task, local_path, log_dir, topic_partition
 
 SPOOL_CHUNK = 8 << 20
@@ -83,24 +83,30 @@ def options_for(shallow: bool = False, max_decompressed: int | None = None, max_
 
 def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options,
               query: RecordQuery | None = None, names: Sequence[str] | None = None,
-              types: Iterable[str] | None = None, counts: dict | None = None) -> Iterator[tuple[list[list], int]]:
-    """Yield ``(columns, nrows)`` chunks of one task's rows (records kept by ``query``, batches
+              types: Iterable[str] | None = None, counts: dict | None = None) -> Iterator[list[Part]]:
+    """Yield chunks of one task's rows, each a list of parts in row order (:mod:`kafkadump.spark.rows`;
+    records of plain batches in Arrow buffers built by the compiled loop) (records kept by ``query``, batches
     pruned by it first, as ``kafkadump records`` does; only the columns ``names`` and the row
     types ``types`` when given).  Never raises on bad input: a file that cannot be opened, or
     an unexpected decoder failure, becomes one ``type = "error"`` row saying why.  ``counts``,
-    when given, gains ``decoded`` (records decoded) and ``values`` (cells built)."""
+    when given, gains ``decoded`` (records decoded), ``values`` (cells built) and ``fast``
+    (rows the compiled loop built)."""
     topic, partition = topic_partition(path)
-    cols = COLUMNS[level](topic, partition, log_dir(path), names, types)
+    if level == "records":
+        cols: Columns = RecordColumns(topic, partition, log_dir(path), names, types, fast=True)
+    else:
+        cols = COLUMNS[level](topic, partition, log_dir(path), names, types)
     try:
         yield from _read(cols, path, size, k, n, split_bytes, opt, query)
     finally:
         if counts is not None:
             counts["decoded"] = counts.get("decoded", 0) + cols.decoded
             counts["values"] = counts.get("values", 0) + cols.values
+            counts["fast"] = counts.get("fast", 0) + getattr(cols, "fast_rows", 0)
 
 
 def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options,
-          query: RecordQuery | None) -> Iterator[tuple[list[list], int]]:
+          query: RecordQuery | None) -> Iterator[list[Part]]:
     if query is not None:
         cols.query = query
         opt = opt.replace(select=query.batch_selector())
@@ -110,7 +116,7 @@ def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int,
         if k == 0:
             cols.error(path, str(e) if isinstance(e, InputError) else f"{path}: {e.strerror or e}")
         if cols.rows:
-            yield cols.take()
+            yield cols.take_parts()
         return
     try:
         buf = seg.buf
@@ -125,11 +131,11 @@ def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int,
             for item in iter_task(buf, end, path, opt, split_bytes, k, n):
                 add(item)
                 if cols.full():
-                    yield cols.take()
+                    yield cols.take_parts()
         except Exception as e:  # noqa: BLE001 - a decoder bug must not kill the task
             cols.error(path, f"internal error while decoding (task {k} of {n}): {type(e).__name__}: {e}")
         if cols.rows:
-            yield cols.take()
+            yield cols.take_parts()
     finally:
         seg.close()
 
