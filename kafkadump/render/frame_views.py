@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import textwrap
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -167,10 +168,43 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     return "; ".join(parts)
 
 
-def frame_cells(f: Frame, dated: bool = False, findings: list[Finding] | None = None) -> list[object]:
-    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order (``findings``: as :func:`summary`'s)."""
+class RowClock:
+    """:func:`~kafkadump.capture_report.time_text` for a table's rows in time order: the date and
+    time of day of a second worked out once, when the rows reach it (a capture's frames come many
+    to a second), the fraction as ``datetime.fromtimestamp`` rounds it (to the nearest microsecond,
+    half to even)."""
+
+    __slots__ = ("dated", "second", "prefix")
+
+    def __init__(self, dated: bool) -> None:
+        self.dated = dated
+        self.second = -1.0          # the whole second whose text ``prefix`` is
+        self.prefix = ""
+
+    def text(self, t: float | None) -> str:
+        if t is None or not 86400 * 2 <= t < 253402300799.0:   # (to the end of year 9999) as time_text says
+            return time_text(t, self.dated)
+        fraction, whole = math.modf(t)
+        micro = round(fraction * 1e6)
+        if micro >= 1000000:
+            whole += 1.0
+            micro -= 1000000
+        if whole != self.second:
+            dt = utc_time(whole)
+            if dt is None:
+                return time_text(t, self.dated)
+            self.second = whole
+            self.prefix = dt.strftime("%Y-%m-%d %H:%M:%S") if self.dated \
+                else f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+        return f"{self.prefix}.{micro // 1000:03d}" if self.dated else f"{self.prefix}.{micro:06d}"
+
+
+def frame_cells(f: Frame, dated: bool = False, findings: list[Finding] | None = None,
+                clock: RowClock | None = None) -> list[object]:
+    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order (``findings``: as :func:`summary`'s;
+    ``clock``: the table's, for the time)."""
     conn = "-" if f.connection is None else f"c{f.connection.id}"
-    when = time_text(f.time, dated)
+    when = time_text(f.time, dated) if clock is None else clock.text(f.time)
     if f.kind == "records":
         return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f, findings)]
     ver = "-" if f.api_version is None else f.api_version
@@ -559,6 +593,7 @@ class _FrameTable:
         self.table = TableStream(out, frame_columns(dated), console, layout)
         self.width = None if layout is None else layout.width
         self.dated = dated
+        self.clock = RowClock(dated)
         self.held: list[tuple[float, int, _Row]] = []
         self.count = 0
         self.latest = float("-inf")
@@ -575,7 +610,7 @@ class _FrameTable:
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
         notes = [(line, "yellow") for line in findings_lines(found)]
-        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found), frame_style(f, found), notes))
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found, self.clock), frame_style(f, found), notes))
 
     def stream_note(self, n: StreamNote) -> None:
         where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "
