@@ -115,6 +115,9 @@ def error_text(code: int) -> str:
     return f"{code} {name}" if name else str(code)
 
 
+_NO_CODEC = {"none"}
+
+
 def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     """A short description: records carried, topics, groups, errors (``findings``: the frame's
     :meth:`~kafkadump.protocol.frames.Frame.all_findings`, when the caller has them)."""
@@ -138,13 +141,18 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
         if recs:
             shown: list[str] = []
             for _, ctx, rv in recs:
-                batches = [x for x in rv.items if isinstance(x, Batch)]
-                if not batches and not rv.items:
+                items = rv.items
+                if not items:
                     continue
-                codecs = sorted({x.compression for x in batches})
+                count = 0   # rv.record_count, counted in the same pass as the codecs
+                codecs: set[str] = set()
+                for x in items:
+                    if isinstance(x, Batch):
+                        count += len(x.records or ())
+                        codecs.add(x.compression)
                 where = ctx.get("topic") or (ctx.get("topicId", "?")[:8] if ctx.get("topicId") else "?")
-                shown.append(f"{where}[{ctx.get('partition', '?')}] {rv.record_count} rec"
-                             + (f" {'/'.join(codecs)}" if codecs and codecs != ["none"] else ""))
+                shown.append(f"{where}[{ctx.get('partition', '?')}] {count} rec"
+                             + (f" {'/'.join(sorted(codecs))}" if codecs and codecs != _NO_CODEC else ""))
             if shown:
                 parts.append(", ".join(shown[:3]) + (f" +{len(shown) - 3}" if len(shown) > 3 else ""))
         if not recs or not parts:
@@ -609,8 +617,12 @@ class _FrameTable:
 
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
-        notes = [(line, "yellow") for line in findings_lines(found)]
-        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found, self.clock), frame_style(f, found), notes))
+        if found:
+            notes: Sequence[tuple[str, str | None]] = [(line, "yellow") for line in findings_lines(found)]
+            style = frame_style(f, found)
+        else:   # (most frames)
+            notes, style = (), None if f.kind == "request" else "cyan"
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found, self.clock), style, notes))
 
     def stream_note(self, n: StreamNote) -> None:
         where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "
