@@ -140,7 +140,10 @@ class Frame:
         return _named(fields, names) if names else iter(fields)
 
     def record_count(self) -> int:
-        return sum(rv.record_count for _, _, rv in self.records_fields())
+        n = 0
+        for _, _, rv in self.records_fields():
+            n += rv.record_count
+        return n
 
     @property
     def latency(self) -> float | None:
