@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkadump.cli import fast_path, segment_bodies
+from kafkadump.cli import capture_body, fast_path, segment_bodies
 from kafkadump.cli.fast_path import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,6 +134,47 @@ CASES: list[tuple[bool, list[str]]] = [
     (TYPER, ["hexdump", V2, MIXED]),
     (TYPER, ["hexdump", "--batch", "-1", V2]),
     (TYPER, ["hexdump"]),
+    # capture (its inputs, written by the captures fixture: PCAP, HEX, a response's hex; NOPE: missing)
+    (FAST, ["capture", "PCAP"]),
+    (FAST, ["capture", "--json", "PCAP"]),
+    (FAST, ["capture", "--records", "PCAP"]),
+    (FAST, ["capture", "--records", "--json", "-e", "hex", "PCAP"]),
+    (FAST, ["capture", "--frame", "3", "PCAP"]),
+    (FAST, ["capture", "--frame=1", "--hexdump", "PCAP"]),
+    (FAST, ["capture", "--frame", "1", "--hexdump", "--json", "PCAP"]),
+    (FAST, ["capture", "--hexdump", "PCAP"]),
+    (FAST, ["capture", "--frame", "99", "PCAP"]),
+    (FAST, ["capture", "-p", "9093", "PCAP"]),
+    (FAST, ["capture", "-p9092", "--port", "9093", "--no-detect", "PCAP"]),
+    (FAST, ["capture", "--api", "Fetch", "--api", "3", "PCAP"]),
+    (FAST, ["capture", "--topic", "t", "--client", "t", "--json", "PCAP"]),
+    (FAST, ["capture", "--topic", "nothing", "PCAP"]),
+    (FAST, ["capture", "--wide", "--columns", "api,summary", "PCAP"]),
+    (FAST, ["capture", "--max-depth", "1", "--max-decompressed=100", "--max-ratio", "0", "PCAP"]),
+    (FAST, ["capture", "--where", "offset > 1", "--records", "--json", "PCAP"]),
+    (FAST, ["capture", "--redact", "values", "--json", "PCAP"]),
+    (FAST, ["capture", "--detect", "--records", "PCAP"]),
+    (FAST, ["capture", "--as", "response", "--api-key", "999", "--json", "RESPONSE"]),
+    (FAST, ["capture", "--as", "response", "--api-key", "18", "--api-version", "0", "RESPONSE"]),
+    (FAST, ["capture", "--as=records", "RESPONSE"]),
+    (FAST, ["capture", "HEX"]),
+    (FAST, ["capture", "--json", "HEX"]),
+    (FAST, ["capture", "NOPE"]),
+    (FAST, ["capture", "--json", "NOPE"]),
+    (FAST, ["capture", "-"]),
+    (TYPER, ["capture"]),
+    (TYPER, ["capture", "PCAP", "HEX"]),
+    (TYPER, ["capture", "--as", "Request", "HEX"]),
+    (TYPER, ["capture", "--as", "frames", "HEX"]),
+    (TYPER, ["capture", "-p", "0", "PCAP"]),
+    (TYPER, ["capture", "--port", "65536", "PCAP"]),
+    (TYPER, ["capture", "--frame", "-1", "PCAP"]),
+    (TYPER, ["capture", "--api-key", "32768", "PCAP"]),
+    (TYPER, ["capture", "--format", "json", "PCAP"]),
+    (TYPER, ["capture", "--max-scan", "0", "PCAP"]),
+    (TYPER, ["capture", "--records=1", "PCAP"]),
+    (TYPER, ["capture", "-p"]),
+    (TYPER, ["capture", "--help"]),
     # not the fast path's commands, or no command
     (TYPER, []),
     (TYPER, ["--version"]),
@@ -145,6 +186,26 @@ CASES: list[tuple[bool, list[str]]] = [
 
 def _ids() -> list[str]:
     return [" ".join(Path(a).name if "/" in a else a for a in argv) or "(none)" for _, argv in CASES]
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory) -> dict[str, str]:
+    """The capture cases' inputs: a small pcap (a produce and a fetch), a frame's hex, a response's hex."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import capture_builders as B
+    from test_protocol import first_batch
+
+    where = tmp_path_factory.mktemp("captures")
+    conversation, _, _ = B.kafka_conversation(first_batch()[0])
+    (where / "small.pcap").write_bytes(B.pcap([(t, p) for t, p, _ in conversation.packets])[0])
+    (where / "request.hex").write_text(B.frame(B.apiversions_v3_request()).hex() + "\n")
+    (where / "response.hex").write_text("0000000800000007000000000000\n")
+    return {"PCAP": str(where / "small.pcap"), "HEX": str(where / "request.hex"),
+            "RESPONSE": str(where / "response.hex"), "NOPE": str(where / "no-such.pcap")}
+
+
+def _real(argv: list[str], files: dict[str, str]) -> list[str]:
+    return [files.get(a, a) for a in argv]
 
 
 @pytest.fixture
@@ -179,7 +240,8 @@ def _run(capsys, monkeypatch, argv: list[str], fast: bool) -> tuple[object, str,
 
 
 @pytest.mark.parametrize(("fast", "argv"), CASES, ids=_ids())
-def test_the_fast_path_and_typer_say_the_same(capsys, monkeypatch, isolated, fast, argv):
+def test_the_fast_path_and_typer_say_the_same(capsys, monkeypatch, isolated, captures, fast, argv):
+    argv = _real(argv, captures)
     assert (parse(argv) is not None) is fast
     typer_said = _run(capsys, monkeypatch, argv, fast=False)
     if fast:
@@ -189,22 +251,24 @@ def test_the_fast_path_and_typer_say_the_same(capsys, monkeypatch, isolated, fas
 
 @pytest.mark.parametrize("argv", [argv for fast, argv in CASES if fast],
                          ids=[i for i, (fast, _) in zip(_ids(), CASES) if fast])
-def test_the_fast_path_calls_the_body_with_what_typer_gives_it(monkeypatch, argv):
+def test_the_fast_path_calls_the_body_with_what_typer_gives_it(monkeypatch, captures, argv):
     """Both paths call the same body function with equal values (types included: a list is not a tuple)."""
     import typer.main
 
     import kafkadump.cli as cli
 
+    argv = _real(argv, captures)
     calls: list[tuple[str, dict[str, object]]] = []
-    for name in ("batches", "records", "verify_crc", "hexdump"):
-        body = getattr(segment_bodies, name)
+    for module, name in [(segment_bodies, n) for n in ("batches", "records", "verify_crc", "hexdump")] \
+            + [(capture_body, "capture")]:
+        body = getattr(module, name)
 
         def record(*args, _name=name, _body=body, **kwargs):
             bound = inspect.signature(_body).bind(*args, **kwargs).arguments
             calls.append((_name, {k: (type(v), v) for k, v in bound.items()}))
             return 0
 
-        monkeypatch.setattr(segment_bodies, name, record)
+        monkeypatch.setattr(module, name, record)
     cli.load_all_commands()
     typer.main.get_command(cli.app).main(argv, prog_name="kafkadump", standalone_mode=False)
     command, params = parse(argv)  # type: ignore[misc]
@@ -224,7 +288,7 @@ def test_the_option_table_is_what_the_generator_writes():
 def test_the_option_table_covers_the_data_commands():
     from kafkadump.cli.fast_options import COMMANDS
 
-    assert sorted(COMMANDS) == ["batches", "hexdump", "records", "verify-crc"]
+    assert sorted(COMMANDS) == ["batches", "capture", "hexdump", "records", "verify-crc"]
     # every option of the typer command is in the table (none left for typer alone)
     import typer.main
 

@@ -70,6 +70,22 @@ def test_the_fast_path_imports_no_typer_no_command_module_no_capture_reader(tmp_
                    for m in modules)
 
 
+@pytest.mark.parametrize("args", [["capture"], ["capture", "--json"], ["capture", "--records", "--json"]])
+def test_capture_on_the_fast_path_imports_no_typer_no_command_module_no_rich(tmp_path, args):
+    sys.path.insert(0, str(ROOT / "tests"))
+    import capture_builders as B
+
+    batch = Path(_uncompressed_segment(tmp_path / "0.log")).read_bytes()
+    conversation, _, _ = B.kafka_conversation(batch)
+    pcap = tmp_path / "small.pcap"
+    pcap.write_bytes(B.pcap([(t, p) for t, p, _ in conversation.packets])[0])
+    code, modules, out = _imported([*args, str(pcap)])
+    assert code == 0 and len(out.splitlines()) >= 2  # the two records, or the four frames and more
+    assert _heavy(modules) == []
+    assert not any(m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")) for m in modules)
+    assert "kafkadump.cli.capture_body" in modules and "kafkadump.segment_report" not in modules
+
+
 def test_a_command_line_left_to_typer_imports_only_its_own_command_module(tmp_path):
     # "+4" is an integer to typer, not plain digits to the fast path: typer parses this one
     code, modules, _ = _imported(["verify-crc", "--max-depth", "+4", _uncompressed_segment(tmp_path / "0.log")])

@@ -37,7 +37,8 @@ one or more), ``options`` (option string -> ``(parameter, kind, multiple,
 detail)``: kind ``flag`` (detail: the value it sets), ``int`` (detail: the
 inclusive ``(min, max)``, None when open), ``text``, ``choice`` (detail: the
 choice type's name in ``option_values.CHOICES`` and its values)),
-``defaults`` (parameter -> value when not given; a choice's as its text) and
+``defaults`` (parameter -> value when not given; a choice's as its text; a
+repeatable option's a list, copied for each command line) and
 ``groups`` (the parameter an option group fills -> its options' parameters).
 """
 
@@ -83,8 +84,8 @@ def _option(param: Any) -> tuple[dict[str, tuple[Any, ...]], Any]:
         return rows, default
     if param.secondary_opts:
         raise Unsupported(f"{param.name}: secondary options on a value")
-    if param.multiple and default is not None:
-        raise Unsupported(f"{param.name}: a repeatable option with a default")
+    if param.multiple and default is not None and not isinstance(default, list):
+        raise Unsupported(f"{param.name}: a repeatable option with a default that is not a list")
     kind = param.type
     if kind is ct.STRING:
         row: tuple[Any, ...] = (param.name, "text", param.multiple, None)
@@ -95,6 +96,8 @@ def _option(param: Any) -> tuple[dict[str, tuple[Any, ...]], Any]:
         row = (param.name, "int", param.multiple, _int_range(param))
     else:
         raise Unsupported(f"{param.name}: type {kind!r}")
+    if isinstance(default, list) and row[1] == "choice":
+        raise Unsupported(f"{param.name}: a repeatable choice with a default")
     for opt in param.opts:
         rows[opt] = row
     return rows, default

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
-from ..report.status import Tally
+from . import capture_body as body
 from .option_groups import (
     FROM_OPTIONS,
     DetectOpt,
@@ -23,16 +20,10 @@ from .option_groups import (
     WhereOpt,
     input_limits,
     output_options,
-    payload_request,
 )
+from .option_values import As
 from .typer_app import app
 from .typer_main import run_command
-
-
-class As(str, Enum):
-    request = "request"
-    response = "response"
-    records = "records"
 
 
 @app.command()
@@ -90,34 +81,6 @@ def capture(
     the records carried: framing and Schema Registry payloads with --detect /
     --schemas, --where over the record objects, --redact.
     """
-
-    from ..capture_report import CaptureRequest, capture_report
-    from ..query import FrameFilter
-    from ..render import frame_views as render
-
-    def body() -> int:
-        if hexdump and frame is None:
-            raise UsageError("--hexdump needs --frame N")
-        payloads = payload_request(detect, schemas, where, redact, redact_fields, redact_secrets)
-        request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, not no_detect,
-                                 limits.options(), FrameFilter.parse(api, topic, client), payloads)
-        tally = Tally()
-        json_, encoding, console = output.json, output.encoding, output.console()
-        listing = not (hexdump or records or json_ or frame is not None)
-        items = capture_report(path, request, tally, frame=frame, spans=hexdump, time_span=listing)
-        if hexdump and json_:
-            render.write_hexdump_json(items, sys.stdout, encoding)
-        elif hexdump:
-            render.write_hexdump_text(items, sys.stdout, console, expand_records=records)
-        elif records:
-            (render.write_records_json(items, sys.stdout, encoding) if json_
-             else render.write_records_table(items, sys.stdout, console, output.layout(console)))
-        elif json_:
-            render.write_frames_json(items, sys.stdout, encoding)
-        elif frame is not None:
-            render.write_frame_table(items, sys.stdout, console, output.layout(console))
-        else:
-            render.write_frames_table(items, sys.stdout, console, output.layout(console))
-        return tally.exit_status
-
-    run_command(body)
+    run_command(lambda: body.capture(path, records, frame, hexdump, as_, api_key, api_version, port, no_detect, api,
+                                     topic, client, detect, schemas, where, redact, redact_fields, redact_secrets,
+                                     output, limits))

@@ -30,8 +30,15 @@ def _segment_bodies() -> ModuleType:
     return segment_bodies
 
 
+def _capture_body() -> ModuleType:
+    from . import capture_body
+
+    return capture_body
+
+
 # the typer command module -> the module of its commands' bodies (by the same function names)
-BODY_MODULES: dict[str, Callable[[], ModuleType]] = {"segment_commands": _segment_bodies}
+BODY_MODULES: dict[str, Callable[[], ModuleType]] = {"segment_commands": _segment_bodies,
+                                                     "capture_command": _capture_body}
 
 
 # set, typer answers a shell's completion request instead of running the command
@@ -130,6 +137,9 @@ def _with_defaults(spec: dict[str, Any], given: dict[str, Any]) -> dict[str, Any
     for name, default in spec["defaults"].items():
         if name in given:
             params[name] = given[name]
+            continue
+        if isinstance(default, list):  # a repeatable option's default: the command's own copy
+            params[name] = list(default)
             continue
         row = next(r for r in spec["options"].values() if r[0] == name)
         params[name] = CHOICES[row[3][0]](default) if row[1] == "choice" and default is not None else default

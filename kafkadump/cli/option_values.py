@@ -45,8 +45,15 @@ class Decode(str, Enum):
     none = "none"
 
 
+class As(str, Enum):
+    """capture --as: what pasted bytes are."""
+    request = "request"
+    response = "response"
+    records = "records"
+
+
 # the choice types of the options, by name (the fast path's option table names them)
-CHOICES: dict[str, type[Enum]] = {"Format": Format, "Encoding": Encoding, "Decode": Decode}
+CHOICES: dict[str, type[Enum]] = {"Format": Format, "Encoding": Encoding, "Decode": Decode, "As": As}
 
 
 def output_format(json_flag: bool, fmt: Format | None) -> Format:

@@ -113,7 +113,13 @@ class RecordsValue:
 
     @property
     def record_count(self) -> int:
-        return sum(len(b.records or ()) for b in self.items if isinstance(b, Batch))
+        n = 0   # (a loop, not sum() of a generator: a frame table asks this of every frame)
+        for b in self.items:
+            if isinstance(b, Batch):
+                records = b.records
+                if records:
+                    n += len(records)
+        return n
 
     def findings(self) -> list[Finding]:
         return [f for b in self.items for f in b.findings]

@@ -134,13 +134,16 @@ class Frame:
             plan = self.body_plan
             # the body is walked once (and only where its plan can hold records); the topic
             # names learnt so far are looked up on every call, as they grow
-            fields = self._records = list(_walk_records(body, "body", {}) if plan is None
-                                          else _walk_planned(body, plan, "body", {}))
+            fields = self._records = (list(_walk_records(body, "body", {})) if plan is None
+                                      else _walk_planned(body, plan, "body", {}))
         names = self.topic_names
         return _named(fields, names) if names else iter(fields)
 
     def record_count(self) -> int:
-        return sum(rv.record_count for _, _, rv in self.records_fields())
+        n = 0
+        for _, _, rv in self.records_fields():
+            n += rv.record_count
+        return n
 
     @property
     def latency(self) -> float | None:
@@ -263,27 +266,35 @@ def _context(v: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     return c
 
 
-def _walk_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, Any]) -> Iterator[RecordsField]:
+def _walk_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, Any]) -> list[RecordsField]:
     """:func:`_walk_records` of a struct decoded by ``plan``: only the keys that can hold records."""
+    out: list[RecordsField] = []
+    if plan.records_keys:
+        _collect_planned(v, plan, path, ctx, out)
+    return out
+
+
+def _collect_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, Any],
+                     out: list[RecordsField]) -> None:
+    """:func:`_walk_planned` into ``out`` (a call per struct, no generator per level); ``plan`` has
+    keys that can hold records."""
     keys = plan.records_keys
-    if not keys:
-        return
     c = _context(v, ctx)
     for k, x in v.items():
         if k not in keys:
             continue
         if isinstance(x, RecordsValue):
-            yield f"{path}.{k}", c, x
+            out.append((f"{path}.{k}", c, x))
             continue
         sub = keys[k]
-        if sub is None:
+        if sub is None or not sub.records_keys:
             continue
         if isinstance(x, dict):
-            yield from _walk_planned(x, sub, f"{path}.{k}", c)
+            _collect_planned(x, sub, f"{path}.{k}", c, out)
         elif isinstance(x, list):
             for i, e in enumerate(x):
                 if isinstance(e, dict):
-                    yield from _walk_planned(e, sub, f"{path}.{k}[{i}]", c)
+                    _collect_planned(e, sub, f"{path}.{k}[{i}]", c, out)
 
 
 def _walk_records(v: object, path: str, ctx: dict[str, Any]) -> Iterator[RecordsField]:

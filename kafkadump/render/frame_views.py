@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
 import textwrap
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -114,6 +115,9 @@ def error_text(code: int) -> str:
     return f"{code} {name}" if name else str(code)
 
 
+_NO_CODEC = {"none"}
+
+
 def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     """A short description: records carried, topics, groups, errors (``findings``: the frame's
     :meth:`~kafkadump.protocol.frames.Frame.all_findings`, when the caller has them)."""
@@ -137,13 +141,18 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
         if recs:
             shown: list[str] = []
             for _, ctx, rv in recs:
-                batches = [x for x in rv.items if isinstance(x, Batch)]
-                if not batches and not rv.items:
+                items = rv.items
+                if not items:
                     continue
-                codecs = sorted({x.compression for x in batches})
+                count = 0   # rv.record_count, counted in the same pass as the codecs
+                codecs: set[str] = set()
+                for x in items:
+                    if isinstance(x, Batch):
+                        count += len(x.records or ())
+                        codecs.add(x.compression)
                 where = ctx.get("topic") or (ctx.get("topicId", "?")[:8] if ctx.get("topicId") else "?")
-                shown.append(f"{where}[{ctx.get('partition', '?')}] {rv.record_count} rec"
-                             + (f" {'/'.join(codecs)}" if codecs and codecs != ["none"] else ""))
+                shown.append(f"{where}[{ctx.get('partition', '?')}] {count} rec"
+                             + (f" {'/'.join(sorted(codecs))}" if codecs and codecs != _NO_CODEC else ""))
             if shown:
                 parts.append(", ".join(shown[:3]) + (f" +{len(shown) - 3}" if len(shown) > 3 else ""))
         if not recs or not parts:
@@ -167,10 +176,43 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     return "; ".join(parts)
 
 
-def frame_cells(f: Frame, dated: bool = False, findings: list[Finding] | None = None) -> list[object]:
-    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order (``findings``: as :func:`summary`'s)."""
+class RowClock:
+    """:func:`~kafkadump.capture_report.time_text` for a table's rows in time order: the date and
+    time of day of a second worked out once, when the rows reach it (a capture's frames come many
+    to a second), the fraction as ``datetime.fromtimestamp`` rounds it (to the nearest microsecond,
+    half to even)."""
+
+    __slots__ = ("dated", "second", "prefix")
+
+    def __init__(self, dated: bool) -> None:
+        self.dated = dated
+        self.second = -1.0          # the whole second whose text ``prefix`` is
+        self.prefix = ""
+
+    def text(self, t: float | None) -> str:
+        if t is None or not 86400 * 2 <= t < 253402300799.0:   # (to the end of year 9999) as time_text says
+            return time_text(t, self.dated)
+        fraction, whole = math.modf(t)
+        micro = round(fraction * 1e6)
+        if micro >= 1000000:
+            whole += 1.0
+            micro -= 1000000
+        if whole != self.second:
+            dt = utc_time(whole)
+            if dt is None:
+                return time_text(t, self.dated)
+            self.second = whole
+            self.prefix = dt.strftime("%Y-%m-%d %H:%M:%S") if self.dated \
+                else f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+        return f"{self.prefix}.{micro // 1000:03d}" if self.dated else f"{self.prefix}.{micro:06d}"
+
+
+def frame_cells(f: Frame, dated: bool = False, findings: list[Finding] | None = None,
+                clock: RowClock | None = None) -> list[object]:
+    """The cells of a frame's row, in :data:`FRAME_COLUMNS` order (``findings``: as :func:`summary`'s;
+    ``clock``: the table's, for the time)."""
     conn = "-" if f.connection is None else f"c{f.connection.id}"
-    when = time_text(f.time, dated)
+    when = time_text(f.time, dated) if clock is None else clock.text(f.time)
     if f.kind == "records":
         return [f.index, when, conn, "-", "records", "-", "-", "-", f.size, "-", summary(f, findings)]
     ver = "-" if f.api_version is None else f.api_version
@@ -559,6 +601,7 @@ class _FrameTable:
         self.table = TableStream(out, frame_columns(dated), console, layout)
         self.width = None if layout is None else layout.width
         self.dated = dated
+        self.clock = RowClock(dated)
         self.held: list[tuple[float, int, _Row]] = []
         self.count = 0
         self.latest = float("-inf")
@@ -574,8 +617,12 @@ class _FrameTable:
 
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
-        notes = [(line, "yellow") for line in findings_lines(found)]
-        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found), frame_style(f, found), notes))
+        if found:
+            notes: Sequence[tuple[str, str | None]] = [(line, "yellow") for line in findings_lines(found)]
+            style = frame_style(f, found)
+        else:   # (most frames)
+            notes, style = (), None if f.kind == "request" else "cyan"
+        self.add(f.time, _Row(f.connection, frame_cells(f, self.dated, found, self.clock), style, notes))
 
     def stream_note(self, n: StreamNote) -> None:
         where = "" if n.connection is None else f"c{n.connection.id} {n.direction}: "

@@ -151,6 +151,14 @@ class TableStream(LineWriter):
         self.columns = [c for _, c in self.shown]
         self._fits = [(i, c.width, c.right) for i, c in self.shown]   # what row() needs of each column
         self._header = False
+        # the usual row (a cell for every column, printable ASCII, no cell wider than its column) in
+        # one format call: the cells in shown order, each padded as row() pads it
+        self._pick = [i for i, _ in self.shown]
+        self._cells = max(self._pick, default=-1) + 1   # the cells a row needs for that
+        self._format = "  ".join(f"{{{k}:{'>' if c.right else '<'}{c.width}}}" if c.width else f"{{{k}}}"
+                                 for k, (_, c) in enumerate(self.shown))
+        self._fixed = sum(c.width for c in self.columns) + 2 * (len(self.columns) - 1)
+        self._as_wide = [k for k, c in enumerate(self.columns) if not c.width]   # columns as wide as their text
 
     def header(self) -> None:
         if not self._header:
@@ -159,6 +167,31 @@ class TableStream(LineWriter):
 
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
         self.header()
+        line = self.usual_line(cells)
+        if line is not None:
+            self._printable_line(line, style)
+        else:
+            self.line(self.fitted_line(cells), style, fold=False)
+
+    def usual_line(self, cells: Sequence[object]) -> str | None:
+        """:meth:`fitted_line` of the usual row (a cell for every column shown, printable ASCII, no
+        cell wider than its column) in one format call; None for any other row."""
+        if len(cells) < self._cells:
+            return None
+        texts = [str(cells[i]) for i in self._pick]
+        joined = "".join(texts)
+        if not (joined.isascii() and joined.isprintable()):
+            return None
+        line = self._format.format(*texts)
+        # longer than the widths add up to: a cell wider than its column (cut, or pushing a
+        # right-aligned one)
+        width = self._fixed
+        for k in self._as_wide:
+            width += len(texts[k])
+        return line.rstrip() if len(line) == width else None
+
+    def fitted_line(self, cells: Sequence[object]) -> str:
+        """A row's line: each cell escaped, then fitted to its column (cut with an ellipsis, or padded)."""
         n = len(cells)
         texts = []
         for i, width, right in self._fits:
@@ -177,7 +210,15 @@ class TableStream(LineWriter):
                 else:
                     text = text.ljust(width)
             texts.append(text)
-        self.line("  ".join(texts).rstrip(), style, fold=False)
+        return "  ".join(texts).rstrip()
+
+    def _printable_line(self, text: str, style: str | None) -> None:
+        """:meth:`line` (not folded) of printable ASCII text: nothing to escape, written as it is."""
+        if self.console is not None:
+            before, after = self._codes.get(style) or self._style_codes(style)
+            self.console.file.write(before + text + after + "\n")
+        else:
+            self.out.write(text + "\n")
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)
