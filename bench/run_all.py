@@ -64,7 +64,8 @@ PARTS = [
          modules=("pyspark", "pyarrow"), programs=("java",)),
 ]
 NAMES = [p.name for p in PARTS]
-RATIO = re.compile(r"\d\.?\d*x\b|ratio|speed-up|vs ", re.IGNORECASE)
+# a ratio line: "1.23x", "ratio", "speed-up", "vs ", or capture_bench's "json / tshark -T json   0.68"
+RATIO = re.compile(r"\d\.?\d*x\b|ratio|speed-up|vs |\S / \S.*\s\d+\.\d+\s*$", re.IGNORECASE)
 
 
 def missing(part: Part) -> str | None:
