@@ -35,8 +35,10 @@ class OptionalBuildExt(build_ext):
 
 
 setup(
-    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"], optional=True),
+    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"],
+                           depends=["kafkadump/accel/varint.h"], optional=True),
                  # the Spark data source's record columns as Arrow buffers
-                 Extension("kafkadump.accel.arrowcols", ["kafkadump/accel/arrowcols.c"], optional=True)],
+                 Extension("kafkadump.accel.arrowcols", ["kafkadump/accel/arrowcols.c"],
+                           depends=["kafkadump/accel/varint.h"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )
