@@ -27,16 +27,12 @@ def load_json(path):
 def spark_session():
     """One local[2] SparkSession for every Spark test module (its start costs 10-50 s):
     loopback only, no UI; skips with the reason when pyspark, pyarrow or Java is missing."""
-    try:
-        from kafkadump.spark.session import SparkUnavailable, build, check
-    except ImportError as e:  # pragma: no cover
-        pytest.skip(f"kafkadump.spark not importable: {e}")
-    try:
-        check()
-    except SparkUnavailable as e:
-        pytest.skip(f"Spark tests need pyspark, pyarrow and Java: {e}")
-    s = build("local[2]", {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2",
-                           "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+    from spark_session import SETTINGS, spark_or_skip
+
+    spark_or_skip()
+    from kafkadump.spark.session import build
+
+    s = build("local[2]", dict(SETTINGS))
     yield s
     s.stop()
 

@@ -21,21 +21,11 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, need_corpus
 from spark_compare import CliRun, assert_same, cli_lines, findings_from_cli, from_cli, from_row
+from spark_session import spark_or_skip
 
 SPLIT = 1 << 20      # small: the corpus' larger files and the fleet's 5 MB segment are cut into several tasks
 OPEN_COST = 64 << 10  # and small files are packed several to a task (fewer tasks: each costs ~20-100 ms)
 SEGMENTS = CORPUS / "real" / "segments"
-
-
-def _spark_or_skip():
-    try:
-        from kafkadump.spark.session import SparkUnavailable, check
-    except ImportError as e:  # pragma: no cover
-        pytest.skip(f"kafkadump.spark not importable: {e}")
-    try:
-        check()
-    except SparkUnavailable as e:
-        pytest.skip(f"Spark tests need pyspark, pyarrow and Java: {e}")
 
 
 @pytest.fixture(scope="module")
@@ -297,7 +287,7 @@ def test_missing_pyspark_says_how(tmp_path):
 
 
 def test_missing_java_says_how(tmp_path):
-    _spark_or_skip()
+    spark_or_skip()
     env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-jdk")}
     p = _run_cli(["spark", "scan", str(tmp_path), "-o", str(tmp_path / "o")], env=env)
     assert p.returncode == 2
