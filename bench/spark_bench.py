@@ -101,10 +101,9 @@ def warm(files) -> None:
                 pass
 
 
-def _tree_cpu(root: int, seen: dict) -> None:
-    """Record user+system ticks of ``root`` and all its descendants (max seen per pid)."""
-    parent = {}
-    ticks = {}
+def _proc_stats() -> dict[int, tuple[str, list[str]]]:
+    """pid -> (its name, the fields of /proc/PID/stat after the name) of every process readable now."""
+    out = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -113,9 +112,17 @@ def _tree_cpu(root: int, seen: dict) -> None:
                 st = f.read()
         except OSError:
             continue
-        rest = st[st.rindex(")") + 2:].split()
-        parent[int(d)] = int(rest[1])
-        ticks[int(d)] = int(rest[11]) + int(rest[12])
+        out[int(d)] = (st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split())
+    return out
+
+
+def _tree_cpu(root: int, seen: dict) -> None:
+    """Record user+system ticks of ``root`` and all its descendants (max seen per pid)."""
+    parent = {}
+    ticks = {}
+    for pid, (_, rest) in _proc_stats().items():
+        parent[pid] = int(rest[1])
+        ticks[pid] = int(rest[11]) + int(rest[12])
     for pid, t in ticks.items():
         p = pid
         while p > 1 and p != root:
@@ -161,18 +168,10 @@ def tree_cpu(root: int) -> dict[str, float]:
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
     names: dict[int, str] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        rest = st[st.rindex(")") + 2:].split()
-        parent[int(d)] = int(rest[1])
-        ticks[int(d)] = sum(int(x) for x in rest[11:15])   # utime stime cutime cstime
-        names[int(d)] = st[st.index("(") + 1:st.rindex(")")]
+    for pid, (name, rest) in _proc_stats().items():
+        parent[pid] = int(rest[1])
+        ticks[pid] = sum(int(x) for x in rest[11:15])   # utime stime cutime cstime
+        names[pid] = name
     out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
     hz = os.sysconf("SC_CLK_TCK")
     for pid, t in ticks.items():
