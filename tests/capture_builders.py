@@ -228,3 +228,22 @@ def kafka_conversation(batch: bytes, segment: int = 100):
     idx["fetch_resp"] = c.send("s", frames["fetch_resp"], segment)
     c.close()
     return c, idx, frames
+
+
+def records_conversation(rounds: int, batch_of, *, corr_step: int, mss: int, partitions: int = 1,
+                         api_versions: bool = False) -> bytes:
+    """A pcap's bytes: Metadata v1, Produce v3 and Fetch v12 carrying ``batch_of(i)`` over TCP,
+    ``rounds`` times (each round opened by ApiVersions v3 with ``api_versions``)."""
+    c = Conversation()
+    for i in range(rounds):
+        batch = batch_of(i)
+        corr = corr_step * i
+        if api_versions:
+            c.send("c", apiversions_v3_request(corr=corr), mss)
+        c.send("c", metadata_v1_request(corr=corr + 1), mss)
+        c.send("s", metadata_v1_response(corr=corr + 1, partitions=partitions), mss)
+        c.send("c", produce_v3_request(corr + 2, batch), mss)
+        c.send("c", fetch_v12_request(corr + 3), mss)
+        c.send("s", fetch_v12_response(corr + 3, [(0, batch, b"\x00"), (1, batch, b"\x00")]), mss)
+    c.close()
+    return pcap([(t, ip) for t, ip, _ in c.packets])[0]

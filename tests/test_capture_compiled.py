@@ -56,18 +56,9 @@ def _corpus_inputs() -> list[Path]:
 
 def _conversation_pcap(tmp_path: Path) -> Path:
     """Produce, Fetch (flexible, tagged header fields) and Metadata, with records, over TCP."""
-    c = cb.Conversation()
-    for i in range(4):
-        batch = bld.simple_batch(i * 3, 3).data
-        c.send("c", cb.apiversions_v3_request(corr=10 * i), 700)
-        c.send("c", cb.metadata_v1_request(corr=10 * i + 1), 700)
-        c.send("s", cb.metadata_v1_response(corr=10 * i + 1, partitions=2), 700)
-        c.send("c", cb.produce_v3_request(10 * i + 2, batch), 700)
-        c.send("c", cb.fetch_v12_request(10 * i + 3), 700)
-        c.send("s", cb.fetch_v12_response(10 * i + 3, [(0, batch, b"\x00"), (1, batch, b"\x00")]), 700)
-    c.close()
     p = tmp_path / "conv.pcap"
-    p.write_bytes(cb.pcap([(t, ip) for t, ip, _ in c.packets])[0])
+    p.write_bytes(cb.records_conversation(4, lambda i: bld.simple_batch(i * 3, 3).data, corr_step=10, mss=700,
+                                          partitions=2, api_versions=True))
     return p
 
 

@@ -21,17 +21,8 @@ from kafkadump.report.status import Tally
 
 def _conversation_pcap(tmp_path, rounds: int):
     """Produce v3 requests and Fetch v12 responses carrying records, plus Metadata, ``rounds`` times."""
-    c = cb.Conversation()
-    for i in range(rounds):
-        batch = bld.simple_batch(i * 3, 3).data
-        c.send("c", cb.metadata_v1_request(corr=4 * i + 1), 1400)
-        c.send("s", cb.metadata_v1_response(corr=4 * i + 1), 1400)
-        c.send("c", cb.produce_v3_request(4 * i + 2, batch), 1400)
-        c.send("c", cb.fetch_v12_request(4 * i + 3), 1400)
-        c.send("s", cb.fetch_v12_response(4 * i + 3, [(0, batch, b"\x00"), (1, batch, b"\x00")]), 1400)
-    c.close()
     p = tmp_path / "conv.pcap"
-    p.write_bytes(cb.pcap([(t, ip) for t, ip, _ in c.packets])[0])
+    p.write_bytes(cb.records_conversation(rounds, lambda i: bld.simple_batch(i * 3, 3).data, corr_step=4, mss=1400))
     return p
 
 
