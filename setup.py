@@ -36,7 +36,7 @@ class OptionalBuildExt(build_ext):
 
 setup(
     ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"],
-                           depends=["kafkadump/accel/varint.h"], optional=True),
+                           depends=["kafkadump/accel/varint.h", "kafkadump/accel/crc32c.h"], optional=True),
                  # the Spark data source's record columns as Arrow buffers
                  Extension("kafkadump.accel.arrowcols", ["kafkadump/accel/arrowcols.c"],
                            depends=["kafkadump/accel/varint.h"], optional=True)],

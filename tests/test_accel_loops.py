@@ -156,7 +156,7 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
                                                           "file", 0, 0),
         "format_run": lambda p, e, base=0: hot.format_run(data, p, e, 8, base, T0, T0, False, '{"offset":', ",",
                                                           ',"keyPayload":', 0, str, json.dumps),
-        "crc_hop": lambda p, e, base=0: hot.crc_hop(data, p, e, e + base, 1 << 20, crc32c),
+        "crc_hop": lambda p, e, base=0: hot.crc_hop(data, p, e, e + base, 1 << 20),
         "batch_hop": lambda p, e, base=0: hot.batch_hop(data, p, e, 1 << 20, (1 << 20) + base, crc32c, "x", 0),
     }
     start = {"crc_hop": 0, "batch_hop": 0}  # the record loops start after the header
@@ -166,7 +166,7 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
         for p, e in ((-1, n), (first + 1, first), (first, n + 1)):
             assert loop(p, e) is None, (name, p, e)
         assert loop(first, n, 1 << 64) is None, name  # an argument past 64 bits
-    assert hot.crc_hop(data, 0, n, n, 1 << 20, crc32c) == (n, 1, n)
+    assert hot.crc_hop(data, 0, n, n, 1 << 20) == (n, 1, n)
 
 
 # --- the step's hop makes the Batch the header decoder makes ------------------------------------------------

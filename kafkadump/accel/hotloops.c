@@ -18,10 +18,15 @@
  *       the part of decode.step.decode_at that judges an intact, uncompressed, non-control v2 batch
  *       with a sane header: None, or (its Batch as decode_batch_header makes it, its CRC-32C set;
  *       a copy of its bytes)
- *   crc_hop(buf, pos, end, until, max_length, crc32c)
- *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``:
- *       (pos, batches, bytes): where it stopped (at ``until``, or at a batch that is not intact and
- *       plainly framed: the caller's Python loop judges that one); None for positions outside buf
+ *   crc_hop(buf, pos, end, until, max_length)
+ *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``, the GIL
+ *       released, CRC-32C by crc32c.h: (pos, batches, bytes): where it stopped (at ``until``, or at a
+ *       batch that is not intact and plainly framed: the caller's Python loop judges that one); None
+ *       for positions outside buf
+ *   crc32c(data, value=0, code=None)        the crc32c package's crc32c(data, value), by crc32c.h's
+ *       code for this CPU, or by the one named (one of crc32c_codes(): for the tests)
+ *   crc32c_codes()                          the names of crc32c.h's codes this CPU runs, the one in use
+ *       first: ("sse4.2+pclmul", "sse4.2", "table") on most x86-64, ("table",) elsewhere
  *   batch_json(batch, file_json)            (after configure_batch(Batch))
  *       twin of render.jsonl.batch_line for a v2 batch without findings: None, or its line
  *
@@ -144,6 +149,7 @@ configure_batch(PyObject *self, PyObject *cls)
 /* ---- the record loop --------------------------------------------------------------------------- */
 
 #include "varint.h"
+#include "crc32c.h"
 
 typedef struct {
     PyObject *ts_type, *source, *zero_magic;
@@ -1256,17 +1262,13 @@ batch_json(PyObject *self, PyObject *args)
 
 /* ---- verify-crc's hop ----------------------------------------------------------------------- */
 
-static PyObject *
-crc_hop(PyObject *self, PyObject *args)
+/* The intact v2 batches from ``pos`` (see crc_hop), with the GIL released: no Python object is touched.
+ * The walk stops before ``until`` and at the first batch that is not framed plainly or whose CRC-32C
+ * differs from the stored one. */
+static Py_ssize_t
+hop_intact(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t until, Py_ssize_t max_length,
+           Py_ssize_t *batches, long long *nbytes)
 {
-    PyObject *buf, *crc_fn;
-    Py_ssize_t pos, end, until, max_length, batches = 0;
-    long long nbytes = 0;
-    Py_buffer view;
-    int opened = open_run(args, "OnnnnO", &view, &buf, &pos, &end, &until, &max_length, &crc_fn);
-    if (opened <= 0)
-        return not_opened(opened);
-    const unsigned char *d = (const unsigned char *)view.buf;
     while (pos < until && end - pos >= 61) {
         const unsigned char *h = d + pos;
         int32_t length = (int32_t)(((uint32_t)h[8] << 24) | ((uint32_t)h[9] << 16) | ((uint32_t)h[10] << 8) | h[11]);
@@ -1274,29 +1276,84 @@ crc_hop(PyObject *self, PyObject *args)
         if (h[16] != 2 || length < 49 || length > max_length || nxt > end)
             break;
         uint32_t stored = ((uint32_t)h[17] << 24) | ((uint32_t)h[18] << 16) | ((uint32_t)h[19] << 8) | h[20];
-        /* a view of the batch's CRC region, valid while ``view`` is held (crc32c keeps no reference) */
-        PyObject *slice = PyMemoryView_FromMemory((char *)d + pos + 21, nxt - pos - 21, PyBUF_READ);
-        if (slice == NULL)
-            goto error;
-        PyObject *c = PyObject_CallOneArg(crc_fn, slice);
-        Py_DECREF(slice);
-        if (c == NULL)
-            goto error;
-        unsigned long computed = PyLong_AsUnsignedLong(c);
-        Py_DECREF(c);
-        if (computed == (unsigned long)-1 && PyErr_Occurred())
-            goto error;
-        if (computed != stored)
+        if (kafkadump_crc32c(0, h + 21, (size_t)(nxt - pos - 21)) != stored)
             break;
-        batches++;
-        nbytes += length + 12;
+        (*batches)++;
+        *nbytes += length + 12;
         pos = nxt;
     }
+    return pos;
+}
+
+static PyObject *
+crc_hop(PyObject *self, PyObject *args)
+{
+    PyObject *buf;
+    Py_ssize_t pos, end, until, max_length, batches = 0;
+    long long nbytes = 0;
+    Py_buffer view;
+    int opened = open_run(args, "Onnnn", &view, &buf, &pos, &end, &until, &max_length);
+    if (opened <= 0)
+        return not_opened(opened);
+    const unsigned char *d = (const unsigned char *)view.buf;
+    /* (the view keeps the buffer exported: a mapping cannot be closed under the walk) */
+    Py_BEGIN_ALLOW_THREADS
+    pos = hop_intact(d, pos, end, until, max_length, &batches, &nbytes);
+    Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return Py_BuildValue("(nnL)", pos, batches, nbytes);
-error:
+}
+
+/* ---- CRC-32C ------------------------------------------------------------------------------------- */
+
+/* 1 MiB and more: without the GIL */
+#define CRC_NOGIL_BYTES (1 << 20)
+
+static PyObject *
+crc32c(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    unsigned long value = 0;
+    const char *code = NULL;
+    if (!PyArg_ParseTuple(args, "y*|kz", &view, &value, &code))
+        return NULL;
+    crc32c_fn fn = crc32c_raw;
+    if (code != NULL) {
+        int i = 0;
+        while (i < crc32c_ncodes && strcmp(code, crc32c_codes[i].name) != 0)
+            i++;
+        if (i == crc32c_ncodes) {
+            PyBuffer_Release(&view);
+            return PyErr_Format(PyExc_ValueError, "no CRC-32C code %s on this CPU", code);
+        }
+        fn = crc32c_codes[i].fn;
+    }
+    const unsigned char *p = (const unsigned char *)view.buf;
+    size_t n = (size_t)view.len;
+    uint32_t state = ~(uint32_t)value;
+    if (n >= CRC_NOGIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        state = fn(state, p, n);
+        Py_END_ALLOW_THREADS
+    } else
+        state = fn(state, p, n);
     PyBuffer_Release(&view);
-    return NULL;
+    return PyLong_FromUnsignedLong(~state);
+}
+
+static PyObject *
+crc32c_code_names(PyObject *self, PyObject *unused)
+{
+    PyObject *names = PyTuple_New(crc32c_ncodes);
+    for (int i = 0; names != NULL && i < crc32c_ncodes; i++) {
+        PyObject *name = PyUnicode_FromString(crc32c_codes[i].name);
+        if (name == NULL) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, i, name);
+    }
+    return names;
 }
 
 /* ---- the step over an intact plain batch ------------------------------------------------------- */
@@ -1423,6 +1480,8 @@ static PyMethodDef methods[] = {
     {"format_run", format_run, METH_VARARGS, "JSON lines of a checked run, straight from its bytes (None: hand back)."},
     {"batch_hop", batch_hop, METH_VARARGS, "An intact, uncompressed, non-control v2 batch: (its Batch, its bytes)."},
     {"crc_hop", crc_hop, METH_VARARGS, "Walk intact v2 batches: (stop position, batches, bytes)."},
+    {"crc32c", crc32c, METH_VARARGS, "CRC-32C of a buffer, continuing a CRC (the crc32c package's crc32c)."},
+    {"crc32c_codes", crc32c_code_names, METH_NOARGS, "The CRC-32C codes this CPU runs, the one in use first."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1435,5 +1494,6 @@ PyMODINIT_FUNC
 PyInit_hotloops(void)
 {
     init_auto_class();
+    crc32c_setup();
     return PyModule_Create(&module);
 }
