@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE))
 import make_segment  # noqa: E402
 from crc32c import crc32c  # noqa: E402
 from make_segment import parse_size  # noqa: E402
+from startup_bench import child_env  # noqa: E402
 
 from kafkadump.decode import CrcScan, Options, iter_batches  # noqa: E402
 from kafkadump.decode.model import Batch, Gap  # noqa: E402
@@ -53,6 +54,8 @@ from kafkadump.sources.segment import open_segment  # noqa: E402
 
 GB = 1e9
 BARE_CHUNK = 64 << 20
+# the CLI children's environment (main sets it): compiled bytecode cached, as an installed package has it
+CHILD_ENV: dict[str, str] | None = None
 
 # The two file shapes (make_segment parameters, size added per run).
 CRC_SHAPE = dict(batch_bytes=16 << 10, record_bytes="1000", key_bytes=8, records_per_batch=None,
@@ -203,7 +206,7 @@ def run_cli(args: list[str], *, capture: bool = False, sample: bool = False) -> 
     full = [TIME, "-o", tfile.name, "-f", "%M %U %S"] + argv if TIME else argv
     peak = {"RssAnon": 0, "RssFile": 0, "VmHWM": 0}
     t0 = time.perf_counter()
-    p = subprocess.Popen(full, stdout=out, stderr=err)
+    p = subprocess.Popen(full, stdout=out, stderr=err, env=CHILD_ENV)
     target = None if TIME else p.pid
     poll = sample or not TIME
     while poll:
@@ -257,6 +260,27 @@ def bare_crc_whole(path: Path):
     c = 0
     for i in range(0, len(m), BARE_CHUNK):
         c = crc32c(mv[i:i + BARE_CHUNK], c)
+    mv.release()
+    m.close()
+    return c
+
+
+def compiled_crc32c():
+    """kafkadump's own CRC-32C (the compiled hot path's ``crc32c``, as verify-crc's hop computes it), or None."""
+    try:
+        from kafkadump.accel import hotloops
+    except ImportError:
+        return None
+    return getattr(hotloops, "crc32c", None)
+
+
+def c_crc_whole(path: Path, fn):
+    """Informational: kafkadump's compiled CRC-32C over the whole mapping, in 64 MiB chunks (its CRC speed)."""
+    m = mapped(path)
+    mv = memoryview(m)
+    c = 0
+    for i in range(0, len(m), BARE_CHUNK):
+        c = fn(mv[i:i + BARE_CHUNK], c)
     mv.release()
     m.close()
     return c
@@ -389,17 +413,26 @@ def bench_verify_crc(path: Path, meta: dict, repeat: int, tiny: Path) -> dict:
     startup = rounds({"version": cli_job(["--version"]), "tiny": cli_job(["verify-crc", str(tiny)])},
                      repeat, None, "verify-crc: CLI start-up")
     r["cli_version"] = {"seconds": startup["version"][0], "runs": startup["version"][1]}
-    r["cli_startup"] = {"seconds": startup["tiny"][0], "runs": startup["tiny"][1], "file": str(tiny)}
+    r["cli_startup"] = {"seconds": startup["tiny"][0], "runs": startup["tiny"][1], "file": str(tiny),
+                        "cpu_seconds": startup["tiny"][3]}
 
-    res = rounds({
+    jobs = {
         "bare_whole": timed(lambda: bare_crc_whole(path)),
         "bare_batches": timed(lambda: bare_crc_batches(path)),
         "bare_batches_2threads": timed(lambda: bare_crc_batches_threads(path)),
         "kafkadump_inproc": timed(lambda: kd_crcscan(path)),
         "kafkadump_cli": cli_job(["verify-crc", str(path)], capture=True),
-    }, repeat, path, "verify-crc")
+    }
+    c_crc = compiled_crc32c()
+    if c_crc is not None:
+        jobs["c_crc_whole"] = timed(lambda: c_crc_whole(path, c_crc))
+    res = rounds(jobs, repeat, path, "verify-crc")
     s, ts, _, cpu = res["bare_whole"]
     r["bare_whole"] = entry(s, ts, cpu_seconds=cpu)
+    if c_crc is not None:
+        s, ts, value, cpu = res["c_crc_whole"]
+        r["c_crc_whole"] = entry(s, ts, cpu_seconds=cpu, same_crc=value == res["bare_whole"][2])
+        r["c_crc_whole"]["cpu_ratio_vs_bare_whole"] = r["bare_whole"]["cpu_seconds"] / cpu
     for k in ("bare_batches", "bare_batches_2threads"):
         s, ts, (n, bad), cpu = res[k]
         r[k] = entry(s, ts, batches=n, bad=bad, cpu_seconds=cpu)
@@ -415,6 +448,12 @@ def bench_verify_crc(path: Path, meta: dict, repeat: int, tiny: Path) -> dict:
         gbs = r[k]["gb_per_s"]
         r[k]["ratio_vs_bare_batches"] = gbs / r["bare_batches"]["gb_per_s"]
         r[k]["ratio_vs_bare_whole"] = gbs / r["bare_whole"]["gb_per_s"]
+        # the issue's measure: CPU seconds of one crc32c call over the file / kafkadump's (all its threads)
+        r[k]["cpu_ratio_vs_bare_whole"] = r["bare_whole"]["cpu_seconds"] / r[k]["cpu_seconds"]
+    net_cpu = r["kafkadump_cli"]["cpu_seconds"] - r["cli_startup"]["cpu_seconds"]
+    if net_cpu > 0.01:
+        r["kafkadump_cli"]["net_cpu_seconds"] = net_cpu
+        r["kafkadump_cli"]["net_cpu_ratio_vs_bare_whole"] = r["bare_whole"]["cpu_seconds"] / net_cpu
     net = s - r["cli_startup"]["seconds"]
     if net > 0.02:  # else start-up noise swamps the work: no net figure
         cli = r["kafkadump_cli"]
@@ -686,14 +725,19 @@ def report(res: dict) -> str:
     if v:
         w(f"verify-crc  {Path(v['file']).name}: {v['bytes'] / GB:.2f} GB, {v['batches']:,} batches of "
           f"{v['batch_size']:,} B")
-        w(f"  {'':42}{'wall s':>8}{'cpu s':>7}{'GB/s':>7}{'vs per-batch':>14}{'vs whole':>10}")
+        w(f"  {'':42}{'wall s':>8}{'cpu s':>7}{'GB/s':>7}{'vs per-batch':>14}{'vs whole':>10}"
+          f"{'by cpu':>8}")
         rows = [("bare crc32c, whole mmap, 64 MiB chunks", v["bare_whole"], False),
                 ("bare crc32c, per batch (walk lengths)", v["bare_batches"], False),
                 ("  info: same, 2 threads, GIL released", v["bare_batches_2threads"], False),
                 ("kafkadump CrcScan, in-process", v["kafkadump_inproc"], True),
                 ("kafkadump verify-crc CLI", v["kafkadump_cli"], True)]
+        if "c_crc_whole" in v:
+            rows.insert(3, ("  info: kafkadump's C crc32c, whole mmap", v["c_crc_whole"], False))
         for label, e, ratio in rows:
             tail = f"{e['ratio_vs_bare_batches']:>13.2f}x{e['ratio_vs_bare_whole']:>9.2f}x" if ratio else ""
+            if "cpu_ratio_vs_bare_whole" in e:
+                tail = f"{tail or '':>24}{e['cpu_ratio_vs_bare_whole']:>7.2f}x"
             w(f"  {label:42}{e['seconds']:>8.3f}{_f(e.get('cpu_seconds'), '.3f', 7)}{e['gb_per_s']:>7.2f}{tail}")
         c = v["kafkadump_cli"]
         label = "  same, net of CLI start-up (" + format(v["cli_startup"]["seconds"], ".3f") + " s)"
@@ -702,6 +746,9 @@ def report(res: dict) -> str:
               f"{c['net_ratio_vs_bare_batches']:>13.2f}x{c['net_ratio_vs_bare_whole']:>9.2f}x")
         else:
             w(f"  {label:42}{'-':>8}  (start-up takes as long as the work)")
+        if "net_cpu_seconds" in c:
+            label = "  same, CPU net of start-up (" + format(v["cli_startup"]["cpu_seconds"], ".3f") + " cpu s)"
+            w(f"  {label:42}{'':>8}{c['net_cpu_seconds']:>7.3f}{'':>31}{c['net_cpu_ratio_vs_bare_whole']:>7.2f}x")
         w(f"  (CLI start-up: --version {v['cli_version']['seconds']:.3f} s, verify-crc on a one-batch file "
           f"{v['cli_startup']['seconds']:.3f} s)")
         w("")
@@ -776,6 +823,9 @@ def main(argv=None) -> int:
                          "writes bench/out/profile-*.prof")
     ap.add_argument("--profile-bytes", type=parse_size, default=32 << 20,
                     help="records file prefix to profile (default 32M)")
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="CLI children compile every module from source on each start (PYTHONDONTWRITEBYTECODE=1) "
+                         "instead of caching bytecode under the work dir as an installed package has it")
     ap.add_argument("--results", type=Path, default=HERE / "out" / "results.json",
                     help="where to write the JSON results (default bench/out/results.json)")
     a = ap.parse_args(argv)
@@ -789,6 +839,8 @@ def main(argv=None) -> int:
         work = Path(tempfile.mkdtemp(prefix="kafkadump-bench-", dir="/tmp"))
         cleanup = not a.keep
     a.results.parent.mkdir(parents=True, exist_ok=True)
+    global CHILD_ENV
+    CHILD_ENV = child_env(str(work), bytecode=not a.no_bytecode)
     t_start = time.perf_counter()
     res: dict = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
