@@ -11,12 +11,12 @@ from __future__ import annotations
 import struct
 
 import pytest
+from builders import Rec, v2_batch
 from conftest import need_corpus
 from crc32c import crc32c as oracle
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_accel_parity import compiled, pure_python
-from test_verify_crc import _big_segment
 
 from kafkadump.decode import CrcScan, Options
 from kafkadump.decode import walk as walk_module
@@ -30,9 +30,14 @@ SEEDS = (0, 1, 0xFFFFFFFF, 0xE3069283, 0x12345678)
 EDGES = sorted({*range(0, 300), *(64 * k + d for k in range(2, 40) for d in (-9, -1, 0, 1, 7, 8, 15, 16, 63))})
 
 
+_BLOCK = bytes((i * 131 + (i >> 8) * 29 + (i >> 13) * 7 + 17) & 0xFF for i in range(1 << 15))
+
+
 def _data(n: int, salt: int = 0) -> bytes:
-    """``n`` bytes that are not a repeating pattern (every lane of the fold differs)."""
-    return bytes((i * 131 + (i >> 8) * 29 + salt * 7 + 17) & 0xFF for i in range(n))
+    """``n`` bytes that are not a repeating pattern (every lane of the fold differs), from ``salt`` on."""
+    start = (salt * 4099) % len(_BLOCK)
+    block = _BLOCK * (1 + (start + n) // len(_BLOCK))
+    return block[start:start + n]
 
 
 def test_codes_named_the_one_in_use_first():
@@ -113,9 +118,18 @@ def _scan(data: bytes, threads: int) -> tuple[list, tuple[int, int, int]]:
     return items, (scan.batches, scan.bytes, scan.bad)
 
 
-def _damaged(copies: int) -> bytes:
-    """Fixture batches with a flipped byte in the CRC region of every 97th batch and one in a length."""
-    data = _big_segment(copies)
+def _segment(batches: int) -> bytearray:
+    """``batches`` one-record v2 batches of 3,000 to 5,000 value bytes (every alignment of a batch's start)."""
+    out = bytearray()
+    for i in range(batches):
+        value = _data(3000 + (i * 389) % 2001, i)
+        out += v2_batch(i, [Rec(b"k%d" % i, value)]).data
+    return out
+
+
+def _damaged(batches: int) -> bytes:
+    """A flipped byte in the CRC region of every 97th batch, and one batch with a length past the file."""
+    data = _segment(batches)
     starts = [start - 21 for start, _, _ in _v2_regions(bytes(data))]
     for s in starts[5::97]:
         data[s + 61] ^= 0x40
@@ -125,17 +139,17 @@ def _damaged(copies: int) -> bytes:
 
 def test_hop_equals_pure_serial_and_threaded():
     """The compiled hop (one thread) against the pure path, serial and on its two threads."""
-    data = _damaged(3200)  # above the pure path's threaded threshold
+    data = _damaged(2200)  # above the pure path's threaded threshold
     assert len(data) > CrcScan.THREAD_MIN_BYTES
     fast = _scan(data, 2)
     with pure_python():
         assert _scan(data, 1) == fast
         assert _scan(data, 2) == fast
-    assert fast[1][2] == len(fast[0]) > 30
+    assert fast[1][2] == len(fast[0]) > 20
 
 
 def test_hop_stops_at_a_failed_crc_and_at_until():
-    data = bytes(_big_segment(20))
+    data = bytes(_segment(20))
     regions = _v2_regions(data)
     n = len(data)
     assert HOT.crc_hop(data, 0, n, n, 1 << 20) == (n, len(regions), n)
