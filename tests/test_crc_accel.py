@@ -8,7 +8,10 @@ every v2 batch of the shared corpus.  The hop's verdicts must be the pure path's
 
 from __future__ import annotations
 
+import shutil
 import struct
+import subprocess
+from pathlib import Path
 
 import pytest
 from builders import Rec, v2_batch
@@ -80,6 +83,37 @@ def test_random_bytes(data, align, seed):
     expected = oracle(piece, seed)
     for code in CODES:
         assert HOT.crc32c(piece, seed, code) == expected, code
+
+
+_PROGRAM = r"""
+#include <stdio.h>
+#include "crc32c.h"
+int main(void) {
+    static unsigned char data[1 << 16];
+    size_t n = fread(data, 1, sizeof data, stdin);
+    crc32c_setup();
+    printf("%s %u %u\n", crc32c_codes[0].name, kafkadump_crc32c(0, data, n), kafkadump_crc32c(0xE3069283u, data + 3, n - 3));
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("defines", [["-DKAFKADUMP_CRC32C_PORTABLE"], []], ids=["portable", "native"])
+def test_header_alone_without_warnings(tmp_path, defines):
+    """crc32c.h in a C program of its own, warnings as errors: as built where only the tables exist (any CPU
+    that is not x86-64, checked here by the macro that leaves the x86 code out) and natively."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "t.c").write_text(_PROGRAM)
+    header_dir = Path(walk_module.__file__).resolve().parent.parent / "accel"
+    exe = tmp_path / "t"
+    subprocess.run([cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", *defines, "-I", str(header_dir),
+                    str(tmp_path / "t.c"), "-o", str(exe)], check=True, capture_output=True)
+    data = _data(40000, 11)
+    name, whole, seeded = subprocess.run([str(exe)], input=data, check=True, capture_output=True).stdout.split()
+    assert name.decode() == ("table" if defines else CODES[0])  # natively: the code the extension chose
+    assert (int(whole), int(seeded)) == (oracle(data), oracle(data[3:], 0xE3069283))
 
 
 def _v2_regions(data: bytes) -> list[tuple[int, int, int]]:
