@@ -195,3 +195,28 @@ def test_hop_stops_at_a_failed_crc_and_at_until():
     assert HOT.crc_hop(bytes(bad), 0, n, n, 1 << 20) == (fourth, 3, fourth)
     # a batch longer than max_length is left to the Python loop
     assert HOT.crc_hop(data, 0, n, n, regions[0][1] - regions[0][0] + 7) == (0, 0, 0)
+
+
+def test_hop_with_the_packages_function():
+    """Where crc32c.h has only its tables the hop calls the crc32c package instead: the same walk."""
+    data = _damaged(300)
+    n = len(data)
+    stops = set()
+    for start in [start - 21 for start, _, _ in _v2_regions(data)][::7] + [1, n - 70]:
+        ours = HOT.crc_hop(data, start, n, n, 1 << 20)
+        assert HOT.crc_hop(data, start, n, n, 1 << 20, oracle) == ours
+        stops.add(ours[0])
+    assert len(stops) > 3  # at a flipped byte, at the bad length, at the start of no batch
+
+    def broken(_region):
+        raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):
+        HOT.crc_hop(data, 0, n, n, 1 << 20, broken)
+
+
+def test_scan_with_the_packages_function(monkeypatch):
+    data = _damaged(300)
+    fast = _scan(data, 1)
+    monkeypatch.setattr(walk_module, "_HOP_CRC", oracle)
+    assert _scan(data, 1) == fast

@@ -18,11 +18,12 @@
  *       the part of decode.step.decode_at that judges an intact, uncompressed, non-control v2 batch
  *       with a sane header: None, or (its Batch as decode_batch_header makes it, its CRC-32C set;
  *       a copy of its bytes)
- *   crc_hop(buf, pos, end, until, max_length)
- *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``, the GIL
- *       released, CRC-32C by crc32c.h: (pos, batches, bytes): where it stopped (at ``until``, or at a
- *       batch that is not intact and plainly framed: the caller's Python loop judges that one); None
- *       for positions outside buf
+ *   crc_hop(buf, pos, end, until, max_length, crc32c=None)
+ *       twin of decode.walk.CrcScan's loop over intact v2 batches starting before ``until``, CRC-32C
+ *       by crc32c.h with the GIL released (or, given, by the crc32c function: where crc32c.h has only
+ *       its tables, slower than the package's own hardware code): (pos, batches, bytes): where it
+ *       stopped (at ``until``, or at a batch that is not intact and plainly framed: the caller's Python
+ *       loop judges that one); None for positions outside buf
  *   crc32c(data, value=0, code=None)        the crc32c package's crc32c(data, value), by crc32c.h's
  *       code for this CPU, or by the one named (one of crc32c_codes(): for the tests)
  *   crc32c_codes()                          the names of crc32c.h's codes this CPU runs, the one in use
@@ -1262,12 +1263,32 @@ batch_json(PyObject *self, PyObject *args)
 
 /* ---- verify-crc's hop ----------------------------------------------------------------------- */
 
-/* The intact v2 batches from ``pos`` (see crc_hop), with the GIL released: no Python object is touched.
- * The walk stops before ``until`` and at the first batch that is not framed plainly or whose CRC-32C
- * differs from the stored one. */
+/* A batch's CRC region checksummed by ``crc_fn`` (a Python function, the crc32c package's): the CRC, or
+ * -1 with an exception set.  The view is valid while the caller holds the buffer (crc32c keeps none). */
+static int64_t
+python_crc(PyObject *crc_fn, const unsigned char *p, Py_ssize_t n)
+{
+    PyObject *region = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (region == NULL)
+        return -1;
+    PyObject *c = PyObject_CallOneArg(crc_fn, region);
+    Py_DECREF(region);
+    if (c == NULL)
+        return -1;
+    unsigned long computed = PyLong_AsUnsignedLong(c);
+    Py_DECREF(c);
+    if (computed == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    return (int64_t)(uint32_t)computed;
+}
+
+/* The intact v2 batches from ``pos`` (see crc_hop): where the walk stopped, or -1 with an exception set
+ * (only when ``crc_fn`` raised).  It stops before ``until`` and at the first batch that is not framed
+ * plainly or whose CRC-32C differs from the stored one.  Without ``crc_fn`` (NULL: crc32c.h computes
+ * the CRCs) it touches no Python object and may run without the GIL. */
 static Py_ssize_t
 hop_intact(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t until, Py_ssize_t max_length,
-           Py_ssize_t *batches, long long *nbytes)
+           PyObject *crc_fn, Py_ssize_t *batches, long long *nbytes)
 {
     while (pos < until && end - pos >= 61) {
         const unsigned char *h = d + pos;
@@ -1276,7 +1297,11 @@ hop_intact(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t un
         if (h[16] != 2 || length < 49 || length > max_length || nxt > end)
             break;
         uint32_t stored = ((uint32_t)h[17] << 24) | ((uint32_t)h[18] << 16) | ((uint32_t)h[19] << 8) | h[20];
-        if (kafkadump_crc32c(0, h + 21, (size_t)(nxt - pos - 21)) != stored)
+        int64_t computed = crc_fn == NULL ? (int64_t)kafkadump_crc32c(0, h + 21, (size_t)(nxt - pos - 21))
+                                          : python_crc(crc_fn, h + 21, nxt - pos - 21);
+        if (computed < 0)
+            return -1;
+        if ((uint32_t)computed != stored)
             break;
         (*batches)++;
         *nbytes += length + 12;
@@ -1288,19 +1313,24 @@ hop_intact(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t un
 static PyObject *
 crc_hop(PyObject *self, PyObject *args)
 {
-    PyObject *buf;
+    PyObject *buf, *crc_fn = Py_None;
     Py_ssize_t pos, end, until, max_length, batches = 0;
     long long nbytes = 0;
     Py_buffer view;
-    int opened = open_run(args, "Onnnn", &view, &buf, &pos, &end, &until, &max_length);
+    int opened = open_run(args, "Onnnn|O", &view, &buf, &pos, &end, &until, &max_length, &crc_fn);
     if (opened <= 0)
         return not_opened(opened);
     const unsigned char *d = (const unsigned char *)view.buf;
     /* (the view keeps the buffer exported: a mapping cannot be closed under the walk) */
-    Py_BEGIN_ALLOW_THREADS
-    pos = hop_intact(d, pos, end, until, max_length, &batches, &nbytes);
-    Py_END_ALLOW_THREADS
+    if (crc_fn == Py_None) {
+        Py_BEGIN_ALLOW_THREADS
+        pos = hop_intact(d, pos, end, until, max_length, NULL, &batches, &nbytes);
+        Py_END_ALLOW_THREADS
+    } else
+        pos = hop_intact(d, pos, end, until, max_length, crc_fn, &batches, &nbytes);
     PyBuffer_Release(&view);
+    if (pos < 0)
+        return NULL;
     return Py_BuildValue("(nnL)", pos, batches, nbytes);
 }
 

@@ -29,6 +29,9 @@ from .work import WORK
 
 # the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel)
 _HOT = compiled_loops(Record)
+# the hop's CRC-32C: its own (None), unless it has only its portable tables, slower than the crc32c package's
+# hardware code on such a CPU: then the package's, called per batch
+_HOP_CRC = None if _HOT is None or _HOT.crc32c_codes()[0] != "table" else _crc32c
 
 
 def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int | None = None,
@@ -207,7 +210,7 @@ class CrcScan:
                     release(pos)
                     released = pos
                 # the intact batches up to the next page release, in C; then the batch there, below
-                hopped = None if hop is None else hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES)
+                hopped = None if hop is None else hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES, _HOP_CRC)
                 if hopped is not None:  # (None: positions the hop does not take; the loop below judges)
                     pos, n, size = hopped
                     self.batches += n
