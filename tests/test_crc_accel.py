@@ -220,3 +220,14 @@ def test_scan_with_the_packages_function(monkeypatch):
     fast = _scan(data, 1)
     monkeypatch.setattr(walk_module, "_HOP_CRC", oracle)
     assert _scan(data, 1) == fast
+
+
+def test_a_build_of_other_sources_is_not_used(monkeypatch):
+    """An in-place build older than the Python code (its functions take other arguments) leaves the pure path on."""
+    from kafkadump import accel
+
+    assert accel._load() is HOT
+    monkeypatch.setattr(HOT, "INTERFACE", accel.INTERFACE - 1)
+    assert accel._load() is None
+    monkeypatch.delattr(HOT, "INTERFACE")
+    assert accel._load() is None

@@ -8,7 +8,8 @@ plain case (an intact, uncompressed or decompressed, non-control v2 batch; plain
 record lines) and hands everything else back to it, so findings always come
 from Python; tests run both paths on the same bytes and require the same output.
 
-``KAFKADUMP_PURE_PYTHON=1`` (any value but empty or ``0``) forces the pure path;
+``KAFKADUMP_PURE_PYTHON=1`` (any value but empty or ``0``) forces the pure path, and so
+does a build of ``hotloops`` whose ``INTERFACE`` is not this module's (built from other sources);
 ``kafkadump --version`` says which path is active.
 """
 
@@ -19,6 +20,9 @@ from types import ModuleType
 from typing import Any
 
 PURE_ENV = "KAFKADUMP_PURE_PYTHON"
+# the signatures of hotloops' functions that this Python code calls (hotloops.c's HOTLOOPS_INTERFACE):
+# a build that says otherwise is older or newer than the code, and is not used
+INTERFACE = 2
 
 
 def _load() -> ModuleType | None:
@@ -27,6 +31,8 @@ def _load() -> ModuleType | None:
     try:
         from . import hotloops
     except ImportError:
+        return None
+    if getattr(hotloops, "INTERFACE", None) != INTERFACE:
         return None
     return hotloops
 

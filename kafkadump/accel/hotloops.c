@@ -152,6 +152,9 @@ configure_batch(PyObject *self, PyObject *cls)
 #include "varint.h"
 #include "crc32c.h"
 
+/* raised when a function's arguments or results change (accel/__init__.py's INTERFACE must match) */
+#define HOTLOOPS_INTERFACE 2
+
 typedef struct {
     PyObject *ts_type, *source, *zero_magic;
     int64_t base_offset, base_ts, max_ts;
@@ -1525,5 +1528,10 @@ PyInit_hotloops(void)
 {
     init_auto_class();
     crc32c_setup();
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the functions' signatures, as accel/__init__.py expects them: a build older than the Python code
+     * (an in-place build not redone) is left unused rather than called with arguments it does not take */
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", HOTLOOPS_INTERFACE) < 0)
+        Py_CLEAR(m);
+    return m;
 }
