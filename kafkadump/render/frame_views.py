@@ -12,8 +12,6 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import textwrap
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -252,6 +250,8 @@ class FrameJson:
         self.records = jsonl.RecordLines(encoding)
         self._held: dict[str, tuple[Batch, Place]] | None = None  # placeholder -> batch whose records stream later
         self._places: dict[int, Place] = {}  # id of a RECORDS value of the frame -> where its records belong
+        import uuid  # (here: its import costs the table's start-up)
+
         self._token = uuid.uuid4().hex  # placeholders: this run's random part, then a count
         self.views: FrameViews | None = None  # the payload views of the frame being written (payload options)
 
@@ -650,6 +650,8 @@ class _FrameTable:
         if self.width is None or len(text) <= self.width:
             self.table.note(text, style)
             return
+        import textwrap
+
         indent = len(text) - len(text.lstrip()) + 2
         for line in textwrap.wrap(text, self.width, subsequent_indent=" " * indent,
                                   break_long_words=True, break_on_hyphens=False):
