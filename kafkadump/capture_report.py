@@ -241,9 +241,14 @@ def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -
     ``--no-redact-secrets``)."""
     views: dict[RecordKey, RecordView] = {}
     for _, ctx, rv in f.records_fields():
-        secret = _secret_records(rv.batches) if ask.secrets and _is_metadata_log(ctx) else set()
-        if ask.inspector is None and not secret:
-            continue
+        if ask.secrets and _is_metadata_log(ctx):
+            secret = _secret_records(rv.batches)
+            if not secret and ask.inspector is None:
+                continue
+        elif ask.inspector is None:
+            continue   # (most frames: nothing to say)
+        else:
+            secret = set()
         for r, b in rv.records():
             view, found = _view(r, b, ask.inspector)
             views[record_key(r, b)] = _secret_view(view) if record_key(r, b) in secret else view

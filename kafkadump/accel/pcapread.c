@@ -20,6 +20,10 @@
  *   pos: where the next record starts; stopped: 1 when the record at pos is not one this loop
  *        judges (bad header, past the end) or pos is at release_at, 0 when the limit was reached
  *        or the buffer ended cleanly (pos == len).
+ *
+ *   pcap_times(buf, big_endian, nanoseconds) -> (first, last, pos)
+ *       twin of CaptureReader.time_span over a classic pcap: the least and greatest time of the
+ *       intact records from the first (None, None when there are none), and where they end
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -183,7 +187,45 @@ fail:
     return NULL;
 }
 
+/* pcap_times(buf, big_endian, nanoseconds) -> (first, last, pos): CaptureReader.time_span's loop over
+ * a classic pcap's records from the first: the least and the greatest time of the intact records
+ * (None, None when there are none) and where the intact records end (the Python loop stops there too). */
+static PyObject *
+pcap_times(PyObject *self, PyObject *args)
+{
+    PyObject *data;
+    int big, nanos;
+    if (!PyArg_ParseTuple(args, "Opp", &data, &big, &nanos))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, pos = 24;
+    double res = nanos ? 1e-9 : 1e-6, first = 0, last = 0;
+    int seen = 0;
+    while (pos < n && n - pos >= 16) {
+        const unsigned char *h = buf + pos;
+        uint32_t ts = rd32(h, big), frac = rd32(h + 4, big), incl = rd32(h + 8, big);
+        if (incl > MAX_SNAPLEN || (Py_ssize_t)incl > n - pos - 16)
+            break;
+        double when = (double)ts + (double)frac * res;
+        if (!seen || when < first)
+            first = when;
+        if (!seen || when > last)
+            last = when;
+        seen = 1;
+        pos += 16 + (Py_ssize_t)incl;
+    }
+    PyBuffer_Release(&view);
+    if (!seen)
+        return Py_BuildValue("(OOn)", Py_None, Py_None, pos);
+    return Py_BuildValue("(ddn)", first, last, pos);
+}
+
 static PyMethodDef methods[] = {
+    {"pcap_times", pcap_times, METH_VARARGS,
+     "The least and greatest time of a classic pcap's intact packet records, and where they end."},
     {"pcap_run", pcap_run, METH_VARARGS,
      "The packet records of a classic pcap from pos: the plain TCP/IPv4 ones taken apart, the rest handed back."},
     {NULL, NULL, 0, NULL},

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..decode.model import Batch, Gap, Span
 from ..findings import Code, DecodeError, Finding
 from . import schema as S
-from .decoder import Overrun, Plan, RecordsValue, State, decode_struct, plan_for
+from .decoder import Overrun, Plan, RecordsValue, State, decode_plan, decode_struct, plan_for
 
 if TYPE_CHECKING:
     from ..decode import Options
@@ -226,13 +226,29 @@ def _planned_errors(v: object, plan: Plan, acc: list[int]) -> None:
             _planned_errors(x, sub, acc)
 
 
+_TOPIC_ARRAYS: dict[str, bool] = {}   # a body's key -> whether it names an array of topic-like structs
+
+
+def _topic_array(key: str) -> bool:
+    """Whether an array under ``key`` holds topic-like structs (``topics``, ``responses``, ...); remembered:
+    a capture's bodies repeat the schemas' few keys."""
+    known = _TOPIC_ARRAYS.get(key)
+    if known is None:
+        if len(_TOPIC_ARRAYS) >= 4096:
+            _TOPIC_ARRAYS.clear()
+        known = _TOPIC_ARRAYS[key] = key.lower().startswith(("topic", "responses", "creatabletopic"))
+    return known
+
+
 def body_topic_names(v: object, acc: list[str], depth: int = 0) -> None:
     """Topic names of a body, added to ``acc`` (from arrays of topic-like structs, near the top)."""
     if depth > 3:
         return
     if isinstance(v, dict):
         for k, x in v.items():
-            if isinstance(x, list) and k.lower().startswith(("topic", "responses", "creatabletopic")):
+            if x is None or type(x) is int or type(x) is str:
+                continue   # (most values: neither a list nor a dict)
+            if isinstance(x, list) and _topic_array(k):
                 for e in x:
                     if isinstance(e, dict):
                         n = e.get("name", e.get("topic", e.get("topicName")))
@@ -440,7 +456,7 @@ def decode_request(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
     f.client_id = header.get("clientId")
     if err is not None:
         return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)
-    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", version_at=base + pos + 6)
+    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", base + pos + 6, st)
 
 
 def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_version: int | None, *, base: int = 0,
@@ -471,11 +487,12 @@ def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_vers
         return _finish(f, buf, pos, pos + 4, p2, err, declared_end, avail_end, base, ctx)
     if api_key is None:
         return _keep_raw(f, buf, pos, p2, declared_end, avail_end, base, "body")
-    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", version_at=base + pos)
+    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", base + pos, st)
 
 
 def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: int, base: int, ctx: Ctx,
-          kind: str, version_at: int) -> Frame:
+          kind: str, version_at: int, st: State) -> Frame:
+    """The body after the header (``st``: the header's decode state, the same for the body)."""
     names = S.api_names(f.api_key) if f.api_key is not None else None
     if not names or kind not in names:
         f.findings.append(Finding(Code.API_KEY_UNKNOWN, version_at - 2 if kind == "request" else base + pos,
@@ -489,11 +506,10 @@ def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: i
         return _raw_body(f, buf, pos, p, declared_end, avail_end, base, version_at,
                          f"{name} version {v} is {'newer than' if v is not None and v > hi else 'outside'} "
                          f"the schema tables, which stop at version {hi} (versions {lo}-{hi})")
-    st = _state(ctx, f, base, kind == "response")
-    flexible = S.in_range(m["flexible"], v)
-    body, p2, err = decode_struct(m["fields"], v, buf, p, avail_end, st, "body", flexible)
+    plan = plan_for(m["fields"], v, S.in_range(m["flexible"], v))
+    body, p2, err = decode_plan(plan, buf, p, avail_end, st, "body")
     f.body = body
-    f.body_plan = plan_for(m["fields"], v, flexible)
+    f.body_plan = plan
     if kind == "response":
         _control_crc_quirks(f)
     return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)

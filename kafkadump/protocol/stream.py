@@ -102,7 +102,10 @@ class _Splitter:
             self.base = offset
         self.buf += data
         self.conv.dec.bytes_in += len(data)
-        self.marks.append((offset, offset + len(data), getattr(packet, "number", None), getattr(packet, "time", None)))
+        if packet is None:
+            self.marks.append((offset, offset + len(data), None, None))
+        else:
+            self.marks.append((offset, offset + len(data), packet.number, packet.time))
 
     def _plausible(self, i: int) -> bool:
         buf = self.buf
@@ -323,11 +326,20 @@ class _Splitter:
         else:
             f = conv.dec.response(buf, 0, need, start, conv)
         f.connection = conv.connection
-        pk = [m[2] for m in self.marks if m[0] < end and m[1] > start and m[2] is not None]
+        pk = []
+        when = None
+        kept = []
+        for m in self.marks:   # (one pass: the packets that carried the frame, the last one's time)
+            if m[0] < end and m[1] > start:
+                if m[2] is not None:
+                    pk.append(m[2])
+                if m[3] is not None:
+                    when = m[3]
+            if m[1] > end:
+                kept.append(m)
         f.packets = pk or None
-        times = [m[3] for m in self.marks if m[0] < end and m[1] > start and m[3] is not None]
-        f.time = times[-1] if times else None
-        self.marks = [m for m in self.marks if m[1] > end]
+        f.time = when
+        self.marks = kept
         del buf[:need]
         self.base = end
         f = conv.dec.number(f)
@@ -509,8 +521,9 @@ class CaptureDecoder:
         sp = conv.req if half.direction == c.client else conv.resp
         sp.add(offset, data, packet)
         self._out.extend(sp.drain())
-        if sp is conv.req:
-            # a request may unblock a response waiting for resync
+        if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
+            # a request may unblock a response waiting for resync (a synced, empty direction has
+            # nothing to give)
             self._out.extend(conv.resp.drain())
 
     def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None:

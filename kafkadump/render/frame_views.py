@@ -114,6 +114,7 @@ def error_text(code: int) -> str:
 
 
 _NO_CODEC = {"none"}
+_NAMED_BY = ("groupId", "transactionalId", "key")   # the body's fields a summary names
 
 
 def summary(f: Frame, findings: list[Finding] | None = None) -> str:
@@ -133,7 +134,7 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     else:
         b = f.body
         top = b.get("errorCode")
-        if isinstance(top, int) and top != 0:
+        if top and isinstance(top, int):
             parts.append("error " + error_text(top))
         recs = list(f.records_fields())
         if recs:
@@ -158,9 +159,9 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
             body_topic_names(b, names)
             if names:
                 parts.append("topics " + ",".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else ""))
-        for k in ("groupId", "transactionalId", "key"):
+        for k in _NAMED_BY:
             v = b.get(k)
-            if isinstance(v, str) and v:
+            if v and isinstance(v, str):
                 parts.append(f"{k} {v}")
         if f.api_key == 18 and f.kind == "response" and isinstance(b.get("apiKeys"), list):
             parts.append(f"{len(b['apiKeys'])} APIs")
@@ -168,7 +169,9 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
         if errs:
             common = sorted(set(errs))
             parts.append("errors " + ", ".join(error_text(e) for e in common[:3]))
-    bad = [x for x in (f.all_findings() if findings is None else findings) if x.severity.value != "info"]
+    if findings is None:
+        findings = f.all_findings()
+    bad = [x for x in findings if x.severity.value != "info"] if findings else None
     if bad:
         parts.append(f"! {len(bad)} finding{'s' if len(bad) > 1 else ''}")
     return "; ".join(parts)
