@@ -34,7 +34,7 @@ from ..decode.options import DEFAULT_MAX_SCAN, SCAN_FLOOR
 from ..decode.primitives import ByteBuffer, int32_at
 from ..decode.work import WORK
 from ..findings import Code, Finding
-from ..sources.pcap import Connection, Endpoint, HalfStream, Packet, endpoint_str
+from ..sources.pcap import RECENT, Connection, Endpoint, HalfStream, Packet, endpoint_str
 from . import frames as F
 
 if TYPE_CHECKING:
@@ -482,7 +482,26 @@ class CaptureDecoder:
             other = halves.get((p.dst, p.dport))
             if other is not None:
                 other.peer_ack(p.ack)
-        half.segment(p)
+        data = p.payload
+        conv = c.state
+        if not flags & 0x07 and data and not p.missing and half.next_seq == p.seq and not half.pending \
+                and type(conv) is Conversation:
+            # (most segments) the next bytes of an established Kafka connection, in order: what
+            # half.segment and self.deliver do with them, without the cases they judge
+            sp = conv.req if src == c.client else conv.resp
+            offset = half.offset
+            sp.add(offset, data, p)
+            self._out.extend(sp.drain())
+            if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
+                self._out.extend(conv.resp.drain())
+            half.offset = offset + len(data)
+            half.next_seq = (p.seq + len(data)) & 0xFFFFFFFF
+            recent = half.recent
+            recent += data
+            if len(recent) > RECENT:
+                del recent[:len(recent) - RECENT]
+        else:
+            half.segment(p)
         if half.notes:
             conv = c.state
             if isinstance(conv, Conversation):
