@@ -265,21 +265,39 @@ _TOPIC_KEYS = ("topic", "name", "topicName")
 _PART_KEYS = ("partition", "partitionIndex", "index")
 
 
-def _context(v: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
-    """``ctx`` with the topic name or id and the partition a struct ``v`` names, if any."""
+def _context(v: dict[str, Any], ctx: dict[str, Any], topic_keys: tuple[str, ...] = _TOPIC_KEYS, topic_id: bool = True,
+             part_keys: tuple[str, ...] = _PART_KEYS) -> dict[str, Any]:
+    """``ctx`` with the topic name or id and the partition a struct ``v`` names, if any (looked up
+    under ``topic_keys``, ``topicId`` when ``topic_id``, ``part_keys``)."""
     c = ctx
-    for k in _TOPIC_KEYS:
+    for k in topic_keys:
         if isinstance(v.get(k), str) and ("partitions" in v or "partitionData" in v or "partitionResponses" in v
                                            or "partitionIndexes" in v or any(isinstance(x, list) for x in v.values())):
             c = {**c, "topic": v[k]}
             break
-    if "topicId" in v and isinstance(v["topicId"], str):
+    if topic_id and "topicId" in v and isinstance(v["topicId"], str):
         c = {**c, "topicId": v["topicId"]}
-    for k in _PART_KEYS:
+    for k in part_keys:
         if isinstance(v.get(k), int) and not isinstance(v.get(k), bool):
             c = {**c, "partition": v[k]}
             break
     return c
+
+
+# id(plan) -> (plan, the topic keys, whether topicId, the partition keys its structs can have), in
+# _context's order (the plan kept: its id stays its own)
+_CONTEXT_KEYS: dict[int, tuple[Plan, tuple[str, ...], bool, tuple[str, ...]]] = {}
+
+
+def _planned_context(v: dict[str, Any], plan: Plan, ctx: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_context` of a struct decoded by ``plan``: only the keys its fields (and tagged fields) can
+    name are looked up (any other key of ``_context`` is never in such a struct)."""
+    known = _CONTEXT_KEYS.get(id(plan))
+    if known is None:
+        names = {step[0] for step in plan.steps} | {step[0] for step in plan.tagged.values()}
+        known = _CONTEXT_KEYS[id(plan)] = (plan, tuple(k for k in _TOPIC_KEYS if k in names), "topicId" in names,
+                                           tuple(k for k in _PART_KEYS if k in names))
+    return _context(v, ctx, known[1], known[2], known[3])
 
 
 def _walk_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, Any]) -> list[RecordsField]:
@@ -295,7 +313,7 @@ def _collect_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, An
     """:func:`_walk_planned` into ``out`` (a call per struct, no generator per level); ``plan`` has
     keys that can hold records."""
     keys = plan.records_keys
-    c = _context(v, ctx)
+    c = _planned_context(v, plan, ctx)
     for k, x in v.items():
         if k not in keys:
             continue

@@ -613,10 +613,12 @@ class _FrameTable:
     def add(self, t: float | None, row: _Row) -> None:
         if t is not None and t > self.latest:
             self.latest = t
-        heapq.heappush(self.held, (self.latest if t is None else t, self.count, row))
+        item = (self.latest if t is None else t, self.count, row)
         self.count += 1
-        if len(self.held) > TIME_ORDER_WINDOW:
-            self._print(heapq.heappop(self.held)[2])
+        if len(self.held) < TIME_ORDER_WINDOW:
+            heapq.heappush(self.held, item)
+        else:   # the window is full: the earliest row of the window and the new one prints
+            self._print(heapq.heappushpop(self.held, item)[2])
 
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
