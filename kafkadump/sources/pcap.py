@@ -34,7 +34,6 @@ connection from its first byte (the byte after the SYN).
 
 from __future__ import annotations
 
-import ipaddress
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -138,6 +137,8 @@ def _ipv6_text(raw: bytes) -> str:
     if text is None:
         if len(_IPV6_TEXT) >= _IPV6_CACHED:
             _IPV6_TEXT.clear()
+        import ipaddress  # (here: an IPv4 capture does not pay for its import)
+
         text = _IPV6_TEXT[raw] = str(ipaddress.IPv6Address(raw))
     return text
 
