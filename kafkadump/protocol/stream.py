@@ -34,7 +34,7 @@ from ..decode.options import DEFAULT_MAX_SCAN, SCAN_FLOOR
 from ..decode.primitives import ByteBuffer, int32_at
 from ..decode.work import WORK
 from ..findings import Code, Finding
-from ..sources.pcap import RECENT, Connection, Endpoint, HalfStream, Packet, endpoint_str
+from ..sources.pcap import Connection, Endpoint, HalfStream, Packet, endpoint_str
 from . import frames as F
 
 if TYPE_CHECKING:
@@ -496,10 +496,7 @@ class CaptureDecoder:
                 self._out.extend(conv.resp.drain())
             half.offset = offset + len(data)
             half.next_seq = (p.seq + len(data)) & 0xFFFFFFFF
-            recent = half.recent
-            recent += data
-            if len(recent) > RECENT:
-                del recent[:len(recent) - RECENT]
+            half.remember(data)
         else:
             half.segment(p)
         if half.notes:

@@ -63,6 +63,7 @@ class StreamSink(Protocol):
 
 MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
 RECENT = 1 << 16             # delivered bytes kept per direction to judge retransmissions
+RECENT_HELD = 2 * RECENT     # held at most: trimmed back to RECENT only past this (a copy per 64 KiB, not per packet)
 MAX_SNAPLEN = 1 << 28        # a packet record larger than this is not trusted
 MAX_FRAGMENT_BYTES = 16 << 20  # IPv4 fragment bytes held while waiting for the rest of their datagrams
 MAX_DATAGRAMS = 4096         # IPv4 datagrams being reassembled at once
@@ -793,9 +794,7 @@ class HalfStream:
             self.sink.deliver(self, self.offset, data, p)
             self.offset += len(data)
             self.next_seq = (self.next_seq + len(data)) & 0xFFFFFFFF
-            self.recent += data
-            if len(self.recent) > RECENT:
-                del self.recent[:len(self.recent) - RECENT]
+            self.remember(data)
         if p.missing:
             f = Finding(Code.TCP_GAP, self.offset,
                         f"{p.missing} bytes of packet {p.number} were not captured (snapshot length)",
@@ -822,12 +821,22 @@ class HalfStream:
             if not progressed:
                 return
 
+    def remember(self, data: bytes) -> None:
+        """Delivered bytes, kept for judging retransmissions (the last :data:`RECENT` of them)."""
+        recent = self.recent
+        recent += data
+        if len(recent) > RECENT_HELD:
+            del recent[:len(recent) - RECENT]
+
     def _retransmitted(self, rel: int, data: bytes, p: Packet) -> None:
-        start = len(self.recent) + rel
-        if start < 0 or start + len(data) > len(self.recent):
+        recent = self.recent
+        kept = min(len(recent), RECENT)   # the bytes compared: the last RECENT delivered
+        start = kept + rel
+        if start < 0 or start + len(data) > kept:
             same = None  # beyond what is kept: cannot compare
         else:
-            same = bytes(self.recent[start:start + len(data)]) == bytes(data)
+            at = len(recent) - kept + start
+            same = bytes(recent[at:at + len(data)]) == bytes(data)
         where = self.offset + rel
         if same is False:
             self.notes.append(Finding(Code.TCP_CONFLICT, where,
