@@ -39,6 +39,8 @@ setup(
                            depends=["kafkadump/accel/varint.h", "kafkadump/accel/crc32c.h"], optional=True),
                  # the Spark data source's record columns as Arrow buffers
                  Extension("kafkadump.accel.arrowcols", ["kafkadump/accel/arrowcols.c"],
-                           depends=["kafkadump/accel/varint.h"], optional=True)],
+                           depends=["kafkadump/accel/varint.h"], optional=True),
+                 # the capture reader's packet loop (pcap records to TCP segments)
+                 Extension("kafkadump.accel.pcapread", ["kafkadump/accel/pcapread.c"], optional=True)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

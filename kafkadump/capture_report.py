@@ -10,10 +10,8 @@ problem finding passes through the caller's
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +24,7 @@ from .query import FrameFilter
 from .report.records import Place, Sighting
 from .report.status import Tally
 from .sources.pcap import endpoint_str
+from .values import FrozenValue, Value
 
 if TYPE_CHECKING:
     from .decode.model import Batch, Record, Span
@@ -36,22 +35,27 @@ if TYPE_CHECKING:
     from .sources.pcap import CaptureReader, Connection
 
 
-@dataclass
-class CaptureTotals:
+class CaptureTotals(Value):
     """The closing summary of a capture."""
 
-    file: str
-    input: str
-    frames: int = 0
-    requests: int = 0
-    responses: int = 0
-    records: int = 0
-    findings: int = 0
-    connections: int = 0
-    ignored_connections: int = 0
-    packets: int | None = None
-    problems: int = 0
-    shown: int = 0       # frames the filters keep (all of them without filters)
+    __match_args__ = ("file", "input", "frames", "requests", "responses", "records", "findings", "connections",
+                      "ignored_connections", "packets", "problems", "shown")
+
+    def __init__(self, file: str, input: str, frames: int = 0, requests: int = 0, responses: int = 0,
+                 records: int = 0, findings: int = 0, connections: int = 0, ignored_connections: int = 0,
+                 packets: int | None = None, problems: int = 0, shown: int = 0) -> None:
+        self.file = file
+        self.input = input
+        self.frames = frames
+        self.requests = requests
+        self.responses = responses
+        self.records = records
+        self.findings = findings
+        self.connections = connections
+        self.ignored_connections = ignored_connections
+        self.packets = packets
+        self.problems = problems
+        self.shown = shown       # frames the filters keep (all of them without filters)
 
     def count(self, frame: Frame) -> None:
         self.frames += 1
@@ -62,39 +66,51 @@ class CaptureTotals:
         self.records += frame.record_count()
 
 
-@dataclass(frozen=True)
-class TimeSpan:
+class TimeSpan(FrozenValue):
     """The earliest and latest packet times of a packet capture (epoch seconds), read from the
     packet records' headers before any frame: a table can choose its time format up front."""
 
+    __match_args__ = ("first", "last")
     first: float
     last: float
 
-
-@dataclass
-class CaptureRequest:
-    """What to decode and how: the user's hints for pasted bytes, the Kafka ports, the limits."""
-
-    as_: str | None = None
-    api_key: int | None = None
-    api_version: int | None = None
-    ports: list[int] = field(default_factory=lambda: [9092])
-    detect: bool = True
-    options: Options = field(default_factory=Options)
-    frames: FrameFilter = field(default_factory=FrameFilter)
-    payloads: PayloadRequest | None = None   # --detect, --schemas, --where, --redact*: None when none given
+    def __init__(self, first: float, last: float) -> None:
+        self._set(first=first, last=last)
 
 
-@dataclass
-class FrameViews:
+class CaptureRequest(Value):
+    """What to decode and how: the user's hints for pasted bytes, the Kafka ports, the limits;
+    ``payloads``: --detect, --schemas, --where, --redact* (None when none given)."""
+
+    __match_args__ = ("as_", "api_key", "api_version", "ports", "detect", "options", "frames", "payloads")
+
+    def __init__(self, as_: str | None = None, api_key: int | None = None, api_version: int | None = None,
+                 ports: list[int] | None = None, detect: bool = True, options: Options | None = None,
+                 frames: FrameFilter | None = None, payloads: PayloadRequest | None = None) -> None:
+        self.as_ = as_
+        self.api_key = api_key
+        self.api_version = api_version
+        self.ports: list[int] = [9092] if ports is None else ports
+        self.detect = detect
+        self.options: Options = Options() if options is None else options
+        self.frames: FrameFilter = FrameFilter() if frames is None else frames
+        self.payloads = payloads
+
+
+class FrameViews(Value):
     """A frame with what the payload options made of its records: ``views`` holds every record's
     :class:`~kafkadump.payloads.view.RecordView` (by :func:`record_key`), ``matched`` the keys of
-    the records ``--where`` keeps (None without ``--where``)."""
+    the records ``--where`` keeps (None without ``--where``), ``masked`` (hexdump) the byte ranges
+    not shown."""
 
-    frame: Frame
-    views: dict[RecordKey, RecordView]
-    matched: set[RecordKey] | None = None
-    masked: list[tuple[str, int, int]] = field(default_factory=list)  # hexdump: byte ranges not shown
+    __match_args__ = ("frame", "views", "matched", "masked")
+
+    def __init__(self, frame: Frame, views: dict[RecordKey, RecordView], matched: set[RecordKey] | None = None,
+                 masked: list[tuple[str, int, int]] | None = None) -> None:
+        self.frame = frame
+        self.views = views
+        self.matched = matched
+        self.masked: list[tuple[str, int, int]] = [] if masked is None else masked
 
     def view(self, r: Record, b: Batch) -> RecordView | None:
         return self.views.get(record_key(r, b))
@@ -143,14 +159,17 @@ def capture_report(path: str, request: CaptureRequest, tally: Tally, *, frame: i
             close()
 
 
-@dataclass
-class _RecordOptions:
+class _RecordOptions(Value):
     """What the payload options ask of the records frames carry: an inspector (None without
     payload options), a ``--where`` filter, and whether the secrets of the metadata log are masked."""
 
-    inspector: PayloadInspector | None = None
-    where: Where | None = None
-    secrets: bool = True
+    __match_args__ = ("inspector", "where", "secrets")
+
+    def __init__(self, inspector: PayloadInspector | None = None, where: Where | None = None,
+                 secrets: bool = True) -> None:
+        self.inspector = inspector
+        self.where = where
+        self.secrets = secrets
 
 
 def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder, tally: Tally,
@@ -222,17 +241,29 @@ def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -
     ``--no-redact-secrets``)."""
     views: dict[RecordKey, RecordView] = {}
     for _, ctx, rv in f.records_fields():
-        secret = _secret_records(rv.batches) if ask.secrets and _is_metadata_log(ctx) else set()
-        if ask.inspector is None and not secret:
-            continue
+        if ask.secrets and _is_metadata_log(ctx):
+            secret = _secret_records(rv.batches)
+            if not secret and ask.inspector is None:
+                continue
+        elif ask.inspector is None:
+            continue   # (most frames: nothing to say)
+        else:
+            secret = set()
         for r, b in rv.records():
             view, found = _view(r, b, ask.inspector)
-            views[record_key(r, b)] = dataclasses.replace(view, secret=True) if record_key(r, b) in secret else view
+            views[record_key(r, b)] = _secret_view(view) if record_key(r, b) in secret else view
             if found:
                 b.findings.extend(found)
                 totals.findings += len(found)
                 tally.see(found)
     return views if views or ask.inspector is not None else None
+
+
+def _secret_view(view: RecordView) -> RecordView:
+    """``view`` of a record of the metadata log whose value holds a secret."""
+    import dataclasses  # (only here: its import costs a capture's start-up)
+
+    return dataclasses.replace(view, secret=True)
 
 
 def _view(r: Record, b: Batch, inspector: PayloadInspector | None) -> tuple[RecordView, list[Finding]]:
@@ -339,7 +370,6 @@ def _time_span(data: CaptureData, path: str) -> Iterator[TimeSpan]:
 def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
            readers: list[CaptureReader]) -> Iterator[StreamNote | Frame]:
     """Frames and notes from the input, in order."""
-    from .sources import hextext
     from .sources.pcap import CaptureReader, packet_from_bytes
 
     if kind is CaptureKind.PCAP:
@@ -354,6 +384,8 @@ def _items(kind: CaptureKind, data: CaptureData, path: str, dec: CaptureDecoder,
         assert not isinstance(data, str), "a binary file is read as bytes"
         yield from dec.block(data, 0, None)
         return
+    from .sources import hextext
+
     dec.lenient = True
     assert isinstance(data, str), "a hex dump is read as text"
     blocks = hextext.parse(data, path)

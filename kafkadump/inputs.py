@@ -139,9 +139,6 @@ def read_capture_input(path: str, stdin: BinaryIO | None = None
                        ) -> tuple[CaptureKind, CaptureData, Callable[[], None] | None]:
     """``(kind, data, close)`` for ``capture``: ``data`` is the mapping (or stdin's bytes), or the
     text of a hex dump; ``close`` releases the mapping (None for stdin)."""
-    from .sources.hextext import MAX_TEXT
-    from .sources.hextext import looks_like_text as looks_like_hex_text
-
     buf: ByteBuffer
     close: Callable[[], None] | None
     if path == "-":
@@ -155,6 +152,9 @@ def read_capture_input(path: str, stdin: BinaryIO | None = None
         buf, close = seg.buf, seg.close
     if is_capture(bytes(buf[:4])):
         return CaptureKind.PCAP, buf, close
+    from .sources.hextext import MAX_TEXT  # (here: a pcap does not pay for the hex reader's import)
+    from .sources.hextext import looks_like_text as looks_like_hex_text
+
     if looks_like_hex_text(bytes(buf[:SNIFF_BYTES])):
         if len(buf) > MAX_TEXT:
             raise InputError(f"{path}: hex text larger than {MAX_TEXT} bytes")

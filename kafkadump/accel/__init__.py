@@ -76,3 +76,15 @@ def active_path() -> str:
 
 
 __all__ = ["compiled_loops", "active_path", "hotloops_built", "PURE_ENV"]
+
+
+def capture_loops() -> ModuleType | None:
+    """The compiled twin of the capture reader's packet loop (``pcapread.c``), or None: not built,
+    or the pure path forced (``KAFKADUMP_PURE_PYTHON``), as for the hot loops."""
+    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    try:
+        from . import pcapread
+    except ImportError:
+        return None
+    return pcapread

@@ -683,7 +683,12 @@ def decode_struct(fields: tuple, version: int, buf: ByteBuffer, pos: int, end: i
     appended to ``st.findings`` as a finding), or None; ``next_pos`` is then
     the position of the problem.
     """
-    plan = plan_for(fields, version, flexible)
+    return decode_plan(plan_for(fields, version, flexible), buf, pos, end, st, path)
+
+
+def decode_plan(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path: str
+                ) -> tuple[dict, int, DecodeError | None]:
+    """:func:`decode_struct` by the struct's plan (:func:`plan_for`), for a caller that keeps the plan."""
     if st.spans is None and COMPILED_PLANS:
         got = _compiled(plan, buf, pos, end, st)
         if got is not None:
@@ -729,4 +734,4 @@ def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tup
     return out, p
 
 
-__all__ = ["decode_message", "decode_struct", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]
+__all__ = ["decode_message", "decode_struct", "decode_plan", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]

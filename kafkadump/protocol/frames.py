@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..decode.model import Batch, Gap, Span
 from ..findings import Code, DecodeError, Finding
 from . import schema as S
-from .decoder import Overrun, Plan, RecordsValue, State, decode_struct, plan_for
+from .decoder import Overrun, Plan, RecordsValue, State, decode_plan, decode_struct, plan_for
 
 if TYPE_CHECKING:
     from ..decode import Options
@@ -226,13 +226,29 @@ def _planned_errors(v: object, plan: Plan, acc: list[int]) -> None:
             _planned_errors(x, sub, acc)
 
 
+_TOPIC_ARRAYS: dict[str, bool] = {}   # a body's key -> whether it names an array of topic-like structs
+
+
+def _topic_array(key: str) -> bool:
+    """Whether an array under ``key`` holds topic-like structs (``topics``, ``responses``, ...); remembered:
+    a capture's bodies repeat the schemas' few keys."""
+    known = _TOPIC_ARRAYS.get(key)
+    if known is None:
+        if len(_TOPIC_ARRAYS) >= 4096:
+            _TOPIC_ARRAYS.clear()
+        known = _TOPIC_ARRAYS[key] = key.lower().startswith(("topic", "responses", "creatabletopic"))
+    return known
+
+
 def body_topic_names(v: object, acc: list[str], depth: int = 0) -> None:
     """Topic names of a body, added to ``acc`` (from arrays of topic-like structs, near the top)."""
     if depth > 3:
         return
     if isinstance(v, dict):
         for k, x in v.items():
-            if isinstance(x, list) and k.lower().startswith(("topic", "responses", "creatabletopic")):
+            if x is None or type(x) is int or type(x) is str:
+                continue   # (most values: neither a list nor a dict)
+            if isinstance(x, list) and _topic_array(k):
                 for e in x:
                     if isinstance(e, dict):
                         n = e.get("name", e.get("topic", e.get("topicName")))
@@ -249,21 +265,39 @@ _TOPIC_KEYS = ("topic", "name", "topicName")
 _PART_KEYS = ("partition", "partitionIndex", "index")
 
 
-def _context(v: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
-    """``ctx`` with the topic name or id and the partition a struct ``v`` names, if any."""
+def _context(v: dict[str, Any], ctx: dict[str, Any], topic_keys: tuple[str, ...] = _TOPIC_KEYS, topic_id: bool = True,
+             part_keys: tuple[str, ...] = _PART_KEYS) -> dict[str, Any]:
+    """``ctx`` with the topic name or id and the partition a struct ``v`` names, if any (looked up
+    under ``topic_keys``, ``topicId`` when ``topic_id``, ``part_keys``)."""
     c = ctx
-    for k in _TOPIC_KEYS:
+    for k in topic_keys:
         if isinstance(v.get(k), str) and ("partitions" in v or "partitionData" in v or "partitionResponses" in v
                                            or "partitionIndexes" in v or any(isinstance(x, list) for x in v.values())):
             c = {**c, "topic": v[k]}
             break
-    if "topicId" in v and isinstance(v["topicId"], str):
+    if topic_id and "topicId" in v and isinstance(v["topicId"], str):
         c = {**c, "topicId": v["topicId"]}
-    for k in _PART_KEYS:
+    for k in part_keys:
         if isinstance(v.get(k), int) and not isinstance(v.get(k), bool):
             c = {**c, "partition": v[k]}
             break
     return c
+
+
+# id(plan) -> (plan, the topic keys, whether topicId, the partition keys its structs can have), in
+# _context's order (the plan kept: its id stays its own)
+_CONTEXT_KEYS: dict[int, tuple[Plan, tuple[str, ...], bool, tuple[str, ...]]] = {}
+
+
+def _planned_context(v: dict[str, Any], plan: Plan, ctx: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_context` of a struct decoded by ``plan``: only the keys its fields (and tagged fields) can
+    name are looked up (any other key of ``_context`` is never in such a struct)."""
+    known = _CONTEXT_KEYS.get(id(plan))
+    if known is None:
+        names = {step[0] for step in plan.steps} | {step[0] for step in plan.tagged.values()}
+        known = _CONTEXT_KEYS[id(plan)] = (plan, tuple(k for k in _TOPIC_KEYS if k in names), "topicId" in names,
+                                           tuple(k for k in _PART_KEYS if k in names))
+    return _context(v, ctx, known[1], known[2], known[3])
 
 
 def _walk_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, Any]) -> list[RecordsField]:
@@ -279,7 +313,7 @@ def _collect_planned(v: dict[str, Any], plan: Plan, path: str, ctx: dict[str, An
     """:func:`_walk_planned` into ``out`` (a call per struct, no generator per level); ``plan`` has
     keys that can hold records."""
     keys = plan.records_keys
-    c = _context(v, ctx)
+    c = _planned_context(v, plan, ctx)
     for k, x in v.items():
         if k not in keys:
             continue
@@ -440,7 +474,7 @@ def decode_request(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
     f.client_id = header.get("clientId")
     if err is not None:
         return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)
-    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", version_at=base + pos + 6)
+    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", base + pos + 6, st)
 
 
 def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_version: int | None, *, base: int = 0,
@@ -471,11 +505,12 @@ def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_vers
         return _finish(f, buf, pos, pos + 4, p2, err, declared_end, avail_end, base, ctx)
     if api_key is None:
         return _keep_raw(f, buf, pos, p2, declared_end, avail_end, base, "body")
-    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", version_at=base + pos)
+    return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", base + pos, st)
 
 
 def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: int, base: int, ctx: Ctx,
-          kind: str, version_at: int) -> Frame:
+          kind: str, version_at: int, st: State) -> Frame:
+    """The body after the header (``st``: the header's decode state, the same for the body)."""
     names = S.api_names(f.api_key) if f.api_key is not None else None
     if not names or kind not in names:
         f.findings.append(Finding(Code.API_KEY_UNKNOWN, version_at - 2 if kind == "request" else base + pos,
@@ -489,11 +524,10 @@ def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: i
         return _raw_body(f, buf, pos, p, declared_end, avail_end, base, version_at,
                          f"{name} version {v} is {'newer than' if v is not None and v > hi else 'outside'} "
                          f"the schema tables, which stop at version {hi} (versions {lo}-{hi})")
-    st = _state(ctx, f, base, kind == "response")
-    flexible = S.in_range(m["flexible"], v)
-    body, p2, err = decode_struct(m["fields"], v, buf, p, avail_end, st, "body", flexible)
+    plan = plan_for(m["fields"], v, S.in_range(m["flexible"], v))
+    body, p2, err = decode_plan(plan, buf, p, avail_end, st, "body")
     f.body = body
-    f.body_plan = plan_for(m["fields"], v, flexible)
+    f.body_plan = plan
     if kind == "response":
         _control_crc_quirks(f)
     return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)

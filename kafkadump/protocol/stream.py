@@ -102,7 +102,10 @@ class _Splitter:
             self.base = offset
         self.buf += data
         self.conv.dec.bytes_in += len(data)
-        self.marks.append((offset, offset + len(data), getattr(packet, "number", None), getattr(packet, "time", None)))
+        if packet is None:
+            self.marks.append((offset, offset + len(data), None, None))
+        else:
+            self.marks.append((offset, offset + len(data), packet.number, packet.time))
 
     def _plausible(self, i: int) -> bool:
         buf = self.buf
@@ -323,11 +326,20 @@ class _Splitter:
         else:
             f = conv.dec.response(buf, 0, need, start, conv)
         f.connection = conv.connection
-        pk = [m[2] for m in self.marks if m[0] < end and m[1] > start and m[2] is not None]
+        pk = []
+        when = None
+        kept = []
+        for m in self.marks:   # (one pass: the packets that carried the frame, the last one's time)
+            if m[0] < end and m[1] > start:
+                if m[2] is not None:
+                    pk.append(m[2])
+                if m[3] is not None:
+                    when = m[3]
+            if m[1] > end:
+                kept.append(m)
         f.packets = pk or None
-        times = [m[3] for m in self.marks if m[0] < end and m[1] > start and m[3] is not None]
-        f.time = times[-1] if times else None
-        self.marks = [m for m in self.marks if m[1] > end]
+        f.time = when
+        self.marks = kept
         del buf[:need]
         self.base = end
         f = conv.dec.number(f)
@@ -470,7 +482,23 @@ class CaptureDecoder:
             other = halves.get((p.dst, p.dport))
             if other is not None:
                 other.peer_ack(p.ack)
-        half.segment(p)
+        data = p.payload
+        conv = c.state
+        if not flags & 0x07 and data and not p.missing and half.next_seq == p.seq and not half.pending \
+                and type(conv) is Conversation:
+            # (most segments) the next bytes of an established Kafka connection, in order: what
+            # half.segment and self.deliver do with them, without the cases they judge
+            sp = conv.req if src == c.client else conv.resp
+            offset = half.offset
+            sp.add(offset, data, p)
+            self._out.extend(sp.drain())
+            if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
+                self._out.extend(conv.resp.drain())
+            half.offset = offset + len(data)
+            half.next_seq = (p.seq + len(data)) & 0xFFFFFFFF
+            half.remember(data)
+        else:
+            half.segment(p)
         if half.notes:
             conv = c.state
             if isinstance(conv, Conversation):
@@ -509,8 +537,9 @@ class CaptureDecoder:
         sp = conv.req if half.direction == c.client else conv.resp
         sp.add(offset, data, packet)
         self._out.extend(sp.drain())
-        if sp is conv.req:
-            # a request may unblock a response waiting for resync
+        if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
+            # a request may unblock a response waiting for resync (a synced, empty direction has
+            # nothing to give)
             self._out.extend(conv.resp.drain())
 
     def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import textwrap
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -116,6 +114,7 @@ def error_text(code: int) -> str:
 
 
 _NO_CODEC = {"none"}
+_NAMED_BY = ("groupId", "transactionalId", "key")   # the body's fields a summary names
 
 
 def summary(f: Frame, findings: list[Finding] | None = None) -> str:
@@ -135,7 +134,7 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     else:
         b = f.body
         top = b.get("errorCode")
-        if isinstance(top, int) and top != 0:
+        if top and isinstance(top, int):
             parts.append("error " + error_text(top))
         recs = list(f.records_fields())
         if recs:
@@ -160,9 +159,9 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
             body_topic_names(b, names)
             if names:
                 parts.append("topics " + ",".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else ""))
-        for k in ("groupId", "transactionalId", "key"):
+        for k in _NAMED_BY:
             v = b.get(k)
-            if isinstance(v, str) and v:
+            if v and isinstance(v, str):
                 parts.append(f"{k} {v}")
         if f.api_key == 18 and f.kind == "response" and isinstance(b.get("apiKeys"), list):
             parts.append(f"{len(b['apiKeys'])} APIs")
@@ -170,7 +169,9 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
         if errs:
             common = sorted(set(errs))
             parts.append("errors " + ", ".join(error_text(e) for e in common[:3]))
-    bad = [x for x in (f.all_findings() if findings is None else findings) if x.severity.value != "info"]
+    if findings is None:
+        findings = f.all_findings()
+    bad = [x for x in findings if x.severity.value != "info"] if findings else None
     if bad:
         parts.append(f"! {len(bad)} finding{'s' if len(bad) > 1 else ''}")
     return "; ".join(parts)
@@ -252,6 +253,8 @@ class FrameJson:
         self.records = jsonl.RecordLines(encoding)
         self._held: dict[str, tuple[Batch, Place]] | None = None  # placeholder -> batch whose records stream later
         self._places: dict[int, Place] = {}  # id of a RECORDS value of the frame -> where its records belong
+        import uuid  # (here: its import costs the table's start-up)
+
         self._token = uuid.uuid4().hex  # placeholders: this run's random part, then a count
         self.views: FrameViews | None = None  # the payload views of the frame being written (payload options)
 
@@ -610,10 +613,12 @@ class _FrameTable:
     def add(self, t: float | None, row: _Row) -> None:
         if t is not None and t > self.latest:
             self.latest = t
-        heapq.heappush(self.held, (self.latest if t is None else t, self.count, row))
+        item = (self.latest if t is None else t, self.count, row)
         self.count += 1
-        if len(self.held) > TIME_ORDER_WINDOW:
-            self._print(heapq.heappop(self.held)[2])
+        if len(self.held) < TIME_ORDER_WINDOW:
+            heapq.heappush(self.held, item)
+        else:   # the window is full: the earliest row of the window and the new one prints
+            self._print(heapq.heappushpop(self.held, item)[2])
 
     def frame(self, f: Frame) -> None:
         found = f.all_findings()
@@ -650,6 +655,8 @@ class _FrameTable:
         if self.width is None or len(text) <= self.width:
             self.table.note(text, style)
             return
+        import textwrap
+
         indent = len(text) - len(text.lstrip()) + 2
         for line in textwrap.wrap(text, self.width, subsequent_indent=" " * indent,
                                   break_long_words=True, break_on_hyphens=False):

@@ -152,11 +152,12 @@ class TableStream(LineWriter):
         self._fits = [(i, c.width, c.right) for i, c in self.shown]   # what row() needs of each column
         self._header = False
         # the usual row (a cell for every column, printable ASCII, no cell wider than its column) in
-        # one format call: the cells in shown order, each padded as row() pads it
+        # one %-format of the cells in shown order, each padded as row() pads it (``%-15s`` pads
+        # str(cell) as ``ljust(15)``, ``%5s`` as ``rjust(5)``)
         self._pick = [i for i, _ in self.shown]
         self._cells = max(self._pick, default=-1) + 1   # the cells a row needs for that
-        self._format = "  ".join(f"{{{k}:{'>' if c.right else '<'}{c.width}}}" if c.width else f"{{{k}}}"
-                                 for k, (_, c) in enumerate(self.shown))
+        self._percent = "  ".join(f"%{'' if c.right else '-'}{c.width}s" if c.width else "%s" for c in self.columns)
+        self._every = self._pick == list(range(len(self._pick)))   # every cell shown, in order
         self._fixed = sum(c.width for c in self.columns) + 2 * (len(self.columns) - 1)
         self._as_wide = [k for k, c in enumerate(self.columns) if not c.width]   # columns as wide as their text
 
@@ -166,7 +167,8 @@ class TableStream(LineWriter):
             self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold", fold=False)
 
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
-        self.header()
+        if not self._header:
+            self.header()
         line = self.usual_line(cells)
         if line is not None:
             self._printable_line(line, style)
@@ -176,18 +178,18 @@ class TableStream(LineWriter):
     def usual_line(self, cells: Sequence[object]) -> str | None:
         """:meth:`fitted_line` of the usual row (a cell for every column shown, printable ASCII, no
         cell wider than its column) in one format call; None for any other row."""
-        if len(cells) < self._cells:
+        n = len(cells)
+        if n < self._cells:
             return None
-        texts = [str(cells[i]) for i in self._pick]
-        joined = "".join(texts)
-        if not (joined.isascii() and joined.isprintable()):
+        shown = tuple(cells) if self._every and n == self._cells else tuple(cells[i] for i in self._pick)
+        line = self._percent % shown   # (the padding is spaces: the line is printable ASCII when the cells are)
+        if not (line.isascii() and line.isprintable()):
             return None
-        line = self._format.format(*texts)
         # longer than the widths add up to: a cell wider than its column (cut, or pushing a
         # right-aligned one)
         width = self._fixed
         for k in self._as_wide:
-            width += len(texts[k])
+            width += len(str(shown[k]))
         return line.rstrip() if len(line) == width else None
 
     def fitted_line(self, cells: Sequence[object]) -> str:

@@ -34,7 +34,6 @@ connection from its first byte (the byte after the SYN).
 
 from __future__ import annotations
 
-import ipaddress
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -64,6 +63,7 @@ class StreamSink(Protocol):
 
 MAX_PENDING = 16 << 20       # out-of-order bytes held per direction before declaring a gap
 RECENT = 1 << 16             # delivered bytes kept per direction to judge retransmissions
+RECENT_HELD = 2 * RECENT     # held at most: trimmed back to RECENT only past this (a copy per 64 KiB, not per packet)
 MAX_SNAPLEN = 1 << 28        # a packet record larger than this is not trusted
 MAX_FRAGMENT_BYTES = 16 << 20  # IPv4 fragment bytes held while waiting for the rest of their datagrams
 MAX_DATAGRAMS = 4096         # IPv4 datagrams being reassembled at once
@@ -138,6 +138,8 @@ def _ipv6_text(raw: bytes) -> str:
     if text is None:
         if len(_IPV6_TEXT) >= _IPV6_CACHED:
             _IPV6_TEXT.clear()
+        import ipaddress  # (here: an IPv4 capture does not pay for its import)
+
         text = _IPV6_TEXT[raw] = str(ipaddress.IPv6Address(raw))
     return text
 
@@ -154,6 +156,27 @@ def _ipv4_pair(raw: bytes) -> tuple[str, str]:
             _IPV4_PAIRS.clear()
         pair = _IPV4_PAIRS[raw] = (f"{raw[0]}.{raw[1]}.{raw[2]}.{raw[3]}", f"{raw[4]}.{raw[5]}.{raw[6]}.{raw[7]}")
     return pair
+
+
+def _ipv4_addresses(addresses: int) -> tuple[str, str]:
+    """:func:`_ipv4_pair` of an IPv4 header's bytes 12-19 read as one big-endian integer (as the
+    compiled reader hands them over)."""
+    pair = _IPV4_BY_NUMBER.get(addresses)
+    if pair is None:
+        if len(_IPV4_BY_NUMBER) >= _IPV6_CACHED:
+            _IPV4_BY_NUMBER.clear()
+        pair = _IPV4_BY_NUMBER[addresses] = _ipv4_pair(addresses.to_bytes(8, "big"))
+    return pair
+
+
+_IPV4_BY_NUMBER: dict[int, tuple[str, str]] = {}
+
+
+def _compiled_reader() -> Any:
+    """The compiled packet loop (``accel/pcapread``), or None: not built, or the pure path forced."""
+    from ..accel import capture_loops
+
+    return capture_loops()
 
 
 def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:
@@ -453,12 +476,56 @@ class CaptureReader:
 
     def __iter__(self) -> Iterator[Packet]:
         packet = self._packet
-        for record in self._records():
+        loop = _compiled_reader() if self.format == "pcap" else None
+        records = self._records() if loop is None else self._compiled_pcap(loop)
+        for record in records:
+            if isinstance(record, Packet):
+                yield record
+                continue
             p = packet(*record)
             if p is not None:
                 yield p
         self.datagrams.finish()
         self.findings.extend(self.not_read_findings())
+
+    def _compiled_pcap(self, loop: Any) -> Iterator[_PacketRecord | Packet]:
+        """:meth:`_pcap` with the compiled loop (``accel/pcapread.c``) reading the records: the
+        packets it takes apart (the plain TCP-over-IPv4 case) come as :class:`Packet` objects,
+        numbered and counted here as :meth:`_packet` does; every other record comes as
+        :meth:`_pcap` yields it, for :meth:`_packet`; where the loop stops (a record it does
+        not judge, or a point where mapped pages go back) this reader's own loop goes on."""
+        buf = self.buf
+        n = len(buf)
+        if n < 24:
+            yield from self._pcap()
+            return
+        bo, res = PCAP_MAGICS[bytes(buf[:4])]
+        linktype = struct.unpack_from(bo + "I", buf, 20)[0] & 0xFFFF
+        self.linktypes.add(linktype)
+        rec = struct.Struct(bo + "IIII")
+        big, nanos = bo == ">", res < 1e-6
+        run = loop.pcap_run
+        pos = 24
+        while pos < n:
+            release_at = self._released + RELEASE_STEP if self._release is not None else n
+            items, pos, stopped = run(buf, pos, big, nanos, linktype, release_at, 1024)
+            for item in items:
+                if type(item) is int:   # not the plain case: the record as _pcap yields it
+                    record = self._pcap_record(buf, item, n, rec, res, linktype)
+                    if record is None:  # pragma: no cover - the loop hands back intact records only
+                        return
+                    yield record
+                    continue
+                self.packets += 1
+                position, when, addresses, sport, dport, seq, flags, payload, missing, ack = item
+                src, dst = _ipv4_addresses(addresses)
+                yield Packet(self.packets, when, src, dst, sport, dport, seq, flags, payload, missing, position, ack)
+            if stopped and pos < n:   # a record the loop does not judge, or the first one past release_at
+                record = self._pcap_record(buf, pos, n, rec, res, linktype)
+                if record is None:
+                    return
+                yield record
+                pos += 16 + len(record[0])
 
     def _records(self) -> Iterator[_PacketRecord]:
         return self._pcap() if self.format == "pcap" else self._pcapng()
@@ -467,6 +534,11 @@ class CaptureReader:
         """The earliest and latest packet time, from the packet records' headers alone (no packet
         is parsed); None when no packet has a time.  Use a reader of its own: this one's findings
         are those of the walk."""
+        loop = _compiled_reader() if self.format == "pcap" and len(self.buf) >= 24 else None
+        if loop is not None:   # the same loop over the records' headers, compiled
+            bo, res = PCAP_MAGICS[bytes(self.buf[:4])]
+            first, last, _ = loop.pcap_times(self.buf, bo == ">", res < 1e-6)
+            return None if first is None or last is None else (first, last)
         first = last = None
         for _, t, _, _, _ in self._records():
             if t is not None:
@@ -530,18 +602,27 @@ class CaptureReader:
         rec = struct.Struct(bo + "IIII")
         pos = 24
         while pos < n:
-            if pos + 16 > n:
-                self._bad(pos, f"packet record header needs 16 bytes, {n - pos} left")
+            record = self._pcap_record(buf, pos, n, rec, res, linktype)
+            if record is None:
                 return
-            ts, tfrac, incl, orig = rec.unpack_from(buf, pos)
-            if incl > MAX_SNAPLEN:
-                self._bad(pos + 8, f"packet record length {incl} is not plausible")
-                return
-            if pos + 16 + incl > n:
-                self._bad(pos, f"packet record of {incl} bytes, {n - pos - 16} left (file cut short)")
-                return
-            yield buf[pos + 16:pos + 16 + incl], ts + tfrac * res, linktype, pos, orig
-            pos += 16 + incl
+            yield record
+            pos += 16 + len(record[0])
+
+    def _pcap_record(self, buf: ByteBuffer, pos: int, n: int, rec: struct.Struct, res: float, linktype: int
+                     ) -> _PacketRecord | None:
+        """The packet record at ``pos`` of a pcap file, or None when it cannot be trusted (a
+        ``capture-malformed`` finding says why, and the file is read no further)."""
+        if pos + 16 > n:
+            self._bad(pos, f"packet record header needs 16 bytes, {n - pos} left")
+            return None
+        ts, tfrac, incl, orig = rec.unpack_from(buf, pos)
+        if incl > MAX_SNAPLEN:
+            self._bad(pos + 8, f"packet record length {incl} is not plausible")
+            return None
+        if pos + 16 + incl > n:
+            self._bad(pos, f"packet record of {incl} bytes, {n - pos - 16} left (file cut short)")
+            return None
+        return buf[pos + 16:pos + 16 + incl], ts + tfrac * res, linktype, pos, orig
 
     def _pcapng(self) -> Iterator[_PacketRecord]:
         buf = self.buf
@@ -713,9 +794,7 @@ class HalfStream:
             self.sink.deliver(self, self.offset, data, p)
             self.offset += len(data)
             self.next_seq = (self.next_seq + len(data)) & 0xFFFFFFFF
-            self.recent += data
-            if len(self.recent) > RECENT:
-                del self.recent[:len(self.recent) - RECENT]
+            self.remember(data)
         if p.missing:
             f = Finding(Code.TCP_GAP, self.offset,
                         f"{p.missing} bytes of packet {p.number} were not captured (snapshot length)",
@@ -742,12 +821,22 @@ class HalfStream:
             if not progressed:
                 return
 
+    def remember(self, data: bytes) -> None:
+        """Delivered bytes, kept for judging retransmissions (the last :data:`RECENT` of them)."""
+        recent = self.recent
+        recent += data
+        if len(recent) > RECENT_HELD:
+            del recent[:len(recent) - RECENT]
+
     def _retransmitted(self, rel: int, data: bytes, p: Packet) -> None:
-        start = len(self.recent) + rel
-        if start < 0 or start + len(data) > len(self.recent):
+        recent = self.recent
+        kept = min(len(recent), RECENT)   # the bytes compared: the last RECENT delivered
+        start = kept + rel
+        if start < 0 or start + len(data) > kept:
             same = None  # beyond what is kept: cannot compare
         else:
-            same = bytes(self.recent[start:start + len(data)]) == bytes(data)
+            at = len(recent) - kept + start
+            same = bytes(recent[at:at + len(data)]) == bytes(data)
         where = self.offset + rel
         if same is False:
             self.notes.append(Finding(Code.TCP_CONFLICT, where,
