@@ -13,7 +13,7 @@ import heapq
 import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from .. import describe as d
 from ..capture_report import connection_dict, place_in_frame, sighting, time_iso, time_text, utc_time
@@ -667,6 +667,41 @@ def write_frames_table(items: Iterable[CaptureItem], out: TextIO, console: Conso
                        layout: TableLayout | None = None) -> None:
     """A row per frame in time order, the connection as a column and its line before its first row,
     findings as notes, then the totals (how many frames the filters kept, when not all)."""
+    batched = _BatchedLines(out) if console is None else None   # (rich's console writes its own way)
+    try:
+        _frame_rows(items, out if batched is None else cast(TextIO, batched), console, layout)
+    finally:
+        if batched is not None:
+            batched.flush()
+
+
+class _BatchedLines:
+    """Whole lines to ``out`` a few hundred at a time, in one write each (a write per row costs the
+    long table more than its rows' text)."""
+
+    __slots__ = ("out", "held")
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.held: list[str] = []
+
+    def write(self, text: str) -> int:
+        held = self.held
+        held.append(text)
+        if len(held) >= 256:
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        if self.held:
+            text = "".join(self.held)
+            self.held = []
+            self.out.write(text)
+
+
+def _frame_rows(items: Iterable[CaptureItem], out: TextIO, console: Console | None,
+                layout: TableLayout | None) -> None:
+    """:func:`write_frames_table`'s rows, to ``out``."""
     from ..capture_report import CaptureTotals, FrameViews, TimeSpan
     from ..protocol.stream import StreamNote
 
