@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..decode.model import Batch, Gap, Span
 from ..findings import Code, DecodeError, Finding
+from . import decoder as _decoder
 from . import schema as S
 from .decoder import Overrun, Plan, RecordsValue, State, decode_plan, decode_struct, plan_for
 
@@ -462,18 +463,25 @@ def decode_request(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
         return f
     p = pos + 4
     hv = 1
+    plans = None
     if avail_end - p >= 4:
         f.api_key = key = _I16(buf, p)[0]
         f.api_version = version = _I16(buf, p + 2)[0]
-        hv = S.request_header_version(key, version)
+        plans = _known_plans("request").get((key, version))
+        hv = S.request_header_version(key, version) if plans is None else plans[0]
     st = _state(ctx, f, base, False)
-    hdr_schema = S.message("RequestHeader")
-    header, p2, err = decode_struct(hdr_schema["fields"], hv, buf, p, avail_end, st, "header", hv >= 2)
+    if plans is None:
+        header, p2, err = decode_struct(S.message("RequestHeader")["fields"], hv, buf, p, avail_end, st, "header",
+                                        hv >= 2)
+    else:
+        header, p2, err = decode_plan(plans[1], buf, p, avail_end, st, "header")
     f.header = header
     f.correlation_id = header.get("correlationId")
     f.client_id = header.get("clientId")
     if err is not None:
         return _finish(f, buf, pos, p, p2, err, declared_end, avail_end, base, ctx)
+    if plans is not None:
+        return _planned_body(f, plans[2], buf, pos, p2, declared_end, avail_end, base, ctx, "request", st)
     return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "request", base + pos + 6, st)
 
 
@@ -491,20 +499,27 @@ def decode_response(buf: _Buf, pos: int, end: int, api_key: int | None, api_vers
     f.api_version = api_version
     if declared_end is None or avail_end is None:  # (both are, or neither)
         return f
+    plans = None
     if api_key is None:
         hv = 0
     else:
         assert api_version is not None, "an API key comes with its version"
-        hv = S.response_header_version(api_key, api_version)
+        plans = _known_plans("response").get((api_key, api_version))
+        hv = S.response_header_version(api_key, api_version) if plans is None else plans[0]
     st = _state(ctx, f, base, True)
-    hdr = S.message("ResponseHeader")
-    header, p2, err = decode_struct(hdr["fields"], hv, buf, pos + 4, avail_end, st, "header", hv >= 1)
+    if plans is None:
+        header, p2, err = decode_struct(S.message("ResponseHeader")["fields"], hv, buf, pos + 4, avail_end, st,
+                                        "header", hv >= 1)
+    else:
+        header, p2, err = decode_plan(plans[1], buf, pos + 4, avail_end, st, "header")
     f.header = header
     f.correlation_id = header.get("correlationId")
     if err is not None:
         return _finish(f, buf, pos, pos + 4, p2, err, declared_end, avail_end, base, ctx)
     if api_key is None:
         return _keep_raw(f, buf, pos, p2, declared_end, avail_end, base, "body")
+    if plans is not None:
+        return _planned_body(f, plans[2], buf, pos, p2, declared_end, avail_end, base, ctx, "response", st)
     return _body(f, buf, pos, p2, declared_end, avail_end, base, ctx, "response", base + pos, st)
 
 
@@ -525,6 +540,43 @@ def _body(f: Frame, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: i
                          f"{name} version {v} is {'newer than' if v is not None and v > hi else 'outside'} "
                          f"the schema tables, which stop at version {hi} (versions {lo}-{hi})")
     plan = plan_for(m["fields"], v, S.in_range(m["flexible"], v))
+    _remember_plans(kind, f, plan)
+    return _planned_body(f, plan, buf, pos, p, declared_end, avail_end, base, ctx, kind, st)
+
+
+# kind -> (api key, version) -> (the header version, the header's plan, the body's plan): the
+# lookups of a known message at a version the tables describe, made once (bounded: the tables'
+# messages and versions only); kept with the decoder's plan cache they come from (a new one, new plans)
+_PLANS: dict[str, dict[tuple[int, int], tuple[int, Plan, Plan]]] = {"request": {}, "response": {}}
+_PLANS_FROM: list[object] = [None]
+
+
+def _known_plans(kind: str) -> dict[tuple[int, int], tuple[int, Plan, Plan]]:
+    """The plans :func:`_remember_plans` kept for ``kind`` (none when the decoder's plans were made afresh)."""
+    if _decoder._PLANS is not _PLANS_FROM[0]:
+        _PLANS_FROM[0] = _decoder._PLANS
+        _PLANS["request"] = {}
+        _PLANS["response"] = {}
+    return _PLANS[kind]
+
+
+def _remember_plans(kind: str, f: Frame, plan: Plan) -> None:
+    """What :func:`decode_request` / :func:`decode_response` and :func:`_body` looked up for a frame
+    whose body ``plan`` decodes, kept for the next frame of its API key and version."""
+    key, version = f.api_key, f.api_version
+    assert key is not None and version is not None, "a body plan is for a known API key and version"
+    if kind == "request":
+        hv = S.request_header_version(key, version)
+        header = plan_for(S.message("RequestHeader")["fields"], hv, hv >= 2)
+    else:
+        hv = S.response_header_version(key, version)
+        header = plan_for(S.message("ResponseHeader")["fields"], hv, hv >= 1)
+    _known_plans(kind)[(key, version)] = (hv, header, plan)
+
+
+def _planned_body(f: Frame, plan: Plan, buf: _Buf, pos: int, p: int, declared_end: int, avail_end: int, base: int,
+                  ctx: Ctx, kind: str, st: State) -> Frame:
+    """:func:`_body` of a known message at a version the tables describe, decoded by ``plan``."""
     body, p2, err = decode_plan(plan, buf, p, avail_end, st, "body")
     f.body = body
     f.body_plan = plan

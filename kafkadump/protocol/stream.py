@@ -507,7 +507,7 @@ class CaptureDecoder:
             half.notes = []
         out = self._out
         self._out = []
-        if flags & 0x04 or len(halves) == 2 and _both_done(halves):  # RST, or both directions over
+        if flags & 0x04 or half.fin and len(halves) == 2 and _both_done(halves):  # RST, or both directions over
             out.extend(self._close(c))
         return out
 
