@@ -178,18 +178,21 @@ def _report(path: str, kind: CaptureKind, data: CaptureData, dec: CaptureDecoder
     totals = CaptureTotals(path, kind.value)
     readers: list[CaptureReader] = []
     found: Frame | None = None
+    filtering = keep.active
     for item in _items(kind, data, path, dec, readers):
-        findings = item.findings if isinstance(item, StreamNote) else item.all_findings()
-        totals.findings += len(findings)
         if isinstance(item, StreamNote):
+            totals.findings += len(item.findings)
             if frame is None:
-                tally.see(findings)
+                tally.see(item.findings)
                 yield item
             continue
+        findings = item.all_findings()
+        totals.findings += len(findings)
         totals.count(item)
         if frame is None:
-            tally.see(findings)   # a frame the filters drop still counts: the exit rule is the same
-            if not keep.active or keep.keeps(item):
+            if findings:
+                tally.see(findings)   # a frame the filters drop still counts: the exit rule is the same
+            if not filtering or keep.keeps(item):
                 shown = _viewed(item, ask, tally, totals)
                 if shown is not None:
                     totals.shown += 1
