@@ -83,3 +83,53 @@ def test_a_row_writes_the_fitted_line_either_way():
     assert lines[1:] == [table.fitted_line(cells) for cells in rows]
     assert table.usual_line(rows[0]) is not None and table.usual_line(rows[1]) is None
     assert "\\x1b[31m" in lines[2] and "\x1b" not in lines[2]
+
+
+
+class _CountingOut(io.StringIO):
+    """A text stream that counts its writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, s: str) -> int:
+        self.writes += 1
+        return super().write(s)
+
+
+def _items_then_failure(items, after: int):
+    """``items``, raising RuntimeError once ``after`` of them have gone by."""
+    for i, item in enumerate(items):
+        if i == after:
+            raise RuntimeError("the input went away")
+        yield item
+
+
+def test_the_frame_table_writes_lines_in_batches_and_keeps_what_it_had_when_it_fails(tmp_path, monkeypatch):
+    """Without a console the rows go out a few hundred lines per write, every line whole; when the items
+    fail part way, the rows printed before are out."""
+    import builders as bld
+    import capture_builders as cb
+
+    from kafkadump.capture_report import CaptureRequest, capture_report
+    from kafkadump.render import frame_views
+    from kafkadump.report.status import Tally
+
+    p = tmp_path / "c.pcap"
+    p.write_bytes(cb.records_conversation(150, lambda i: bld.simple_batch(i * 3, 3).data, corr_step=10, mss=700))
+
+    def table(items, out):
+        frame_views.write_frames_table(items, out)
+        return out.getvalue()
+
+    whole = _CountingOut()
+    text = table(capture_report(str(p), CaptureRequest(), Tally(), time_span=True), whole)
+    lines = text.splitlines()
+    assert len(lines) > 600 and text.endswith("\n")
+    assert whole.writes <= len(lines) // 256 + 2   # batched: not a write per line
+    monkeypatch.setattr(frame_views, "TIME_ORDER_WINDOW", 0)   # a row prints as it comes
+    cut = _CountingOut()
+    with pytest.raises(RuntimeError):
+        table(_items_then_failure(capture_report(str(p), CaptureRequest(), Tally(), time_span=True), 301), cut)
+    assert cut.getvalue() == "\n".join(lines[:302]) + "\n"   # the connection line, the header, 300 rows
