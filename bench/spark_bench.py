@@ -159,12 +159,49 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, stdin_text=None) -> tuple[fl
     return wall, proc.returncode, cpu
 
 
+def _thread_kind(name: str) -> str:
+    """A JVM thread's part, by its name (``/proc/PID/task/TID/comm``: 15 characters)."""
+    if name.startswith(("C1 Compiler", "C2 Compiler")):
+        return "jit"
+    if name.startswith(("GC Thread", "G1 ", "VM Thread")):
+        return "gc"
+    if name.startswith("Executor task"):
+        return "tasks"
+    return ""
+
+
+def _jvm_threads(pid: int) -> dict[str, int]:
+    """Ticks of the live threads of JVM ``pid`` by part (:func:`_thread_kind`; unnamed parts left out)."""
+    out: dict[str, int] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        kind = _thread_kind(st[st.index("(") + 1:st.rindex(")")])
+        if kind:
+            rest = st[st.rindex(")") + 2:].split()
+            out[kind] = out.get(kind, 0) + int(rest[11]) + int(rest[12])
+    return out
+
+
+# the JVM's CPU split by thread: Spark's task threads (the scan itself: Arrow read, rows made, the
+# sink), the JIT compilers (C1, C2), GC and the VM thread, and the rest (scheduler, RPC, listeners,
+# and threads already gone)
+JVM_PARTS = ("jvm tasks", "jvm jit", "jvm gc", "jvm other")
+
+
 def tree_cpu(root: int) -> dict[str, float]:
     """CPU seconds so far of process ``root`` and every live descendant (user + system of all
     their threads), plus those of descendants already exited and reaped (their parents'
     cutime + cstime), by kind: ``driver`` (``root``), ``jvm`` (java), ``python workers`` (the
-    rest: Spark's Python daemon and its workers).  Two readings around a piece of work give
-    its cost."""
+    rest: Spark's Python daemon and its workers); and the JVM's by thread (:data:`JVM_PARTS`).
+    Two readings around a piece of work give its cost."""
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
     names: dict[int, str] = {}
@@ -172,7 +209,7 @@ def tree_cpu(root: int) -> dict[str, float]:
         parent[pid] = int(rest[1])
         ticks[pid] = sum(int(x) for x in rest[11:15])   # utime stime cutime cstime
         names[pid] = name
-    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
+    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0, **{k: 0.0 for k in JVM_PARTS}}
     hz = os.sysconf("SC_CLK_TCK")
     for pid, t in ticks.items():
         p = pid
@@ -181,7 +218,15 @@ def tree_cpu(root: int) -> dict[str, float]:
         if p == root:
             kind = "driver" if pid == root else "jvm" if names[pid] == "java" else "python workers"
             out[kind] += t / hz
+            if kind == "jvm":
+                parts = _jvm_threads(pid)
+                for part, n in parts.items():
+                    out[f"jvm {part}"] += n / hz
+                out["jvm other"] += (t - sum(parts.values())) / hz
     return out
+
+
+PROCESSES = ("driver", "jvm", "python workers")   # the kinds of tree_cpu that add up to the whole
 
 
 def cli_cpu(cmd: list[str]) -> tuple[float, float]:
@@ -200,7 +245,7 @@ def cli_cpu(cmd: list[str]) -> tuple[float, float]:
 SCALING = r"""
 import json, os, re, sys, time
 sys.path.insert(0, sys.argv[1])
-from spark_bench import tree_cpu
+from spark_bench import PROCESSES, tree_cpu
 from kafkadump.spark import build_session, read
 master, tiny, logdir, lo, hi, extra = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), \
     sys.argv[7] == "1"
@@ -212,11 +257,12 @@ def run(df):
     df.write.format("noop").mode("overwrite").save()
     c1 = tree_cpu(me)
     by = {k: c1[k] - c0[k] for k in c0}
-    return {"seconds": time.perf_counter() - t0, "cpu": sum(by.values()), "by": by}
+    return {"seconds": time.perf_counter() - t0, "cpu": sum(by[k] for k in PROCESSES), "by": by}
 
 run(read(s, [tiny], "records"))   # warm: Python workers forked, JIT
 out = {"tiny": run(read(s, [tiny], "records")),   # what any query costs (planning workers, a task)
        "all": run(read(s, [logdir], "records")),
+       "again": run(read(s, [logdir], "records")),   # the same scan with the JIT warm
        "pruned": run(s.read.format("kafkadump").option("level", "records")
                      .option("columns", "offset,key,timestamp").load(logdir))}
 if extra:
@@ -281,6 +327,8 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
                 res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
                 keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
                      query_overhead_cpu=res["tiny"]["cpu"], load=load)
+                keep(f"{what} again (JIT warm)", res["again"]["seconds"], res["again"]["cpu"], n,
+                     by=res["again"]["by"], load=load)
                 keep(f"{what} columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n,
                      by=res["pruned"]["by"], load=load)
                 if "pushed" in res:
@@ -312,6 +360,12 @@ def _summary(ms: list[dict], pick: str) -> dict:
     return m
 
 
+def _by(by: dict[str, float]) -> str:
+    """CPU seconds by process, the JVM's by thread in brackets."""
+    jvm = ", ".join(f"{k[4:]} {by[k]:.1f}" for k in JVM_PARTS if k in by)
+    return ", ".join(f"{k} {by[k]:.1f}" + (f" ({jvm})" if k == "jvm" and jvm else "") for k in PROCESSES if k in by)
+
+
 def print_scaling(res: dict) -> None:
     loads = res["loads"]
     print(f"{len(res['runs']['cli'])} interleaved rounds; CLI and local[1] pinned to 1 CPU, local[2] to 2 "
@@ -326,9 +380,11 @@ def print_scaling(res: dict) -> None:
                   f"{m['rows_per_cpu_s'] / cli:5.2f} of the CLI's  {m['cores_busy']:.2f} cores busy")
         for name in ("local[1]", "local[2]"):
             m = table[name]
-            by = ", ".join(f"{k} {v:.1f}" for k, v in m["by"].items())
-            print(f"  {name}: CPU-s by process: {by}; a query on a 64 KiB file costs {m['query_overhead_cpu']:.1f} "
-                  f"CPU-s (planning, a task)")
+            print(f"  {name}: CPU-s by process: {_by(m['by'])}; a query on a 64 KiB file costs "
+                  f"{m['query_overhead_cpu']:.1f} CPU-s (planning, a task)")
+        for name, m in table.items():
+            if name.startswith("local") and "by" in m and name not in ("local[1]", "local[2]"):
+                print(f"  {name}: {_by(m['by'])}")
         for what in ("", " columns offset,key,timestamp"):
             one, two = table["local[1]" + what], table["local[2]" + what]
             label = what.strip() or "all columns"
