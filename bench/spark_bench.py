@@ -170,9 +170,42 @@ def _thread_kind(name: str) -> str:
     return ""
 
 
-def _jvm_threads(pid: int) -> dict[str, int]:
-    """Ticks of the live threads of JVM ``pid`` by part (:func:`_thread_kind`; unnamed parts left out)."""
-    out: dict[str, int] = {}
+def lanes(root: int) -> dict[str, float]:
+    """CPU seconds so far of each lane of work under ``root``: each Spark task thread of the JVM
+    (``task TID``) and each Python worker (``worker PID``, its children included).  Two readings
+    around a scan give how evenly its tasks shared the work (:func:`spread`), whatever the load."""
+    hz = os.sysconf("SC_CLK_TCK")
+    stats = _proc_stats()
+    parent = {pid: int(rest[1]) for pid, (_, rest) in stats.items()}
+    out: dict[str, float] = {}
+    for pid, (name, rest) in stats.items():
+        p = pid
+        while p > 1 and p != root:
+            p = parent.get(p, 0)
+        if p != root or pid == root:
+            continue
+        if name == "java":
+            for tid, ticks in _jvm_threads(pid, "tasks").items():
+                out[f"task {tid}"] = ticks / hz
+        elif parent.get(pid) != root:   # a worker (the daemon is the driver's child; workers are its)
+            out[f"worker {pid}"] = sum(int(x) for x in rest[11:15]) / hz
+    return out
+
+
+def spread(before: dict[str, float], after: dict[str, float]) -> float:
+    """The speed-up the work's split allows on idle cores: all the lanes' CPU over that of the busiest
+    task thread plus the busiest worker (1.0: one lane did it all; 2.0: two even halves)."""
+    used = {k: after[k] - before.get(k, 0.0) for k in after}
+    tasks = [v for k, v in used.items() if k.startswith("task")]
+    workers = [v for k, v in used.items() if k.startswith("worker")]
+    longest = max(tasks, default=0.0) + max(workers, default=0.0)
+    return (sum(tasks) + sum(workers)) / longest if longest else 0.0
+
+
+def _jvm_threads(pid: int, by_thread: str | None = None) -> dict:
+    """Ticks of the live threads of JVM ``pid`` by part (:func:`_thread_kind`; unnamed parts left
+    out), or, ``by_thread`` a part, of each of its threads by thread id."""
+    out: dict = {}
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -184,9 +217,10 @@ def _jvm_threads(pid: int) -> dict[str, int]:
         except OSError:
             continue
         kind = _thread_kind(st[st.index("(") + 1:st.rindex(")")])
-        if kind:
+        if kind and by_thread in (None, kind):
             rest = st[st.rindex(")") + 2:].split()
-            out[kind] = out.get(kind, 0) + int(rest[11]) + int(rest[12])
+            key = kind if by_thread is None else tid
+            out[key] = out.get(key, 0) + int(rest[11]) + int(rest[12])
     return out
 
 
@@ -245,7 +279,7 @@ def cli_cpu(cmd: list[str]) -> tuple[float, float]:
 SCALING = r"""
 import json, os, re, sys, time
 sys.path.insert(0, sys.argv[1])
-from spark_bench import PROCESSES, tree_cpu
+from spark_bench import PROCESSES, lanes, spread, tree_cpu
 from kafkadump.spark import build_session, read
 master, tiny, logdir, lo, hi, extra = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), \
     sys.argv[7] == "1"
@@ -253,11 +287,12 @@ s = build_session(master, {"spark.ui.showConsoleProgress": "false"})
 me = os.getpid()
 
 def run(df):
-    c0, t0 = tree_cpu(me), time.perf_counter()
+    l0, c0, t0 = lanes(me), tree_cpu(me), time.perf_counter()
     df.write.format("noop").mode("overwrite").save()
-    c1 = tree_cpu(me)
+    c1, l1 = tree_cpu(me), lanes(me)
     by = {k: c1[k] - c0[k] for k in c0}
-    return {"seconds": time.perf_counter() - t0, "cpu": sum(by[k] for k in PROCESSES), "by": by}
+    return {"seconds": time.perf_counter() - t0, "cpu": sum(by[k] for k in PROCESSES), "by": by,
+            "spread": spread(l0, l1)}
 
 # warm: a query of as many tasks as cores (the 64 KiB file in two shares) forks every Python worker
 # the scan will use; the JIT has compiled only what that took: the scan's own code is compiled in
@@ -329,11 +364,11 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
             else:
                 res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
                 keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
-                     query_overhead_cpu=res["tiny"]["cpu"], load=load)
+                     query_overhead_cpu=res["tiny"]["cpu"], load=load, spread=res["all"]["spread"])
                 keep(f"{what} again (JIT warm)", res["again"]["seconds"], res["again"]["cpu"], n,
-                     by=res["again"]["by"], load=load)
+                     by=res["again"]["by"], load=load, spread=res["again"]["spread"])
                 keep(f"{what} columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n,
-                     by=res["pruned"]["by"], load=load)
+                     by=res["pruned"]["by"], load=load, spread=res["pruned"]["spread"])
                 if "pushed" in res:
                     keep(f"{what} offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
                          res["pushed_rows"], load=load)
@@ -357,6 +392,8 @@ def _summary(ms: list[dict], pick: str) -> dict:
                  cpu=statistics.median(x["cpu"] for x in ms))
         if "by" in ms[0]:
             m["by"] = {k: statistics.median(x["by"][k] for x in ms) for k in ms[0]["by"]}
+        if "spread" in ms[0]:
+            m["spread"] = statistics.median(x["spread"] for x in ms)
     m["rows_per_s"] = m["rows"] / m["seconds"] if m["seconds"] else 0.0
     m["rows_per_cpu_s"] = m["rows"] / m["cpu"] if m["cpu"] else 0.0
     m["cores_busy"] = m["cpu"] / m["seconds"] if m["seconds"] else 0.0
@@ -395,7 +432,9 @@ def print_scaling(res: dict) -> None:
                   f"local[2] {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); speed-up 1 -> 2 CPUs "
                   f"{two['rows_per_s'] / one['rows_per_s']:.2f}x rows/s (cores busy {one['cores_busy']:.2f} -> "
                   f"{two['cores_busy']:.2f}; rows per CPU-s local[2] / local[1] "
-                  f"{two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f})")
+                  f"{two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f}); the split of local[2]'s work allows "
+                  f"{two.get('spread', 0):.2f}x on idle cores (its tasks' and workers' CPU over the busiest "
+                  "task thread's plus worker's: load-independent)")
     if "pushed_plan_has_filter" in res:
         print(f"pushed offset range: Filter after the scan in the plan: {res['pushed_plan_has_filter']}")
 
