@@ -17,9 +17,12 @@ turned round each round, so each sees similar background load):
   ``--master local[1]`` pinned with ``taskset`` to 1 CPU and one with ``local[2]``
   pinned to 2 CPUs (the whole process tree: children inherit the pinning), the
   honest 1-core vs 2-core comparison on a 2-core machine.  The session is started
-  and warmed (a query on a 64 KiB file forks the Python workers) before the clock
-  starts; the CPU seconds are those of the whole process tree (the driver's
-  Python, the JVM with all its threads, Spark's Python daemon and workers), read
+  and warmed (a query of as many tasks as cores on a 64 KiB file forks every
+  Python worker) before the clock starts; the JIT compiling the scan's own code is
+  in the window (a session's first scan pays it), and the same scan is run again
+  (``again (JIT warm)``) to show it; the CPU seconds are those of the whole process
+  tree (the driver's Python, the JVM with all its threads, split by thread: task
+  threads, JIT compilers, GC; Spark's Python daemon and workers), read
   from ``/proc/PID/stat`` (utime + stime, and cutime + cstime for children
   already exited and reaped) just before and just after the query;
 * in the ``local[2]`` process also: the query with an offset range of 1 % of the
