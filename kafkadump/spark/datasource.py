@@ -34,7 +34,7 @@ topic/partition/log dir, batches by their header, records by key.
 Planning (``partitions()``) lists local paths and stats them; it reads no
 data.  Each task (``read()``) opens its file itself on the executor, maps it
 read-only and streams it through the shared decoder, yielding Arrow record
-batches of about 8192 rows.  At level ``records`` the records of a plain batch
+batches of about 8192 rows (65536 from the compiled loop's buffers).  At level ``records`` the records of a plain batch
 go from its bytes to Arrow buffers in one compiled loop
 (:mod:`kafkadump.spark.record_buffers`), without a Python object per record.
 """
