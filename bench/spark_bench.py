@@ -17,9 +17,12 @@ turned round each round, so each sees similar background load):
   ``--master local[1]`` pinned with ``taskset`` to 1 CPU and one with ``local[2]``
   pinned to 2 CPUs (the whole process tree: children inherit the pinning), the
   honest 1-core vs 2-core comparison on a 2-core machine.  The session is started
-  and warmed (a query on a 64 KiB file forks the Python workers) before the clock
-  starts; the CPU seconds are those of the whole process tree (the driver's
-  Python, the JVM with all its threads, Spark's Python daemon and workers), read
+  and warmed (a query of as many tasks as cores on a 64 KiB file forks every
+  Python worker) before the clock starts; the JIT compiling the scan's own code is
+  in the window (a session's first scan pays it), and the same scan is run again
+  (``again (JIT warm)``) to show it; the CPU seconds are those of the whole process
+  tree (the driver's Python, the JVM with all its threads, split by thread: task
+  threads, JIT compilers, GC; Spark's Python daemon and workers), read
   from ``/proc/PID/stat`` (utime + stime, and cutime + cstime for children
   already exited and reaped) just before and just after the query;
 * in the ``local[2]`` process also: the query with an offset range of 1 % of the
@@ -159,12 +162,83 @@ def timed(cmd, env=None, stdout=subprocess.DEVNULL, stdin_text=None) -> tuple[fl
     return wall, proc.returncode, cpu
 
 
+def _thread_kind(name: str) -> str:
+    """A JVM thread's part, by its name (``/proc/PID/task/TID/comm``: 15 characters)."""
+    if name.startswith(("C1 Compiler", "C2 Compiler")):
+        return "jit"
+    if name.startswith(("GC Thread", "G1 ", "VM Thread")):
+        return "gc"
+    if name.startswith("Executor task"):
+        return "tasks"
+    return ""
+
+
+def lanes(root: int) -> dict[str, float]:
+    """CPU seconds so far of each lane of work under ``root``: each Spark task thread of the JVM
+    (``task TID``) and each Python worker (``worker PID``, its children included).  Two readings
+    around a scan give how evenly its tasks shared the work (:func:`spread`), whatever the load."""
+    hz = os.sysconf("SC_CLK_TCK")
+    stats = _proc_stats()
+    parent = {pid: int(rest[1]) for pid, (_, rest) in stats.items()}
+    out: dict[str, float] = {}
+    for pid, (name, rest) in stats.items():
+        p = pid
+        while p > 1 and p != root:
+            p = parent.get(p, 0)
+        if p != root or pid == root:
+            continue
+        if name == "java":
+            for tid, ticks in _jvm_threads(pid, "tasks").items():
+                out[f"task {tid}"] = ticks / hz
+        elif parent.get(pid) != root:   # a worker (the daemon is the driver's child; workers are its)
+            out[f"worker {pid}"] = sum(int(x) for x in rest[11:15]) / hz
+    return out
+
+
+def spread(before: dict[str, float], after: dict[str, float]) -> float:
+    """The speed-up the work's split allows on idle cores: all the lanes' CPU over that of the busiest
+    task thread plus the busiest worker (1.0: one lane did it all; 2.0: two even halves)."""
+    used = {k: after[k] - before.get(k, 0.0) for k in after}
+    tasks = [v for k, v in used.items() if k.startswith("task")]
+    workers = [v for k, v in used.items() if k.startswith("worker")]
+    longest = max(tasks, default=0.0) + max(workers, default=0.0)
+    return (sum(tasks) + sum(workers)) / longest if longest else 0.0
+
+
+def _jvm_threads(pid: int, by_thread: str | None = None) -> dict:
+    """Ticks of the live threads of JVM ``pid`` by part (:func:`_thread_kind`; unnamed parts left
+    out), or, ``by_thread`` a part, of each of its threads by thread id."""
+    out: dict = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        kind = _thread_kind(st[st.index("(") + 1:st.rindex(")")])
+        if kind and by_thread in (None, kind):
+            rest = st[st.rindex(")") + 2:].split()
+            key = kind if by_thread is None else tid
+            out[key] = out.get(key, 0) + int(rest[11]) + int(rest[12])
+    return out
+
+
+# the JVM's CPU split by thread: Spark's task threads (the scan itself: Arrow read, rows made, the
+# sink), the JIT compilers (C1, C2), GC and the VM thread, and the rest (scheduler, RPC, listeners,
+# and threads already gone)
+JVM_PARTS = ("jvm tasks", "jvm jit", "jvm gc", "jvm other")
+
+
 def tree_cpu(root: int) -> dict[str, float]:
     """CPU seconds so far of process ``root`` and every live descendant (user + system of all
     their threads), plus those of descendants already exited and reaped (their parents'
     cutime + cstime), by kind: ``driver`` (``root``), ``jvm`` (java), ``python workers`` (the
-    rest: Spark's Python daemon and its workers).  Two readings around a piece of work give
-    its cost."""
+    rest: Spark's Python daemon and its workers); and the JVM's by thread (:data:`JVM_PARTS`).
+    Two readings around a piece of work give its cost."""
     parent: dict[int, int] = {}
     ticks: dict[int, int] = {}
     names: dict[int, str] = {}
@@ -172,7 +246,7 @@ def tree_cpu(root: int) -> dict[str, float]:
         parent[pid] = int(rest[1])
         ticks[pid] = sum(int(x) for x in rest[11:15])   # utime stime cutime cstime
         names[pid] = name
-    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0}
+    out = {"driver": 0.0, "jvm": 0.0, "python workers": 0.0, **{k: 0.0 for k in JVM_PARTS}}
     hz = os.sysconf("SC_CLK_TCK")
     for pid, t in ticks.items():
         p = pid
@@ -181,7 +255,15 @@ def tree_cpu(root: int) -> dict[str, float]:
         if p == root:
             kind = "driver" if pid == root else "jvm" if names[pid] == "java" else "python workers"
             out[kind] += t / hz
+            if kind == "jvm":
+                parts = _jvm_threads(pid)
+                for part, n in parts.items():
+                    out[f"jvm {part}"] += n / hz
+                out["jvm other"] += (t - sum(parts.values())) / hz
     return out
+
+
+PROCESSES = ("driver", "jvm", "python workers")   # the kinds of tree_cpu that add up to the whole
 
 
 def cli_cpu(cmd: list[str]) -> tuple[float, float]:
@@ -200,7 +282,7 @@ def cli_cpu(cmd: list[str]) -> tuple[float, float]:
 SCALING = r"""
 import json, os, re, sys, time
 sys.path.insert(0, sys.argv[1])
-from spark_bench import tree_cpu
+from spark_bench import PROCESSES, lanes, spread, tree_cpu
 from kafkadump.spark import build_session, read
 master, tiny, logdir, lo, hi, extra = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), \
     sys.argv[7] == "1"
@@ -208,15 +290,20 @@ s = build_session(master, {"spark.ui.showConsoleProgress": "false"})
 me = os.getpid()
 
 def run(df):
-    c0, t0 = tree_cpu(me), time.perf_counter()
+    l0, c0, t0 = lanes(me), tree_cpu(me), time.perf_counter()
     df.write.format("noop").mode("overwrite").save()
-    c1 = tree_cpu(me)
+    c1, l1 = tree_cpu(me), lanes(me)
     by = {k: c1[k] - c0[k] for k in c0}
-    return {"seconds": time.perf_counter() - t0, "cpu": sum(by.values()), "by": by}
+    return {"seconds": time.perf_counter() - t0, "cpu": sum(by[k] for k in PROCESSES), "by": by,
+            "spread": spread(l0, l1)}
 
-run(read(s, [tiny], "records"))   # warm: Python workers forked, JIT
+# warm: a query of as many tasks as cores (the 64 KiB file in two shares) forks every Python worker
+# the scan will use; the JIT has compiled only what that took: the scan's own code is compiled in
+# the window (the "again" run shows the scan without it)
+run(s.read.format("kafkadump").option("level", "records").option("splitBytes", "32768").load(tiny))
 out = {"tiny": run(read(s, [tiny], "records")),   # what any query costs (planning workers, a task)
        "all": run(read(s, [logdir], "records")),
+       "again": run(read(s, [logdir], "records")),   # the same scan with the JIT warm
        "pruned": run(s.read.format("kafkadump").option("level", "records")
                      .option("columns", "offset,key,timestamp").load(logdir))}
 if extra:
@@ -280,9 +367,11 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
             else:
                 res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
                 keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
-                     query_overhead_cpu=res["tiny"]["cpu"], load=load)
+                     query_overhead_cpu=res["tiny"]["cpu"], load=load, spread=res["all"]["spread"])
+                keep(f"{what} again (JIT warm)", res["again"]["seconds"], res["again"]["cpu"], n,
+                     by=res["again"]["by"], load=load, spread=res["again"]["spread"])
                 keep(f"{what} columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n,
-                     by=res["pruned"]["by"], load=load)
+                     by=res["pruned"]["by"], load=load, spread=res["pruned"]["spread"])
                 if "pushed" in res:
                     keep(f"{what} offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
                          res["pushed_rows"], load=load)
@@ -306,10 +395,18 @@ def _summary(ms: list[dict], pick: str) -> dict:
                  cpu=statistics.median(x["cpu"] for x in ms))
         if "by" in ms[0]:
             m["by"] = {k: statistics.median(x["by"][k] for x in ms) for k in ms[0]["by"]}
+        if "spread" in ms[0]:
+            m["spread"] = statistics.median(x["spread"] for x in ms)
     m["rows_per_s"] = m["rows"] / m["seconds"] if m["seconds"] else 0.0
     m["rows_per_cpu_s"] = m["rows"] / m["cpu"] if m["cpu"] else 0.0
     m["cores_busy"] = m["cpu"] / m["seconds"] if m["seconds"] else 0.0
     return m
+
+
+def _by(by: dict[str, float]) -> str:
+    """CPU seconds by process, the JVM's by thread in brackets."""
+    jvm = ", ".join(f"{k[4:]} {by[k]:.1f}" for k in JVM_PARTS if k in by)
+    return ", ".join(f"{k} {by[k]:.1f}" + (f" ({jvm})" if k == "jvm" and jvm else "") for k in PROCESSES if k in by)
 
 
 def print_scaling(res: dict) -> None:
@@ -326,9 +423,11 @@ def print_scaling(res: dict) -> None:
                   f"{m['rows_per_cpu_s'] / cli:5.2f} of the CLI's  {m['cores_busy']:.2f} cores busy")
         for name in ("local[1]", "local[2]"):
             m = table[name]
-            by = ", ".join(f"{k} {v:.1f}" for k, v in m["by"].items())
-            print(f"  {name}: CPU-s by process: {by}; a query on a 64 KiB file costs {m['query_overhead_cpu']:.1f} "
-                  f"CPU-s (planning, a task)")
+            print(f"  {name}: CPU-s by process: {_by(m['by'])}; a query on a 64 KiB file costs "
+                  f"{m['query_overhead_cpu']:.1f} CPU-s (planning, a task)")
+        for name, m in table.items():
+            if name.startswith("local") and "by" in m and name not in ("local[1]", "local[2]"):
+                print(f"  {name}: {_by(m['by'])}")
         for what in ("", " columns offset,key,timestamp"):
             one, two = table["local[1]" + what], table["local[2]" + what]
             label = what.strip() or "all columns"
@@ -336,7 +435,9 @@ def print_scaling(res: dict) -> None:
                   f"local[2] {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); speed-up 1 -> 2 CPUs "
                   f"{two['rows_per_s'] / one['rows_per_s']:.2f}x rows/s (cores busy {one['cores_busy']:.2f} -> "
                   f"{two['cores_busy']:.2f}; rows per CPU-s local[2] / local[1] "
-                  f"{two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f})")
+                  f"{two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f}); the split of local[2]'s work allows "
+                  f"{two.get('spread', 0):.2f}x on idle cores (its tasks' and workers' CPU over the busiest "
+                  "task thread's plus worker's: load-independent)")
     if "pushed_plan_has_filter" in res:
         print(f"pushed offset range: Filter after the scan in the plan: {res['pushed_plan_has_filter']}")
 

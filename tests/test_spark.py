@@ -329,3 +329,19 @@ def test_records_query_is_the_query_layers(spark, fleet):
     rows = read(spark, [path], "records", key="base64:" + key).toArrow().to_pylist()
     want = [o["offset"] for o in every if o["type"] == "record" and o["key"] == key]
     assert sorted(r["offset"] for r in rows if r["type"] == "record") == sorted(want) and want
+
+
+def test_jvm_options_of_a_local_session_leave_the_users_last():
+    """kafkadump's JVM options come first and the user's spark-defaults.conf options after them (the
+    JVM takes the last of a repeated option); the throughput collector only for a local session whose
+    options choose none."""
+    from kafkadump.spark.session import ARROW_JAVA_OPTIONS, LOCAL_GC_OPTION, jvm_conf
+
+    local = jvm_conf("local[2]", {})
+    assert local["spark.driver.extraJavaOptions"] == f"{ARROW_JAVA_OPTIONS} {LOCAL_GC_OPTION}"
+    assert local["spark.executor.extraJavaOptions"] == ARROW_JAVA_OPTIONS
+    theirs = jvm_conf("local[1]", {"spark.driver.extraJavaOptions": "-Darrow.enable_null_check_for_get=true -Xss4m"})
+    assert theirs["spark.driver.extraJavaOptions"].endswith(f"{LOCAL_GC_OPTION} -Darrow.enable_null_check_for_get=true -Xss4m")
+    for gc in ({"spark.driver.extraJavaOptions": "-XX:+UseG1GC"}, {"spark.driver.defaultJavaOptions": "-XX:+UseZGC"}):
+        assert LOCAL_GC_OPTION not in jvm_conf("local[2]", gc)["spark.driver.extraJavaOptions"]
+    assert LOCAL_GC_OPTION not in jvm_conf("spark://127.0.0.1:7077", {})["spark.driver.extraJavaOptions"]

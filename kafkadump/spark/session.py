@@ -97,16 +97,62 @@ def local_conf(master: str) -> dict:
 
 # Arrow's Java library checks every buffer access against its bounds and every value read for
 # null; Spark's Arrow reader checks nulls itself, and the data source validates each batch it
-# builds (pyarrow's full validation) before it reaches the JVM.  About 7 % of the JVM's CPU
+# builds (pyarrow's validation) before it reaches the JVM.  About 7 % of the JVM's CPU
 # per row, measured with bench/spark_bench.py.  Set on the JVMs kafkadump starts (``conf``
 # given to :func:`build` replaces it).
 ARROW_JAVA_OPTIONS = "-Darrow.enable_unsafe_memory_access=true -Darrow.enable_null_check_for_get=false"
 
+# A local session's JVM is its only executor and runs batch scans: the throughput collector, not
+# G1 (Java's default on 2 or more CPUs), whose write barriers and concurrent threads cost 10-20 %
+# of a local[2] scan's CPU (bench/spark_bench.py; on one CPU the JVM picks the serial collector
+# itself).  Not added when the user's own options choose a collector.
+LOCAL_GC_OPTION = "-XX:+UseParallelGC"
+_CHOOSES_GC = re.compile(r"-XX:[+-]Use\w*GC\b")
 
-def jvm_conf() -> dict:
-    """Settings for the driver and executor JVMs of a session kafkadump starts."""
-    return {"spark.driver.extraJavaOptions": ARROW_JAVA_OPTIONS,
-            "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS}
+
+def spark_defaults() -> dict[str, str]:
+    """The settings of the ``spark-defaults.conf`` that ``spark-submit`` reads here (``$SPARK_CONF_DIR``,
+    else ``$SPARK_HOME/conf``, else PySpark's own ``conf``); empty when there is none."""
+    conf_dir = os.environ.get("SPARK_CONF_DIR")
+    if not conf_dir:
+        home = os.environ.get("SPARK_HOME")
+        if not home:
+            try:
+                from pyspark.find_spark_home import _find_spark_home
+
+                home = _find_spark_home()
+            except Exception:  # noqa: BLE001 - no Spark home: no defaults file
+                return {}
+        conf_dir = os.path.join(home, "conf")
+    out = {}
+    try:
+        with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8") as f:
+            for line in f:
+                parts = line.strip().split(None, 1)
+                if parts and not parts[0].startswith("#"):
+                    out[parts[0]] = parts[1].strip() if len(parts) > 1 else ""
+    except OSError:
+        return {}
+    return out
+
+
+def jvm_conf(master: str | None = None, defaults: dict[str, str] | None = None) -> dict:
+    """Settings for the driver and executor JVMs of a session kafkadump starts: kafkadump's options,
+    then the user's own from ``spark-defaults.conf`` (``defaults``; read when None) after them, so
+    theirs win (the JVM takes the last of a repeated option; a setting given on the command line
+    would otherwise replace the file's).  ``master`` local: the collector too (:data:`LOCAL_GC_OPTION`)."""
+    if defaults is None:
+        defaults = spark_defaults()
+    out = {}
+    for role in ("driver", "executor"):
+        key = f"spark.{role}.extraJavaOptions"
+        theirs = defaults.get(key, "")
+        ours = ARROW_JAVA_OPTIONS
+        chosen = theirs + " " + defaults.get(f"spark.{role}.defaultJavaOptions", "")
+        if role == "driver" and (master or "").startswith("local") and not _CHOOSES_GC.search(chosen):
+            ours += " " + LOCAL_GC_OPTION
+        out[key] = f"{ours} {theirs}".strip()
+    return out
 
 
 # where Spark's own log goes when kafkadump starts the JVM quietly (None: on stderr)
@@ -172,7 +218,7 @@ def build(master: str | None = None, conf: dict | None = None, app_name: str = "
     builder = SparkSession.builder.appName(app_name)
     settings = {}
     if not submitted:
-        settings.update(jvm_conf())
+        settings.update(jvm_conf(master))
     if master is not None:
         builder = builder.master(master)
         settings.update(local_conf(master))

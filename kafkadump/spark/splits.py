@@ -130,21 +130,38 @@ def pack(items: Iterable[T], cost: Callable[[T], int], target: int, max_items: i
     """``items`` cut into consecutive tasks, the packing rule of every kafkadump Spark read (Spark's own
     for small files: ``spark.sql.files.maxPartitionBytes`` and ``openCostInBytes``): a task takes items
     while the sum of their ``cost`` (bytes plus the open cost) stays within ``target``; an item that
-    alone exceeds it is a task by itself.  It depends only on the items, never on the cluster's cores,
-    so the same files are packed the same way whoever plans them."""
-    tasks: list[list[T]] = []
-    cur: list[T] = []
+    alone exceeds it is a task by itself.  That many tasks, and no more, are then evened out: the
+    items are cut at the smallest cap (at most ``target``) that needs no more tasks, so 4 files of
+    36 MiB are 2 tasks of 2 files, not 3 files and 1 (two cores busy to the end, not one).  It
+    depends only on the items, never on the cluster's cores, so the same files are packed the same
+    way whoever plans them (``KafkaSegmentInputFormat.pack`` is the same rule in the JVM)."""
+    listed = list(items)
+    costs = [cost(item) for item in listed]
+    cuts = _next_fit(costs, target, max_items)
+    if len(cuts) > 2:
+        lo, hi = min(target, max(1, -(-sum(costs) // (len(cuts) - 1)))), target
+        while lo < hi:      # the task count only falls as the cap grows (next fit is optimal for it)
+            mid = (lo + hi) // 2
+            if len(_next_fit(costs, mid, max_items)) <= len(cuts):
+                hi = mid
+            else:
+                lo = mid + 1
+        cuts = _next_fit(costs, lo, max_items)
+    return [listed[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def _next_fit(costs: list[int], cap: int, max_items: int | None) -> list[int]:
+    """Where consecutive tasks of at most ``cap`` (and ``max_items``) start, and the end: ``[0, ..., len]``."""
+    cuts = [0]
     load = 0
-    for item in items:
-        c = cost(item)
-        if cur and (load + c > target or (max_items is not None and len(cur) >= max_items)):
-            tasks.append(cur)
-            cur, load = [], 0
-        cur.append(item)
+    for i, c in enumerate(costs):
+        if i > cuts[-1] and (load + c > cap or (max_items is not None and i - cuts[-1] >= max_items)):
+            cuts.append(i)
+            load = 0
         load += c
-    if cur:
-        tasks.append(cur)
-    return tasks
+    if costs:
+        cuts.append(len(costs))
+    return cuts
 
 
 def plan(files: Iterable[tuple[str, int]], split_bytes: int = SPLIT_BYTES_DEFAULT, open_cost: int = OPEN_COST_DEFAULT,

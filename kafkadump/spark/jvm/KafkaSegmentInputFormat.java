@@ -15,7 +15,7 @@
 //
 // A chunk (about kafkadump.chunk.bytes) is one record: key = the chunk's own start, value = the
 // bytes from its resume position to its end.  Chunks of a file are grouped into splits of about
-// kafkadump.split.bytes; small files are packed into one split as Spark packs them (bytes plus
+// kafkadump.split.bytes; small files are packed into one split as kafkadump packs them (bytes plus
 // kafkadump.open.cost each, up to kafkadump.split.bytes).
 package kafkadump.spark.jvm;
 
@@ -275,15 +275,13 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
         long splitBytes = Math.max(1, conf.getLong(SPLIT_BYTES, 128L << 20));
         long chunkBytes = Math.max(1, Math.min(splitBytes, conf.getLong(CHUNK_BYTES, 4L << 20)));
         long openCost = Math.max(0, conf.getLong(OPEN_COST, 4L << 20));
-        List<InputSplit> splits = new ArrayList<>();
-        Split cur = new Split();
-        long load = 0;
+        List<Piece> pieces = new ArrayList<>();
         for (Path p : FileInputFormat.getInputPaths(job)) {
             FileSystem fs = p.getFileSystem(conf);
             FileStatus st = fs.getFileStatus(p);   // FileNotFoundException: "File ... does not exist"
             Path path = st.getPath();
             // the file's chunks, grouped into pieces as kafkadump cuts local files: piece k starts at the
-            // first cut at or after k * splitBytes; pieces packed into tasks as Spark packs files
+            // first cut at or after k * splitBytes; pieces packed into tasks as kafkadump packs files
             List<Chunk> piece = new ArrayList<>();
             long pieceBytes = 0;
             long pieceLimit = splitBytes;
@@ -291,17 +289,7 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
             for (int i = 0; i <= all.size(); i++) {
                 Chunk c = i < all.size() ? all.get(i) : null;
                 if (c == null || (!piece.isEmpty() && c.start >= pieceLimit)) {
-                    long cost = pieceBytes + openCost;
-                    if (!cur.chunks.isEmpty() && load + cost > splitBytes) {
-                        splits.add(cur);
-                        cur = new Split();
-                        load = 0;
-                    }
-                    if (cur.chunks.isEmpty() && !piece.isEmpty()) {
-                        cur.hosts = hostsOf(fs, st, piece.get(0).start, pieceBytes);
-                    }
-                    cur.chunks.addAll(piece);
-                    load += cost;
+                    pieces.add(new Piece(fs, st, piece, pieceBytes));
                     piece = new ArrayList<>();
                     pieceBytes = 0;
                 }
@@ -314,13 +302,88 @@ public class KafkaSegmentInputFormat extends InputFormat<LongWritable, BytesWrit
                 }
             }
         }
-        if (!cur.chunks.isEmpty()) {
-            splits.add(cur);
+        long[] costs = new long[pieces.size()];
+        for (int i = 0; i < costs.length; i++) {
+            costs[i] = pieces.get(i).bytes + openCost;
+        }
+        int[] cuts = pack(costs, splitBytes);
+        List<InputSplit> splits = new ArrayList<>();
+        for (int t = 0; t + 1 < cuts.length; t++) {
+            Split split = new Split();
+            for (int i = cuts[t]; i < cuts[t + 1]; i++) {
+                Piece pc = pieces.get(i);
+                if (split.chunks.isEmpty() && !pc.chunks.isEmpty()) {
+                    split.hosts = hostsOf(pc.fs, pc.st, pc.chunks.get(0).start, pc.bytes);
+                }
+                split.chunks.addAll(pc.chunks);
+            }
+            if (!split.chunks.isEmpty()) {
+                splits.add(split);
+            }
         }
         return splits;
     }
 
-    /** The hosts of the block holding the start of [start, start + length) of a file (none when unknown). */
+    /** A file's share: its chunks and their bytes. */
+    static final class Piece {
+        final FileSystem fs;
+        final FileStatus st;
+        final List<Chunk> chunks;
+        final long bytes;
+
+        Piece(FileSystem fs, FileStatus st, List<Chunk> chunks, long bytes) {
+            this.fs = fs;
+            this.st = st;
+            this.chunks = chunks;
+            this.bytes = bytes;
+        }
+    }
+
+    /**
+     * kafkadump's packing rule (kafkadump.spark.splits.pack): consecutive items, a task taking them while
+     * their costs stay within target (an item above it alone); that many tasks then evened out, cut at the
+     * smallest cap (at most target) that needs no more.  Where the tasks start, and the end.
+     */
+    public static int[] pack(long[] costs, long target) {
+        int[] cuts = nextFit(costs, target);
+        if (cuts.length > 2) {
+            long total = 0;
+            for (long c : costs) {
+                total += c;
+            }
+            int tasks = cuts.length - 1;
+            long lo = Math.min(target, Math.max(1, (total + tasks - 1) / tasks));
+            long hi = target;
+            while (lo < hi) {
+                long mid = lo + (hi - lo) / 2;
+                if (nextFit(costs, mid).length <= cuts.length) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            cuts = nextFit(costs, lo);
+        }
+        return cuts;
+    }
+
+    static int[] nextFit(long[] costs, long cap) {
+        int[] cuts = new int[costs.length + 1];
+        int n = 1;
+        long load = 0;
+        for (int i = 0; i < costs.length; i++) {
+            if (i > cuts[n - 1] && load + costs[i] > cap) {
+                cuts[n++] = i;
+                load = 0;
+            }
+            load += costs[i];
+        }
+        if (costs.length > 0) {
+            cuts[n++] = costs.length;
+        }
+        return java.util.Arrays.copyOf(cuts, n);
+    }
+
     static String[] hostsOf(FileSystem fs, FileStatus st, long start, long length) {
         try {
             org.apache.hadoop.fs.BlockLocation[] blocks = fs.getFileBlockLocations(st, start, Math.max(1, length));
