@@ -193,3 +193,14 @@ def _corpus_captures() -> list[Path]:
 @pytest.mark.parametrize("path", _corpus_captures(), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_corpus_is_read_the_same(path, monkeypatch):
     _same(path.read_bytes(), monkeypatch)
+
+
+def test_packet_times_round_as_python_does(monkeypatch):
+    """seconds + fraction * unit rounded twice, as Python does (a fused multiply-add rounds once:
+    1 s + 369140570 ns then reads 1.3691405700000001 where Python says 1.36914057)."""
+    frame = _link(_conversation_frames()[0][1], 1)
+    data = bytearray(classic([(1.0, frame)], 1, "<", True))
+    struct.pack_into("<I", data, 24 + 4, 369140570)
+    got = _reading(bytes(data), True, monkeypatch)
+    assert got[0][0] == got[1][0][list(pcap.Packet.__slots__).index("time")] == 1 + 369140570 * 1e-9
+    _same(bytes(data), monkeypatch)

@@ -8,9 +8,11 @@ every v2 batch of the shared corpus.  The hop's verdicts must be the pure path's
 
 from __future__ import annotations
 
+import mmap
 import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -196,6 +198,24 @@ def test_hop_stops_at_a_failed_crc_and_at_until():
     # a batch longer than max_length is left to the Python loop
     assert HOT.crc_hop(data, 0, n, n, regions[0][1] - regions[0][0] + 7) == (0, 0, 0)
 
+
+
+@pytest.mark.skipif(HOT is None or sys.maxsize < 1 << 32, reason="needs the compiled hop and a 64-bit address space")
+def test_hop_counts_a_batch_near_two_gib_without_overflow():
+    """A batch whose length + 12 passes 2**31 - 1 is counted in full (the count was an int sum once).
+    The mapping is anonymous: untouched pages are the zero page and cost no memory."""
+    length = 0x7FFFFFFF - 3
+    size = 12 + length
+    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    try:
+        m[8:12] = struct.pack(">i", length)
+        m[16] = 2
+        view = memoryview(m)
+        m[17:21] = struct.pack(">I", HOT.crc32c(view[21:size]))
+        view.release()
+        assert HOT.crc_hop(m, 0, size, size, 0x7FFFFFFF) == (size, 1, size)
+    finally:
+        m.close()
 
 def test_hop_with_the_packages_function():
     """Where crc32c.h has only its tables the hop calls the crc32c package instead: the same walk."""

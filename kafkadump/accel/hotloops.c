@@ -1307,7 +1307,7 @@ hop_intact(const unsigned char *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t un
         if ((uint32_t)computed != stored)
             break;
         (*batches)++;
-        *nbytes += length + 12;
+        *nbytes += (long long)length + 12;
         pos = nxt;
     }
     return pos;

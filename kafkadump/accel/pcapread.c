@@ -54,8 +54,17 @@ be16(const unsigned char *p)
 }
 
 /* link_offset's twin: where IP starts in a frame of n bytes, or -1 (not IP, or a link type not known) */
+/* seconds + fraction * resolution, rounded as Python rounds it: the product, then the sum (a
+   compiler may fuse the two into one multiply-add with a single rounding; the volatile stops it) */
+static double
+packet_time(uint32_t seconds, uint32_t fraction, double resolution)
+{
+    volatile double part = (double)fraction * resolution;
+    return (double)seconds + part;
+}
+
 static Py_ssize_t
-link_offset(long linktype, const unsigned char *d, Py_ssize_t n)
+link_offset(Py_ssize_t linktype, const unsigned char *d, Py_ssize_t n)
 {
     switch (linktype) {
     case LINK_ETHERNET: {
@@ -90,7 +99,7 @@ link_offset(long linktype, const unsigned char *d, Py_ssize_t n)
 /* One record's frame d[0:n]: the plain TCP-over-IPv4 case as a tuple, or NULL with no error set
  * (hand back), or NULL with an error set. */
 static PyObject *
-plain_packet(const unsigned char *d, Py_ssize_t n, long linktype, Py_ssize_t position, double when)
+plain_packet(const unsigned char *d, Py_ssize_t n, Py_ssize_t linktype, Py_ssize_t position, double when)
 {
     Py_ssize_t off = link_offset(linktype, d, n);
     if (off < 0 || off >= n || d[off] >> 4 != 4 || off + 20 > n)
@@ -135,7 +144,7 @@ pcap_run(PyObject *self, PyObject *args)
     PyObject *data;
     Py_ssize_t pos, release_at, limit;
     int big, nanos;
-    long linktype;
+    Py_ssize_t linktype;
     if (!PyArg_ParseTuple(args, "Onppnnn", &data, &pos, &big, &nanos, &linktype, &release_at, &limit))
         return NULL;
     Py_buffer view;
@@ -163,7 +172,7 @@ pcap_run(PyObject *self, PyObject *args)
             stopped = 1;
             break;
         }
-        double when = (double)ts + (double)frac * res;
+        double when = packet_time(ts, frac, res);
         PyObject *item = plain_packet(h + 16, (Py_ssize_t)incl, linktype, pos, when);
         if (item == NULL) {
             if (PyErr_Occurred())
@@ -209,7 +218,7 @@ pcap_times(PyObject *self, PyObject *args)
         uint32_t ts = rd32(h, big), frac = rd32(h + 4, big), incl = rd32(h + 8, big);
         if (incl > MAX_SNAPLEN || (Py_ssize_t)incl > n - pos - 16)
             break;
-        double when = (double)ts + (double)frac * res;
+        double when = packet_time(ts, frac, res);
         if (!seen || when < first)
             first = when;
         if (!seen || when > last)
