@@ -13,8 +13,13 @@ no packet goes through the Python packet parser.
 from __future__ import annotations
 
 import io
+import platform
 import random
+import shutil
 import struct
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import capture_builders as cb
@@ -204,3 +209,29 @@ def test_packet_times_round_as_python_does(monkeypatch):
     got = _reading(bytes(data), True, monkeypatch)
     assert got[0][0] == got[1][0][list(pcap.Packet.__slots__).index("time")] == 1 + 369140570 * 1e-9
     _same(bytes(data), monkeypatch)
+
+
+_FUSED_TIMES = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import pcapread
+print(repr(pcapread.pcap_times(bytes.fromhex(sys.argv[2]), False, True)[0]))
+"""
+
+
+def test_packet_times_round_as_python_does_when_the_compiler_fuses(tmp_path):
+    """pcapread.c built with fused multiply-add allowed (-mfma: what aarch64 builds do by default) still
+    rounds a packet's time as Python does."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    cpu = Path("/proc/cpuinfo")
+    if cc is None or platform.machine() != "x86_64" or not cpu.exists() or " fma " not in cpu.read_text():
+        pytest.skip("needs a C compiler and an x86-64 CPU with FMA")
+    source = Path(pcap.__file__).resolve().parent.parent / "accel" / "pcapread.c"
+    built = tmp_path / ("pcapread" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([cc, "-O2", "-mfma", "-fPIC", "-shared", "-I", sysconfig.get_paths()["include"], str(source),
+                    "-o", str(built)], check=True, capture_output=True)
+    data = bytearray(classic([(1.0, b"")], 1, "<", True))
+    struct.pack_into("<I", data, 24 + 4, 369140570)
+    out = subprocess.run([sys.executable, "-c", _FUSED_TIMES, str(tmp_path), bytes(data).hex()],
+                         check=True, capture_output=True, text=True).stdout
+    assert float(out) == 1 + 369140570 * 1e-9 == 1.36914057
