@@ -25,8 +25,13 @@ PURE_ENV = "KAFKADUMP_PURE_PYTHON"
 INTERFACE = 2
 
 
+def pure_forced() -> bool:
+    """Whether ``KAFKADUMP_PURE_PYTHON`` asks for the pure path (any value but empty or ``0``)."""
+    return os.environ.get(PURE_ENV, "") not in ("", "0")
+
+
 def _load() -> ModuleType | None:
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+    if pure_forced():
         return None
     try:
         from . import hotloops
@@ -75,16 +80,16 @@ def active_path() -> str:
     return "compiled hot path"
 
 
-__all__ = ["compiled_loops", "active_path", "hotloops_built", "PURE_ENV"]
-
-
 def capture_loops() -> ModuleType | None:
     """The compiled twin of the capture reader's packet loop (``pcapread.c``), or None: not built,
     or the pure path forced (``KAFKADUMP_PURE_PYTHON``), as for the hot loops."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+    if pure_forced():
         return None
     try:
         from . import pcapread
     except ImportError:
         return None
     return pcapread
+
+
+__all__ = ["compiled_loops", "capture_loops", "active_path", "hotloops_built", "pure_forced", "PURE_ENV"]

@@ -15,12 +15,11 @@ as before.  The values are those of the decoder's :class:`~kafkadump.decode.mode
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from ..accel import PURE_ENV
+from ..accel import pure_forced
 from ..decode.batch import RecordStream, decode_record_run
 from ..decode.model import STREAM_RECORDS, Batch, Record
 from .row_schema import TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN
@@ -44,7 +43,7 @@ TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")   # by the batch's timestamp-t
 
 
 def _load() -> ModuleType | None:
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+    if pure_forced():
         return None
     try:
         from ..accel import arrowcols
