@@ -46,3 +46,17 @@ def fleet(tmp_path_factory):
     facts = make_fleet(str(root))
     facts["root"] = str(root)
     return facts
+
+
+@pytest.fixture(scope="session")
+def incident(tmp_path_factory):
+    """The single-broker incident (``tests/broker/incident.py``): a real Kafka written by real clients,
+    its live tools asked, then stopped cleanly; skips with the reason when Java or Maven is missing."""
+    from broker.harness import missing_tools
+
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    from broker.incident import build
+
+    return build(tmp_path_factory.mktemp("incident"))
