@@ -59,6 +59,8 @@ PARTS = [
          quick_args=["--rounds", "10"]),
     Part("triage", "peak RSS of every command on one large segment; triage --jobs 2 vs --jobs 1",
          "triage_bench.py", quick_args=["--size", "256M", "--jobs-size", "64M", "--rounds", "2"]),
+    Part("broker", "a log dir a real Kafka wrote: dump-log vs Kafka's DumpLogSegments, records --json vs "
+         "kafka-python", "broker_bench.py", modules=("kafka", "confluent_kafka"), programs=("java", "mvn")),
     Part("spark", "Spark local[1] / local[2] vs one process", "spark_bench.py",
          quick_args=["--partitions", "2", "--segments", "1", "--segment-size", "8M", "--rounds", "1"],
          modules=("pyspark", "pyarrow"), programs=("java",)),
