@@ -94,3 +94,36 @@ def test_records_survive_only_what_compaction_and_retention_left(incident, read_
     for key, w in latest.items():
         if w.value is not None:
             assert kept.get(key) == w.offset, key
+
+
+def test_a_read_committed_consumer_gets_what_txn_says_is_committed(incident, read_back):
+    """Kafka's read_committed consumer is the oracle: it gets every data record of ``payments`` but
+    those of aborted transactions, and stops at the last stable offset of the transaction left open.
+    kafkadump's records, less the ranges ``txn`` calls aborted and past its last stable offset, are
+    exactly those."""
+    done = kafkadump("txn", "--json", str(incident.log_dir))
+    aborted, stable = set(), {}
+    for line in done.stdout.splitlines():
+        obj = json.loads(line)
+        for part in obj.get("partitions", []) if obj["type"] == "transaction" else []:
+            if part["topic"] != "payments":
+                continue
+            if part["state"] == "aborted":
+                aborted.update((part["partition"], o) for o in range(part["firstOffset"], part["lastOffset"] + 1))
+            if part["lastStableOffset"] is not None:
+                stable[part["partition"]] = part["lastStableOffset"]
+    committed = {(p, o) for (t, p, o), rec in read_back.items()
+                 if t == "payments" and rec["control"] is None and (p, o) not in aborted and o < stable.get(p, 1 << 62)}
+    assert stable == {1: incident.facts["read_committed_end"][1]}
+    assert committed == incident.facts["read_committed"]
+    assert len(committed) == 2 * 4 * 10
+
+
+def test_a_recreated_topic_has_the_topic_ids_kafka_gave(incident):
+    done = kafkadump("metadata", "--json", str(incident.log_dir / "__cluster_metadata-0"))
+    changes = [json.loads(line) for line in done.stdout.splitlines()]
+    phoenix = [(c["change"], c["topicId"], c["previousTopicId"]) for c in changes
+               if c["type"] == "topic-change" and c["topic"] == "phoenix"]
+    first, second = incident.facts["phoenix_ids"]
+    assert phoenix == [("created", first, None), ("deleted", first, None), ("recreated", second, first)]
+    assert done.returncode == 1  # a re-created topic is a warning

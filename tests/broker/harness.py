@@ -36,6 +36,7 @@ CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 METADATA_SHELL = "org.apache.kafka.shell.MetadataShell"
 LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 STORAGE_TOOL = "kafka.tools.StorageTool"
+TOPICS = "org.apache.kafka.tools.TopicCommand"
 
 LOG4J2 = """\
 status = error

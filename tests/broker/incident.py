@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .harness import CONSUMER_GROUPS, GET_OFFSETS, TRANSACTIONS, Cluster, quiet, run_tool
+from .harness import CONSUMER_GROUPS, GET_OFFSETS, TOPICS, TRANSACTIONS, Cluster, quiet, run_tool
 
 SEED = 2511
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -299,11 +299,46 @@ def recreate_topic(inc: Incident, rng: random.Random) -> None:
             producer.produce("phoenix", key=f"life{life}-{i}".encode(), value=_payload(rng, 12), on_delivery=rec)
         producer.flush(30)
         assert not rec.errors, rec.errors
+        inc.facts.setdefault("phoenix_ids", []).append(topic_id(inc.cluster.bootstrap, "phoenix"))  # type: ignore[attr-defined]
         if life == 0:
             delete_topics(inc.cluster.bootstrap, ["phoenix"])
             _wait_gone(inc.log_dir, "phoenix-0")
         else:
             inc.acked.extend(sink)
+
+
+def topic_id(bootstrap: str, name: str) -> str:
+    """The topic id Kafka's own topics tool prints (``TopicId: ...``: URL-safe base64, as Kafka's
+    ``Uuid`` writes it; librdkafka prints the same 16 bytes in standard base64)."""
+    done = run_tool(TOPICS, "--bootstrap-server", bootstrap, "--describe", "--topic", name)
+    return done.stdout.split("TopicId:", 1)[1].split()[0]
+
+
+def read_committed(inc: Incident) -> None:
+    """What a read_committed consumer gets from ``payments``: (partition, offset) of each record, and
+    where it stops (the last stable offset, held by the open transaction)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(quiet({"bootstrap.servers": inc.cluster.bootstrap, "group.id": "oracle-read-committed",
+                               "isolation.level": "read_committed", "enable.auto.commit": False,
+                               "enable.partition.eof": True}))
+    parts = [TopicPartition(TXN_TOPIC, p, 0) for p in (0, 1)]
+    consumer.assign(parts)
+    seen: set[tuple[int, int]] = set()
+    at_end: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(at_end) < 2 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is None:
+            continue
+        if msg.error():
+            if msg.error().code() == msg.error()._PARTITION_EOF:
+                at_end.add(msg.partition())
+            continue
+        seen.add((msg.partition(), msg.offset()))
+    inc.facts["read_committed"] = seen
+    inc.facts["read_committed_end"] = {tp.partition: tp.offset for tp in consumer.position(parts)}
+    consumer.close()
 
 
 def _wait_gone(log_dir: Path, name: str, timeout: float = 30) -> None:
@@ -373,6 +408,7 @@ def build(root: Path) -> Incident:
             step(inc, rng)
         produce_hanging(inc)
         consume_groups(inc)
+        read_committed(inc)
         wait_for_cleaner(inc)
         wait_for_retention(inc)
         ask_live_tools(inc)
