@@ -255,3 +255,37 @@ def test_hexdump_of_a_million_records(tmp_path):
     assert rc == 0, err
     assert "span-limit" in out
     assert rss < RSS_LIMIT_MB, rss
+
+
+def test_hexdump_annotates_a_bounded_number_of_inner_messages(monkeypatch):
+    """span-limit on a legacy wrapper: past SPAN_RECORDS inner messages the rest of the decompressed
+    set is one block, and the wrapper's records stream instead of being kept (issue 26, class 5:
+    a hexdump of a wrapper of 1.9 M tiny messages held every span and record, 5.7 GB)."""
+    from kafkadump.decode import legacy as L
+    from kafkadump.decode.walk import decode_spanned, locate
+    from kafkadump.render.hexdump import tiling_errors
+
+    monkeypatch.setattr(L, "SPAN_RECORDS", 20)
+    data = hostile.tiny_inner_wrapper(50)
+    b, spans = decode_spanned(data, locate(data, "x.log"))
+    f = [f for f in b.findings if f.code is Code.SPAN_LIMIT]
+    assert len(f) == 1 and f[0].offset == 34 and f[0].source_offset == 20 * 35 and f[0].length == 30 * 35
+    block = [s for s in spans if s.source == "decompressed" and s.raw == "block"]
+    assert [(s.path, s.offset, s.length) for s in block] == [("message.inner[20:]", 700, 1050)]
+    assert not [s for s in spans if s.path.startswith("message.inner[20].")]
+    assert not tiling_errors(spans, 0, 50 * 35, source="decompressed")
+    assert [r.offset for r in b.records] == list(range(50))
+
+
+def test_hexdump_spans_of_a_wrapper_grow_no_further(monkeypatch):
+    """The spans a hexdump holds for a wrapper stop growing at SPAN_RECORDS inner messages."""
+    from kafkadump.decode import legacy as L
+    from kafkadump.decode.walk import decode_spanned, locate
+
+    monkeypatch.setattr(L, "SPAN_RECORDS", 100)
+    sizes = []
+    for n in (1000, 2000):
+        data = hostile.tiny_inner_wrapper(n)
+        _, spans = decode_spanned(data, locate(data, "x.log"))
+        sizes.append(len(spans))
+    assert sizes[0] == sizes[1] and sizes[0] < 100 * 10

@@ -59,7 +59,7 @@ from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .control import decode_control
 from .crc import crc32c
 from .inplace import checksum
-from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span, record_chunks  # noqa: F401
+from .model import SPAN_RECORDS, STREAM_RECORDS, Batch, Record, RecordSource, Span, record_chunks  # noqa: F401
 from .primitives import ByteBuffer, decode_varint, decode_varlong
 from .work import WORK
 
@@ -223,9 +223,6 @@ def _span_rest(b: Batch, spans: list, findings: list, pos: int, stop: int, n: in
                                                   f"a hexdump annotates {SPAN_RECORDS} records of a batch",
                             length=stop - pos, source_offset=srel))
 
-
-# A hexdump records the spans of at most this many records of a batch.
-SPAN_RECORDS = 10_000
 
 # The header fields a record run reads (decode_record_run, _compiled_run, _anchor).
 _RUN_FIELDS = ("position", "record_count", "base_offset", "base_timestamp", "max_timestamp", "attributes",

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from ..findings import Code, DecodeError, Finding
 from .compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from .inplace import checksum
-from .model import STREAM_RECORDS, Batch, Record, RecordSource, Span
+from .model import SPAN_RECORDS, STREAM_RECORDS, Batch, Record, RecordSource, Span
 from .primitives import ByteBuffer, int32_at, int64_at
 from .work import WORK
 
@@ -238,7 +238,7 @@ def decode_legacy(buf: ByteBuffer, pos: int, end: int, file: str, *, base: int =
         count += 1
         if kept is not None:
             kept.append(r)
-            if len(kept) > STREAM_RECORDS and spans is None:
+            if len(kept) > STREAM_RECORDS:
                 kept = None
     WORK.records += count
     b.record_count = count
@@ -390,9 +390,24 @@ def _inflate(wrapper: _Msg, b: Batch, depth: int, limits: tuple, max_depth: int,
     return data
 
 
+def _close_span_block(spans: list[Span], b: Batch, block_at: int | None, stop: int, count: int,
+                      at: Callable[[int | None], tuple[int, int | None]]) -> None:
+    """The inner messages past the first :data:`SPAN_RECORDS` of a hexdump: one block, one finding."""
+    if block_at is None:
+        return
+    spans.append(Span(f"message.inner[{SPAN_RECORDS}:]", block_at, stop - block_at,
+                      f"<inner messages {SPAN_RECORDS} on, not annotated>", "decompressed", raw="block"))
+    o, so = at(block_at)
+    b.findings.append(Finding(Code.SPAN_LIMIT, o, f"inner messages {SPAN_RECORDS}..{count - 1} ({stop - block_at} "
+                                                  f"bytes) are shown as one block: a hexdump annotates "
+                                                  f"{SPAN_RECORDS} messages of a wrapper",
+                              length=stop - block_at, source_offset=so))
+
+
 def _check_inner(data: bytes, b: Batch, depth: int, spans: list[Span] | None,
                  at: Callable[[int | None], tuple[int, int | None]]) -> tuple[int, int, int | None, bool]:
-    """First pass over an inner message set: framing and CRC findings (and spans at depth 1).
+    """First pass over an inner message set: framing and CRC findings (and spans at depth 1, of the
+    first :data:`SPAN_RECORDS` messages; the rest is one block with a ``span-limit`` finding).
 
     Returns ``(messages, end of the last whole message, last inner offset, offsets are 0..n-1)``.
     """
@@ -401,17 +416,24 @@ def _check_inner(data: bytes, b: Batch, depth: int, spans: list[Span] | None,
     sequential = True
     p = 0
     end = len(data)
+    spanned = spans if depth == 1 else None
+    block_at: int | None = None
     while p < end:
         try:
             im = parse_message(data, p, end)
         except DecodeError as e:
+            if spanned is not None:
+                _close_span_block(spanned, b, block_at, p, count, at)
+                block_at = None
+                spanned.append(Span("message.inner.unparsed", p, end - p, None, "decompressed", "unparsed"))
             o, so = at(e.offset)
             b.findings.append(Finding(e.code, o, f"inner message: {e.message}", source_offset=so))
-            if spans is not None and depth == 1:
-                spans.append(Span("message.inner.unparsed", p, end - p, None, "decompressed", "unparsed"))
             break
-        if spans is not None and depth == 1:
-            _message_spans(spans, im, f"message.inner[{count}].", "decompressed", 0)
+        if spanned is not None:
+            if count < SPAN_RECORDS:
+                _message_spans(spanned, im, f"message.inner[{count}].", "decompressed", 0)
+            elif block_at is None:
+                block_at = p
         if im.crc != im.computed_crc:
             o, so = at(p + 12)
             b.findings.append(Finding(Code.CRC_MISMATCH, o,
@@ -421,4 +443,6 @@ def _check_inner(data: bytes, b: Batch, depth: int, spans: list[Span] | None,
         count += 1
         last_rel = im.offset
         p += im.size
+    if spanned is not None:
+        _close_span_block(spanned, b, block_at, p, count, at)
     return count, p, last_rel, sequential

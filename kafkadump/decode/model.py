@@ -210,6 +210,9 @@ class Batch:
 # (a :class:`RecordSource`), this many at a time.
 STREAM_RECORDS = 4096
 
+# A hexdump records the spans of at most this many records (or inner messages) of a batch.
+SPAN_RECORDS = 10_000
+
 
 class RecordSource:
     """The records of a batch too large to hold as a list, decoded again from the batch's bytes
