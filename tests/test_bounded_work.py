@@ -289,3 +289,42 @@ def test_hexdump_spans_of_a_wrapper_grow_no_further(monkeypatch):
         _, spans = decode_spanned(data, locate(data, "x.log"))
         sizes.append(len(spans))
     assert sizes[0] == sizes[1] and sizes[0] < 100 * 10
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3])
+def test_decompressed_bytes_are_held_once(codec):
+    """gzip, xerial snappy and lz4 output gathered in pieces is held once: a list of the pieces and
+    their join held it twice (a 64 MiB wrapper cost 128 MiB; issue 26, class 5)."""
+    import gzip
+    import tracemalloc
+
+    import lz4.frame
+
+    from kafkadump.decode.compression import decompress
+
+    size = 16 * MiB
+    plain = bytes(range(256)) * (size // 256)
+    packed = {1: lambda: gzip.compress(plain, 1),
+              2: lambda: _xerial(plain),
+              3: lambda: b"".join(lz4.frame.compress(plain[i:i + MiB]) for i in range(0, size, MiB))}[codec]()
+    tracemalloc.start()
+    try:
+        out = decompress(codec, packed, 64 * MiB)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out == plain
+    assert peak < 1.4 * size, peak / size
+
+
+def _xerial(plain: bytes) -> bytes:
+    """Kafka's xerial snappy framing: the magic header, then (length, raw block) of 1 MiB pieces."""
+    import struct
+
+    import snappy
+
+    out = [b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)]
+    for i in range(0, len(plain), MiB):
+        block = snappy.compress(plain[i:i + MiB])
+        out.append(struct.pack(">i", len(block)) + block)
+    return b"".join(out)

@@ -20,6 +20,7 @@ and becomes a ``decompression-limit`` finding.
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 
@@ -32,6 +33,7 @@ DEFAULT_MAX_DECOMPRESSED = 64 * 1024 * 1024
 DEFAULT_MAX_RATIO = 1000       # gzip tops out near 1032:1; only a bomb goes further
 RATIO_FLOOR = 1 << 20          # outputs up to this size are never refused for their ratio
 _CHUNK = 1 << 16               # input fed to the streaming decoders at most this much at a time,
+_OUT_PIECE = 1 << 20           # output taken from a streaming decoder at most this much a call
 _FIRST_PIECE = 64              # starting this small and doubling: what a decoder copies after a
                                # member's end is at most about the member's size (linear in total)
 
@@ -94,12 +96,19 @@ def decompress(codec: int, data: ByteBuffer, cap: int = DEFAULT_MAX_DECOMPRESSED
     raise DecodeError(Code.UNKNOWN_CODEC, 0, f"unknown compression codec {codec}")
 
 
+def _growing_buffer() -> io.BytesIO:
+    """Where a codec's output pieces are gathered: a BytesIO grows in place (realloc), and its
+    getvalue() hands over its buffer without a copy, so the decompressed bytes are held once, not
+    twice as a list of pieces and their join would (a 64 MiB output: 64 MiB, not 128)."""
+    return io.BytesIO()
+
+
 # --- gzip ------------------------------------------------------------------------
 
 def _gunzip(data: ByteBuffer, cap: int) -> bytes:
     # The input is fed in growing pieces so that many concatenated members cost
     # linear time (zlib copies everything after a member's end into unused_data).
-    out = []
+    out = _growing_buffer()
     total = 0
     mv = memoryview(bytes(data))
     n = len(mv)
@@ -111,14 +120,16 @@ def _gunzip(data: ByteBuffer, cap: int) -> bytes:
         step = _FIRST_PIECE
         try:
             while not d.eof and pos < n:
-                piece = mv[pos:pos + step]
+                piece: ByteBuffer = mv[pos:pos + step]
                 pos += len(piece)
                 step = min(step * 2, _CHUNK)
-                chunk = d.decompress(piece, cap - total + 1)
-                total += len(chunk)
-                if total > cap or d.unconsumed_tail:
-                    raise DecompressionLimit("gzip", cap)
-                out.append(chunk)
+                while piece and not d.eof:  # the output at most _OUT_PIECE bytes a call
+                    chunk = d.decompress(piece, min(cap - total + 1, _OUT_PIECE))
+                    total += len(chunk)
+                    if total > cap:
+                        raise DecompressionLimit("gzip", cap)
+                    out.write(chunk)
+                    piece = d.unconsumed_tail
         except zlib.error as e:
             if members and not bytes(mv[start:]).strip(b"\x00"):
                 break  # zero padding after the last member
@@ -129,7 +140,7 @@ def _gunzip(data: ByteBuffer, cap: int) -> bytes:
         pos -= len(d.unused_data)
     if not members:
         raise _failed("gzip", "empty input")
-    return b"".join(out)
+    return out.getvalue()
 
 
 # --- snappy -----------------------------------------------------------------------
@@ -166,7 +177,7 @@ def _unsnappy(data: ByteBuffer, cap: int) -> bytes:
     if len(data) < 16:
         raise _failed("snappy", "xerial header truncated")
     pos = 16  # magic(8) version(4) compat(4)
-    out = []
+    out = _growing_buffer()
     total = 0
     n = len(data)
     while pos < n:
@@ -178,9 +189,9 @@ def _unsnappy(data: ByteBuffer, cap: int) -> bytes:
             raise _failed("snappy", f"xerial block of {blen} bytes at {pos - 4} runs past the data")
         chunk = _raw_snappy(data[pos:pos + blen], cap - total, f"xerial block at {pos - 4}")
         total += len(chunk)
-        out.append(chunk)
+        out.write(chunk)
         pos += blen
-    return b"".join(out)
+    return out.getvalue()
 
 
 # --- lz4 --------------------------------------------------------------------------
@@ -271,7 +282,7 @@ def _unlz4(data: ByteBuffer, cap: int, notes: list | None) -> bytes:
             notes.append((Code.LZ4_LEGACY_CHECKSUM,
                           "LZ4 frame header checksum computed the pre-0.10 Kafka way; repaired to decode"))
     # fed in chunks, like gzip: many tiny frames cost linear time
-    out = []
+    out = _growing_buffer()
     total = 0
     mv = memoryview(data)
     n = len(mv)
@@ -283,18 +294,9 @@ def _unlz4(data: ByteBuffer, cap: int, notes: list | None) -> bytes:
             piece = mv[pos:pos + step]
             pos += len(piece)
             step = min(step * 2, _CHUNK)
-            try:
-                chunk = d.decompress(piece, max_length=cap - total + 1)
-            except RuntimeError as e:
-                raise _failed("lz4", e) from None
-            total += len(chunk)
-            if total > cap:
-                raise DecompressionLimit("lz4", cap)
-            out.append(chunk)
+            total = _lz4_drain(d, piece, out, total, cap)
             if d.eof:
                 break
-            if not d.needs_input:
-                raise DecompressionLimit("lz4", cap)
             if pos >= n:
                 raise _failed("lz4", "frame ends before its end mark")
         pos -= len(d.unused_data or b"")
@@ -302,7 +304,26 @@ def _unlz4(data: ByteBuffer, cap: int, notes: list | None) -> bytes:
             if not bytes(mv[pos:]).strip(b"\x00"):
                 break
             raise _failed("lz4", f"{n - pos} bytes after the last frame")
-    return b"".join(out)
+    return out.getvalue()
+
+
+def _lz4_drain(d, piece: ByteBuffer, out: io.BytesIO, total: int, cap: int) -> int:  # noqa: ANN001
+    """Feed one piece, taking the output at most :data:`_OUT_PIECE` bytes a call (the binding allocates
+    ``max_length`` bytes up front); the running total, or DecompressionLimit past ``cap``."""
+    while True:
+        try:
+            chunk = d.decompress(piece, max_length=min(cap - total + 1, _OUT_PIECE))
+        except RuntimeError as e:
+            raise _failed("lz4", e) from None
+        piece = b""
+        total += len(chunk)
+        if total > cap:
+            raise DecompressionLimit("lz4", cap)
+        out.write(chunk)
+        if d.eof or d.needs_input:
+            return total
+        if not chunk:
+            raise _failed("lz4", "the decoder neither needs input nor gives output")
 
 
 # --- zstd -------------------------------------------------------------------------
