@@ -534,6 +534,15 @@ def test_broker_checkpoint_beyond_log_end_and_topic_id_mismatch(tmp_path):
     assert r["totals"]["partitions"] == 3 and r["verdict"] == "warnings"
 
 
+def test_an_empty_cleaner_checkpoint_is_clean(tmp_path):
+    ld = tmp_path / "kafka-logs"
+    write(ld / "orders-0" / name(0, ".log"), three().data)
+    write(ld / "cleaner-offset-checkpoint", b"")
+    write(ld / "recovery-point-offset-checkpoint", checkpoint_text([("orders", 0, 9)]))
+    r = triage(str(ld))
+    assert findings(r) == [] and r["verdict"] == "clean"
+
+
 def test_meta_properties_and_quorum_state_findings(tmp_path):
     ld = tmp_path / "logs"
     write(ld / "meta.properties", b"version=3\nnode.id=1\n")
