@@ -1,0 +1,232 @@
+"""A broker killed while producers wrote, its log dir torn as a power loss tears it, and Kafka's own log
+recovery as the oracle (tests/broker/crash_scenario.py): where Kafka truncated each segment is where
+kafkadump says the valid data ends; what Kafka kept reads the same in kafkadump and DumpLogSegments;
+every record the producers were acknowledged is on the killed broker's disk.
+
+The differences from Kafka that are Kafka's oddities are in the man page (man/parts/oracle_crash.man)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.broker
+
+BATCH_HEADER = 61
+DUMP_FIELDS = re.compile(r"(\w+): (\S+)")
+
+
+@pytest.fixture(scope="module")
+def crash(tmp_path_factory):
+    from broker.harness import missing_tools
+
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    from broker.crash_scenario import build
+
+    return build(tmp_path_factory.mktemp("crash"))
+
+
+def kafkadump(*args: str) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    return done
+
+
+def lines(*args: str) -> list[dict]:
+    return [json.loads(line) for line in kafkadump(*args).stdout.splitlines()]
+
+
+def triage(path: Path) -> dict:
+    return json.loads(kafkadump("triage", "--json", str(path)).stdout)
+
+
+def segments(report: dict, root: Path) -> dict[str, dict]:
+    """The data topic's segment objects of a triage report, by "topic-p/name.log"."""
+    out = {}
+    for f in report["files"]:
+        rel = Path(f["file"]).relative_to(root)
+        if f["kind"] == "segment" and rel.parent.name.startswith("crash-"):
+            out[str(rel)] = f
+    return out
+
+
+def dump_log_segments(*files: Path) -> tuple[dict[str, list[dict]], str, int]:
+    """Kafka's DumpLogSegments on ``files``: its batch lines by file name, its other lines, its exit."""
+    from broker.harness import DUMP_LOG_SEGMENTS, run_tool
+
+    done = run_tool(DUMP_LOG_SEGMENTS, "--files", ",".join(map(str, files)), check=False, timeout=300)
+    batches: dict[str, list[dict]] = {}
+    other, current = [], ""
+    for line in done.stdout.splitlines():
+        if line.startswith("Dumping "):
+            current = str(Path(line.split(" ", 1)[1]))
+            batches[current] = []
+        elif line.startswith("baseOffset:"):
+            batches[current].append(dict(DUMP_FIELDS.findall(line)))
+        else:
+            other.append(line)
+    return batches, "\n".join(other) + done.stderr, done.returncode
+
+
+def as_bytes(field):
+    if field is None:
+        return None
+    if isinstance(field, dict):
+        import base64
+
+        return base64.b64decode(field["base64"])
+    return field.encode()
+
+
+# ---- the oracle itself -----------------------------------------------------------------------------
+
+
+def test_kafka_truncated_each_torn_segment_to_its_last_whole_batch(crash):
+    torn = crash.copies["torn"]
+    assert [d.kind for d in torn.damage] == ["cut", "zeroed", "garbage"]
+    for d in torn.damage:
+        assert torn.sizes_before[d.segment] == d.size_after
+        assert torn.sizes_after[d.segment] == d.valid_end < d.size_after, d
+    untouched = {k for k in torn.sizes_before} - {d.segment for d in torn.damage}
+    assert untouched and all(torn.sizes_after[k] == torn.sizes_before[k] for k in untouched)
+
+
+def test_kafka_left_the_killed_log_whole(crash):
+    """SIGKILL leaves the page cache: the killed broker's segments are whole, Kafka truncates nothing."""
+    for name in ("killed", "live"):
+        copy = crash.copies[name]
+        assert copy.sizes_before == copy.sizes_after, name
+        assert len(copy.sizes_before) > 4 * 2  # segments rolled in every partition
+
+
+# ---- triage: where the valid data ends ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["killed", "torn", "live"])
+def test_triage_valid_bytes_is_the_size_kafka_recovered_to(crash, name):
+    copy = crash.copies[name]
+    found = segments(triage(copy.before), copy.before)
+    assert set(found) == set(copy.sizes_before)
+    got = {k: f["validBytes"] for k, f in found.items()}
+    assert got == copy.sizes_after
+
+
+def test_triage_names_the_torn_tail_where_kafka_cut_it(crash):
+    torn = crash.copies["torn"]
+    found = segments(triage(torn.before), torn.before)
+    for d in torn.damage:
+        f = found[d.segment]
+        kept = torn.sizes_after[d.segment]
+        errors = [x for x in f["findings"] if x["severity"] == "error"]
+        padding = sum(x["length"] for x in f["findings"] if x["code"] == "zero-padding")
+        assert errors and kept <= errors[0]["offset"] < kept + BATCH_HEADER, (d, errors)
+        assert f["damagedBytes"] + padding == d.size_after - kept, d
+        if d.kind == "cut":
+            assert [(x["code"], x["offset"]) for x in errors] == [("truncated", kept)]
+        if d.kind == "zeroed":
+            assert padding > 0 and f["size"] - padding > kept
+
+
+# ---- carve: what was lost ----------------------------------------------------------------------------
+
+
+def test_carve_loses_what_kafka_truncated(crash):
+    torn = crash.copies["torn"]
+    kept, _, _ = dump_log_segments(*(torn.after / d.segment for d in torn.damage))
+    for d in torn.damage:
+        items = lines("carve", "--json", str(torn.before / d.segment))
+        damaged = [i for i in items if i["type"] == "damaged"]
+        summary = items[-1]
+        last_kept = int(kept[str(torn.after / d.segment)][-1]["lastOffset"])
+        assert damaged[0]["start"] == torn.sizes_after[d.segment], d
+        assert damaged[-1]["end"] + summary["paddingBytes"] == d.size_after
+        assert summary["recoveredBytes"] == torn.sizes_after[d.segment]
+        assert summary["lastOffset"] == last_kept
+        assert damaged[0]["lostOffsets"]["first"] == last_kept + 1
+
+
+def test_dumplogsegments_on_the_torn_files_counts_the_invalid_bytes_carve_lost(crash):
+    """DumpLogSegments names the invalid tail of a cut segment and of one with garbage appended; a
+    tail of zeros makes it throw (documented in the man page)."""
+    torn = crash.copies["torn"]
+    for d in torn.damage:
+        path = torn.before / d.segment
+        _, other, code = dump_log_segments(path)
+        carved = lines("carve", "--json", str(path))[-1]
+        if d.kind == "zeroed":
+            assert code != 0 and "CorruptRecordException" in other and "smaller than minimum" in other
+            continue
+        assert code == 0
+        assert f"Found {carved['damagedBytes']} invalid bytes at the end of {path.name}" in other
+
+
+# ---- what Kafka kept reads the same --------------------------------------------------------------------
+
+
+def kafkadump_batches(root: Path, files: list[str]) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {str(root / f): [] for f in files}
+    for b in lines("batches", "--json", *(str(root / f) for f in files)):
+        if b["type"] == "batch":
+            out.setdefault(str(Path(b["file"])), []).append(
+                (b["position"], b["baseOffset"], b["lastOffset"], b["recordCount"], b["size"], b["crc"],
+                 b["compression"], b["crcValid"]))
+    return out
+
+
+def dump_batches(root: Path, files: list[str]) -> dict[str, list[tuple]]:
+    kept, _, code = dump_log_segments(*(root / f for f in files))
+    assert code == 0
+    return {k: [(int(b["position"]), int(b["baseOffset"]), int(b["lastOffset"]), int(b["count"]), int(b["size"]),
+                 int(b["crc"]), b["compresscodec"], b["isvalid"] == "true") for b in v] for k, v in kept.items()}
+
+
+@pytest.mark.parametrize("name", ["killed", "torn", "live"])
+def test_recovered_log_reads_as_dumplogsegments_reads_it(crash, name):
+    copy = crash.copies[name]
+    files = sorted(copy.sizes_after)
+    ours, kafkas = kafkadump_batches(copy.after, files), dump_batches(copy.after, files)
+    assert sorted(ours) == sorted(kafkas) and len(ours) == len(files)
+    assert ours == kafkas
+    summary = lines("verify-crc", "--json", *(str(copy.after / f) for f in files))[-1]
+    assert summary["batches"] == sum(map(len, kafkas.values())) and summary["bad"] == 0 and summary["valid"]
+
+
+@pytest.mark.parametrize("name", ["killed", "torn", "live"])
+def test_the_recovered_partitions_triage_clean(crash, name):
+    """Kafka rebuilt the indexes the crash or the live copy left out of step; kafkadump finds them whole.
+    The broker's own return is an unclean election in its metadata (documented in the man page)."""
+    report = triage(crash.copies[name].after)
+    verdicts = {p["partition"]: p["verdict"] for p in report["partitions"] if p["topic"] == "crash"}
+    assert verdicts == {0: "clean", 1: "clean", 2: "clean", 3: "clean"}
+    assert set(report["findingCounts"]) <= {"unclean-election", "zero-padding"}
+
+
+def test_the_live_copy_had_indexes_out_of_step(crash):
+    """The copy taken while the broker wrote: indexes copied after their segment point past its end
+    (Kafka rebuilds them in recovery; the test above finds them whole)."""
+    report = triage(crash.copies["live"].before)
+    kinds = {f["kind"] for f in report["files"] for x in f["findings"] if x["code"] == "index-out-of-step"}
+    assert kinds and kinds <= {"offset-index", "time-index"}
+
+
+# ---- every acknowledged record ---------------------------------------------------------------------------
+
+
+def test_every_acknowledged_record_is_on_the_killed_brokers_disk(crash):
+    assert len(crash.acked) > 10000 and crash.errors  # writes were in flight at the kill
+    got = {}
+    parts = sorted(crash.killed.glob("crash-*"))
+    for r in lines("records", "--json", *map(str, parts)):
+        if r["type"] == "record":
+            got[(r["partition"], r["offset"])] = (as_bytes(r["key"]), as_bytes(r["value"]))
+    missing = [a for a in crash.acked if (a.partition, a.offset) not in got]
+    different = [a for a in crash.acked if got.get((a.partition, a.offset), (a.key, a.value)) != (a.key, a.value)]
+    assert not missing, missing[:3]
+    assert not different, different[:3]
