@@ -7,6 +7,7 @@ The differences from Kafka that are Kafka's oddities are in the man page (man/pa
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 pytestmark = pytest.mark.broker
 
 BATCH_HEADER = 61
+DAMAGE = ("cut", "zeroed", "garbage", "flipped")
 DUMP_FIELDS = re.compile(r"(\w+): (\S+)")
 
 
@@ -43,8 +45,14 @@ def lines(*args: str) -> list[dict]:
     return [json.loads(line) for line in kafkadump(*args).stdout.splitlines()]
 
 
+@functools.cache
 def triage(path: Path) -> dict:
     return json.loads(kafkadump("triage", "--json", str(path)).stdout)
+
+
+@functools.cache
+def carve(path: Path) -> list[dict]:
+    return lines("carve", "--json", str(path))
 
 
 def segments(report: dict, root: Path) -> dict[str, dict]:
@@ -75,6 +83,24 @@ def dump_log_segments(*files: Path) -> tuple[dict[str, list[dict]], str, int]:
     return batches, "\n".join(other) + done.stderr, done.returncode
 
 
+@pytest.fixture(scope="module")
+def kafka_kept(crash) -> dict[str, list[dict]]:
+    """DumpLogSegments on every segment Kafka kept, of every recovered copy (one run)."""
+    files = [c.after / f for c in crash.copies.values() for f in sorted(c.sizes_after)]
+    kept, other, code = dump_log_segments(*files)
+    assert code == 0 and len(kept) == len(files), other[-2000:]
+    return kept
+
+
+@pytest.fixture(scope="module")
+def kafka_torn(crash) -> tuple[dict[str, list[dict]], str, int]:
+    """DumpLogSegments on the damaged segments before recovery (one run: the zeroed one last, as it
+    makes DumpLogSegments throw)."""
+    torn = crash.copies["torn"]
+    damage = sorted(torn.damage, key=lambda d: d.kind == "zeroed")
+    return dump_log_segments(*(torn.before / d.segment for d in damage))
+
+
 def as_bytes(field):
     if field is None:
         return None
@@ -90,12 +116,22 @@ def as_bytes(field):
 
 def test_kafka_truncated_each_torn_segment_to_its_last_whole_batch(crash):
     torn = crash.copies["torn"]
-    assert [d.kind for d in torn.damage] == ["cut", "zeroed", "garbage"]
+    assert [d.kind for d in torn.damage] == list(DAMAGE)
     for d in torn.damage:
         assert torn.sizes_before[d.segment] == d.size_after
         assert torn.sizes_after[d.segment] == d.valid_end < d.size_after, d
-    untouched = {k for k in torn.sizes_before} - {d.segment for d in torn.damage}
+    untouched = set(torn.sizes_before) - {d.segment for d in torn.damage} - deleted_by_kafka(crash)
     assert untouched and all(torn.sizes_after[k] == torn.sizes_before[k] for k in untouched)
+
+
+def deleted_by_kafka(crash) -> set[str]:
+    """The segments after the one with a flipped byte: Kafka's recovery deletes them all."""
+    torn = crash.copies["torn"]
+    flipped = next(d for d in torn.damage if d.kind == "flipped")
+    later = {k for k in torn.sizes_before if k.startswith(f"crash-{flipped.partition}/")
+             and int(Path(k).stem) > int(Path(flipped.segment).stem)}
+    assert later and set(torn.sizes_before) - set(torn.sizes_after) == later
+    return later
 
 
 def test_kafka_left_the_killed_log_whole(crash):
@@ -114,8 +150,10 @@ def test_triage_valid_bytes_is_the_size_kafka_recovered_to(crash, name):
     copy = crash.copies[name]
     found = segments(triage(copy.before), copy.before)
     assert set(found) == set(copy.sizes_before)
-    got = {k: f["validBytes"] for k, f in found.items()}
+    got = {k: f["validBytes"] for k, f in found.items() if k in copy.sizes_after}
     assert got == copy.sizes_after
+    for k in set(found) - set(copy.sizes_after):  # deleted by Kafka, whole by kafkadump (man page)
+        assert name == "torn" and found[k]["validBytes"] == found[k]["size"] and not found[k]["findings"]
 
 
 def test_triage_names_the_torn_tail_where_kafka_cut_it(crash):
@@ -127,6 +165,11 @@ def test_triage_names_the_torn_tail_where_kafka_cut_it(crash):
         errors = [x for x in f["findings"] if x["severity"] == "error"]
         padding = sum(x["length"] for x in f["findings"] if x["code"] == "zero-padding")
         assert errors and kept <= errors[0]["offset"] < kept + BATCH_HEADER, (d, errors)
+        if d.kind == "flipped":  # one batch damaged, the intact ones after it read (Kafka drops them)
+            assert (errors[0]["code"], errors[0]["offset"]) == ("crc-mismatch", kept + 17)
+            assert f["damagedRanges"] == 1
+            assert f["damagedBytes"] < d.size_after - kept
+            continue
         assert f["damagedBytes"] + padding == d.size_after - kept, d
         if d.kind == "cut":
             assert [(x["code"], x["offset"]) for x in errors] == [("truncated", kept)]
@@ -134,37 +177,67 @@ def test_triage_names_the_torn_tail_where_kafka_cut_it(crash):
             assert padding > 0 and f["size"] - padding > kept
 
 
+def test_kafkas_recovery_log_names_the_bytes_and_offsets_kafkadump_does(crash):
+    """"Corruption found in segment S, truncating to offset O": O is where carve's lost offsets start;
+    "Found invalid messages ... at byte offset N" with the stored and computed CRC: kafkadump's
+    crc-mismatch finding of the batch at N, with the same two CRCs."""
+    torn = crash.copies["torn"]
+    truncations = {int(p): (int(s), int(o)) for p, s, o in re.findall(
+        r"partition=crash-(\d+),.*Corruption found in segment (\d+), truncating to offset (\d+)", torn.server_log)}
+    expected = {}
+    for d in torn.damage:
+        lost = next(i for i in carve(torn.before / d.segment) if i["type"] == "damaged")
+        expected[d.partition] = (int(Path(d.segment).stem), lost["lostOffsets"]["first"])
+    assert truncations == expected
+    invalid = re.findall(r"Found invalid messages in log segment (\S+) at byte offset (\d+)\.[^\n]*\n"
+                         r"[^\n]*stored crc = (\d+), computed crc = (\d+)", torn.server_log)
+    assert invalid
+    found = segments(triage(torn.before), torn.before)
+    for path, at, stored, computed in invalid:
+        f = found[str(Path(path).relative_to(torn.after))]
+        crc = [x for x in f["findings"] if x["code"] == "crc-mismatch"]
+        assert [(x["offset"], x["message"]) for x in crc] == [(int(at) + 17, f"stored crc {stored} != computed {computed}")]
+
+
 # ---- carve: what was lost ----------------------------------------------------------------------------
 
 
-def test_carve_loses_what_kafka_truncated(crash):
-    torn = crash.copies["torn"]
-    kept, _, _ = dump_log_segments(*(torn.after / d.segment for d in torn.damage))
+def test_carve_loses_what_kafka_truncated(crash, kafka_kept):
+    torn, kept = crash.copies["torn"], kafka_kept
     for d in torn.damage:
-        items = lines("carve", "--json", str(torn.before / d.segment))
+        items = carve(torn.before / d.segment)
         damaged = [i for i in items if i["type"] == "damaged"]
         summary = items[-1]
         last_kept = int(kept[str(torn.after / d.segment)][-1]["lastOffset"])
         assert damaged[0]["start"] == torn.sizes_after[d.segment], d
+        assert damaged[0]["lostOffsets"]["first"] == last_kept + 1
+        if d.kind == "flipped":  # carve keeps the intact batches after the damaged one (man page)
+            assert len(damaged) == 1 and summary["recoveredBytes"] + summary["damagedBytes"] == d.size_after
+            assert damaged[0]["lostOffsets"]["last"] is not None and summary["lastOffset"] > last_kept
+            continue
         assert damaged[-1]["end"] + summary["paddingBytes"] == d.size_after
         assert summary["recoveredBytes"] == torn.sizes_after[d.segment]
         assert summary["lastOffset"] == last_kept
-        assert damaged[0]["lostOffsets"]["first"] == last_kept + 1
 
 
-def test_dumplogsegments_on_the_torn_files_counts_the_invalid_bytes_carve_lost(crash):
-    """DumpLogSegments names the invalid tail of a cut segment and of one with garbage appended; a
-    tail of zeros makes it throw (documented in the man page)."""
+def test_dumplogsegments_on_the_torn_files_counts_the_invalid_bytes_carve_lost(crash, kafka_torn):
+    """DumpLogSegments names the invalid tail of a cut segment and of one with garbage appended, and
+    the flipped batch as not valid; a tail of zeros makes it throw (documented in the man page)."""
     torn = crash.copies["torn"]
+    dumped, other, code = kafka_torn
+    assert code != 0 and len(dumped) == len(torn.damage)
     for d in torn.damage:
         path = torn.before / d.segment
-        _, other, code = dump_log_segments(path)
-        carved = lines("carve", "--json", str(path))[-1]
+        carved = carve(path)[-1]
         if d.kind == "zeroed":
-            assert code != 0 and "CorruptRecordException" in other and "smaller than minimum" in other
-            continue
-        assert code == 0
-        assert f"Found {carved['damagedBytes']} invalid bytes at the end of {path.name}" in other
+            assert f"CorruptRecordException: Found record size 0 smaller than minimum record overhead (14) in " \
+                   f"file {path}" in other
+        elif d.kind == "flipped":
+            invalid = [int(b["position"]) for b in dumped[str(path)] if b["isvalid"] != "true"]
+            assert invalid == [torn.sizes_after[d.segment]]
+            assert len(dumped[str(path)]) == len(kafkadump_batches(path.parent, [path.name])[str(path)])
+        else:
+            assert f"Found {carved['damagedBytes']} invalid bytes at the end of {path.name}" in other
 
 
 # ---- what Kafka kept reads the same --------------------------------------------------------------------
@@ -180,18 +253,17 @@ def kafkadump_batches(root: Path, files: list[str]) -> dict[str, list[tuple]]:
     return out
 
 
-def dump_batches(root: Path, files: list[str]) -> dict[str, list[tuple]]:
-    kept, _, code = dump_log_segments(*(root / f for f in files))
-    assert code == 0
+def dump_batches(kept: dict[str, list[dict]], root: Path, files: list[str]) -> dict[str, list[tuple]]:
+    kept = {str(root / f): kept[str(root / f)] for f in files}
     return {k: [(int(b["position"]), int(b["baseOffset"]), int(b["lastOffset"]), int(b["count"]), int(b["size"]),
                  int(b["crc"]), b["compresscodec"], b["isvalid"] == "true") for b in v] for k, v in kept.items()}
 
 
 @pytest.mark.parametrize("name", ["killed", "torn", "live"])
-def test_recovered_log_reads_as_dumplogsegments_reads_it(crash, name):
+def test_recovered_log_reads_as_dumplogsegments_reads_it(crash, kafka_kept, name):
     copy = crash.copies[name]
     files = sorted(copy.sizes_after)
-    ours, kafkas = kafkadump_batches(copy.after, files), dump_batches(copy.after, files)
+    ours, kafkas = kafkadump_batches(copy.after, files), dump_batches(kafka_kept, copy.after, files)
     assert sorted(ours) == sorted(kafkas) and len(ours) == len(files)
     assert ours == kafkas
     summary = lines("verify-crc", "--json", *(str(copy.after / f) for f in files))[-1]
@@ -208,12 +280,18 @@ def test_the_recovered_partitions_triage_clean(crash, name):
     assert set(report["findingCounts"]) <= {"unclean-election", "zero-padding"}
 
 
-def test_the_live_copy_had_indexes_out_of_step(crash):
-    """The copy taken while the broker wrote: indexes copied after their segment point past its end
-    (Kafka rebuilds them in recovery; the test above finds them whole)."""
-    report = triage(crash.copies["live"].before)
-    kinds = {f["kind"] for f in report["files"] for x in f["findings"] if x["code"] == "index-out-of-step"}
-    assert kinds and kinds <= {"offset-index", "time-index"}
+def test_what_triage_flags_in_the_live_copy_is_what_kafka_repairs(crash):
+    """The copy taken while the broker wrote (what it holds depends on the timing): every file kafkadump
+    flags is one Kafka's recovery rebuilds (indexes, producer snapshots), rewrites (checkpoints) or
+    truncates (a segment whose valid bytes end before its size); the test above finds them whole after."""
+    copy = crash.copies["live"]
+    rebuilt = {"offset-index", "time-index", "txn-index", "producer-snapshot", "offset-checkpoint",
+               "leader-epoch-checkpoint"}
+    for f in triage(copy.before)["files"]:
+        if any(x["severity"] != "info" for x in f["findings"]):
+            rel = str(Path(f["file"]).relative_to(copy.before))
+            assert f["kind"] in rebuilt or (f["kind"] == "segment" and f["validBytes"] < f["size"]
+                                            and copy.sizes_after[rel] == f["validBytes"]), f
 
 
 # ---- every acknowledged record ---------------------------------------------------------------------------

@@ -12,7 +12,8 @@ it, and Kafka's own log recovery run on copies as the oracle of where the valid 
   * ``killed``: the log dir as the crash left it;
   * ``torn``: partition 0's last segment cut inside a batch, partition 1's tail zeroed and padded with
     zeros (a preallocated block the data never reached), partition 2's with random bytes appended,
-    partition 3 as left;
+    partition 3's middle segment with one byte flipped inside a batch (Kafka truncates there and
+    deletes every later segment);
   * ``live``: a copy taken with ``shutil.copytree`` while the broker wrote (files copied at different
     moments: a segment torn, indexes ahead or behind).
 
@@ -41,6 +42,7 @@ TOPIC_CONFIG = {"segment.bytes": str(1 << 20), "segment.ms": "700", "index.inter
 ACKED_BEFORE_COPY = 6000
 ACKED_BEFORE_KILL = 14000
 BATCH_HEADER = 61
+DAMAGE = ("cut", "zeroed", "garbage", "flipped")  # what the torn copy's partitions 0..3 suffer
 
 
 @dataclass
@@ -57,7 +59,7 @@ class Damage:
 
     partition: int
     segment: str
-    kind: str            # "cut", "zeroed", "garbage"
+    kind: str            # one of DAMAGE
     size_before: int     # the segment's size as the crash left it
     valid_end: int       # where its last whole batch ends (the byte Kafka keeps up to)
     size_after: int      # the damaged file's size
@@ -200,12 +202,19 @@ def last_segment(partition_dir: Path) -> Path:
     return max(partition_dir.glob("*.log"), key=lambda p: int(p.stem))
 
 
+def middle_segment(partition_dir: Path) -> Path:
+    logs = sorted(partition_dir.glob("*.log"), key=lambda p: int(p.stem))
+    return logs[len(logs) // 2]
+
+
 def damage(log_dir: Path, partition: int, kind: str, rng: random.Random) -> Damage:
-    """Damage the last segment of one partition of ``log_dir`` (a copy) as a power loss would."""
-    seg = last_segment(log_dir / f"{TOPIC}-{partition}")
+    """Damage one partition of ``log_dir`` (a copy) as a power loss would: its last segment cut, zeroed
+    or followed by garbage; or a byte flipped inside a batch of a segment in the middle ("flipped")."""
+    pick = middle_segment if kind == "flipped" else last_segment
+    seg = pick(log_dir / f"{TOPIC}-{partition}")
     data = seg.read_bytes()
     ends = [0, *batch_ends(data)]
-    if len(ends) < 3:
+    if len(ends) < 4:
         raise RuntimeError(f"{seg} holds {len(ends) - 1} batches: nothing to damage")
     if kind == "cut":
         i = rng.randrange(max(1, len(ends) - 6), len(ends) - 1)
@@ -218,6 +227,12 @@ def damage(log_dir: Path, partition: int, kind: str, rng: random.Random) -> Dama
         zero_from = rng.randrange(start + 1, stop)
         padded = (len(data) // 4096 + 1) * 4096
         new = data[:zero_from] + bytes(padded - zero_from)
+        valid = start
+    elif kind == "flipped":  # a batch with whole ones after it
+        i = rng.randrange(1, len(ends) - 2)
+        start, stop = ends[i], ends[i + 1]
+        at = rng.randrange(start + BATCH_HEADER, stop)
+        new = data[:at] + bytes([data[at] ^ 0x5A]) + data[at + 1:]
         valid = start
     else:
         new = data + rng.randbytes(rng.randrange(100, 3000))
@@ -292,7 +307,7 @@ def build(root: Path) -> Crash:
     homes = {"killed": prepare(root, "killed", node.home),
              "torn": prepare(root, "torn", node.home),
              "live": prepare(root, "live", node.home, root / "live-copy" / "data")}
-    harm = [damage(homes["torn"] / "data", p, kind, rng) for p, kind in enumerate(("cut", "zeroed", "garbage"))]
+    harm = [damage(homes["torn"] / "data", p, kind, rng) for p, kind in enumerate(DAMAGE)]
     copies = recover_all(root, homes, cluster.cluster_id)
     copies["torn"].damage = harm
     return Crash(root, node.log_dir, acked, copies, errors)
