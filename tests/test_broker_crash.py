@@ -163,6 +163,15 @@ def test_kafka_left_the_killed_log_whole(crash):
         assert len(copy.sizes_before) > 4 * 2  # segments rolled in every partition
 
 
+def test_the_killed_log_dir_triages_clean(crash):
+    """SIGKILL leaves whole files and Kafka's recovery changes no segment of them: kafkadump finds
+    nothing wrong either (the cleaner-offset-checkpoint Kafka creates empty is no entries)."""
+    copy = crash.copies["killed"]
+    report = triage(copy.before)
+    assert report["verdict"] == "clean", report["findingCounts"]
+    assert (copy.before / "cleaner-offset-checkpoint").stat().st_size == 0
+
+
 # ---- triage: where the valid data ends ---------------------------------------------------------------
 
 
