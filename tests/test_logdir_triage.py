@@ -544,6 +544,7 @@ def test_valid_bytes_is_where_kafka_recovery_truncates(tmp_path):
     s = three()
     cases = {"crc": (flip(s.data, s.at(1) + 70), s.at(1)),
              "cut": (s.data[:s.at(2) + 30], s.at(2)),
+             "cut in the base offset's zero bytes": (s.data[:s.at(2) + 3], s.at(2)),
              "zeros": (s.data + bytes(500), len(s.data)),
              "garbage": (s.data[:s.at(2)] + b"\x13" * 90 + s.data[s.at(2):], s.at(2)),
              "intact": (s.data, len(s.data))}

@@ -11,7 +11,8 @@ it, and Kafka's own log recovery run on copies as the oracle of where the valid 
 
   * ``killed``: the log dir as the crash left it;
   * ``torn``: partition 0's last segment cut inside a batch, partition 1's tail zeroed and padded with
-    zeros (a preallocated block the data never reached), partition 2's with random bytes appended,
+    zeros (a preallocated block the data never reached), partition 2's with random bytes appended (the
+    last segment holding three batches or more: Kafka deletes the short ones a roll left after it),
     partition 3's middle segment with one byte flipped inside a batch (Kafka truncates there and
     deletes every later segment);
   * ``live``: a copy taken with ``shutil.copytree`` while the broker wrote (files copied at different
@@ -222,12 +223,12 @@ def damage(log_dir: Path, partition: int, kind: str, rng: random.Random) -> Dama
     if kind == "cut":
         i = rng.randrange(max(1, len(ends) - 6), len(ends) - 1)
         start, stop = ends[i], ends[i + 1]
-        new = data[:rng.randrange(start + 1, stop)]
+        new = data[:rng.randrange(start + 12, stop)]  # past the length field (the offset's first bytes are zeros)
         valid = start
     elif kind == "zeroed":
         i = rng.randrange(max(1, len(ends) - 6), len(ends) - 1)
         start, stop = ends[i], ends[i + 1]
-        zero_from = rng.randrange(start + 1, stop)
+        zero_from = rng.randrange(start + BATCH_HEADER, stop)  # the header whole: the records zeroed
         padded = (len(data) // 4096 + 1) * 4096
         new = data[:zero_from] + bytes(padded - zero_from)
         valid = start
@@ -237,8 +238,9 @@ def damage(log_dir: Path, partition: int, kind: str, rng: random.Random) -> Dama
         at = rng.randrange(start + BATCH_HEADER, stop)
         new = data[:at] + bytes([data[at] ^ 0x5A]) + data[at + 1:]
         valid = start
-    else:
-        new = data + rng.randbytes(rng.randrange(100, 3000))
+    else:  # the same garbage whatever the layout: a length field past the end (750520598), magic 137
+        garbage = random.Random(SEED + 1)
+        new = data + garbage.randbytes(garbage.randrange(100, 3000))
         valid = len(data)
     seg.write_bytes(new)
     return Damage(partition, f"{TOPIC}-{partition}/{seg.name}", kind, len(data), valid, len(new))
