@@ -344,7 +344,9 @@ def test_the_recovered_partitions_triage_clean(crash, name):
     report = triage(crash.copies[name].after)
     verdicts = {p["partition"]: p["verdict"] for p in report["partitions"] if p["topic"] == "crash"}
     assert verdicts == {0: "clean", 1: "clean", 2: "clean", 3: "clean"}
-    assert set(report["findingCounts"]) <= {"unclean-election", "zero-padding"}
+    # a live copy may miss the end of a segment that rolled while it was copied: an info offset-gap
+    live_hole = {"offset-gap"} if name == "live" else set()
+    assert set(report["findingCounts"]) <= {"unclean-election", "zero-padding"} | live_hole
 
 
 def test_what_triage_flags_in_the_live_copy_is_what_kafka_repairs(crash):
