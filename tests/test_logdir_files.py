@@ -156,6 +156,14 @@ def test_offset_checkpoint_version_and_count():
     assert [(x.code.value, x.offset) for x in f] == [("file-malformed", 2)]
 
 
+def test_an_empty_checkpoint_is_no_entries_as_kafka_reads_it():
+    # Kafka creates every checkpoint file empty (cleaner-offset-checkpoint stays so while nothing is
+    # compacted) and reads an empty one as no entries: not malformed
+    for decode in (decode_offset_checkpoint, decode_leader_epoch_checkpoint):
+        c, f = decode(b"")
+        assert f == [] and c["entries"] == [] and c["count"] == 0
+
+
 def test_leader_epoch_checkpoint_order():
     c, f = decode_leader_epoch_checkpoint(b"0\n3\n0 0\n4 10\n2 20\n")
     assert [(e["epoch"], e["startOffset"]) for e in c["entries"]] == [(0, 0), (4, 10), (2, 20)]

@@ -534,6 +534,34 @@ def test_broker_checkpoint_beyond_log_end_and_topic_id_mismatch(tmp_path):
     assert r["totals"]["partitions"] == 3 and r["verdict"] == "warnings"
 
 
+def segment_object(report):
+    return next(f for f in report["files"] if f["kind"] == "segment")
+
+
+def test_valid_bytes_is_where_kafka_recovery_truncates(tmp_path):
+    # Kafka's log recovery keeps a segment up to its first invalid batch (a CRC failure, a cut batch,
+    # garbage, a zero tail) and truncates the rest, intact batches after it included
+    s = three()
+    cases = {"crc": (flip(s.data, s.at(1) + 70), s.at(1)),
+             "cut": (s.data[:s.at(2) + 30], s.at(2)),
+             "cut in the base offset's zero bytes": (s.data[:s.at(2) + 3], s.at(2)),
+             "zeros": (s.data + bytes(500), len(s.data)),
+             "garbage": (s.data[:s.at(2)] + b"\x13" * 90 + s.data[s.at(2):], s.at(2)),
+             "intact": (s.data, len(s.data))}
+    for case, (data, valid) in cases.items():
+        d, _ = partition(tmp_path / case, s, data=data)
+        assert segment_object(triage(str(d)))["validBytes"] == valid, case
+
+
+def test_an_empty_cleaner_checkpoint_is_clean(tmp_path):
+    ld = tmp_path / "kafka-logs"
+    write(ld / "orders-0" / name(0, ".log"), three().data)
+    write(ld / "cleaner-offset-checkpoint", b"")
+    write(ld / "recovery-point-offset-checkpoint", checkpoint_text([("orders", 0, 9)]))
+    r = triage(str(ld))
+    assert findings(r) == [] and r["verdict"] == "clean"
+
+
 def test_meta_properties_and_quorum_state_findings(tmp_path):
     ld = tmp_path / "logs"
     write(ld / "meta.properties", b"version=3\nnode.id=1\n")

@@ -528,6 +528,8 @@ def _walk_segment(seg: Segment, path: str, name: FileName, opt: Options, log: Fi
         if it.producer_id is not None and it.producer_id >= 0:
             producers.batch(it, offsets.facts.missing)
     facts = offsets.finish()
+    if facts.valid_bytes is None:
+        facts.valid_bytes = len(buf)
     if not facts.batches and len(buf):
         what = _foreign(buf)
         if what is not None:
@@ -569,7 +571,7 @@ def _segment_summary(d: SegmentDigest, txns: TransactionTracker) -> dict:
         "offsetGaps": f.offset_gaps, "missingOffsets": f.missing, "compactedBatches": f.compacted_batches,
         "sequenceGapsExplained": d.sequence_gaps_explained,
         "crcFailures": f.crc_failures, "damagedRanges": f.damaged_ranges, "damagedBytes": f.damaged_bytes,
-        "leaderEpochs": sorted({e.epoch for e in d.epochs}),
+        "validBytes": f.valid_bytes, "leaderEpochs": sorted({e.epoch for e in d.epochs}),
     }
 
 

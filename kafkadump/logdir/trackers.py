@@ -217,6 +217,7 @@ class OffsetFacts:
     damaged_ranges: int = 0
     damaged_bytes: int = 0
     crc_failures: int = 0
+    valid_bytes: int | None = None   # where the first damage or zero tail starts (Kafka's recovery truncates there)
     ends_damaged: bool = False
     first_timestamp: int | None = None
     max_timestamp: int | None = None
@@ -318,6 +319,8 @@ class OffsetTracker:
         """A gap or a batch whose CRC fails (a preallocated zero tail is no damage)."""
         f = self.facts
         f.crc_failures += crc_failed
+        if f.valid_bytes is None:
+            f.valid_bytes = item.position
         if padding:
             return
         f.damaged_ranges += 1

@@ -9,7 +9,7 @@ report here, so both give the same objects:
   firstTimestamp maxTimestamp codecs magic controlBatches
   transactionalBatches producers producerIds openTransactionsAtEnd
   offsetGaps missingOffsets compactedBatches sequenceGapsExplained
-  crcFailures damagedRanges damagedBytes leaderEpochs [internal]``), then
+  crcFailures damagedRanges damagedBytes validBytes leaderEpochs [internal]``), then
   ``findingCounts findings [findingsOmitted]``;
 * **partition**: :data:`PARTITION_FIELDS`;
 * **triage**: ``type tool path paths startedAt elapsedSeconds verdict totals
