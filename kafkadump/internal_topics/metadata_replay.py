@@ -19,6 +19,9 @@ Records are applied as the controller applies them (Kafka's
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord (fenced: 1 fence, -1 unfence; inControlledShutdown: 1)
     FeatureLevelRecord       a feature's finalized level (0 removes it)
+    ConfigRecord             a config of a resource (a topic, a broker, ``""`` the cluster's
+                             default) set, or removed by a null value; a RemoveTopicRecord
+                             removes the topic's configs too (Kafka's ``MetadataDelta``)
 
 An election is **unclean** (``unclean-election``) when the record sets
 LeaderRecoveryState RECOVERING (1), or when the partition's ISR and ELR before it are known and its new leader (a broker,
@@ -28,7 +31,8 @@ not the one before) was in neither the previous ISR nor the previous ELR
 ELR (None) until a record sets them: until then its elections are not judged.
 
 State is bounded: at most :data:`MAX_PARTITIONS` topics and partitions,
-:data:`MAX_BROKERS` brokers and :data:`MAX_TOPIC_NAMES` names are followed;
+:data:`MAX_BROKERS` brokers, :data:`MAX_TOPIC_NAMES` names and :data:`MAX_CONFIGS` configs
+of a resource are followed;
 records about others are counted in ``untracked``.  Decoding only: nothing here reads files or prints.
 """
 
@@ -38,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Code, Finding
+from .constants import CONFIG_RESOURCE_TYPES, enum_name
 from .decoded import DecodedRecord
 
 RECOVERING = 1
@@ -46,6 +51,7 @@ NO_LEADER_CHANGE = -2
 MAX_PARTITIONS = 1_000_000
 MAX_BROKERS = 100_000
 MAX_TOPIC_NAMES = 1_000_000
+MAX_CONFIGS = 10_000    # configs followed per resource
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,7 @@ class ClusterState:
     partitions: dict[tuple[str, int], PartitionState]
     brokers: dict[int, BrokerState]
     features: dict[str, int]
+    configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)   # (type, name) -> configs
 
 
 @dataclass
@@ -183,6 +190,7 @@ class MetadataReplay:
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.brokers: dict[int, BrokerState] = {}
         self.features: dict[str, int] = {}
+        self.configs: dict[tuple[str, str], dict[str, str]] = {}   # (resource type name, resource name)
         self.counts = ReplayCounts()
         self.last_offset: int | None = None
         self.last_timestamp: int | None = None
@@ -229,6 +237,7 @@ class MetadataReplay:
         name = self.topics.pop(tid, None)
         if name is not None:
             self.names[name] = (tid, d.offset)
+            self.configs.pop(("TOPIC", name), None)
         for key in [k for k in self.partitions if k[0] == tid]:
             del self.partitions[key]
         self.counts.topics_deleted += 1
@@ -335,11 +344,29 @@ class MetadataReplay:
                 self.features[name] = level
         return []
 
+    def _config(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
+        rtype, rname, name, value = v.get("resourceType"), v.get("resourceName"), v.get("name"), v.get("value")
+        if not isinstance(rtype, int) or not isinstance(rname, str) or not isinstance(name, str):
+            return []
+        key = (enum_name(CONFIG_RESOURCE_TYPES, rtype), rname)
+        configs = self.configs.get(key)
+        if value is None:
+            if configs is not None:
+                configs.pop(name, None)
+                if not configs:
+                    del self.configs[key]
+        elif configs is None and len(self.configs) >= MAX_PARTITIONS or configs is not None and \
+                name not in configs and len(configs) >= MAX_CONFIGS:
+            self.counts.untracked += 1
+        else:
+            self.configs.setdefault(key, {})[name] = str(value)
+        return []
+
     # --- reading ---------------------------------------------------------------------------------
     def state(self) -> ClusterState:
         """The cluster as the records applied so far leave it (the replay's own objects: copy to keep)."""
         return ClusterState(self.last_offset, self.last_timestamp, self.topics, self.partitions, self.brokers,
-                            self.features)
+                            self.features, self.configs)
 
 
 _HANDLERS = {
@@ -353,6 +380,7 @@ _HANDLERS = {
     "UnfenceBrokerRecord": MetadataReplay._broker,
     "BrokerRegistrationChangeRecord": MetadataReplay._broker,
     "FeatureLevelRecord": MetadataReplay._feature,
+    "ConfigRecord": MetadataReplay._config,
 }
 
 
@@ -413,4 +441,5 @@ def _unclean_message(ev: PartitionChange) -> str:
 
 
 __all__ = ["MetadataReplay", "RecordPlace", "PartitionState", "PartitionChange", "TopicChange", "BrokerState",
-           "BrokerChange", "MetadataEvent", "ClusterState", "ReplayCounts", "MAX_PARTITIONS", "MAX_BROKERS"]
+           "BrokerChange", "MetadataEvent", "ClusterState", "ReplayCounts", "MAX_PARTITIONS", "MAX_BROKERS",
+           "MAX_CONFIGS"]

@@ -9,7 +9,9 @@ cluster's state at a point, the summary.  Built here only; the table reads the s
   file position findings`` (``change``: created, deleted, recreated);
 * **broker-change**: ``offset timestamp broker change brokerEpoch incarnationId endpoints rack fenced
   inControlledShutdown snapshot file position``;
-* **cluster-state**: ``offset timestamp topics brokers features``;
+* **cluster-state**: ``offset timestamp topics brokers features metadataVersion configs``
+  (``metadataVersion``: the release name of the metadata.version level, as Kafka's tools print it,
+  or null; ``configs``: the resources' configs, as ConfigRecords set them);
 * **metadata-summary**: what was read and what was found.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..internal_topics.constants import METADATA_VERSIONS
 from .records import findings_list
 
 if TYPE_CHECKING:
@@ -98,7 +101,10 @@ def cluster_state_object(st: ClusterState) -> dict[str, Any]:
     brokers = [{"broker": b.broker, "brokerEpoch": b.epoch, **_broker_fields(b), "registeredAt": b.registered_at}
                for _, b in sorted(st.brokers.items())]
     return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp, "topics": topics,
-            "brokers": brokers, "features": dict(sorted(st.features.items()))}
+            "brokers": brokers, "features": dict(sorted(st.features.items())),
+            "metadataVersion": METADATA_VERSIONS.get(st.features.get("metadata.version", 0)),
+            "configs": [{"resourceType": rtype, "resourceName": rname, "configs": dict(sorted(c.items()))}
+                        for (rtype, rname), c in sorted(st.configs.items())]}
 
 
 def metadata_summary_object(s: MetadataSummary) -> dict[str, Any]:
