@@ -360,6 +360,12 @@ def shell_features(tree: dict) -> dict[str, str]:
     return {key: leaf.get("", "") for key, leaf in tree.get("features", {}).items()}
 
 
+def shell_configs(tree: dict) -> dict[str, dict[str, str]]:
+    """``/image/configs``: ``TYPE:name`` -> {config: value}."""
+    return {resource: {name: leaf[""] for name, leaf in node.items()}
+            for resource, node in tree.get("configs", {}).items()}
+
+
 def shell_provenance(tree: dict) -> int:
     """The offset of the last record the shell applied (``provenance: offset N, epoch E, time T``)."""
     text = tree["provenance"][""]
