@@ -20,6 +20,8 @@ import sys
 
 import pytest
 
+from kafkadump.internal_topics.constants import METADATA_VERSIONS
+
 pytestmark = pytest.mark.broker
 
 
@@ -83,6 +85,15 @@ def test_the_broker_truncated_where_the_new_leader_epoch_starts(scenario, checkp
     assert checkpoints["lost"] == checkpoints["node2"][:-1]        # the lost side never saw the last epoch
     assert len(acked_offsets(scenario, "lost")) == LOST and len(acked_offsets(scenario, "fourth")) == FOURTH
     assert new_epoch > checkpoints["lost"][-1][0]   # +2 when the controller first took the leader offline
+
+
+def test_dump_reads_the_checkpoints_as_kafka_wrote_them(scenario, checkpoints):
+    names = ("lost", "node1", "node2")
+    objs = json_lines("dump", *[str(scenario.copies[n] / "leader-epoch-checkpoint") for n in names], codes=(0,))
+    assert [o["type"] for o in objs] == ["leader-epoch-checkpoint"] * 3
+    for name, o in zip(names, objs):
+        assert (o["version"], o["count"]) == (0, len(checkpoints[name])) and not o["findings"]
+        assert [(e["epoch"], e["startOffset"]) for e in o["entries"]] == checkpoints[name]
 
 
 # ---- diff -------------------------------------------------------------------------------------------
@@ -164,16 +175,6 @@ def test_isr_changes_caused_appear_in_order(history):
 # ---- metadata --at against Kafka's metadata shell ---------------------------------------------------
 
 
-def metadata_version_level(release: str) -> int:
-    """The level of a metadata.version release name, as Kafka's storage tool maps it."""
-    from broker.harness import STORAGE_TOOL, run_tool
-
-    done = run_tool(STORAGE_TOOL, "version-mapping", "--release-version", release)
-    m = re.search(r"metadata\.version=(\d+)", done.stdout)
-    assert m, done.stdout
-    return int(m.group(1))
-
-
 def kafkadump_state(segment, offset: int) -> dict:
     objs = json_lines("metadata", "--at", str(offset), str(segment))
     (state,) = of_type(objs, "cluster-state")
@@ -191,19 +192,29 @@ def compare_with_shell(segment) -> tuple[dict, dict]:
 
 
 def assert_same_state(state: dict, tree: dict) -> None:
-    from broker.replica_scenario import shell_brokers, shell_configs, shell_features, shell_partitions
+    from broker.replica_scenario import (
+        shell_brokers,
+        shell_configs,
+        shell_controllers,
+        shell_features,
+        shell_partitions,
+    )
 
     fields = ("leader", "isr", "elr", "replicas", "leaderEpoch", "partitionEpoch", "leaderRecoveryState")
     ours = {(t["topic"], p["partition"]): {**{f: p[f] for f in fields}, "topicId": t["topicId"]}
             for t in state["topics"] for p in t["partitions"]}
     assert ours == shell_partitions(tree)
-    keys = ("brokerEpoch", "incarnationId", "fenced", "inControlledShutdown", "endpoints")
+    keys = ("brokerEpoch", "incarnationId", "fenced", "inControlledShutdown", "endpoints", "rack")
     assert {b["broker"]: {k: b[k] for k in keys} for b in state["brokers"]} == shell_brokers(tree)
     features = shell_features(tree)
     finalized = {k.removeprefix("finalized_"): int(v) for k, v in features.items() if k.startswith("finalized_")}
     release = re.fullmatch(r"Optional\[(.+)\]", features["metadataVersion"]).group(1)  # type: ignore[union-attr]
-    assert state["features"] == {**finalized, "metadata.version": metadata_version_level(release)}
-    assert state["metadataVersion"] == release
+    # the level's name from kafkadump's table, itself checked against Kafka's storage tool below
+    assert state["metadataVersion"] == release == METADATA_VERSIONS[state["features"]["metadata.version"]]
+    assert state["features"] == {**finalized, "metadata.version": state["features"]["metadata.version"]}
+    controllers = {c["controller"]: {"incarnationId": c["incarnationId"], "endpoints": c["endpoints"]}
+                   for c in state["controllers"]}
+    assert controllers == shell_controllers(tree) and len(controllers) == 3
     configs = {f"{c['resourceType']}:{c['resourceName']}": c["configs"] for c in state["configs"]}
     assert configs == shell_configs(tree)
 
@@ -212,8 +223,6 @@ def test_metadata_version_names_are_kafkas():
     """kafkadump's table of metadata.version levels against Kafka's storage tool, level by level
     (Kafka 4.1 knows the levels from 7, 3.3-IV3, on; its levels past 4.1-IV1 are unstable)."""
     from broker.harness import STORAGE_TOOL, run_tool
-
-    from kafkadump.internal_topics.constants import METADATA_VERSIONS
 
     levels = [level for level in METADATA_VERSIONS if level >= 7]
     done = run_tool(STORAGE_TOOL, "feature-dependencies",

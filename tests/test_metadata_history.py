@@ -214,7 +214,8 @@ def test_state_at_an_offset_and_a_time(tmp_path):
         "brokers": [{"broker": b, "brokerEpoch": 10 + b, "incarnationId": uuid_text(100 + b),
                      "endpoints": [f"PLAINTEXT://b{b}:9092"], "rack": f"r{b}", "fenced": b == 1,
                      "inControlledShutdown": False, "registeredAt": at[f"register{b}"]} for b in (1, 2, 3)],
-        "features": {"metadata.version": 20}, "metadataVersion": "3.8-IV0", "configs": []}
+        "features": {"metadata.version": 20}, "metadataVersion": "3.8-IV0", "configs": [],
+        "controllers": []}
     assert objs[1]["at"] == {"offset": at["clean"]} and objs[1]["lastOffset"] == at["clean"]
     # the same point by time: the record's timestamp (ISO-8601), then one millisecond before the next record
     iso = "2023-11-14T22:13:32Z"   # T0 + 12 s
@@ -666,3 +667,25 @@ def test_configs_in_the_state(tmp_path):
     lines = run("metadata", "--at", "10000", d).stdout.splitlines()
     assert "  config TOPIC orders  min.insync.replicas=2  unclean.leader.election.enable=true" in lines
     assert "  config BROKER (default)  log.retention.hours=12" in lines
+
+
+def test_controllers_in_the_state(tmp_path):
+    """RegisterControllerRecord and UnregisterControllerRecord (Kafka 4.1): the shell's
+    /image/cluster/controllers."""
+    log = MetaLog()
+    at = {}
+    for cid in (1, 2):
+        at[cid] = log.rec("RegisterControllerRecord", 0, controllerId=cid, incarnationId=M.uuid(40 + cid),
+                          endPoints=[{"name": "CONTROLLER", "host": f"c{cid}", "port": 9093, "securityProtocol": 0}])
+    at["again"] = log.rec("RegisterControllerRecord", 0, controllerId=1, incarnationId=M.uuid(43),
+                          endPoints=[{"name": "CONTROLLER", "host": "c1b", "port": 9094, "securityProtocol": 0}])
+    # UnregisterControllerRecord (api key 29, version 0, flexible): ControllerId, no tagged fields;
+    # newer than the schema files the test encoder reads
+    log.add(E.uvarint(1) + E.uvarint(29) + E.uvarint(0) + (2).to_bytes(4, "big") + b"\x00")
+    d = write_dir(tmp_path, log)
+    objs, _ = objects("metadata", "--json", "--at", "100", d)
+    assert objs[0]["controllers"] == [{"controller": 1, "incarnationId": uuid_text(43),
+                                       "endpoints": ["CONTROLLER://c1b:9094"], "registeredAt": at["again"]}]
+    before, _ = objects("metadata", "--json", "--at", str(at[2]), d)
+    assert [c["controller"] for c in before[0]["controllers"]] == [1, 2]
+    assert "  controller 1  CONTROLLER://c1b:9094" in run("metadata", "--at", "100", d).stdout.splitlines()

@@ -18,6 +18,7 @@ Records are applied as the controller applies them (Kafka's
     RemoveTopicRecord        the topic and its partitions are gone
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord (fenced: 1 fence, -1 unfence; inControlledShutdown: 1)
+    RegisterControllerRecord, UnregisterControllerRecord   a controller's registration (its listeners)
     FeatureLevelRecord       a feature's finalized level (0 removes it)
     ConfigRecord             a config of a resource (a topic, a broker, ``""`` the cluster's
                              default) set, or removed by a null value; a RemoveTopicRecord
@@ -129,6 +130,14 @@ class BrokerState:
 
 
 @dataclass
+class ControllerState:
+    controller: int
+    incarnation_id: str | None = None
+    endpoints: list[str] = field(default_factory=list)
+    registered_at: int | None = None
+
+
+@dataclass
 class BrokerChange:
     """A broker registered, fenced, unfenced, put in controlled shutdown, or unregistered."""
 
@@ -156,6 +165,7 @@ class ClusterState:
     brokers: dict[int, BrokerState]
     features: dict[str, int]
     configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)   # (type, name) -> configs
+    controllers: dict[int, ControllerState] = field(default_factory=dict)
 
 
 @dataclass
@@ -189,6 +199,7 @@ class MetadataReplay:
         self.names: dict[str, tuple[str, int | None]] = {}      # name -> (last topic id, deleted at offset)
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.brokers: dict[int, BrokerState] = {}
+        self.controllers: dict[int, ControllerState] = {}
         self.features: dict[str, int] = {}
         self.configs: dict[tuple[str, str], dict[str, str]] = {}   # (resource type name, resource name)
         self.counts = ReplayCounts()
@@ -335,6 +346,19 @@ class MetadataReplay:
         self.counts.broker_changes += len(changes)
         return [BrokerChange(d.offset, d.timestamp, bid, c, epoch, _copy_broker(b), snapshot, place) for c in changes]
 
+    def _controller(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
+        cid = v.get("controllerId")
+        if not isinstance(cid, int):
+            return []
+        if d.value is not None and d.value.schema == "UnregisterControllerRecord":
+            self.controllers.pop(cid, None)
+        elif cid in self.controllers or len(self.controllers) < MAX_BROKERS:
+            self.controllers[cid] = ControllerState(cid, v.get("incarnationId"),
+                                                    [_endpoint(e) for e in v.get("endPoints") or ()], d.offset)
+        else:
+            self.counts.untracked += 1
+        return []
+
     def _feature(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
         name, level = v.get("name"), v.get("featureLevel")
         if isinstance(name, str) and isinstance(level, int):
@@ -366,7 +390,7 @@ class MetadataReplay:
     def state(self) -> ClusterState:
         """The cluster as the records applied so far leave it (the replay's own objects: copy to keep)."""
         return ClusterState(self.last_offset, self.last_timestamp, self.topics, self.partitions, self.brokers,
-                            self.features, self.configs)
+                            self.features, self.configs, self.controllers)
 
 
 _HANDLERS = {
@@ -379,6 +403,8 @@ _HANDLERS = {
     "FenceBrokerRecord": MetadataReplay._broker,
     "UnfenceBrokerRecord": MetadataReplay._broker,
     "BrokerRegistrationChangeRecord": MetadataReplay._broker,
+    "RegisterControllerRecord": MetadataReplay._controller,
+    "UnregisterControllerRecord": MetadataReplay._controller,
     "FeatureLevelRecord": MetadataReplay._feature,
     "ConfigRecord": MetadataReplay._config,
 }
@@ -441,5 +467,5 @@ def _unclean_message(ev: PartitionChange) -> str:
 
 
 __all__ = ["MetadataReplay", "RecordPlace", "PartitionState", "PartitionChange", "TopicChange", "BrokerState",
-           "BrokerChange", "MetadataEvent", "ClusterState", "ReplayCounts", "MAX_PARTITIONS", "MAX_BROKERS",
+           "ControllerState", "BrokerChange", "MetadataEvent", "ClusterState", "ReplayCounts", "MAX_PARTITIONS", "MAX_BROKERS",
            "MAX_CONFIGS"]

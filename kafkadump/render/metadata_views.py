@@ -99,6 +99,8 @@ def state_lines(o: dict[str, Any]) -> list[str]:
         lines.append(f"  broker {b['broker']}  epoch {b['brokerEpoch']}  {state}"
                      + ("  in controlled shutdown" if b["inControlledShutdown"] else "")
                      + f"  {' '.join(b['endpoints'] or [])}")
+    for c in o["controllers"]:
+        lines.append(f"  controller {c['controller']}  {' '.join(c['endpoints'] or [])}")
     for c in o["configs"]:
         lines.append(f"  config {c['resourceType']} {c['resourceName'] or '(default)'}  "
                      + "  ".join(f"{k}={v}" for k, v in c["configs"].items()))

@@ -9,7 +9,7 @@ cluster's state at a point, the summary.  Built here only; the table reads the s
   file position findings`` (``change``: created, deleted, recreated);
 * **broker-change**: ``offset timestamp broker change brokerEpoch incarnationId endpoints rack fenced
   inControlledShutdown snapshot file position``;
-* **cluster-state**: ``offset timestamp topics brokers features metadataVersion configs``
+* **cluster-state**: ``offset timestamp topics brokers controllers features metadataVersion configs``
   (``metadataVersion``: the release name of the metadata.version level, as Kafka's tools print it,
   or null; ``configs``: the resources' configs, as ConfigRecords set them);
 * **metadata-summary**: what was read and what was found.
@@ -100,8 +100,10 @@ def cluster_state_object(st: ClusterState) -> dict[str, Any]:
     topics += [{"topic": None, "topicId": tid, "partitions": by_topic[tid]} for tid in orphans]
     brokers = [{"broker": b.broker, "brokerEpoch": b.epoch, **_broker_fields(b), "registeredAt": b.registered_at}
                for _, b in sorted(st.brokers.items())]
+    controllers = [{"controller": c.controller, "incarnationId": c.incarnation_id, "endpoints": c.endpoints,
+                    "registeredAt": c.registered_at} for _, c in sorted(st.controllers.items())]
     return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp, "topics": topics,
-            "brokers": brokers, "features": dict(sorted(st.features.items())),
+            "brokers": brokers, "controllers": controllers, "features": dict(sorted(st.features.items())),
             "metadataVersion": METADATA_VERSIONS.get(st.features.get("metadata.version", 0)),
             "configs": [{"resourceType": rtype, "resourceName": rname, "configs": dict(sorted(c.items()))}
                         for (rtype, rname), c in sorted(st.configs.items())]}

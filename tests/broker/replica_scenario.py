@@ -350,8 +350,18 @@ def shell_brokers(tree: dict) -> dict[int, dict]:
         out[int(broker)] = {
             "brokerEpoch": int(f["epoch"]), "incarnationId": f["incarnationId"], "fenced": f["fenced"] == "true",
             "inControlledShutdown": f["inControlledShutdown"] == "true",
+            "rack": None if f["rack"] == "Optional.empty" else re.sub(r"^Optional\[(.*)\]$", r"\1", f["rack"]),
             "endpoints": [f"{name}://{host}:{port}" for name, host, port in ENDPOINT.findall(text)],
         }
+    return out
+
+
+def shell_controllers(tree: dict) -> dict[int, dict]:
+    out = {}
+    for controller, leaf in tree.get("cluster", {}).get("controllers", {}).items():
+        text = leaf[""]
+        out[int(controller)] = {"incarnationId": registration_fields(text)["incarnationId"],
+                                "endpoints": [f"{n}://{h}:{p}" for n, h, p in ENDPOINT.findall(text)]}
     return out
 
 
