@@ -208,9 +208,9 @@ def test_state_at_an_offset_and_a_time(tmp_path):
         "type": "cluster-state", "offset": at["clean"], "timestamp": log.timestamps[at["clean"]],
         "topics": [{"topic": "orders", "topicId": uuid_text(1), "partitions": [
             {"partition": 0, "leader": 2, "isr": [2], "elr": [], "replicas": [1, 2, 3], "leaderEpoch": 1,
-             "partitionEpoch": 2, "leaderRecoveryState": "RECOVERED"},
+             "partitionEpoch": 2, "leaderRecoveryState": "RECOVERED", "lastKnownElr": []},
             {"partition": 1, "leader": 1, "isr": [1], "elr": [2], "replicas": [1, 2], "leaderEpoch": 0,
-             "partitionEpoch": 0, "leaderRecoveryState": "RECOVERED"}]}],
+             "partitionEpoch": 0, "leaderRecoveryState": "RECOVERED", "lastKnownElr": []}]}],
         "brokers": [{"broker": b, "brokerEpoch": 10 + b, "incarnationId": uuid_text(100 + b),
                      "endpoints": [f"PLAINTEXT://b{b}:9092"], "rack": f"r{b}", "fenced": b == 1,
                      "inControlledShutdown": False, "registeredAt": at[f"register{b}"]} for b in (1, 2, 3)],
@@ -689,3 +689,32 @@ def test_controllers_in_the_state(tmp_path):
     before, _ = objects("metadata", "--json", "--at", str(at[2]), d)
     assert [c["controller"] for c in before[0]["controllers"]] == [1, 2]
     assert "  controller 1  CONTROLLER://c1b:9094" in run("metadata", "--at", "100", d).stdout.splitlines()
+
+
+def test_last_known_elr_in_the_state(tmp_path):
+    """The last ISR member fenced with eligible leader replicas on (Kafka 4.1's default): leader -1,
+    ISR [], ELR and lastKnownElr [1], as the shell's PartitionRegistration shows them."""
+    log = MetaLog()
+    M.topic(log, "orders", 1)
+    M.partition(log, 1, 0, [1, 2], [1], 1, elr=[])
+    offline = M.change(log, 1, 0, leader=-1, isr=[], eligibleLeaderReplicas=[1], lastKnownElr=[1])
+    d = write_dir(tmp_path, log)
+    objs, _ = objects("metadata", "--json", "--at", str(offline), d)
+    (p,) = objs[0]["topics"][0]["partitions"]
+    assert (p["leader"], p["isr"], p["elr"], p["lastKnownElr"], p["leaderEpoch"]) == (-1, [], [1], [1], 1)
+
+
+def test_a_partition_record_without_its_recovery_state_is_recovered(tmp_path):
+    """Kafka writes a PartitionRecord's leaderRecoveryState (a tagged field) only when it is not its
+    default, RECOVERED: absent, the partition is RECOVERED (as Kafka's metadata shell shows it)."""
+    log = MetaLog()
+    M.topic(log, "orders", 1)
+    created = log.rec("PartitionRecord", 2, partitionId=0, topicId=M.uuid(1), replicas=[1, 2], isr=[1, 2],
+                      removingReplicas=[], addingReplicas=[], leader=1, leaderEpoch=0, partitionEpoch=0)
+    moved = M.change(log, 1, 0, leader=2, isr=[2])
+    d = write_dir(tmp_path, log)
+    history, _ = objects("metadata", "--json", d)
+    assert [(o["offset"], o["leaderRecoveryState"], o["unclean"]) for o in history
+            if o["type"] == "partition-change"] == [(created, "RECOVERED", False), (moved, "RECOVERED", False)]
+    state, _ = objects("metadata", "--json", "--at", str(created), d)
+    assert state[0]["topics"][0]["partitions"][0]["leaderRecoveryState"] == "RECOVERED"

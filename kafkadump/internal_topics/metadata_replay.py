@@ -9,7 +9,9 @@
 Records are applied as the controller applies them (Kafka's
 ``PartitionRegistration.merge``, ``ClusterControlManager``):
 
-    PartitionRecord          a partition's whole state (creation, or a snapshot's copy)
+    PartitionRecord          a partition's whole state (creation, or a snapshot's copy); its
+                             leaderRecoveryState, a tagged field Kafka leaves out at its default,
+                             is RECOVERED when absent
     PartitionChangeRecord    absent fields keep their value: isr/replicas/elr null, leader -2,
                              leaderRecoveryState -1; a leader field (even the same leader) bumps the
                              leader epoch; every change bumps the partition epoch
@@ -46,7 +48,7 @@ from ..findings import Code, Finding
 from .constants import CONFIG_RESOURCE_TYPES, enum_name
 from .decoded import DecodedRecord
 
-RECOVERING = 1
+RECOVERED, RECOVERING = 0, 1   # LeaderRecoveryState; a PartitionRecord without the (tagged) field: RECOVERED
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 MAX_PARTITIONS = 1_000_000
@@ -274,7 +276,7 @@ class MetadataReplay:
         st = PartitionState(tid, pid, _ids(v.get("replicas")), _ids(v.get("isr")),
                             _ids(v.get("eligibleLeaderReplicas")), _ids(v.get("lastKnownElr")),
                             _int_or(v.get("leader"), NO_LEADER), _int(v.get("leaderEpoch")),
-                            _int(v.get("partitionEpoch")), _int(v.get("leaderRecoveryState")))
+                            _int(v.get("partitionEpoch")), _int_or(v.get("leaderRecoveryState"), RECOVERED))
         self.partitions[(tid, pid)] = st
         return [self._change(d, "PartitionRecord", st, previous, place, snapshot,
                              v.get("leaderRecoveryState") == RECOVERING)]

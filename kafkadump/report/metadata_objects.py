@@ -86,7 +86,7 @@ def broker_change_object(ev: BrokerChange) -> dict[str, Any]:
 def _partition_state(p: PartitionState) -> dict[str, Any]:
     return {"partition": p.partition, "leader": p.leader, "isr": p.isr, "elr": p.elr, "replicas": p.replicas,
             "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
-            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state)}
+            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state), "lastKnownElr": p.last_known_elr}
 
 
 def cluster_state_object(st: ClusterState) -> dict[str, Any]:
