@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import subprocess
 import sys
@@ -48,7 +49,7 @@ def scenario(tmp_path_factory):
         pytest.skip(reason)
     from broker.replica_scenario import build
 
-    return build(tmp_path_factory.mktemp("replicas"))
+    return build(tmp_path_factory.mktemp("replicas"), elr=os.environ.get("KAFKADUMP_REPLICA_ELR", "1") != "0")
 
 
 @pytest.fixture(scope="module")
@@ -146,17 +147,21 @@ def test_every_leader_change_caused_is_in_the_history(scenario, checkpoints, his
     assert [epoch for _, _, epoch, _ in seen] == [epoch for epoch, _ in checkpoints["node2"]]
 
 
-def test_only_the_unclean_election_is_flagged(history):
+def test_only_the_unclean_election_is_flagged(scenario, history):
     changes, summary = history
     unclean = [c for c in changes if c["unclean"]]
     assert len(unclean) == 1
     (u,) = unclean
-    # node 1 killed while alone in the ISR: the controller fences it and elects node 2 in one record,
-    # or first takes the leader offline (leader -1, the ISR kept) and elects node 2 in the next
-    assert (u["leader"], u["isr"], u["previousIsr"]) == (2, [2], [1]) and u["previousLeader"] in (1, -1)
-    offline = [c for c in changes if c["leader"] == -1]
-    assert [(c["previousLeader"], c["isr"], c["offset"] < u["offset"]) for c in offline] in ([], [(1, [1], True)])
+    # node 1 killed while alone in the ISR.  Eligible leader replicas on: the controller takes the
+    # leader offline and moves node 1 to the ELR, then elects node 2.  Off: it fences node 1 and
+    # elects node 2 in one record, or takes the leader offline first (the ISR kept)
+    assert (u["leader"], u["isr"], u["elr"]) == (2, [2], [])
+    assert u["previousIsr"] + u["previousElr"] == [1] and u["previousLeader"] in (1, -1)
+    offline = [(c["previousLeader"], c["isr"], c["elr"], c["lastKnownElr"], c["offset"] < u["offset"])
+               for c in changes if c["leader"] == -1]
+    assert offline in ([], [(1, [1], [], [], True)], [(1, [], [1], [1], True)])
     assert (u["previousLeader"] == -1) == bool(offline)
+    assert (u["previousElr"] == [1]) == (scenario.cluster.elr and bool(offline))
     assert u["leaderRecoveryState"] == "RECOVERING" and u["uncleanReason"] == "leader-recovery-state"
     assert [f["code"] for f in u["findings"]] == ["unclean-election"]
     assert summary["uncleanAt"] == [f"ledger-0@{u['offset']}"] and summary["uncleanElections"] == 1
@@ -200,7 +205,8 @@ def assert_same_state(state: dict, tree: dict) -> None:
         shell_partitions,
     )
 
-    fields = ("leader", "isr", "elr", "replicas", "leaderEpoch", "partitionEpoch", "leaderRecoveryState")
+    fields = ("leader", "isr", "elr", "lastKnownElr", "replicas", "leaderEpoch", "partitionEpoch",
+              "leaderRecoveryState")
     ours = {(t["topic"], p["partition"]): {**{f: p[f] for f in fields}, "topicId": t["topicId"]}
             for t in state["topics"] for p in t["partitions"]}
     assert ours == shell_partitions(tree)
@@ -215,7 +221,9 @@ def assert_same_state(state: dict, tree: dict) -> None:
     controllers = {c["controller"]: {"incarnationId": c["incarnationId"], "endpoints": c["endpoints"]}
                    for c in state["controllers"]}
     assert controllers == shell_controllers(tree) and len(controllers) == 3
-    configs = {f"{c['resourceType']}:{c['resourceName']}": c["configs"] for c in state["configs"]}
+    # the shell names a resource TYPE:name, the cluster's default (name "") just TYPE
+    configs = {c["resourceType"] + (f":{c['resourceName']}" if c["resourceName"] else ""): c["configs"]
+               for c in state["configs"]}
     assert configs == shell_configs(tree)
 
 
@@ -239,18 +247,38 @@ def test_state_at_the_end_matches_the_metadata_shell(scenario):
     assert [b["fenced"] for b in state["brokers"]] == [False, False, False]
 
 
-def test_state_right_after_the_unclean_election_matches_the_metadata_shell(scenario, history, tmp_path):
+def cut_state(scenario, offset: int, tmp_path) -> dict:
+    """kafkadump's state and the shell's on the metadata log cut after the batch holding ``offset``,
+    compared; the ``ledger-0`` partition of kafkadump's."""
     from broker.replica_scenario import cut_log_after
 
-    changes, _ = history
-    (u,) = [c for c in changes if c["unclean"]]
-    segment = cut_log_after(scenario.copies["metadata"] / "00000000000000000000.log", u["offset"],
+    segment = cut_log_after(scenario.copies["metadata"] / "00000000000000000000.log", offset,
                             tmp_path / "__cluster_metadata-0" / "00000000000000000000.log")
     state, tree = compare_with_shell(segment)
     assert_same_state(state, tree)
-    (ledger,) = [p for t in state["topics"] if t["topic"] == "ledger" for p in t["partitions"]]
-    assert (ledger["leader"], ledger["isr"], ledger["leaderRecoveryState"]) == (2, [2], "RECOVERING")
     assert {b["broker"]: b["fenced"] for b in state["brokers"]}[1] is True   # the killed node, fenced
+    (ledger,) = [p for t in state["topics"] if t["topic"] == "ledger" for p in t["partitions"]]
+    return ledger
+
+
+def test_state_right_after_the_unclean_election_matches_the_metadata_shell(scenario, history, tmp_path):
+    changes, _ = history
+    (u,) = [c for c in changes if c["unclean"]]
+    ledger = cut_state(scenario, u["offset"], tmp_path)
+    assert (ledger["leader"], ledger["isr"], ledger["leaderRecoveryState"]) == (2, [2], "RECOVERING")
+
+
+def test_state_with_the_leader_offline_matches_the_metadata_shell(scenario, history, tmp_path):
+    """When the controller fenced node 1 before node 2 was back (a race Kafka decides), the leader
+    went offline first: with eligible leader replicas on (Kafka's default) node 1 is then the ELR
+    and lastKnownElr, the ISR empty; off, the ISR keeps node 1."""
+    changes, _ = history
+    offline = [c for c in changes if c["leader"] == -1]
+    if not offline:
+        pytest.skip("the controller fenced node 1 and elected node 2 in one record: no offline state to compare")
+    ledger = cut_state(scenario, offline[0]["offset"], tmp_path)
+    want = ([], [1], [1]) if scenario.cluster.elr else ([1], [], [])
+    assert (ledger["leader"], ledger["isr"], ledger["elr"], ledger["lastKnownElr"]) == (-1, *want)
 
 
 # ---- records --------------------------------------------------------------------------------------------

@@ -14,10 +14,13 @@ One partition, ``ledger-0``, replicas [1, 2] (node 3 is only a voter and a broke
 7. node 2 takes ``fourth`` (fewer than ``lost``); node 1 restarted truncates its log to where node 2 went on, and follows.
 
 Eligible leader replicas (KIP-966) are on by default for a cluster formatted by Kafka 4.1 (feature
-``eligible.leader.replicas.version=1``); with them the controller keeps the fenced last ISR member
-as an eligible leader and does not elect an out-of-sync replica as the topic config asks.  The
-nodes are formatted with ``eligible.leader.replicas.version=0``, so the unclean election is the
-classic one (a replica outside the ISR elected, LeaderRecoveryState RECOVERING).
+``eligible.leader.replicas.version=1``), and the scenario keeps Kafka's default: when node 1, the
+last ISR member, is fenced the controller takes the leader offline and moves node 1 from the ISR to
+the ELR (leader -1, ISR [], ELR and lastKnownElr [1]); node 2, in neither, is then elected unclean
+(the topic allows it), LeaderRecoveryState RECOVERING.  ``elr=False`` (``KAFKADUMP_REPLICA_ELR=0``
+for the tests) formats the nodes with ``eligible.leader.replicas.version=0`` instead: the classic
+path, where the ISR keeps node 1 and the controller fences it and elects node 2 in one record, or
+takes the leader offline first.
 """
 
 from __future__ import annotations
@@ -40,13 +43,19 @@ TOPIC_CONFIG = {"unclean.leader.election.enable": "true", "min.insync.replicas":
 
 
 class ReplicaCluster(Cluster):
-    """The harness's cluster, formatted with eligible leader replicas off (see the module)."""
+    """The harness's cluster, formatted with eligible leader replicas off (see the module), or at
+    Kafka's default (on) when ``elr``."""
+
+    def __init__(self, root: Path, size: int, settings: dict[str, str], elr: bool = True):
+        super().__init__(root, size, settings)
+        self.elr = elr
 
     def format(self) -> None:
+        features = [] if self.elr else ["--feature", "eligible.leader.replicas.version=0"]
         for node in self.nodes:
             config = self._write_config(node)
             run_tool(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}", "-c", str(config),
-                     "--ignore-formatted", "--feature", "eligible.leader.replicas.version=0")
+                     "--ignore-formatted", *features)
 
 
 @dataclass
@@ -228,9 +237,9 @@ def keep_copies(sc: Scenario) -> None:
     sc.copies["node2"] = copy_tree(sc.partition_dir(2), out / "node2-final")
 
 
-def build(root: Path) -> Scenario:
+def build(root: Path, elr: bool = True) -> Scenario:
     """Run the whole scenario under ``root``; every node is stopped by its PID on the way out."""
-    cluster = ReplicaCluster(root, 3, SETTINGS)
+    cluster = ReplicaCluster(root, 3, SETTINGS, elr)
     sc = Scenario(Path(root), cluster)
     with cluster:
         cluster.start()
@@ -335,6 +344,7 @@ def shell_partitions(tree: dict) -> dict[tuple[str, int], dict]:
             f = registration_fields(leaf[""])
             out[(topic, int(key))] = {
                 "leader": int(f["leader"]), "isr": int_list(f["isr"]), "elr": int_list(f["elr"]),
+                "lastKnownElr": int_list(f["lastKnownElr"]),
                 "replicas": int_list(f["replicas"]), "leaderEpoch": int(f["leaderEpoch"]),
                 "partitionEpoch": int(f["partitionEpoch"]), "leaderRecoveryState": f["leaderRecoveryState"],
                 "topicId": node["id"][""],
