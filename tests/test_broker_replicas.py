@@ -152,16 +152,14 @@ def test_only_the_unclean_election_is_flagged(scenario, history):
     unclean = [c for c in changes if c["unclean"]]
     assert len(unclean) == 1
     (u,) = unclean
-    # node 1 killed while alone in the ISR.  Eligible leader replicas on: the controller takes the
-    # leader offline and moves node 1 to the ELR, then elects node 2.  Off: it fences node 1 and
-    # elects node 2 in one record, or takes the leader offline first (the ISR kept)
-    assert (u["leader"], u["isr"], u["elr"]) == (2, [2], [])
-    assert u["previousIsr"] + u["previousElr"] == [1] and u["previousLeader"] in (1, -1)
+    # node 1 killed while alone in the ISR, fenced: the leader offline, node 1 moved to the ELR
+    # (eligible leader replicas on) or kept in the ISR (off); then node 2, in neither, elected
+    before = ([], [1], [1]) if scenario.cluster.elr else ([1], [], [])
+    assert (u["leader"], u["isr"], u["elr"], u["previousLeader"]) == (2, [2], [], -1)
+    assert (u["previousIsr"], u["previousElr"]) == before[:2]
     offline = [(c["previousLeader"], c["isr"], c["elr"], c["lastKnownElr"], c["offset"] < u["offset"])
                for c in changes if c["leader"] == -1]
-    assert offline in ([], [(1, [1], [], [], True)], [(1, [], [1], [1], True)])
-    assert (u["previousLeader"] == -1) == bool(offline)
-    assert (u["previousElr"] == [1]) == (scenario.cluster.elr and bool(offline))
+    assert offline == [(1, *before, True)]
     assert u["leaderRecoveryState"] == "RECOVERING" and u["uncleanReason"] == "leader-recovery-state"
     assert [f["code"] for f in u["findings"]] == ["unclean-election"]
     assert summary["uncleanAt"] == [f"ledger-0@{u['offset']}"] and summary["uncleanElections"] == 1
@@ -245,11 +243,12 @@ def test_state_at_the_end_matches_the_metadata_shell(scenario):
     state, tree = compare_with_shell(segment)
     assert_same_state(state, tree)
     assert [b["fenced"] for b in state["brokers"]] == [False, False, False]
+    assert topic_configs(state) == {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
 
 
 def cut_state(scenario, offset: int, tmp_path) -> dict:
     """kafkadump's state and the shell's on the metadata log cut after the batch holding ``offset``,
-    compared; the ``ledger-0`` partition of kafkadump's."""
+    compared; kafkadump's."""
     from broker.replica_scenario import cut_log_after
 
     segment = cut_log_after(scenario.copies["metadata"] / "00000000000000000000.log", offset,
@@ -257,28 +256,38 @@ def cut_state(scenario, offset: int, tmp_path) -> dict:
     state, tree = compare_with_shell(segment)
     assert_same_state(state, tree)
     assert {b["broker"]: b["fenced"] for b in state["brokers"]}[1] is True   # the killed node, fenced
+    return state
+
+
+def ledger_of(state: dict) -> dict:
     (ledger,) = [p for t in state["topics"] if t["topic"] == "ledger" for p in t["partitions"]]
     return ledger
+
+
+def topic_configs(state: dict) -> dict[str, str]:
+    (configs,) = [c["configs"] for c in state["configs"] if (c["resourceType"], c["resourceName"]) == ("TOPIC", "ledger")]
+    return configs
 
 
 def test_state_right_after_the_unclean_election_matches_the_metadata_shell(scenario, history, tmp_path):
     changes, _ = history
     (u,) = [c for c in changes if c["unclean"]]
-    ledger = cut_state(scenario, u["offset"], tmp_path)
+    state = cut_state(scenario, u["offset"], tmp_path)
+    ledger = ledger_of(state)
     assert (ledger["leader"], ledger["isr"], ledger["leaderRecoveryState"]) == (2, [2], "RECOVERING")
 
 
 def test_state_with_the_leader_offline_matches_the_metadata_shell(scenario, history, tmp_path):
-    """When the controller fenced node 1 before node 2 was back (a race Kafka decides), the leader
-    went offline first: with eligible leader replicas on (Kafka's default) node 1 is then the ELR
-    and lastKnownElr, the ISR empty; off, the ISR keeps node 1."""
+    """Node 1 fenced, the leader offline: with eligible leader replicas on (Kafka's default) node 1
+    is the ELR and lastKnownElr, the ISR empty; off, the ISR keeps node 1.  Unclean elections are
+    off for the topic then (the configs compared with the shell's)."""
     changes, _ = history
-    offline = [c for c in changes if c["leader"] == -1]
-    if not offline:
-        pytest.skip("the controller fenced node 1 and elected node 2 in one record: no offline state to compare")
-    ledger = cut_state(scenario, offline[0]["offset"], tmp_path)
+    (offline,) = [c for c in changes if c["leader"] == -1]
+    state = cut_state(scenario, offline["offset"], tmp_path)
+    ledger = ledger_of(state)
     want = ([], [1], [1]) if scenario.cluster.elr else ([1], [], [])
     assert (ledger["leader"], ledger["isr"], ledger["elr"], ledger["lastKnownElr"]) == (-1, *want)
+    assert topic_configs(state) == {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
 
 
 # ---- records --------------------------------------------------------------------------------------------

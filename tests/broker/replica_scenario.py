@@ -9,18 +9,21 @@ One partition, ``ledger-0``, replicas [1, 2] (node 3 is only a voter and a broke
 2. node 1 stopped cleanly: node 2 leads and takes ``second``; node 1 restarted and back in the ISR;
 3. a preferred election: node 1 leads again and takes ``third``;
 4. node 2 stopped cleanly (it leaves the ISR); node 1 alone takes ``lost`` (acks=all with ISR [1]);
-5. node 1 killed (SIGKILL); its ``ledger-0`` copied (the lost side);
-6. node 2 restarted; once node 1 is fenced an unclean election makes node 2 leader;
+5. unclean elections turned off for the topic; node 1 killed (SIGKILL); its ``ledger-0`` copied
+   (the lost side);
+6. node 2 restarted; once node 1 is fenced the leader is offline (leader -1); Kafka's
+   leader-election tool (``--election-type unclean``) makes node 2 leader; unclean elections on again;
 7. node 2 takes ``fourth`` (fewer than ``lost``); node 1 restarted truncates its log to where node 2 went on, and follows.
 
 Eligible leader replicas (KIP-966) are on by default for a cluster formatted by Kafka 4.1 (feature
 ``eligible.leader.replicas.version=1``), and the scenario keeps Kafka's default: when node 1, the
 last ISR member, is fenced the controller takes the leader offline and moves node 1 from the ISR to
-the ELR (leader -1, ISR [], ELR and lastKnownElr [1]); node 2, in neither, is then elected unclean
-(the topic allows it), LeaderRecoveryState RECOVERING.  ``elr=False`` (``KAFKADUMP_REPLICA_ELR=0``
-for the tests) formats the nodes with ``eligible.leader.replicas.version=0`` instead: the classic
-path, where the ISR keeps node 1 and the controller fences it and elects node 2 in one record, or
-takes the leader offline first.
+the ELR (leader -1, ISR [], ELR and lastKnownElr [1]); node 2, in neither, is then elected unclean,
+LeaderRecoveryState RECOVERING.  ``elr=False`` (``KAFKADUMP_REPLICA_ELR=0`` for the tests) formats
+the nodes with ``eligible.leader.replicas.version=0`` instead: the classic path, where the ISR keeps
+node 1 while the leader is offline.  With unclean elections allowed throughout, the controller
+would elect node 2 itself when node 2 is back before node 1 is fenced (fencing and election in one
+record), a race: step 5 takes it away.
 """
 
 from __future__ import annotations
@@ -183,20 +186,48 @@ def clean_failover(sc: Scenario) -> None:
 
 
 def unclean_failover(sc: Scenario) -> None:
-    """Node 2 out, node 1 takes ``lost`` alone and is killed; node 2 elected unclean."""
+    """Node 2 out, node 1 takes ``lost`` alone and is killed; the leader offline; node 2 elected
+    unclean by Kafka's leader-election tool."""
     sc.cluster.stop_node(sc.node(2))
     wait_state(sc.cluster, 1, [1])
     produce(sc, "lost", LOST)
+    # unclean elections off a while: whichever comes first once the quorum is back, node 1 fenced
+    # or node 2 unfenced, the controller takes the leader offline rather than electing node 2 itself
+    set_unclean(sc.cluster, False)
     sc.cluster.stop_node(sc.node(1), kill=True)
     sc.copies["lost"] = copy_tree(sc.partition_dir(1), sc.root / "copies" / "node1-lost")
     sc.cluster.start_node(sc.node(2))
     sc.cluster.wait_ready(brokers=2)
+    wait_leader(sc.cluster, -1)
     deadline = time.monotonic() + 60
     while partition_state(sc.cluster) != (2, [2]) and time.monotonic() < deadline:
         sc.tool_output.setdefault("unclean", elect(sc, "unclean"))
         time.sleep(0.5)
     wait_state(sc.cluster, 2, [2], timeout=5)
     sc.elections.append(Election("unclean election of node 2", 2, [2], unclean=True))
+    set_unclean(sc.cluster, True)
+
+
+def set_unclean(cluster: Cluster, enabled: bool) -> None:
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    entry = ConfigEntry("unclean.leader.election.enable", str(enabled).lower(),
+                        incremental_operation=AlterConfigOpType.SET)
+    client = admin(cluster)
+    for future in client.incremental_alter_configs([ConfigResource(ResourceType.TOPIC, TOPIC,
+                                                                   incremental_configs=[entry])]).values():
+        future.result(30)
+
+
+def wait_leader(cluster: Cluster, leader: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    seen = None
+    while time.monotonic() < deadline:
+        seen = partition_state(cluster)
+        if seen is not None and seen[0] == leader:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{TOPIC}-{PARTITION}: wanted leader {leader}, last saw {seen}")
 
 
 def rejoin(sc: Scenario) -> None:
@@ -293,11 +324,15 @@ def cut_log_after(segment: Path, offset: int, out: Path) -> Path:
     return out
 
 
-def shell_tree(snapshot: Path, path: str = "/image") -> dict:
-    """Kafka's metadata shell's ``tree PATH`` on a snapshot or log segment, as nested dicts (a
-    leaf's text under the key ``""``)."""
-    done = run_tool(METADATA_SHELL, "--snapshot", str(snapshot), "tree", path)
-    return parse_tree(done.stdout)
+def shell_tree(snapshot: Path, attempts: int = 4) -> dict:
+    """Kafka's metadata shell's ``tree /image`` on a snapshot or log segment, as nested dicts (a
+    leaf's text under the key ``""``).  Kafka 4.1's shell, given a command, now and then answers
+    before it has loaded the file (an empty image, provenance offset -1): then it is asked again."""
+    for _ in range(attempts):
+        tree = parse_tree(run_tool(METADATA_SHELL, "--snapshot", str(snapshot), "tree", "/image").stdout)
+        if shell_provenance(tree) >= 0:
+            return tree
+    raise AssertionError(f"the metadata shell answered from an empty image {attempts} times on {snapshot}")
 
 
 def parse_tree(text: str) -> dict:
@@ -389,6 +424,6 @@ def shell_configs(tree: dict) -> dict[str, dict[str, str]]:
 def shell_provenance(tree: dict) -> int:
     """The offset of the last record the shell applied (``provenance: offset N, epoch E, time T``)."""
     text = tree["provenance"][""]
-    m = re.match(r"offset (\d+),", text)
+    m = re.match(r"offset (-?\d+),", text)
     assert m, text
     return int(m.group(1))
