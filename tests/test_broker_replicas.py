@@ -85,7 +85,8 @@ def test_the_broker_truncated_where_the_new_leader_epoch_starts(scenario, checkp
     assert checkpoints["node1"] == checkpoints["node2"]            # the follower took the leader's epochs
     assert checkpoints["lost"] == checkpoints["node2"][:-1]        # the lost side never saw the last epoch
     assert len(acked_offsets(scenario, "lost")) == LOST and len(acked_offsets(scenario, "fourth")) == FOURTH
-    assert new_epoch > checkpoints["lost"][-1][0]   # +2 when the controller first took the leader offline
+    # +2: the controller took the leader offline first, an epoch in which no records were written
+    assert new_epoch == checkpoints["lost"][-1][0] + 2
 
 
 def test_dump_reads_the_checkpoints_as_kafka_wrote_them(scenario, checkpoints):
@@ -160,6 +161,8 @@ def test_only_the_unclean_election_is_flagged(scenario, history):
     offline = [(c["previousLeader"], c["isr"], c["elr"], c["lastKnownElr"], c["offset"] < u["offset"])
                for c in changes if c["leader"] == -1]
     assert offline == [(1, *before, True)]
+    (epoch,) = [c["leaderEpoch"] for c in changes if c["leader"] == -1]
+    assert epoch == u["leaderEpoch"] - 1 == u["previousLeaderEpoch"]
     assert u["leaderRecoveryState"] == "RECOVERING" and u["uncleanReason"] == "leader-recovery-state"
     assert [f["code"] for f in u["findings"]] == ["unclean-election"]
     assert summary["uncleanAt"] == [f"ledger-0@{u['offset']}"] and summary["uncleanElections"] == 1
