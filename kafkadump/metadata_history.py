@@ -298,7 +298,8 @@ def _of_topics(st: ClusterState, topics: frozenset[str] | None) -> ClusterState:
         return st
     kept = {tid: name for tid, name in st.topics.items() if tid in topics or name in topics}
     parts = {k: p for k, p in st.partitions.items() if k[0] in kept or k[0] in topics}
-    return ClusterState(st.offset, st.timestamp, kept, parts, st.brokers, st.features)
+    configs = {k: c for k, c in st.configs.items() if k[0] != "TOPIC" or k[1] in kept.values()}
+    return ClusterState(st.offset, st.timestamp, kept, parts, st.brokers, st.features, configs, st.controllers)
 
 
 @dataclass

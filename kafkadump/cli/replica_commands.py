@@ -25,7 +25,7 @@ def metadata(
     at: Optional[str] = typer.Option(None, "--at", metavar="OFFSET|TIME",
                                      help="Print the cluster's state after this offset, or at this time (ISO-8601, "
                                           "or epoch ms: a number of 13 digits or more): topics, partitions with "
-                                          "leader/ISR, brokers, features."),
+                                          "leader/ISR/ELR, brokers, controllers, configs, features."),
     brokers: bool = typer.Option(False, "--brokers",
                                  help="Brokers registered, fenced, unfenced, shut down and unregistered "
                                       "in the timeline too."),

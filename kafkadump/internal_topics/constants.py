@@ -61,6 +61,17 @@ REMOTE_PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTI
 # org.apache.kafka.common.security.auth.SecurityProtocol
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
+# org.apache.kafka.server.common.MetadataVersion: the metadata.version feature level -> its release
+# name, as Kafka's metadata shell and storage tool print it.  Levels 1-6 predate production KRaft
+# (Kafka 4 no longer knows them); levels past the newest release are unstable, their names not yet
+# fixed, and left unnamed.
+METADATA_VERSIONS = {
+    1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
+    8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
+    15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
+    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1",
+}
+
 # (schema, top-level field) -> names of its values, for renderers (schema None: a field of a nested struct)
 ENUMS = {
     ("TransactionLogValue", "transactionStatus"): TRANSACTION_STATES,
@@ -81,4 +92,4 @@ def enum_name(table: dict, value: object) -> str:
 
 __all__ = ["KINDS", "TOPICS", "OFFSETS", "TRANSACTIONS", "METADATA", "SHARE_STATE", "REMOTE_LOG_METADATA",
            "TRANSACTION_STATES", "OPEN_TRANSACTION_STATES", "DELIVERY_STATES", "CONFIG_RESOURCE_TYPES",
-           "REMOTE_SEGMENT_STATES", "REMOTE_PARTITION_DELETE_STATES", "SECURITY_PROTOCOLS", "ENUMS", "enum_name"]
+           "REMOTE_SEGMENT_STATES", "REMOTE_PARTITION_DELETE_STATES", "SECURITY_PROTOCOLS", "METADATA_VERSIONS", "ENUMS", "enum_name"]

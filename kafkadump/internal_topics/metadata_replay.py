@@ -9,7 +9,9 @@
 Records are applied as the controller applies them (Kafka's
 ``PartitionRegistration.merge``, ``ClusterControlManager``):
 
-    PartitionRecord          a partition's whole state (creation, or a snapshot's copy)
+    PartitionRecord          a partition's whole state (creation, or a snapshot's copy); its
+                             leaderRecoveryState, a tagged field Kafka leaves out at its default,
+                             is RECOVERED when absent
     PartitionChangeRecord    absent fields keep their value: isr/replicas/elr null, leader -2,
                              leaderRecoveryState -1; a leader field (even the same leader) bumps the
                              leader epoch; every change bumps the partition epoch
@@ -18,7 +20,11 @@ Records are applied as the controller applies them (Kafka's
     RemoveTopicRecord        the topic and its partitions are gone
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
     BrokerRegistrationChangeRecord (fenced: 1 fence, -1 unfence; inControlledShutdown: 1)
+    RegisterControllerRecord, UnregisterControllerRecord   a controller's registration (its listeners)
     FeatureLevelRecord       a feature's finalized level (0 removes it)
+    ConfigRecord             a config of a resource (a topic, a broker, ``""`` the cluster's
+                             default) set, or removed by a null value; a RemoveTopicRecord
+                             removes the topic's configs too (Kafka's ``MetadataDelta``)
 
 An election is **unclean** (``unclean-election``) when the record sets
 LeaderRecoveryState RECOVERING (1), or when the partition's ISR and ELR before it are known and its new leader (a broker,
@@ -28,7 +34,8 @@ not the one before) was in neither the previous ISR nor the previous ELR
 ELR (None) until a record sets them: until then its elections are not judged.
 
 State is bounded: at most :data:`MAX_PARTITIONS` topics and partitions,
-:data:`MAX_BROKERS` brokers and :data:`MAX_TOPIC_NAMES` names are followed;
+:data:`MAX_BROKERS` brokers, :data:`MAX_TOPIC_NAMES` names and :data:`MAX_CONFIGS` configs
+of a resource are followed;
 records about others are counted in ``untracked``.  Decoding only: nothing here reads files or prints.
 """
 
@@ -38,14 +45,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Code, Finding
+from .constants import CONFIG_RESOURCE_TYPES, enum_name
 from .decoded import DecodedRecord
 
-RECOVERING = 1
+RECOVERED, RECOVERING = 0, 1   # LeaderRecoveryState; a PartitionRecord without the (tagged) field: RECOVERED
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 MAX_PARTITIONS = 1_000_000
 MAX_BROKERS = 100_000
 MAX_TOPIC_NAMES = 1_000_000
+MAX_CONFIGS = 10_000    # configs followed per resource
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,14 @@ class BrokerState:
 
 
 @dataclass
+class ControllerState:
+    controller: int
+    incarnation_id: str | None = None
+    endpoints: list[str] = field(default_factory=list)
+    registered_at: int | None = None
+
+
+@dataclass
 class BrokerChange:
     """A broker registered, fenced, unfenced, put in controlled shutdown, or unregistered."""
 
@@ -149,6 +166,8 @@ class ClusterState:
     partitions: dict[tuple[str, int], PartitionState]
     brokers: dict[int, BrokerState]
     features: dict[str, int]
+    configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)   # (type, name) -> configs
+    controllers: dict[int, ControllerState] = field(default_factory=dict)
 
 
 @dataclass
@@ -182,7 +201,9 @@ class MetadataReplay:
         self.names: dict[str, tuple[str, int | None]] = {}      # name -> (last topic id, deleted at offset)
         self.partitions: dict[tuple[str, int], PartitionState] = {}
         self.brokers: dict[int, BrokerState] = {}
+        self.controllers: dict[int, ControllerState] = {}
         self.features: dict[str, int] = {}
+        self.configs: dict[tuple[str, str], dict[str, str]] = {}   # (resource type name, resource name)
         self.counts = ReplayCounts()
         self.last_offset: int | None = None
         self.last_timestamp: int | None = None
@@ -229,6 +250,7 @@ class MetadataReplay:
         name = self.topics.pop(tid, None)
         if name is not None:
             self.names[name] = (tid, d.offset)
+            self.configs.pop(("TOPIC", name), None)
         for key in [k for k in self.partitions if k[0] == tid]:
             del self.partitions[key]
         self.counts.topics_deleted += 1
@@ -254,7 +276,7 @@ class MetadataReplay:
         st = PartitionState(tid, pid, _ids(v.get("replicas")), _ids(v.get("isr")),
                             _ids(v.get("eligibleLeaderReplicas")), _ids(v.get("lastKnownElr")),
                             _int_or(v.get("leader"), NO_LEADER), _int(v.get("leaderEpoch")),
-                            _int(v.get("partitionEpoch")), _int(v.get("leaderRecoveryState")))
+                            _int(v.get("partitionEpoch")), _int_or(v.get("leaderRecoveryState"), RECOVERED))
         self.partitions[(tid, pid)] = st
         return [self._change(d, "PartitionRecord", st, previous, place, snapshot,
                              v.get("leaderRecoveryState") == RECOVERING)]
@@ -326,6 +348,19 @@ class MetadataReplay:
         self.counts.broker_changes += len(changes)
         return [BrokerChange(d.offset, d.timestamp, bid, c, epoch, _copy_broker(b), snapshot, place) for c in changes]
 
+    def _controller(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
+        cid = v.get("controllerId")
+        if not isinstance(cid, int):
+            return []
+        if d.value is not None and d.value.schema == "UnregisterControllerRecord":
+            self.controllers.pop(cid, None)
+        elif cid in self.controllers or len(self.controllers) < MAX_BROKERS:
+            self.controllers[cid] = ControllerState(cid, v.get("incarnationId"),
+                                                    [_endpoint(e) for e in v.get("endPoints") or ()], d.offset)
+        else:
+            self.counts.untracked += 1
+        return []
+
     def _feature(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
         name, level = v.get("name"), v.get("featureLevel")
         if isinstance(name, str) and isinstance(level, int):
@@ -335,11 +370,29 @@ class MetadataReplay:
                 self.features[name] = level
         return []
 
+    def _config(self, d: DecodedRecord, v: dict, place: RecordPlace, snapshot: bool) -> list[MetadataEvent]:
+        rtype, rname, name, value = v.get("resourceType"), v.get("resourceName"), v.get("name"), v.get("value")
+        if not isinstance(rtype, int) or not isinstance(rname, str) or not isinstance(name, str):
+            return []
+        key = (enum_name(CONFIG_RESOURCE_TYPES, rtype), rname)
+        configs = self.configs.get(key)
+        if value is None:
+            if configs is not None:
+                configs.pop(name, None)
+                if not configs:
+                    del self.configs[key]
+        elif configs is None and len(self.configs) >= MAX_PARTITIONS or configs is not None and \
+                name not in configs and len(configs) >= MAX_CONFIGS:
+            self.counts.untracked += 1
+        else:
+            self.configs.setdefault(key, {})[name] = str(value)
+        return []
+
     # --- reading ---------------------------------------------------------------------------------
     def state(self) -> ClusterState:
         """The cluster as the records applied so far leave it (the replay's own objects: copy to keep)."""
         return ClusterState(self.last_offset, self.last_timestamp, self.topics, self.partitions, self.brokers,
-                            self.features)
+                            self.features, self.configs, self.controllers)
 
 
 _HANDLERS = {
@@ -352,7 +405,10 @@ _HANDLERS = {
     "FenceBrokerRecord": MetadataReplay._broker,
     "UnfenceBrokerRecord": MetadataReplay._broker,
     "BrokerRegistrationChangeRecord": MetadataReplay._broker,
+    "RegisterControllerRecord": MetadataReplay._controller,
+    "UnregisterControllerRecord": MetadataReplay._controller,
     "FeatureLevelRecord": MetadataReplay._feature,
+    "ConfigRecord": MetadataReplay._config,
 }
 
 
@@ -413,4 +469,5 @@ def _unclean_message(ev: PartitionChange) -> str:
 
 
 __all__ = ["MetadataReplay", "RecordPlace", "PartitionState", "PartitionChange", "TopicChange", "BrokerState",
-           "BrokerChange", "MetadataEvent", "ClusterState", "ReplayCounts", "MAX_PARTITIONS", "MAX_BROKERS"]
+           "ControllerState", "BrokerChange", "MetadataEvent", "ClusterState", "ReplayCounts", "MAX_PARTITIONS", "MAX_BROKERS",
+           "MAX_CONFIGS"]

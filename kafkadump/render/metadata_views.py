@@ -99,7 +99,13 @@ def state_lines(o: dict[str, Any]) -> list[str]:
         lines.append(f"  broker {b['broker']}  epoch {b['brokerEpoch']}  {state}"
                      + ("  in controlled shutdown" if b["inControlledShutdown"] else "")
                      + f"  {' '.join(b['endpoints'] or [])}")
-    features = ", ".join(f"{k}={v}" for k, v in o["features"].items())
+    for c in o["controllers"]:
+        lines.append(f"  controller {c['controller']}  {' '.join(c['endpoints'] or [])}")
+    for c in o["configs"]:
+        lines.append(f"  config {c['resourceType']} {c['resourceName'] or '(default)'}  "
+                     + "  ".join(f"{k}={v}" for k, v in c["configs"].items()))
+    features = ", ".join(f"{k}={v}" + (f" ({o['metadataVersion']})" if k == "metadata.version" and o["metadataVersion"]
+                                        else "") for k, v in o["features"].items())
     lines.append(f"  features: {features or 'none'}")
     return lines
 

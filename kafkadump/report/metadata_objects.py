@@ -9,7 +9,9 @@ cluster's state at a point, the summary.  Built here only; the table reads the s
   file position findings`` (``change``: created, deleted, recreated);
 * **broker-change**: ``offset timestamp broker change brokerEpoch incarnationId endpoints rack fenced
   inControlledShutdown snapshot file position``;
-* **cluster-state**: ``offset timestamp topics brokers features``;
+* **cluster-state**: ``offset timestamp topics brokers controllers features metadataVersion configs``
+  (``metadataVersion``: the release name of the metadata.version level, as Kafka's tools print it,
+  or null; ``configs``: the resources' configs, as ConfigRecords set them);
 * **metadata-summary**: what was read and what was found.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..internal_topics.constants import METADATA_VERSIONS
 from .records import findings_list
 
 if TYPE_CHECKING:
@@ -83,7 +86,7 @@ def broker_change_object(ev: BrokerChange) -> dict[str, Any]:
 def _partition_state(p: PartitionState) -> dict[str, Any]:
     return {"partition": p.partition, "leader": p.leader, "isr": p.isr, "elr": p.elr, "replicas": p.replicas,
             "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
-            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state)}
+            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state), "lastKnownElr": p.last_known_elr}
 
 
 def cluster_state_object(st: ClusterState) -> dict[str, Any]:
@@ -97,8 +100,13 @@ def cluster_state_object(st: ClusterState) -> dict[str, Any]:
     topics += [{"topic": None, "topicId": tid, "partitions": by_topic[tid]} for tid in orphans]
     brokers = [{"broker": b.broker, "brokerEpoch": b.epoch, **_broker_fields(b), "registeredAt": b.registered_at}
                for _, b in sorted(st.brokers.items())]
+    controllers = [{"controller": c.controller, "incarnationId": c.incarnation_id, "endpoints": c.endpoints,
+                    "registeredAt": c.registered_at} for _, c in sorted(st.controllers.items())]
     return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp, "topics": topics,
-            "brokers": brokers, "features": dict(sorted(st.features.items()))}
+            "brokers": brokers, "controllers": controllers, "features": dict(sorted(st.features.items())),
+            "metadataVersion": METADATA_VERSIONS.get(st.features.get("metadata.version", 0)),
+            "configs": [{"resourceType": rtype, "resourceName": rname, "configs": dict(sorted(c.items()))}
+                        for (rtype, rname), c in sorted(st.configs.items())]}
 
 
 def metadata_summary_object(s: MetadataSummary) -> dict[str, Any]:
