@@ -52,6 +52,12 @@ def scenario(tmp_path_factory):
     return build(tmp_path_factory.mktemp("replicas"), elr=os.environ.get("KAFKADUMP_REPLICA_ELR", "1") != "0")
 
 
+def elr_of(scenario) -> bool:
+    from broker.replica_scenario import elr_on
+
+    return elr_on(scenario.cluster)
+
+
 @pytest.fixture(scope="module")
 def checkpoints(scenario):
     from broker.replica_scenario import read_epoch_checkpoint
@@ -155,7 +161,7 @@ def test_only_the_unclean_election_is_flagged(scenario, history):
     (u,) = unclean
     # node 1 killed while alone in the ISR, fenced: the leader offline, node 1 moved to the ELR
     # (eligible leader replicas on) or kept in the ISR (off); then node 2, in neither, elected
-    before = ([], [1], [1]) if scenario.cluster.elr else ([1], [], [])
+    before = ([], [1], [1]) if elr_of(scenario) else ([1], [], [])
     assert (u["leader"], u["isr"], u["elr"], u["previousLeader"]) == (2, [2], [], -1)
     assert (u["previousIsr"], u["previousElr"]) == before[:2]
     offline = [(c["previousLeader"], c["isr"], c["elr"], c["lastKnownElr"], c["offset"] < u["offset"])
@@ -288,7 +294,7 @@ def test_state_with_the_leader_offline_matches_the_metadata_shell(scenario, hist
     (offline,) = [c for c in changes if c["leader"] == -1]
     state = cut_state(scenario, offline["offset"], tmp_path)
     ledger = ledger_of(state)
-    want = ([], [1], [1]) if scenario.cluster.elr else ([1], [], [])
+    want = ([], [1], [1]) if elr_of(scenario) else ([1], [], [])
     assert (ledger["leader"], ledger["isr"], ledger["elr"], ledger["lastKnownElr"]) == (-1, *want)
     assert topic_configs(state) == {"min.insync.replicas": "1", "unclean.leader.election.enable": "false"}
 

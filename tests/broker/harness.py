@@ -173,8 +173,10 @@ class Cluster:
     ``settings`` are broker properties for every node (small partition counts for the internal
     topics by default, so a node starts fast)."""
 
-    def __init__(self, root: Path, size: int = 1, settings: dict[str, str] | None = None):
+    def __init__(self, root: Path, size: int = 1, settings: dict[str, str] | None = None,
+                 features: dict[str, int] | None = None):
         self.root = Path(root)
+        self.features = dict(features or {})  # storage format --feature NAME=LEVEL (e.g. KIP-966's ELR off)
         self.cluster_id = new_cluster_id()
         ports = free_ports(2 * size)
         self.nodes = [
@@ -236,9 +238,11 @@ class Cluster:
         return path
 
     def format(self) -> None:
+        features = [arg for name, level in self.features.items() for arg in ("--feature", f"{name}={level}")]
         for node in self.nodes:
             config = self._write_config(node)
-            run_tool(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}", "-c", str(config), "--ignore-formatted")
+            run_tool(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}", "-c", str(config), "--ignore-formatted",
+                     *features)
 
     # ---- processes -----------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .harness import LEADER_ELECTION, METADATA_SHELL, STORAGE_TOOL, Cluster, Node, quiet, run_tool
+from .harness import LEADER_ELECTION, METADATA_SHELL, Cluster, Node, quiet, run_tool
 
 TOPIC = "ledger"
 PARTITION = 0
@@ -45,20 +45,15 @@ LOST, FOURTH = 40, 25   # records node 1 alone took (then lost), and node 2 took
 TOPIC_CONFIG = {"unclean.leader.election.enable": "true", "min.insync.replicas": "1"}
 
 
-class ReplicaCluster(Cluster):
+def elr_on(cluster: Cluster) -> bool:
+    """Whether the cluster was formatted with eligible leader replicas on (Kafka 4.1's default)."""
+    return cluster.features.get("eligible.leader.replicas.version", 1) != 0
+
+
+def replica_cluster(root: Path, size: int, settings: dict[str, str], elr: bool = True) -> Cluster:
     """The harness's cluster, formatted with eligible leader replicas off (see the module), or at
     Kafka's default (on) when ``elr``."""
-
-    def __init__(self, root: Path, size: int, settings: dict[str, str], elr: bool = True):
-        super().__init__(root, size, settings)
-        self.elr = elr
-
-    def format(self) -> None:
-        features = [] if self.elr else ["--feature", "eligible.leader.replicas.version=0"]
-        for node in self.nodes:
-            config = self._write_config(node)
-            run_tool(STORAGE_TOOL, "format", f"--cluster-id={self.cluster_id}", "-c", str(config),
-                     "--ignore-formatted", *features)
+    return Cluster(root, size, settings, features=None if elr else {"eligible.leader.replicas.version": 0})
 
 
 @dataclass
@@ -270,7 +265,7 @@ def keep_copies(sc: Scenario) -> None:
 
 def build(root: Path, elr: bool = True) -> Scenario:
     """Run the whole scenario under ``root``; every node is stopped by its PID on the way out."""
-    cluster = ReplicaCluster(root, 3, SETTINGS, elr)
+    cluster = replica_cluster(root, 3, SETTINGS, elr)
     sc = Scenario(Path(root), cluster)
     with cluster:
         cluster.start()
