@@ -1,0 +1,238 @@
+"""kafkadump's dump-log lines against Kafka's own DumpLogSegments (4.1.1), line for line, on every file
+kind it reads, from log dirs a real broker wrote (tests/broker/incident.py, and a second small node
+made here that writes KRaft ``.checkpoint`` snapshots).
+
+* ``kafkadump dump --format dump-log`` against ``--deep-iteration --print-data-log`` over every
+  ``.log``, ``.index``, ``.timeindex``, ``.txnindex`` and producer ``.snapshot`` file at once (stdout
+  and the mismatch sections on stderr), and over copies of a segment made wrong on purpose;
+* ``kafkadump records --format dump-log --decode offsets|transactions|metadata`` against
+  ``--offsets-decoder``, ``--transaction-log-decoder``, ``--cluster-metadata-decoder``;
+* the KRaft ``.checkpoint`` snapshots and ``bootstrap.checkpoint``, plain and decoded.
+
+DumpLogSegments runs once per decoder over many files (``--files a,b,c``), never per file.  The one
+normalisation is the documented difference (man/parts/oracle_dumplog.man): kafkadump escapes control
+characters in keys and payloads, so Kafka's output is passed through the same escaping.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kafkadump.render.lines import terminal_safe
+
+pytestmark = pytest.mark.broker
+
+KAFKA_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+DECODERS = {"offsets": ("--offsets-decoder", "__consumer_offsets"),
+            "transactions": ("--transaction-log-decoder", "__transaction_state"),
+            "metadata": ("--cluster-metadata-decoder", "__cluster_metadata")}
+
+
+def dump_log_segments(files: list[Path], *flags: str) -> tuple[str, str]:
+    """Kafka's DumpLogSegments over ``files`` in one JVM: (stdout, stderr), bytes decoded as UTF-8
+    with every ``\\r`` kept (run_tool's text mode would turn a payload's ``\\r`` into a newline)."""
+    from broker.harness import CACHE_ROOT, DUMP_LOG_SEGMENTS, TOOL_JVM_OPTIONS, TOOL_LOG4J2, classpath
+
+    log_config = CACHE_ROOT / "tool-log4j2.properties"
+    if not log_config.exists():
+        log_config.parent.mkdir(parents=True, exist_ok=True)
+        log_config.write_text(TOOL_LOG4J2)
+    cmd = ["java", *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log_config}", "-cp", classpath(),
+           DUMP_LOG_SEGMENTS, "--files", ",".join(map(str, files)), "--deep-iteration", "--print-data-log", *flags]
+    done = subprocess.run(cmd, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    return done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
+
+
+def kafkadump(*args: str) -> tuple[str, str]:
+    done = subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr.decode(errors="replace")[-3000:]
+    return done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+
+
+def kafka_lines(text: str) -> list[str]:
+    """Kafka's lines with the one documented difference normalised: control characters escaped."""
+    return terminal_safe(text, keep_newlines=True).split("\n")
+
+
+def assert_same_lines(kafka: str, ours: str) -> int:
+    """The two outputs line for line (the first difference shown); the number of lines."""
+    want, got = kafka_lines(kafka), ours.split("\n")
+    for i, (a, b) in enumerate(zip(want, got)):
+        assert a == b, f"line {i + 1} differs:\nKafka:     {a[:600]}\nkafkadump: {b[:600]}"
+    assert len(want) == len(got), (len(want), len(got), want[len(got):][:3], got[len(want):][:3])
+    return len(want) - 1
+
+
+def kafka_files(log_dir: Path, internal: bool = True) -> list[Path]:
+    """Every file of ``log_dir`` Kafka's tool reads by its suffix (internal topics' ``.log`` left out:
+    they go through their decoders)."""
+    out = []
+    for p in sorted(log_dir.glob("*/*")):
+        if p.suffix not in KAFKA_SUFFIXES:
+            continue
+        if p.suffix == ".log" and p.parent.name.startswith("__"):
+            continue
+        out.append(p)
+    return out
+
+
+def blocks(text: str) -> dict[str, list[str]]:
+    """Kafka's stdout cut at each ``Dumping PATH`` line: the lines of each file."""
+    out: dict[str, list[str]] = {}
+    cur = ""
+    for line in text.splitlines():
+        if line.startswith("Dumping "):
+            cur = line[len("Dumping "):]
+            out[cur] = []
+        else:
+            out.setdefault(cur, []).append(line)
+    return out
+
+
+# --- the incident's log dir ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def plain_dump(incident):
+    files = kafka_files(incident.log_dir)
+    return files, dump_log_segments(files), kafkadump("dump", "--format", "dump-log", *map(str, files))
+
+
+def test_every_file_kind_line_for_line(plain_dump):
+    files, (k_out, k_err), (out, err) = plain_dump
+    assert {p.suffix for p in files} == set(KAFKA_SUFFIXES)
+    assert assert_same_lines(k_out, out) > 3000
+    assert assert_same_lines(k_err, err) == 0 and k_err == ""
+
+
+def test_what_the_comparison_covered(plain_dump):
+    """The comparison is not vacuous: each kind's lines are there, with real values."""
+    files, (k_out, _), _ = plain_dump
+    per_file = blocks(k_out)
+    assert len(per_file) == len(files)
+    lines = [line for p in files for line in per_file[str(p)]]
+    assert {"none", "gzip", "snappy", "lz4", "zstd"} <= {
+        line.split(" compresscodec: ")[1].split()[0] for line in lines if " compresscodec: " in line}
+    assert sum(line.startswith("offset: ") and " position: " in line for line in lines) > 20
+    assert sum(line.startswith("timestamp: ") for line in lines) > 20
+    assert sum(" is empty." in line for line in lines) > 0
+    assert sum(line.startswith("version: 0 producerId: ") for line in lines) >= 4   # aborted txns
+    producers = [line for line in lines if line.startswith("producerId: ")]
+    assert any("currentTxnFirstOffset: OptionalLong[" in line for line in producers)  # the open txn
+    assert any("firstSequence: " in line for line in producers)
+    assert sum(" endTxnMarker: ABORT " in line for line in lines) > 0
+    assert sum(" endTxnMarker: COMMIT " in line for line in lines) > 0
+
+
+@pytest.mark.parametrize("kind", sorted(DECODERS))
+def test_internal_topic_decoders(incident, kind):
+    flag, topic = DECODERS[kind]
+    logs = sorted(incident.log_dir.glob(f"{topic}-*/*.log"))
+    k_out, k_err = dump_log_segments(logs, flag)
+    out, _err = kafkadump("records", "--format", "dump-log", "--decode", kind, *map(str, logs))
+    assert assert_same_lines(k_out, out) > 10
+    assert k_err == ""
+    decoded = [line for line in out.splitlines() if line.startswith("| ") and " payload: {" in line]
+    assert decoded, f"no record decoded by --decode {kind}"
+
+
+# --- index checks: copies made wrong on purpose ------------------------------------------------------
+
+def _wrong_copies(incident, root: Path) -> list[Path]:
+    """The segment with the densest time index copied, its offset index naming the wrong batch, its
+    time index's timestamps and an offset wrong; and two segments' logs joined (offsets jump)."""
+    dense = max((p for p in incident.log_dir.glob("*/*.timeindex") if not p.parent.name.startswith("__")),
+                key=lambda p: (p.stat().st_size, str(p)))
+    src, base = dense.parent, dense.stem
+    segs = sorted(incident.partition_dir("rolled").glob("*.log"))
+    bad = root / src.name
+    bad.mkdir()
+    for ext in (".log", ".index", ".timeindex"):
+        shutil.copy(src / f"{base}{ext}", bad / f"{base}{ext}")
+    index = bytearray((bad / f"{base}.index").read_bytes())
+    assert len(index) >= 24, f"{src.name}: a dense offset index"
+    index[4:8] = index[12:16]                                   # entry 0 names entry 1's batch
+    (bad / f"{base}.index").write_bytes(bytes(index))
+    times = bytearray((bad / f"{base}.timeindex").read_bytes())
+    assert len(times) >= 48, f"{src.name}: a dense time index"
+    (ts,) = struct.unpack_from(">q", times, 12)
+    struct.pack_into(">q", times, 12, ts + 7)                   # entry 1: timestamp off by 7
+    struct.pack_into(">q", times, 24, ts - 5)                   # entry 2: before entry 1
+    (rel,) = struct.unpack_from(">i", times, 44)
+    struct.pack_into(">i", times, 44, rel - 1)                  # entry 3: mid-batch
+    (bad / f"{base}.timeindex").write_bytes(bytes(times))
+    joined = root / "joined-0"
+    joined.mkdir()
+    (joined / segs[0].name).write_bytes(segs[0].read_bytes() + segs[2].read_bytes())
+    return [bad / f"{base}.index", bad / f"{base}.timeindex", joined / segs[0].name]
+
+
+def test_mismatch_sections(incident, tmp_path):
+    files = _wrong_copies(incident, tmp_path)
+    k_out, k_err = dump_log_segments(files)
+    out, err = kafkadump("dump", "--format", "dump-log", *map(str, files))
+    assert assert_same_lines(k_out, out) > 50
+    assert assert_same_lines(k_err, err) >= 8
+    assert f"Mismatches in :{files[0]}" in err
+    for header in ("Found timestamp mismatch in :", "Found out of order timestamp in :",
+                   "The following indexed offsets are not found in the log.", "Non-consecutive offsets in "):
+        assert header in err, header
+
+
+# --- KRaft snapshots: a second node that writes them ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def kraft_log_dir(tmp_path_factory) -> Path:
+    """A node whose controller writes a ``.checkpoint`` snapshot each second, two topics created,
+    stopped cleanly once the metadata log has snapshots taken after them."""
+    from broker.harness import Cluster, missing_tools
+    from broker.incident import create_topics
+
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    cluster = Cluster(tmp_path_factory.mktemp("kraft-snapshots"), 1,
+                      {"metadata.log.max.snapshot.interval.ms": "1000", "metadata.max.idle.interval.ms": "200"})
+    try:
+        cluster.start()
+        create_topics(cluster.bootstrap, {"snap-a": (2, {"retention.ms": "86400000"}), "snap-b": (1, {})})
+        meta = cluster.nodes[0].log_dir / "__cluster_metadata-0"
+        created = time.time()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not [p for p in meta.glob("*.checkpoint")
+                                                   if p.stat().st_mtime > created]:
+            time.sleep(0.2)
+    finally:
+        cluster.stop()
+    return cluster.nodes[0].log_dir
+
+
+def checkpoints(log_dir: Path) -> list[Path]:
+    found = sorted((log_dir / "__cluster_metadata-0").glob("*.checkpoint"))
+    assert found, "the controller wrote no KRaft snapshot"
+    return [*found, log_dir / "bootstrap.checkpoint"]
+
+
+def test_kraft_checkpoints_plain(kraft_log_dir):
+    files = checkpoints(kraft_log_dir) + kafka_files(kraft_log_dir)
+    k_out, k_err = dump_log_segments(files)
+    out, err = kafkadump("dump", "--format", "dump-log", *map(str, files))
+    assert assert_same_lines(k_out, out) > 50
+    assert assert_same_lines(k_err, err) == 0
+    assert " SnapshotHeader {" in out and " SnapshotFooter {" in out and "KRaft bootstrap snapshot" in out
+
+
+def test_kraft_checkpoints_decoded(kraft_log_dir):
+    files = checkpoints(kraft_log_dir)
+    k_out, _ = dump_log_segments(files, "--cluster-metadata-decoder")
+    out, _ = kafkadump("records", "--format", "dump-log", "--decode", "metadata", *map(str, files))
+    assert assert_same_lines(k_out, out) > 30
+    assert '"type":"TOPIC_RECORD"' in out and '"name":"snap-a"' in out
+    assert "Snapshot end offset: " in out
