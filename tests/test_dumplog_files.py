@@ -1,0 +1,102 @@
+"""``kafkadump dump --format dump-log`` without a broker: Kafka's DumpLogSegments lines for index, time
+index, transaction index and producer snapshot files, and its stderr sections, on small files made here.
+
+The expected lines are what Kafka 4.1.1's tool prints for the same bytes (its rules checked against
+the real tool by tests/test_broker_dumplog.py): an index stops at the first zero slot after the first,
+offset index mismatches are listed latest first, a producer without a last batch ends its line with a
+space, a first sequence below zero wraps past INT32_MAX.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from logdir_helpers import T0, Seg, batch, index_bytes, name, snapshot_bytes, timeindex_bytes, txnindex_bytes, write
+
+
+def dump_log(*paths: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kafkadump", "dump", "--format", "dump-log", *paths],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_indexes_their_mismatches_and_stop_at_a_zero_slot(tmp_path):
+    seg = Seg([batch(100), batch(103), batch(106)])       # offsets 100-108, timestamps T0..T0+2 each
+    d = tmp_path / "t-0"
+    log = write(d / name(100, ".log"), seg.data)
+    index = write(d / name(100, ".index"),
+                  index_bytes([(102, seg.at(0)), (105, seg.at(2)), (107, seg.at(2))], base=100)
+                  + b"\0" * 8 + index_bytes([(108, seg.at(2))], base=100))
+    times = write(d / name(100, ".timeindex"),
+                  timeindex_bytes([(T0 + 2, 102), (T0 + 9, 108), (T0 + 1, 108), (T0 + 20, 104)], base=100))
+    done = dump_log(index, times, log)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[:5] == [f"Dumping {index}", "offset: 102 position: 0", f"offset: 105 position: {seg.at(2)}",
+                       f"offset: 107 position: {seg.at(2)}", f"Dumping {times}"]
+    assert out[5:9] == [f"timestamp: {T0 + 2} offset: 102", f"timestamp: {T0 + 9} offset: 108",
+                        f"timestamp: {T0 + 1} offset: 108", f"timestamp: {T0 + 20} offset: 104"]
+    assert out[9:11] == [f"Dumping {log}", "Log starting offset: 100"]
+    assert done.stderr.splitlines() == [
+        f"Mismatches in :{index}",
+        "  Index offset: 107, log offset: 108",
+        "  Index offset: 105, log offset: 108",
+        f"Found timestamp mismatch in :{times}",
+        f"  Index timestamp: {T0 + 9}, log timestamp: {T0 + 2}",
+        f"  Index timestamp: {T0 + 1}, log timestamp: {T0 + 2}",
+        f"Found out of order timestamp in :{times}",
+        f"  Index timestamp: {T0 + 1}, Previously indexed timestamp: {T0 + 9}",
+        "The following indexed offsets are not found in the log.",
+        "Indexed offset: 104, found log offset: 105",
+    ]
+
+
+def test_empty_index_txn_index_snapshot_and_offset_jumps(tmp_path):
+    d = tmp_path / "p-0"
+    empty = write(d / name(0, ".index"), b"")
+    txn = write(d / name(0, ".txnindex"), txnindex_bytes([(4, 11, 21, 22), (3, 44, 54, 55)]))
+    snap = write(d / name(71, ".snapshot"), snapshot_bytes([
+        (3, 2, 9, 53, 9, T0, 0, -1),          # its last batch: sequences 0-9
+        (5, 0, 2, 70, 5, T0 + 1, -1, 66),     # an open transaction; first sequence wraps
+        (6, 1, -1, -1, 0, T0 + 2, 4, -1),     # markers only: no last batch
+    ]))
+    jumps = write(d / name(0, ".log"), Seg([batch(0), batch(10, 2)]).data)
+    unknown = write(d / "partition.metadata", b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+    done = dump_log(empty, txn, snap, jumps, unknown)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[:9] == [
+        f"Dumping {empty}", f"{empty} is empty.",
+        f"Dumping {txn}",
+        "version: 0 producerId: 4 firstOffset: 11 lastOffset: 21 lastStableOffset: 22",
+        "version: 0 producerId: 3 firstOffset: 44 lastOffset: 54 lastStableOffset: 55",
+        f"Dumping {snap}",
+        f"producerId: 3 producerEpoch: 2 coordinatorEpoch: 0 currentTxnFirstOffset: OptionalLong.empty "
+        f"lastTimestamp: {T0} firstSequence: 0 lastSequence: 9 lastOffset: 53 offsetDelta: 9 timestamp: {T0}",
+        f"producerId: 5 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong[66] "
+        f"lastTimestamp: {T0 + 1} firstSequence: 2147483645 lastSequence: 2 lastOffset: 70 offsetDelta: 5 "
+        f"timestamp: {T0 + 1}",
+        f"producerId: 6 producerEpoch: 1 coordinatorEpoch: 4 currentTxnFirstOffset: OptionalLong.empty "
+        f"lastTimestamp: {T0 + 2} ",
+    ]
+    assert out[9:11] == [f"Dumping {jumps}", "Log starting offset: 0"]
+    assert out[-1] == f"Dumping {unknown}"
+    assert sum(line.startswith("| offset: ") for line in out) == 5
+    assert done.stderr.splitlines() == [f"Ignoring unknown file {unknown}", f"Non-consecutive offsets in {jumps}",
+                                        "  2 is followed by 10"]
+
+
+def test_an_index_without_its_log_and_a_damaged_snapshot(tmp_path):
+    """Where Kafka throws (no .log) or prints only an exception (a CRC that fails), kafkadump prints
+    what it reads (man/parts/oracle_dumplog.man) and exits 1 for the damage."""
+    d = tmp_path / "q-0"
+    index = write(d / name(0, ".index"), index_bytes([(4, 0)]))
+    done = dump_log(index)
+    assert done.stdout.splitlines() == [f"Dumping {index}", "offset: 4 position: 0"]
+    assert done.stderr.splitlines() == [f"Mismatches in :{index}", "  Index offset: 4, log offset: -1"]
+    raw = bytearray(snapshot_bytes([(3, 2, 9, 53, 9, T0, 0, -1)]))
+    raw[-1] ^= 1
+    snap = write(d / name(54, ".snapshot"), bytes(raw))
+    done = dump_log(snap)
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[1].startswith("producerId: 3 producerEpoch: 2 ")
