@@ -71,8 +71,8 @@ finding) is also reported as Kafka reports one:
 
 Where kafkadump departs from Kafka, deliberately:
 
-* Kafka 3.x (Scala) prints a stray ``}`` after a legacy record's crc
-  (``crc: 123}``); the 4.x Java port does not, and neither do we.
+* Kafka's DumpLogSegments (the Scala tool, still that in 4.1.1) prints a
+  stray ``}`` after a legacy record's crc (``crc: 123}``); we do not.
 * A KRaft control record's body that does not decode (a finding says
   why) is shown after Kafka's label as ``0x...`` hex, where Kafka throws.
 * ``--decode remote-log-metadata`` prints the payload as the other
