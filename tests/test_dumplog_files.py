@@ -100,3 +100,25 @@ def test_an_index_without_its_log_and_a_damaged_snapshot(tmp_path):
     done = dump_log(snap)
     assert done.returncode == 1
     assert done.stdout.splitlines()[1].startswith("producerId: 3 producerEpoch: 2 ")
+
+
+def test_a_secret_is_masked_on_its_own_record_line(tmp_path):
+    """A SCRAM credential and a NoOp in one batch of a metadata segment: the credential's line is
+    masked, the NoOp's is not (records read once: a record's mask never lands on its neighbour)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    from metadata_builders import record
+
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    frames = [record("UserScramCredentialRecord", 0, name="alice", mechanism=1, salt=b"salt-bytes",
+                     storedKey=b"s" * 32, serverKey=b"k" * 32, iterations=4096),
+              record("NoOpRecord", 0), record("NoOpRecord", 0)]
+    for i, frame in enumerate(frames):
+        bld.append(i, timestamp=T0, key=None, value=frame, headers=[])
+    log = write(tmp_path / "__cluster_metadata-0" / name(0, ".log"), bytes(bld.build()))
+    done = dump_log(log)
+    records = [line for line in done.stdout.splitlines() if line.startswith("| offset: ")]
+    assert len(records) == 3
+    assert records[0].endswith(f" payload: [redacted secret] ({len(frames[0])} bytes)")
+    assert "salt-bytes" not in done.stdout
+    assert [r.endswith("redacted secret] (4 bytes)") for r in records[1:]] == [False, False]

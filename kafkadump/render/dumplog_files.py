@@ -127,12 +127,15 @@ def _time_entry(st: _FileState, errors: KafkaErrors, e: TimeIndexEntry, last: in
 def _batch(st: _FileState, errors: KafkaErrors, item: RecordsOf | Gap) -> str:
     if isinstance(item, Gap):
         return dumplog.render(item)
-    for r in item.records:
+    records = list(item.records)  # read once: a stream of records makes new objects each time (ids reused)
+    for r in records:
         if st.last_offset != -1 and r.offset != st.last_offset + 1:
             errors.non_consecutive.setdefault(st.abs, []).append((st.last_offset, r.offset))
         st.last_offset = r.offset
-    by_record = None if item.decoded is None else {id(r): d for r, d in zip(item.records, item.decoded)}
-    return dumplog.render(item.batch, records=[]) + dumplog.record_lines(item.batch, item.records, decoded=by_record)
+    by_record = None if item.decoded is None else {id(r): d for r, d in zip(records, item.decoded)}
+    by_view = None if item.views is None else {id(r): v for r, v in zip(records, item.views)}
+    return dumplog.render(item.batch, records=[]) + dumplog.record_lines(item.batch, records,
+                                                                           decoded=by_record, views=by_view)
 
 
 def _event_text(ev: tuple, st: _FileState, errors: KafkaErrors) -> str:
