@@ -231,7 +231,8 @@ def test_legacy_message_sets(tmp_path):
 
 def metadata_activity(bootstrap: str) -> None:
     """Metadata records of many types: topics created, grown and deleted, a config, a SCRAM
-    credential (a secret), producer ids; and records enough for a dense index on ``snap-a-0``."""
+    credential (a secret), producer ids; and records enough for dense indexes on ``snap-a-0`` and on
+    ``snap-appended-0`` (LogAppendTime, gzip)."""
     from broker.harness import quiet
     from broker.incident import create_topics, delete_topics
     from confluent_kafka import Producer
@@ -240,7 +241,9 @@ def metadata_activity(bootstrap: str) -> None:
                                        UserScramCredentialUpsertion)
 
     create_topics(bootstrap, {"snap-a": (2, {"index.interval.bytes": "100", "retention.ms": "86400000"}),
-                              "snap-b": (1, {}), "snap-gone": (1, {})})
+                              "snap-b": (1, {}), "snap-gone": (1, {}),
+                              "snap-appended": (1, {"message.timestamp.type": "LogAppendTime",
+                                                    "index.interval.bytes": "100"})})
     admin = AdminClient(quiet({"bootstrap.servers": bootstrap}))
     for future in admin.create_partitions([NewPartitions("snap-b", 3)]).values():
         future.result(30)
@@ -259,6 +262,12 @@ def metadata_activity(bootstrap: str) -> None:
         if i % 40 == 39:
             producer.flush(30)
     producer.flush(30)
+    appended = Producer(quiet({"bootstrap.servers": bootstrap, "compression.type": "gzip", "linger.ms": 1}))
+    for i in range(200):   # the broker's clock replaces these timestamps
+        appended.produce("snap-appended", key=b"a%d" % i, value=b"w" * 30, timestamp=1_600_000_000_000 + i)
+        if i % 25 == 24:
+            appended.flush(30)
+    appended.flush(30)
 
 
 @pytest.fixture(scope="module")
@@ -306,6 +315,8 @@ def test_kraft_checkpoints_and_preallocated_indexes(kraft_log_dir):
     assert assert_same_lines(k_err, err) > 0
     assert " SnapshotHeader {" in out and " SnapshotFooter {" in out and "KRaft bootstrap snapshot" in out
     assert " payload: [redacted secret] (" in out       # the SCRAM credential, masked on its own line
+    appended = blocks(out)[str(kraft_log_dir / "snap-appended-0" / "00000000000000000000.timeindex")]
+    assert len(appended) >= 3 and " LogAppendTime: " in out
     dense = blocks(out)[str(kraft_log_dir / "snap-a-0" / "00000000000000000000.index")]
     assert len(dense) >= 5 and dense[0] != "offset: 0 position: 0"      # stopped at the first zero slot
     assert "The following indexed offsets are not found in the log." in err  # an empty segment's zero slot 0
