@@ -208,6 +208,28 @@ def test_mismatch_sections(incident, tmp_path):
         assert header in err, header
 
 
+def test_a_cut_off_tail_and_a_failed_crc(incident, tmp_path):
+    """A segment cut inside its last batch, and one with a payload byte changed: Kafka's lines, and
+    kafkadump's own ``# kafkadump:`` finding lines (documented) besides."""
+    cut = tmp_path / "codec-gzip-0" / "00000000000000000000.log"
+    cut.parent.mkdir()
+    data = (incident.partition_dir("codec-gzip") / cut.name).read_bytes()
+    cut.write_bytes(data[:-100])
+    flipped = tmp_path / "codec-none-0" / "00000000000000000000.log"
+    flipped.parent.mkdir()
+    raw = bytearray((incident.partition_dir("codec-none") / flipped.name).read_bytes())
+    raw[-3] ^= 0x01                                    # inside the last record's value: the batch's CRC fails
+    flipped.write_bytes(bytes(raw))
+    k_out, k_err = dump_log_segments([cut, flipped])
+    out, err = kafkadump("dump", "--format", "dump-log", str(cut), str(flipped))
+    notes = [line for line in out.split("\n") if line.startswith("# kafkadump: ")]
+    assert assert_same_lines(k_out, "\n".join(line for line in out.split("\n")
+                                              if not line.startswith("# kafkadump: "))) > 100
+    assert f"Found {len(data) - 100 - int(notes[0].split('position: ')[1].split()[0])} invalid bytes" in k_out
+    assert any(" truncated " in n for n in notes) and any("crc" in n for n in notes)
+    assert " isvalid: false" in out and k_err == err == ""
+
+
 # --- legacy message sets (magic 0 and 1): a broker of 4.x writes none, its tool still reads them ---------
 
 def test_legacy_message_sets(tmp_path):
