@@ -93,7 +93,7 @@ def assert_same_lines(kafka: str, ours: str) -> int:
     return len(want) - 1
 
 
-def kafka_files(log_dir: Path, internal: bool = True) -> list[Path]:
+def kafka_files(log_dir: Path) -> list[Path]:
     """Every file of ``log_dir`` Kafka's tool reads by its suffix (internal topics' ``.log`` left out:
     they go through their decoders)."""
     out = []
@@ -154,15 +154,24 @@ def test_what_the_comparison_covered(plain_dump):
 
 
 @pytest.mark.parametrize("kind", sorted(DECODERS))
-def test_internal_topic_decoders(incident, kind):
+def test_internal_topic_decoders(incident, kind, request):
+    """Each decoder over its internal topic's segments (for metadata also the KRaft node's snapshots,
+    SCRAM credential and all: compared with --no-redact-secrets), one JVM per decoder."""
     flag, topic = DECODERS[kind]
-    logs = sorted(incident.log_dir.glob(f"{topic}-*/*.log"))
-    k_out, k_err = dump_log_segments(logs, flag)
-    out, _err = kafkadump("records", "--format", "dump-log", "--decode", kind, *map(str, logs))
+    files = sorted(incident.log_dir.glob(f"{topic}-*/*.log"))
+    unmasked = []
+    if kind == "metadata":
+        files += checkpoints(request.getfixturevalue("kraft_log_dir"))
+        unmasked = ["--no-redact-secrets"]
+    k_out, k_err = dump_log_segments(files, flag)
+    out, _err = kafkadump("records", "--format", "dump-log", "--decode", kind, *unmasked, *map(str, files))
     assert assert_same_lines(k_out, out) > 10
     assert k_err == ""
     decoded = [line for line in out.splitlines() if line.startswith("| ") and " payload: {" in line]
     assert decoded, f"no record decoded by --decode {kind}"
+    if kind == "metadata":
+        assert '"type":"TOPIC_RECORD"' in out and '"name":"snap-a"' in out and "Snapshot end offset: " in out
+        assert '"type":"USER_SCRAM_CREDENTIAL_RECORD"' in out and '"name":"alice"' in out
 
 
 # --- index checks: copies made wrong on purpose ------------------------------------------------------
@@ -196,43 +205,45 @@ def _wrong_copies(incident, root: Path) -> list[Path]:
     return [bad / f"{base}.index", bad / f"{base}.timeindex", joined / segs[0].name]
 
 
-def test_mismatch_sections(incident, tmp_path):
-    files = _wrong_copies(incident, tmp_path)
-    k_out, k_err = dump_log_segments(files)
-    out, err = kafkadump("dump", "--format", "dump-log", *map(str, files))
-    assert assert_same_lines(k_out, out) > 50
-    assert assert_same_lines(k_err, err) >= 8
-    assert f"Mismatches in :{files[0]}" in err
-    for header in ("Found timestamp mismatch in :", "Found out of order timestamp in :",
-                   "The following indexed offsets are not found in the log.", "Non-consecutive offsets in "):
-        assert header in err, header
-
-
-def test_a_cut_off_tail_and_a_failed_crc(incident, tmp_path):
-    """A segment cut inside its last batch, and one with a payload byte changed: Kafka's lines, and
-    kafkadump's own ``# kafkadump:`` finding lines (documented) besides."""
-    cut = tmp_path / "codec-gzip-0" / "00000000000000000000.log"
+def _damaged_copies(incident, root: Path) -> tuple[Path, Path, int]:
+    """A segment cut inside its last batch (and its size), and one with a payload byte changed."""
+    cut = root / "codec-gzip-0" / "00000000000000000000.log"
     cut.parent.mkdir()
     data = (incident.partition_dir("codec-gzip") / cut.name).read_bytes()
     cut.write_bytes(data[:-100])
-    flipped = tmp_path / "codec-none-0" / "00000000000000000000.log"
+    flipped = root / "codec-none-0" / "00000000000000000000.log"
     flipped.parent.mkdir()
     raw = bytearray((incident.partition_dir("codec-none") / flipped.name).read_bytes())
     raw[-3] ^= 0x01                                    # inside the last record's value: the batch's CRC fails
     flipped.write_bytes(bytes(raw))
-    k_out, k_err = dump_log_segments([cut, flipped])
-    out, err = kafkadump("dump", "--format", "dump-log", str(cut), str(flipped))
+    return cut, flipped, len(data) - 100
+
+
+def test_mismatch_sections_and_damage(incident, tmp_path):
+    """Wrong indexes, offsets that jump, a cut-off tail and a failed CRC in one JVM: Kafka's lines on
+    stdout and stderr, and kafkadump's own ``# kafkadump:`` finding lines (documented) besides."""
+    wrong = _wrong_copies(incident, tmp_path)
+    cut, flipped, cut_size = _damaged_copies(incident, tmp_path)
+    k_out, k_err = dump_log_segments([*wrong, cut, flipped])
+    out, err = kafkadump("dump", "--format", "dump-log", *map(str, [*wrong, cut, flipped]))
     notes = [line for line in out.split("\n") if line.startswith("# kafkadump: ")]
     assert assert_same_lines(k_out, "\n".join(line for line in out.split("\n")
-                                              if not line.startswith("# kafkadump: "))) > 100
-    assert f"Found {len(data) - 100 - int(notes[0].split('position: ')[1].split()[0])} invalid bytes" in k_out
-    assert any(" truncated " in n for n in notes) and any("crc" in n for n in notes)
-    assert " isvalid: false" in out and k_err == err == ""
+                                              if not line.startswith("# kafkadump: "))) > 150
+    assert assert_same_lines(k_err, err) >= 8
+    assert f"Mismatches in :{wrong[0]}" in err
+    for header in ("Found timestamp mismatch in :", "Found out of order timestamp in :",
+                   "The following indexed offsets are not found in the log.", "Non-consecutive offsets in "):
+        assert header in err, header
+    cut_at = int(next(n for n in notes if " truncated " in n).split("position: ")[1].split()[0])
+    assert f"Found {cut_size - cut_at} invalid bytes at the end of {cut.name}" in k_out
+    assert any("crc" in n for n in notes) and " isvalid: false" in out
 
 
 # --- legacy message sets (magic 0 and 1): a broker of 4.x writes none, its tool still reads them ---------
 
-def test_legacy_message_sets(tmp_path):
+def test_legacy_message_sets_then_an_index_kafka_throws_on(tmp_path, kraft_log_dir):
+    """Magic 0 and 1 (Kafka's stray brace documented), then the preallocated index of an empty
+    segment, on which Kafka's tool throws (documented): kafkadump shows slot 0 and its mismatch."""
     from builders import GZIP, legacy_message, legacy_wrapper
 
     data = legacy_message(0, b"v0-plain", key=b"k0", magic=0) + legacy_message(1, b"v1\x01plain", key=b"k1")
@@ -241,12 +252,16 @@ def test_legacy_message_sets(tmp_path):
     log = tmp_path / "old-0" / "00000000000000000000.log"
     log.parent.mkdir()
     log.write_bytes(data + wrapper)
-    k_out, k_err = dump_log_segments([log])
-    out, err = kafkadump("dump", "--format", "dump-log", str(log))
+    index = next(p for p in kafka_files(kraft_log_dir) if empty_segment_index(p))
+    k_out, k_err = dump_log_segments([log, index], check=False)
+    assert k_out.endswith(f"Dumping {index}\n") and "java.util.NoSuchElementException" in k_err
+    out, err = kafkadump("dump", "--format", "dump-log", str(log), str(index))
     assert len(LEGACY_CRC_BRACE.findall(k_out)) == 7      # Kafka's stray brace, on every record line
-    assert assert_same_lines(k_out, out) == 14         # 2 header lines, 5 batches, 7 records
+    ours_legacy, ours_index = out.split(f"Dumping {index}\n")
+    assert assert_same_lines(k_out[: -len(f"Dumping {index}\n")], ours_legacy) == 14   # 2 + 5 batches + 7
     assert " NoTimestampType: -1 " in out and "compresscodec: gzip" in out
-    assert k_err == err == ""
+    assert ours_index.splitlines() == ["offset: 0 position: 0"]
+    assert err.splitlines() == [f"Mismatches in :{index}", "  Index offset: 0, log offset: -1"]
 
 
 # --- KRaft snapshots: a second node that writes them ------------------------------------------------
@@ -258,9 +273,17 @@ def metadata_activity(bootstrap: str) -> None:
     from broker.harness import quiet
     from broker.incident import create_topics, delete_topics
     from confluent_kafka import Producer
-    from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions,
-                                       ResourceType, ScramCredentialInfo, ScramMechanism,
-                                       UserScramCredentialUpsertion)
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        NewPartitions,
+        ResourceType,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
 
     create_topics(bootstrap, {"snap-a": (2, {"index.interval.bytes": "100", "retention.ms": "86400000"}),
                               "snap-b": (1, {}), "snap-gone": (1, {}),
@@ -342,24 +365,3 @@ def test_kraft_checkpoints_and_preallocated_indexes(kraft_log_dir):
     dense = blocks(out)[str(kraft_log_dir / "snap-a-0" / "00000000000000000000.index")]
     assert len(dense) >= 5 and dense[0] != "offset: 0 position: 0"      # stopped at the first zero slot
     assert "The following indexed offsets are not found in the log." in err  # an empty segment's zero slot 0
-
-
-def test_index_of_an_empty_segment(kraft_log_dir):
-    """Kafka's tool throws on it (documented); kafkadump shows slot 0 and its mismatch."""
-    index = next(p for p in kafka_files(kraft_log_dir) if empty_segment_index(p))
-    k_out, k_err = dump_log_segments([index], check=False)
-    assert k_out == f"Dumping {index}\n" and "java.util.NoSuchElementException" in k_err
-    out, err = kafkadump("dump", "--format", "dump-log", str(index))
-    assert out.splitlines() == [f"Dumping {index}", "offset: 0 position: 0"]
-    assert err.splitlines() == [f"Mismatches in :{index}", "  Index offset: 0, log offset: -1"]
-
-
-def test_kraft_checkpoints_decoded(kraft_log_dir):
-    files = checkpoints(kraft_log_dir)
-    k_out, _ = dump_log_segments(files, "--cluster-metadata-decoder")
-    out, _ = kafkadump("records", "--format", "dump-log", "--decode", "metadata", "--no-redact-secrets",
-                       *map(str, files))
-    assert assert_same_lines(k_out, out) > 30
-    assert '"type":"TOPIC_RECORD"' in out and '"name":"snap-a"' in out
-    assert '"type":"USER_SCRAM_CREDENTIAL_RECORD"' in out and '"name":"alice"' in out
-    assert "Snapshot end offset: " in out
