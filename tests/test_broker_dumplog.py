@@ -205,6 +205,25 @@ def _wrong_copies(incident, root: Path) -> list[Path]:
     return [bad / f"{base}.index", bad / f"{base}.timeindex", joined / segs[0].name]
 
 
+def _damaged_snapshots(incident, root: Path) -> list[Path]:
+    """The producer snapshot with the most producers, copied damaged in each way Kafka words apart."""
+    good = max((p for p in incident.log_dir.glob("*/*.snapshot")), key=lambda p: (p.stat().st_size, str(p)))
+    data = good.read_bytes()
+    assert len(data) >= 10 + 2 * 46, f"{good}: two producers at least"
+    crc, version = bytearray(data), bytearray(data)
+    crc[-1] ^= 1
+    version[1] = 9
+    variants = [bytes(crc), bytes(version), data[:30], data[:3], data + b"xyz",
+                data[:6] + struct.pack(">i", 1000) + data[10:], data[:6] + struct.pack(">i", -1) + data[10:]]
+    folder = root / "snapshots-0"
+    folder.mkdir()
+    out = []
+    for n, variant in enumerate(variants):
+        out.append(folder / f"{n:020d}.snapshot")
+        out[-1].write_bytes(variant)
+    return out
+
+
 def _damaged_copies(incident, root: Path) -> tuple[Path, Path, int]:
     """A segment cut inside its last batch (and its size), and one with a payload byte changed."""
     cut = root / "codec-gzip-0" / "00000000000000000000.log"
@@ -220,16 +239,20 @@ def _damaged_copies(incident, root: Path) -> tuple[Path, Path, int]:
 
 
 def test_mismatch_sections_and_damage(incident, tmp_path):
-    """Wrong indexes, offsets that jump, a cut-off tail and a failed CRC in one JVM: Kafka's lines on
-    stdout and stderr, and kafkadump's own ``# kafkadump:`` finding lines (documented) besides."""
+    """Wrong indexes, offsets that jump, a cut-off tail, a failed CRC and damaged producer snapshots in
+    one JVM: Kafka's lines on stdout and stderr, and kafkadump's own ``# kafkadump:`` finding lines
+    (documented) besides."""
     wrong = _wrong_copies(incident, tmp_path)
     cut, flipped, cut_size = _damaged_copies(incident, tmp_path)
-    k_out, k_err = dump_log_segments([*wrong, cut, flipped])
-    out, err = kafkadump("dump", "--format", "dump-log", *map(str, [*wrong, cut, flipped]))
+    snapshots = _damaged_snapshots(incident, tmp_path)
+    files = [*wrong, cut, flipped, *snapshots]
+    k_out, k_err = dump_log_segments(files)
+    out, err = kafkadump("dump", "--format", "dump-log", *map(str, files))
     notes = [line for line in out.split("\n") if line.startswith("# kafkadump: ")]
     assert assert_same_lines(k_out, "\n".join(line for line in out.split("\n")
                                               if not line.startswith("# kafkadump: "))) > 150
-    assert assert_same_lines(k_err, err) >= 8
+    assert assert_same_lines(k_err, err) >= 8 + len(snapshots)
+    assert sum(line.startswith(("Snapshot is corrupt", "Snapshot failed")) for line in err.splitlines()) == 7
     assert f"Mismatches in :{wrong[0]}" in err
     for header in ("Found timestamp mismatch in :", "Found out of order timestamp in :",
                    "The following indexed offsets are not found in the log.", "Non-consecutive offsets in "):

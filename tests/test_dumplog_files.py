@@ -9,9 +9,11 @@ space, a first sequence below zero wraps past INT32_MAX.
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import sys
 
+import crc32c
 from logdir_helpers import T0, Seg, batch, index_bytes, name, snapshot_bytes, timeindex_bytes, txnindex_bytes, write
 
 
@@ -86,20 +88,41 @@ def test_empty_index_txn_index_snapshot_and_offset_jumps(tmp_path):
                                         "  2 is followed by 10"]
 
 
-def test_an_index_without_its_log_and_a_damaged_snapshot(tmp_path):
-    """Where Kafka throws (no .log) or prints only an exception (a CRC that fails), kafkadump prints
-    what it reads (man/parts/oracle_dumplog.man) and exits 1 for the damage."""
-    d = tmp_path / "q-0"
-    index = write(d / name(0, ".index"), index_bytes([(4, 0)]))
+def test_an_index_without_its_log(tmp_path):
+    """Where Kafka throws (no .log), kafkadump prints the entries, each a mismatch
+    (man/parts/oracle_dumplog.man)."""
+    index = write(tmp_path / "q-0" / name(0, ".index"), index_bytes([(4, 0)]))
     done = dump_log(index)
     assert done.stdout.splitlines() == [f"Dumping {index}", "offset: 4 position: 0"]
     assert done.stderr.splitlines() == [f"Mismatches in :{index}", "  Index offset: 4, log offset: -1"]
-    raw = bytearray(snapshot_bytes([(3, 2, 9, 53, 9, T0, 0, -1)]))
-    raw[-1] ^= 1
-    snap = write(d / name(54, ".snapshot"), bytes(raw))
-    done = dump_log(snap)
+
+
+def test_damaged_snapshots_are_refused_as_kafka_refuses_them(tmp_path):
+    """Kafka's readSnapshot messages (checked against the real tool by the broker tests), no producer
+    line for a refused snapshot, exit 1 for the damage."""
+    good = snapshot_bytes([(3, 2, 9, 53, 9, T0, 0, -1), (4, 2, 9, 64, 9, T0, 0, -1)])
+    bad_crc = bytearray(good)
+    bad_crc[-1] ^= 1
+    version = bytearray(good)
+    version[1] = 9
+    variants = {1: bytes(bad_crc), 2: bytes(version), 3: good[:30], 4: good[:3], 5: good + b"xyz",
+                6: good[:6] + struct.pack(">i", 1000) + good[10:], 7: good[:6] + struct.pack(">i", -1) + good[10:]}
+    paths = [write(tmp_path / "s-0" / name(n, ".snapshot"), data) for n, data in variants.items()]
+    done = dump_log(*paths)
     assert done.returncode == 1
-    assert done.stdout.splitlines()[1].startswith("producerId: 3 producerEpoch: 2 ")
+    assert done.stdout.splitlines() == [f"Dumping {p}" for p in paths]
+    computed = [crc32c.crc32c(bytes(v[6:])) for v in (bad_crc, good + b"xyz")]
+    (stored,) = struct.unpack_from(">I", good, 2)
+    assert done.stderr.splitlines() == [
+        f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. Computed crc: {computed[0]}",
+        "Snapshot failed schema validation: Snapshot contained an unknown file version 9",
+        "Snapshot failed schema validation: null",
+        "Snapshot failed schema validation: null",
+        f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. Computed crc: {computed[1]}",
+        "Snapshot failed schema validation: Tried to allocate a collection of size 1000, but there are only "
+        f"{len(good) - 10} bytes remaining.",
+        "Snapshot failed schema validation: non-nullable field producerEntries was serialized as null",
+    ]
 
 
 def test_a_secret_is_masked_on_its_own_record_line(tmp_path):

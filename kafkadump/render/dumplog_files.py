@@ -18,7 +18,10 @@ On ``err``, after every file, what Kafka's tool writes to stderr: the offset ind
 prepends them), the time index's (``Found timestamp mismatch in :ABSPATH``, ``Found out of order
 timestamp in :ABSPATH``, ``The following indexed offsets are not found in the log.``), the
 records' (``Non-consecutive offsets in ABSPATH`` and ``  A is followed by B``, latest first), and
-``Ignoring unknown file PATH``.  Files are in the order given (Kafka's are a hash map's order).
+``Ignoring unknown file PATH``, and why a producer snapshot is refused (``Snapshot is corrupt (CRC is
+no longer valid). Stored crc: X. Computed crc: Y``, ``Snapshot failed schema validation: ...``; its
+producers are then not printed, as Kafka prints none).  Files are in the order given (Kafka's are a
+hash map's order).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..decode.model import Gap
 from ..logdir.indexes import IndexEntry, TimeIndexEntry, TxnEntry
-from ..logdir.snapshot import ProducerEntry
+from ..logdir.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, ProducerSnapshot
 from . import dumplog
 from .lines import terminal_safe
 
@@ -101,15 +104,41 @@ def producer_entry_line(p: ProducerEntry) -> str:
     return line
 
 
+_SCHEMA = "Snapshot failed schema validation: "
+
+
+def snapshot_error(snap: ProducerSnapshot) -> str | None:
+    """Why Kafka's ProducerStateManager.readSnapshot refuses ``snap`` (the message DumpLogSegments
+    prints on stderr, and then no producer), or None: the header and entries must be read whole, the
+    version be 1, the CRC-32C of every byte after the crc field match."""
+    if snap.count is None or snap.version is None:
+        return _SCHEMA + "null"              # the header cut short: Java's buffer underflow, no message
+    remaining = snap.size - HEAD_SIZE
+    if snap.count < 0:
+        return _SCHEMA + "non-nullable field producerEntries was serialized as null"
+    if snap.count > remaining:
+        return (f"{_SCHEMA}Tried to allocate a collection of size {snap.count}, but there are only "
+                f"{remaining} bytes remaining.")
+    if snap.count * ENTRY_SIZE > remaining:
+        return _SCHEMA + "null"
+    if snap.version != 1:
+        return f"{_SCHEMA}Snapshot contained an unknown file version {snap.version}"
+    if snap.crc != snap.computed_crc:
+        return (f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {snap.crc}. "
+                f"Computed crc: {snap.computed_crc}")
+    return None
+
+
 class _FileState:
     """What one file's lines depend on: its path (as given and absolute), the previous time index
-    timestamp and the previous record offset."""
+    timestamp, the previous record offset, whether Kafka refuses the producer snapshot."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.abs = os.path.abspath(path)
         self.prev_timestamp = -1
         self.last_offset = -1
+        self.refused = False
 
 
 def _time_entry(st: _FileState, errors: KafkaErrors, e: TimeIndexEntry, last: int | None,
@@ -153,7 +182,7 @@ def _event_text(ev: tuple, st: _FileState, errors: KafkaErrors) -> str:
     if tag == "txn-entry":
         return txn_entry_line(ev[1]) + "\n"
     if tag == "producer-entry":
-        return producer_entry_line(ev[1]) + "\n"
+        return "" if st.refused else producer_entry_line(ev[1]) + "\n"
     if tag == "batch":
         return _batch(st, errors, ev[1])
     return ""
@@ -172,6 +201,12 @@ def write_dump_dumplog(events: Iterable[tuple], out: TextIO, err: TextIO) -> Non
             continue
         if ev[0] == "unknown":
             err.write(terminal_safe(f"Ignoring unknown file {ev[1]}\n", keep_newlines=True))
+            continue
+        if ev[0] == "snapshot" and st is not None:
+            why = snapshot_error(ev[1])
+            st.refused = why is not None
+            if why is not None:
+                err.write(why + "\n")
             continue
         assert st is not None, "a file's events come after its file event"
         text = _event_text(ev, st, errors)
