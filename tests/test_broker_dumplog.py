@@ -115,16 +115,9 @@ def files_in_order(stderr: str) -> str:
 
 
 def kafka_files(log_dir: Path) -> list[Path]:
-    """Every file of ``log_dir`` Kafka's tool reads by its suffix (internal topics' ``.log`` left out:
-    they go through their decoders)."""
-    out = []
-    for p in sorted(log_dir.glob("*/*")):
-        if p.suffix not in KAFKA_SUFFIXES:
-            continue
-        if p.suffix == ".log" and p.parent.name.startswith("__"):
-            continue
-        out.append(p)
-    return out
+    """Every file of ``log_dir`` Kafka's tool reads by its suffix (internal topics' ``.log`` too: their
+    records as bytes, as without a decoder)."""
+    return [p for p in sorted(log_dir.glob("*/*")) if p.suffix in KAFKA_SUFFIXES]
 
 
 def blocks(text: str) -> dict[str, list[str]]:
