@@ -145,3 +145,35 @@ def test_a_secret_is_masked_on_its_own_record_line(tmp_path):
     assert records[0].endswith(f" payload: [redacted secret] ({len(frames[0])} bytes)")
     assert "salt-bytes" not in done.stdout
     assert [r.endswith("redacted secret] (4 bytes)") for r in records[1:]] == [False, False]
+
+
+# what Java's new String(bytes, UTF_8) makes of these bytes (run against a JDK 17), Python's "replace" in
+# the comments where it differs
+JAVA_STRINGS = {
+    b"\xed\xa0\x80": "\ufffd",                  # an encoded surrogate: Python, three U+FFFD
+    b"\xed\xb7\x14": "\ufffd\x14",              # Python, two
+    b"ok\xed\xa0": "ok\ufffd",                  # cut short at the end: Python, two
+    b"\xf0\x90\x80": "\ufffd",
+    b"\xe0\x80\x80": "\ufffd\ufffd\ufffd",
+    b"\xf4\x90\x80\x80": "\ufffd\ufffd\ufffd\ufffd",
+    b"\xc0A": "\ufffdA",
+    "caf\u00e9 \U0001f600".encode(): "caf\u00e9 \U0001f600",
+}
+
+
+def test_invalid_utf8_is_replaced_as_java_replaces_it(tmp_path):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kafkadump.render.java_utf8 import java_string
+
+    assert {b: java_string(b) for b in JAVA_STRINGS} == JAVA_STRINGS
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i, value in enumerate(JAVA_STRINGS):
+        bld.append(i, timestamp=T0, key=b"k", value=value, headers=[])
+    log = write(tmp_path / "u-0" / name(0, ".log"), bytes(bld.build()))
+    for command in (["dump", "--format", "dump-log"], ["records", "--format", "dump-log"]):
+        out = subprocess.run([sys.executable, "-m", "kafkadump", *command, log], capture_output=True,
+                             timeout=120).stdout.decode()
+        payloads = [line.split(" payload: ", 1)[1] for line in out.splitlines() if " payload: " in line]
+        assert payloads == [t.replace("\x14", "\\x14") for t in JAVA_STRINGS.values()]   # \x14 escaped

@@ -54,8 +54,9 @@ Timestamps are the batch's timestamp type name and the record's effective
 timestamp (the batch's maxTimestamp under LogAppendTime); sizes are -1 for
 null; ``key:`` is left out for a null key and ``payload:`` for a null value;
 control records carry no key/payload, as in Kafka.  Keys and payloads are
-UTF-8 text with invalid bytes replaced, printed as they are (Kafka does not
-escape newlines or control characters either).
+UTF-8 text with invalid bytes replaced as Java replaces them (``new
+String(bytes, UTF_8)``: an encoded surrogate is one U+FFFD, not three),
+newlines printed as they are, other control characters escaped.
 
 Lines Kafka never prints start with ``# kafkadump: `` so scripts can skip
 them; all their fields are ``name: value`` pairs, the free-text message last::
@@ -99,6 +100,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..decode.model import Batch, Gap, Record, record_chunks
 from ..internal_topics import constants as K
 from ..internal_topics.decoded import Part
+from .java_utf8 import java_string
 from .lines import terminal_safe
 
 if TYPE_CHECKING:
@@ -209,8 +211,9 @@ def _v(x: object) -> str:
 
 
 def _text(b: bytes) -> str:
-    """Key/payload bytes as Kafka's StringDecoder shows them."""
-    return bytes(b).decode("utf-8", "replace")
+    """Key/payload bytes as Kafka's StringDecoder shows them: Java's UTF-8 decoding, invalid bytes
+    replaced by Java's rules (:mod:`kafkadump.render.java_utf8`)."""
+    return java_string(b)
 
 
 def _ts_type(b: Batch) -> str:
