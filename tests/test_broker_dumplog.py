@@ -278,9 +278,24 @@ def test_mismatch_sections_and_damage(incident, tmp_path):
 
 # --- legacy message sets (magic 0 and 1): a broker of 4.x writes none, its tool still reads them ---------
 
-def test_legacy_message_sets_then_an_index_kafka_throws_on(tmp_path, kraft_log_dir):
-    """Magic 0 and 1 (Kafka's stray brace documented), then the preallocated index of an empty
-    segment, on which Kafka's tool throws (documented): kafkadump shows slot 0 and its mismatch."""
+def _invalid_utf8_segment(root: Path) -> Path:
+    """A v2 segment whose values are byte strings Java and Python's "replace" turn into different text."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    bld = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                    producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i, value in enumerate((b"\xed\xa0\x80", b"\xed\xb7\x14", b"ok\xed\xa0", b"\xf0\x90\x80", b"\xe0\x80\x80")):
+        bld.append(i, timestamp=1_700_000_000_000, key=b"\xed\xa0\x80k", value=value, headers=[])
+    log = root / "utf8-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(bytes(bld.build()))
+    return log
+
+
+def test_crafted_segments_then_an_index_kafka_throws_on(tmp_path, kraft_log_dir):
+    """Magic 0 and 1 (Kafka's stray brace documented), invalid UTF-8 (Java's replacement rules), then the
+    preallocated index of an empty segment, on which Kafka's tool throws (documented): kafkadump shows
+    slot 0 and its mismatch."""
     from builders import GZIP, legacy_message, legacy_wrapper
 
     data = legacy_message(0, b"v0-plain", key=b"k0", magic=0) + legacy_message(1, b"v1\x01plain", key=b"k1")
@@ -289,14 +304,16 @@ def test_legacy_message_sets_then_an_index_kafka_throws_on(tmp_path, kraft_log_d
     log = tmp_path / "old-0" / "00000000000000000000.log"
     log.parent.mkdir()
     log.write_bytes(data + wrapper)
+    utf8 = _invalid_utf8_segment(tmp_path)
     index = next(p for p in kafka_files(kraft_log_dir) if empty_segment_index(p))
-    k_out, k_err = dump_log_segments([log, index], check=False)
+    k_out, k_err = dump_log_segments([log, utf8, index], check=False)
     assert k_out.endswith(f"Dumping {index}\n") and "java.util.NoSuchElementException" in k_err
-    out, err = kafkadump("dump", "--format", "dump-log", str(log), str(index))
+    out, err = kafkadump("dump", "--format", "dump-log", str(log), str(utf8), str(index))
     assert len(LEGACY_CRC_BRACE.findall(k_out)) == 7      # Kafka's stray brace, on every record line
-    ours_legacy, ours_index = out.split(f"Dumping {index}\n")
-    assert assert_same_lines(k_out[: -len(f"Dumping {index}\n")], ours_legacy) == 14   # 2 + 5 batches + 7
+    ours_before, ours_index = out.split(f"Dumping {index}\n")
+    assert assert_same_lines(k_out[: -len(f"Dumping {index}\n")], ours_before) == 14 + 8  # + 2 + 1 batch + 5
     assert " NoTimestampType: -1 " in out and "compresscodec: gzip" in out
+    assert "key: \ufffdk payload: \ufffd\n" in out      # an encoded surrogate: one replacement, as Java's
     assert ours_index.splitlines() == ["offset: 0 position: 0"]
     assert err.splitlines() == [f"Mismatches in :{index}", "  Index offset: 0, log offset: -1"]
 
