@@ -177,3 +177,13 @@ def test_invalid_utf8_is_replaced_as_java_replaces_it(tmp_path):
                              timeout=120).stdout.decode()
         payloads = [line.split(" payload: ", 1)[1] for line in out.splitlines() if " payload: " in line]
         assert payloads == [t.replace("\x14", "\\x14") for t in JAVA_STRINGS.values()]   # \x14 escaped
+
+
+def test_decoded_strings_are_escaped_as_jackson_escapes_them():
+    """Jackson's ObjectNode.toString (Kafka 4.1.1's jackson-databind) for these strings: control
+    characters as \\u00XX with uppercase hex, \\b \\t \\n \\f \\r short, DEL and U+2028 as they are."""
+    from kafkadump.render.dumplog import kafka_json
+
+    data = {"s": "a\x01b\x1fc\nd\te\x7ff\u2028g/h\"i\\j\u00e9\b\f\r\x00", "t": "\\u001f", "u": "\\\x1f\x1e\x1a"}
+    assert kafka_json(data) == ('{"s":"a\\u0001b\\u001Fc\\nd\\te\x7ff\u2028g/h\\"i\\\\j\u00e9\\b\\f\\r\\u0000",'
+                                '"t":"\\\\u001f","u":"\\\\\\u001F\\u001E\\u001A"}')

@@ -366,9 +366,19 @@ def _jackson(v: object) -> object:
     return v
 
 
+# a control character's escape as json.dumps writes it (lowercase hex), not after an escaped backslash
+_CONTROL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+
+
+def _upper_escape(m: re.Match[str]) -> str:
+    return f"{m.group(1)}\\u00{m.group(2).upper()}"
+
+
 def kafka_json(data: object) -> str:
-    """A decoded struct as compact JSON, the field names the schema's (Jackson's ``toString``)."""
-    return json.dumps(_jackson(data), separators=(",", ":"), ensure_ascii=False)
+    """A decoded struct as compact JSON, the field names the schema's (Jackson's ``toString``: a
+    control character in a string is escaped with uppercase hex, ``\\u001F``)."""
+    text = json.dumps(_jackson(data), separators=(",", ":"), ensure_ascii=False)
+    return _CONTROL_ESCAPE.sub(_upper_escape, text) if "\\u00" in text else text
 
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
