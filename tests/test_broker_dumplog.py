@@ -186,6 +186,7 @@ def test_internal_topic_decoders(incident, kind, request):
     if kind == "metadata":
         assert '"type":"TOPIC_RECORD"' in out and '"name":"snap-a"' in out and "Snapshot end offset: " in out
         assert '"type":"USER_SCRAM_CREDENTIAL_RECORD"' in out and '"name":"alice"' in out
+        assert '"value":1.048576E7' in out and '"value":1024.0' in out       # quotas: doubles as Java writes them
 
 
 # --- index checks: copies made wrong on purpose ------------------------------------------------------
@@ -322,9 +323,9 @@ def test_crafted_segments_then_an_index_kafka_throws_on(tmp_path, kraft_log_dir)
 
 def metadata_activity(bootstrap: str) -> None:
     """Metadata records of many types: topics created, grown and deleted, a config, a SCRAM
-    credential (a secret), producer ids; and records enough for dense indexes on ``snap-a-0`` and on
+    credential (a secret), client quotas (doubles: ``1.048576E7``), producer ids; and records enough for dense indexes on ``snap-a-0`` and on
     ``snap-appended-0`` (LogAppendTime, gzip)."""
-    from broker.harness import quiet
+    from broker.harness import quiet, run_tool
     from broker.incident import create_topics, delete_topics
     from confluent_kafka import Producer
     from confluent_kafka.admin import (
@@ -355,6 +356,8 @@ def metadata_activity(bootstrap: str) -> None:
     for future in admin.alter_user_scram_credentials([scram]).values():
         future.result(30)
     delete_topics(bootstrap, ["snap-gone"])
+    run_tool("kafka.admin.ConfigCommand", "--bootstrap-server", bootstrap, "--alter", "--entity-type", "clients",
+             "--entity-default", "--add-config", "consumer_byte_rate=10485760,producer_byte_rate=1024")
     producer = Producer(quiet({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 1}))
     for i in range(400):
         producer.produce("snap-a", key=b"s%d" % i, value=b"v" * (i % 50), partition=0)

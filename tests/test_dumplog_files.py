@@ -187,3 +187,15 @@ def test_decoded_strings_are_escaped_as_jackson_escapes_them():
     data = {"s": "a\x01b\x1fc\nd\te\x7ff\u2028g/h\"i\\j\u00e9\b\f\r\x00", "t": "\\u001f", "u": "\\\x1f\x1e\x1a"}
     assert kafka_json(data) == ('{"s":"a\\u0001b\\u001Fc\\nd\\te\x7ff\u2028g/h\\"i\\\\j\u00e9\\b\\f\\r\\u0000",'
                                 '"t":"\\\\u001f","u":"\\\\\\u001F\\u001E\\u001A"}')
+
+
+def test_doubles_are_written_as_java_writes_them():
+    """Jackson's DoubleNode (Double.toString) for these values, as Kafka 4.1.1's tool prints a client
+    quota's value."""
+    from kafkadump.render.dumplog import kafka_json
+
+    values = [10485760.0, 1024.0, 0.001, 1e-4, 123456789.123, 1e21, -0.0, 0.0, 9999999.0, 1e7, 0.00099, 2e-3,
+              1.7976931348623157e308, 100.5, 3.14159, 1e16]
+    assert kafka_json({"v": values, "n": 3}) == (
+        '{"v":[1.048576E7,1024.0,0.001,1.0E-4,1.23456789123E8,1.0E21,-0.0,0.0,9999999.0,1.0E7,9.9E-4,0.002,'
+        '1.7976931348623157E308,100.5,3.14159,1.0E16],"n":3}')

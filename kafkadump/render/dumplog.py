@@ -350,20 +350,50 @@ def _legacy_record_line(r: Record, b: Batch, control: bool, dec: DecodedRecord |
 
 # --- decoded values, as Kafka's JSON converters and message parsers write them ---------------------
 
-def _jackson(v: object) -> object:
+def _jackson(v: object, floats: list[float]) -> object:
     """``v`` as Kafka's generated JSON converters give it: bytes as base64, an embedded decoded
-    payload (the consumer protocol inside group metadata) as its object."""
+    payload (the consumer protocol inside group metadata) as its object; finite floats (written as
+    Java writes doubles) are added to ``floats``."""
     if isinstance(v, Part):
-        return _jackson(v.data) if v.data is not None else base64.b64encode(bytes(v.raw)).decode()
+        return _jackson(v.data, floats) if v.data is not None else base64.b64encode(bytes(v.raw)).decode()
     if isinstance(v, dict):
-        return {k: _jackson(x) for k, x in v.items()}
+        return {k: _jackson(x, floats) for k, x in v.items()}
     if isinstance(v, list):
-        return [_jackson(x) for x in v]
+        return [_jackson(x, floats) for x in v]
     if isinstance(v, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(v)).decode()
-    if isinstance(v, float) and not math.isfinite(v):
-        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        floats.append(v)
     return v
+
+
+def java_double(x: float) -> str:
+    """A finite double as Java's ``Double.toString`` (and so Jackson) writes it: positional from 10^-3
+    to 10^7 (``1024.0``, ``0.002``), else ``1.048576E7``, ``1.0E-4``; the shortest digits that read back."""
+    from decimal import Decimal
+
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    text = repr(x)
+    if 1e-3 <= abs(x) < 1e7:
+        return text                      # repr is positional here, with ".0" when integral
+    sign, digits, exp = Decimal(text).as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    return f"{'-' if sign else ''}{ds[0]}.{ds[1:] or '0'}E{exp + len(digits) - 1}"
+
+
+def _java_json(v: object) -> str:
+    """JSON of a converted value (:func:`_jackson`) holding finite floats, each as :func:`java_double`."""
+    if isinstance(v, dict):
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _java_json(x) for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(_java_json(x) for x in v) + "]"
+    if isinstance(v, float):
+        return java_double(v)
+    return json.dumps(v, ensure_ascii=False)
 
 
 # a control character's escape as json.dumps writes it (lowercase hex), not after an escaped backslash
@@ -376,8 +406,11 @@ def _upper_escape(m: re.Match[str]) -> str:
 
 def kafka_json(data: object) -> str:
     """A decoded struct as compact JSON, the field names the schema's (Jackson's ``toString``: a
-    control character in a string is escaped with uppercase hex, ``\\u001F``)."""
-    text = json.dumps(_jackson(data), separators=(",", ":"), ensure_ascii=False)
+    control character in a string is escaped with uppercase hex, ``\\u001F``; a double as Java's
+    ``Double.toString``, ``1.048576E7``)."""
+    floats: list[float] = []
+    value = _jackson(data, floats)
+    text = _java_json(value) if floats else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     return _CONTROL_ESCAPE.sub(_upper_escape, text) if "\\u00" in text else text
 
 
