@@ -135,7 +135,8 @@ LAYERS = [
     ("kafkadump.segment_report", "kafkadump.capture_report", "kafkadump.record_window", "kafkadump.logdir.dump",
      "kafkadump.logdir.carve_report", "kafkadump.logdir.triage", "kafkadump.logdir.scan",
      "kafkadump.logdir.partition", "kafkadump.replica_diff", "kafkadump.metadata_history",
-     "kafkadump.logdir.transactions", "kafkadump.logdir.offsets_lag", "kafkadump.logdir.remote"),
+     "kafkadump.logdir.transactions", "kafkadump.logdir.offsets_lag", "kafkadump.logdir.remote",
+     "kafkadump.logdir.dumplog_source"),
     ("kafkadump.query", "kafkadump.inputs", "kafkadump.input_paths"),
     ("kafkadump.report",),
     # the decoders and the sources they read are one layer (sources type their buffers as the decoders do)

@@ -12,6 +12,7 @@ import typer
 from ..errors import UsageError
 from ..report.status import Tally
 from .option_groups import FROM_OPTIONS, Output, output_options
+from .option_values import Format
 from .typer_app import app
 from .typer_main import run_command
 
@@ -34,7 +35,7 @@ ShowAllOpt = typer.Option(False, "--all", help="(table) Every partition, file an
 
 
 @app.command()
-@output_options(encoding=None, json_help=JSON_LINES)
+@output_options(formats=True, encoding=None, json_help=JSON_LINES)
 def dump(
     paths: List[str] = typer.Argument(..., show_default=False,
                                       help="Any file of a Kafka log dir: .index, .timeindex, .txnindex, "
@@ -53,15 +54,21 @@ def dump(
 
     Index entries are checked against the sibling .log (each entry at a
     batch boundary whose offsets match; time index monotonic and
-    consistent) unless --no-verify.  Exit 1 when a warning or error
-    finding is reported.
+    consistent) unless --no-verify.  With --format dump-log: the lines
+    of Kafka's kafka-dump-log.sh --deep-iteration --print-data-log for
+    the kinds it reads (.log, .checkpoint, .index, .timeindex,
+    .txnindex, .snapshot), its mismatch sections on stderr.  Exit 1
+    when a warning or error finding is reported.
     """
     from ..logdir.dump import dump_report
     from ..render import logdir_files as render
 
     def body() -> int:
         tally = Tally()
-        events = dump_report(paths, type_.value if type_ else None, tally, verify=not no_verify)
+        kind = type_.value if type_ else None
+        if output.format is Format.dump_log:
+            return _dump_dumplog(paths, kind, tally)
+        events = dump_report(paths, kind, tally, verify=not no_verify)
         if output.json:
             render.write_dump_json(events, sys.stdout)
         else:
@@ -69,6 +76,15 @@ def dump(
         return tally.exit_status
 
     run_command(body)
+
+
+def _dump_dumplog(paths: list[str], kind: str | None, tally: Tally) -> int:
+    """``dump --format dump-log``: Kafka's DumpLogSegments lines; its exit status."""
+    from ..logdir.dumplog_source import dumplog_events
+    from ..render.dumplog_files import write_dump_dumplog
+
+    write_dump_dumplog(dumplog_events(paths, kind, tally), sys.stdout, sys.stderr)
+    return tally.exit_status
 
 
 @app.command()

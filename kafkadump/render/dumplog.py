@@ -54,8 +54,9 @@ Timestamps are the batch's timestamp type name and the record's effective
 timestamp (the batch's maxTimestamp under LogAppendTime); sizes are -1 for
 null; ``key:`` is left out for a null key and ``payload:`` for a null value;
 control records carry no key/payload, as in Kafka.  Keys and payloads are
-UTF-8 text with invalid bytes replaced, printed as they are (Kafka does not
-escape newlines or control characters either).
+UTF-8 text with invalid bytes replaced as Java replaces them (``new
+String(bytes, UTF_8)``: an encoded surrogate is one U+FFFD, not three),
+newlines printed as they are, other control characters escaped.
 
 Lines Kafka never prints start with ``# kafkadump: `` so scripts can skip
 them; all their fields are ``name: value`` pairs, the free-text message last::
@@ -71,8 +72,8 @@ finding) is also reported as Kafka reports one:
 
 Where kafkadump departs from Kafka, deliberately:
 
-* Kafka 3.x (Scala) prints a stray ``}`` after a legacy record's crc
-  (``crc: 123}``); the 4.x Java port does not, and neither do we.
+* Kafka's DumpLogSegments (the Scala tool, still that in 4.1.1) prints a
+  stray ``}`` after a legacy record's crc (``crc: 123}``); we do not.
 * A KRaft control record's body that does not decode (a finding says
   why) is shown after Kafka's label as ``0x...`` hex, where Kafka throws.
 * ``--decode remote-log-metadata`` prints the payload as the other
@@ -99,6 +100,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..decode.model import Batch, Gap, Record, record_chunks
 from ..internal_topics import constants as K
 from ..internal_topics.decoded import Part
+from .java_utf8 import java_string
 from .lines import terminal_safe
 
 if TYPE_CHECKING:
@@ -209,8 +211,9 @@ def _v(x: object) -> str:
 
 
 def _text(b: bytes) -> str:
-    """Key/payload bytes as Kafka's StringDecoder shows them."""
-    return bytes(b).decode("utf-8", "replace")
+    """Key/payload bytes as Kafka's StringDecoder shows them: Java's UTF-8 decoding, invalid bytes
+    replaced by Java's rules (:mod:`kafkadump.render.java_utf8`)."""
+    return java_string(b)
 
 
 def _ts_type(b: Batch) -> str:
@@ -347,25 +350,68 @@ def _legacy_record_line(r: Record, b: Batch, control: bool, dec: DecodedRecord |
 
 # --- decoded values, as Kafka's JSON converters and message parsers write them ---------------------
 
-def _jackson(v: object) -> object:
+def _jackson(v: object, floats: list[float]) -> object:
     """``v`` as Kafka's generated JSON converters give it: bytes as base64, an embedded decoded
-    payload (the consumer protocol inside group metadata) as its object."""
+    payload (the consumer protocol inside group metadata) as its object; finite floats (written as
+    Java writes doubles) are added to ``floats``."""
     if isinstance(v, Part):
-        return _jackson(v.data) if v.data is not None else base64.b64encode(bytes(v.raw)).decode()
+        return _jackson(v.data, floats) if v.data is not None else base64.b64encode(bytes(v.raw)).decode()
     if isinstance(v, dict):
-        return {k: _jackson(x) for k, x in v.items()}
+        return {k: _jackson(x, floats) for k, x in v.items()}
     if isinstance(v, list):
-        return [_jackson(x) for x in v]
+        return [_jackson(x, floats) for x in v]
     if isinstance(v, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(v)).decode()
-    if isinstance(v, float) and not math.isfinite(v):
-        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        floats.append(v)
     return v
 
 
+def java_double(x: float) -> str:
+    """A finite double as Java's ``Double.toString`` (and so Jackson) writes it: positional from 10^-3
+    to 10^7 (``1024.0``, ``0.002``), else ``1.048576E7``, ``1.0E-4``; the shortest digits that read back."""
+    from decimal import Decimal
+
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    text = repr(x)
+    if 1e-3 <= abs(x) < 1e7:
+        return text                      # repr is positional here, with ".0" when integral
+    sign, digits, exp = Decimal(text).as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    return f"{'-' if sign else ''}{ds[0]}.{ds[1:] or '0'}E{exp + len(digits) - 1}"
+
+
+def _java_json(v: object) -> str:
+    """JSON of a converted value (:func:`_jackson`) holding finite floats, each as :func:`java_double`."""
+    if isinstance(v, dict):
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _java_json(x) for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(_java_json(x) for x in v) + "]"
+    if isinstance(v, float):
+        return java_double(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+# a control character's escape as json.dumps writes it (lowercase hex), not after an escaped backslash
+_CONTROL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+
+
+def _upper_escape(m: re.Match[str]) -> str:
+    return f"{m.group(1)}\\u00{m.group(2).upper()}"
+
+
 def kafka_json(data: object) -> str:
-    """A decoded struct as compact JSON, the field names the schema's (Jackson's ``toString``)."""
-    return json.dumps(_jackson(data), separators=(",", ":"), ensure_ascii=False)
+    """A decoded struct as compact JSON, the field names the schema's (Jackson's ``toString``: a
+    control character in a string is escaped with uppercase hex, ``\\u001F``; a double as Java's
+    ``Double.toString``, ``1.048576E7``)."""
+    floats: list[float] = []
+    value = _jackson(data, floats)
+    text = _java_json(value) if floats else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _CONTROL_ESCAPE.sub(_upper_escape, text) if "\\u00" in text else text
 
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
