@@ -145,6 +145,16 @@ def wait_acked(writers: list[Writer], count: int, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
+def wait_segments(log_dir: Path, count: int, timeout: float = 60) -> None:
+    """Until every partition of the topic has ``count`` segments (they roll by time, ``segment.ms``:
+    how many a number of acks makes depends on the machine's speed, so the test waits for the rolls)."""
+    deadline = time.monotonic() + timeout
+    while min(len(list((log_dir / f"{TOPIC}-{p}").glob("*.log"))) for p in range(PARTITIONS)) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the partitions of {TOPIC} did not reach {count} segments in {timeout} s")
+        time.sleep(0.05)
+
+
 def create_topic(bootstrap: str) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -173,8 +183,10 @@ def crash(cluster: Cluster, root: Path) -> tuple[list[Acked], list[str]]:
         w.start()
     try:
         wait_acked(writers, ACKED_BEFORE_COPY)
+        wait_segments(node.log_dir, 3)
         copy_live(node.log_dir, root / "live-copy" / "data")
         wait_acked(writers, ACKED_BEFORE_KILL)
+        wait_segments(node.log_dir, 5)
         cluster.stop_node(node, kill=True)
     finally:
         stop.set()
