@@ -626,3 +626,24 @@ def test_open_pieces_are_matched_against_a_window_not_every_transaction(tmp_path
     (open_txn,) = [o for o in objs[:-1] if o["state"] == "ongoing"]
     assert len(open_txn["partitions"]) == 20
     assert len(calls) <= 400 + 20 * transactions.OVERLAP_WINDOW
+
+
+def test_offsets_earliest_of_a_compacted_head_is_the_segment_base(tmp_path):
+    """Compaction empties the head of segment 0 without moving the log start offset, and the broker
+    checkpoints a log start offset only when it is past the first segment's base offset: ListOffsets
+    EARLIEST answers the segment's base offset (0), not the first batch left in it (as Kafka 4.1's
+    GetOffsetShell answered on a compacted topic, tests/test_broker_forensics.py)."""
+    write(tmp_path / "t-0" / name(0, ".log"), Seg([batch(180, 3, ts=T0), batch(183, 2, ts=T0 + 1)]).data)
+    write(tmp_path / "t-0" / name(185, ".log"), Seg([batch(185, 2, ts=T0 + 2)]).data)
+    (p, _) = lines(run("offsets", "--json", tmp_path))
+    assert (p["earliest"], p["firstOffset"], p["logEnd"], p["logStartOffset"]) == (0, 180, 187, None)
+
+
+def test_offsets_earliest_honours_the_log_start_checkpoint_past_the_segment_base(tmp_path):
+    """A log start offset moved by DeleteRecords (inside segment 0) is checkpointed: EARLIEST answers it."""
+    from logdir_helpers import checkpoint_text
+
+    write(tmp_path / "t-0" / name(0, ".log"), Seg([batch(0, 5, ts=T0), batch(5, 5, ts=T0 + 1)]).data)
+    write(tmp_path / "log-start-offset-checkpoint", checkpoint_text([("t", 0, 7)]))
+    (p, _) = lines(run("offsets", "--json", tmp_path))
+    assert (p["earliest"], p["firstOffset"], p["logStartOffset"]) == (7, 0, 7)
