@@ -144,6 +144,13 @@ def test_offsets_earliest_and_latest_are_get_offsets(incident, offsets, key, fie
     assert {k: o[field] for k, o in partitions(offsets).items()} == kafka
 
 
+def test_offsets_high_watermark_is_get_offsets_latest(incident, offsets):
+    """Kafka's latest (read_uncommitted) is the high watermark: after a clean stop, the checkpoint's, and
+    the log end on disk too (the man page: they may differ on a follower's copy or a crashed broker)."""
+    kafka = get_offsets(oracle(incident, "offsets-latest"))
+    assert {k: o["highWatermark"] for k, o in partitions(offsets).items()} == kafka
+
+
 def test_offsets_max_timestamp_offset_is_get_offsets(incident, offsets):
     """Kafka answers max-timestamp only for partitions holding a batch; kafkadump's is null for the others."""
     kafka = get_offsets(oracle(incident, "offsets-max-timestamp"))

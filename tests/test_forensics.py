@@ -112,8 +112,8 @@ def test_txn_objects_every_field(txn_dir):
     assert by[(500, 0)] == {
         "type": "transaction", "transactionalId": None, "producerId": 500, "producerEpoch": 0, "state": "hanging",
         "partitions": [_partition(d, "orders", 1, 7, 7, None, None, None, T0 + 3000, T0 + 3000, "hanging", 7, 11,
-                                  "no coordinator record, and the data is 1200000 ms older than the partition's "
-                                  "newest timestamp (beyond the default timeout of 900000 ms)")],
+                                  "no coordinator record, and the data's last write is 1200000 ms older than the "
+                                  "partition's newest timestamp (beyond the default timeout of 900000 ms)")],
         "firstTimestamp": T0 + 3000, "lastTimestamp": T0 + 3000, "coordinator": None, "coordinatorPartition": None,
         "abortCommands": [ABORT_CMD.format(b="<host:port>", p=1, o=7)],
     }
@@ -489,15 +489,23 @@ def _one_open(tmp_path, records, *, epoch=0, newest=T0 + 1000):
 @pytest.mark.parametrize("case, records, epoch, newest, state, reason", [
     ("not listed", [txn_record("a", "Ongoing", 9, 0, [("t", [1])])], 0, T0 + 1000, "hanging",
      "the coordinator's Ongoing transaction does not list t-0"),
-    ("timed out", [txn_record("a", "Ongoing", 9, 0, [("t", [0])], timeout=60_000)], 0, T0 + 120_000, "hanging",
-     "the coordinator lists it as Ongoing, but the data is 120000 ms older than the partition's newest timestamp "
-     "(timeout 60000 ms)"),
+    # Kafka's find-hanging reports only what the coordinator does not list: a timed-out transaction it lists
+    # is aborted by the coordinator itself, and a later epoch's transaction listing the partition ends its data
+    ("timed out", [txn_record("a", "Ongoing", 9, 0, [("t", [0])], timeout=60_000)], 0, T0 + 120_000, "ongoing",
+     "the coordinator lists it as Ongoing, and the data is 120000 ms older than the partition's newest timestamp "
+     "(timeout 60000 ms): timed out, the coordinator aborts it itself"),
     ("tombstone", [txn_record("a", "Ongoing", 9, 0, [("t", [0])]), (txn_record("a", "Empty", 9, 0)[0], None)],
      0, T0 + 1000, "hanging", "the coordinator deleted the transactional id (a tombstone: it expired)"),
     ("moved producer id", [txn_record("a", "Ongoing", 10, 0, [("t", [0])], version=1, previous=9)], 0, T0 + 1000,
      "hanging", "the coordinator moved the transactional id to producer id 10"),
-    ("later epoch", [txn_record("a", "Ongoing", 9, 2, [("t", [0])])], 1, T0 + 1000, "hanging",
-     "the coordinator's latest record is of a later epoch (2 > 1): this transaction was completed"),
+    ("later epoch", [txn_record("a", "Ongoing", 9, 2, [("t", [0])])], 1, T0 + 1000, "ongoing",
+     "the coordinator's Ongoing transaction of a later epoch (2 > 1) lists it: that transaction's marker ends this "
+     "data too"),
+    ("later epoch, not listed", [txn_record("a", "Ongoing", 9, 2, [("t", [1])])], 1, T0 + 1000, "hanging",
+     "the coordinator's Ongoing transaction does not list t-0"),
+    ("no record, last write old", [], 0, T0 + 15 * MINUTE + 2, "hanging",
+     "no coordinator record, and the data's last write is 900001 ms older than the partition's newest timestamp "
+     "(beyond the default timeout of 900000 ms)"),
     ("empty", [txn_record("a", "Empty", 9, 0)], 0, T0 + 1000, "hanging",
      "the coordinator's latest record says Empty: the transaction was completed"),
     ("markers in flight", [txn_record("a", "PrepareCommit", 9, 0, [("t", [0])])], 0, T0 + 1000, "ongoing",
