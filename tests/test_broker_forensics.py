@@ -175,3 +175,170 @@ def test_offsets_group_commits_and_lag_are_consumer_groups_describe(incident, of
     assert mine == kafka
     listed = set(oracle(incident, "groups-list").split())
     assert listed == set(incident.facts["groups"]) == {g for g, _, _ in mine}
+
+
+# --- a small cluster of our own: the abort command run, offsets for several times -------------------------------
+
+STAMP_BATCHES = [(0, 5000, 2000), (3000, 9000), (1000, 7000)]   # record timestamps - base, one batch each
+STAMP_TIMES = [-1, 2500, 5000, 5001, 9001]                       # asked of the broker (+ base)
+
+
+def leave_open_transaction(boot: str, topic: str) -> None:
+    """A transactional producer killed by its PID after writing to ``topic``-1 (incident.py's script)."""
+    import os
+    import signal
+
+    from broker.incident import HANGING_SCRIPT
+
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_SCRIPT, boot, "abandoned-tx", topic],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "flushed"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def produce_stamped(boot: str) -> int:
+    """``stamps``-0: one batch per group of explicit (CreateTime) timestamps from an hour ago (within
+    retention), out of order across batches; ``ledger``-1: a record 16 minutes after the open transaction's
+    data (its partition's newest timestamp).  The base of the stamps."""
+    import time
+
+    from broker.harness import quiet
+    from confluent_kafka import Producer
+
+    now = int(time.time() * 1000)
+    base = now - 3_600_000
+    producer = Producer(quiet({"bootstrap.servers": boot, "linger.ms": 50}))
+    for n, stamps in enumerate(STAMP_BATCHES):
+        for i, ts in enumerate(stamps):
+            producer.produce("stamps", key=b"s%d-%d" % (n, i), value=b"v", partition=0, timestamp=base + ts)
+        producer.flush(30)
+    producer.produce("ledger", key=b"late", value=b"after", partition=1, timestamp=now + 16 * 60 * 1000)
+    producer.flush(30)
+    return base
+
+
+def broker_offsets_for_times(boot: str, base: int) -> dict[int, int]:
+    """ListOffsets for each of STAMP_TIMES on stamps-0, answered by the broker (-1: no such record)."""
+    from broker.harness import quiet
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    admin = AdminClient(quiet({"bootstrap.servers": boot}))
+    out = {}
+    for ms in STAMP_TIMES:
+        tp = TopicPartition("stamps", 0)
+        (future,) = admin.list_offsets({tp: OffsetSpec.for_timestamp(base + ms)}).values()
+        out[ms] = future.result(30).offset
+    return out
+
+
+def offsets_in_process(*args: str) -> list[dict]:
+    """``kafkadump offsets`` run in this process (no interpreter start per call)."""
+    from typer.testing import CliRunner
+
+    from kafkadump.cli import app
+
+    done = CliRunner().invoke(app, ["offsets", "--json", *args])
+    assert done.exit_code in (0, 1), done.output
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def abort_args(command: str) -> list[str]:
+    """The arguments of a printed ``kafka-transactions.sh ...`` command, as the tool class takes them."""
+    import shlex
+
+    words = shlex.split(command)
+    assert words[0] == "kafka-transactions.sh", command
+    return words[1:]
+
+
+def txn_objects(path) -> list[dict]:
+    return [o for o in objects("txn", "--json", str(path)) if o["type"] == "transaction"]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory) -> dict:
+    """Our own node: a transaction left open on ledger-1 and what kafkadump and Kafka say about it, before
+    and after the abort command kafkadump printed was run against the node; get-offsets for several times."""
+    import shutil
+
+    from broker.harness import TRANSACTIONS, Cluster, missing_tools, run_tool
+    from broker.incident import create_topics
+
+    reason = missing_tools()
+    if reason:
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("live")
+    out: dict = {}
+    with Cluster(root / "cluster", 1) as cluster:
+        cluster.start()
+        boot = cluster.bootstrap
+        create_topics(boot, {"ledger": (2, {}), "stamps": (1, {})})
+        leave_open_transaction(boot, "ledger")
+        base = produce_stamped(boot)
+        log_dir = cluster.nodes[0].log_dir
+        shutil.copytree(log_dir, root / "copy")
+        out["whole"] = txn_objects(root / "copy")
+        out["alone"] = objects("txn", "--json", "--bootstrap-server", boot, str(root / "copy" / "ledger-1"))
+        tool = ("--bootstrap-server", boot)
+        out["find-hanging"] = run_tool(TRANSACTIONS, *tool, "find-hanging", "--broker-id", "1",
+                                       "--max-transaction-timeout", "0").stdout
+        (t,) = [o for o in out["alone"] if o["type"] == "transaction"]
+        out["abort"] = [run_tool(TRANSACTIONS, *abort_args(c), check=False) for c in t["abortCommands"]]
+        out["producers"] = run_tool(TRANSACTIONS, *tool, "describe-producers", "--topic", "ledger",
+                                    "--partition", "1").stdout
+        out["describe"] = run_tool(TRANSACTIONS, *tool, "describe", "--transactional-id", "abandoned-tx").stdout
+        out["broker"] = broker_offsets_for_times(boot, base)
+        shutil.copytree(log_dir, root / "after")
+        out["after"] = txn_objects(root / "after" / "ledger-1")
+        out["offsets"] = {ms: offsets_in_process("--time", str(base + ms), str(root / "after" / "stamps-0"))[0]
+                          for ms in STAMP_TIMES}
+    return out
+
+
+def test_txn_live_copy_agrees_with_find_hanging_while_the_coordinator_lists_it(live):
+    """With __transaction_state among the inputs, the abandoned transaction is ongoing for both: the
+    coordinator lists ledger-1 (its 15-minute timeout not reached on the coordinator's clock)."""
+    assert tool_table(live["find-hanging"]) == []
+    (t,) = [t for t in live["whole"] if t["transactionalId"] == "abandoned-tx"]
+    assert (t["state"], [p["state"] for p in t["partitions"]], t["abortCommands"]) == ("ongoing", ["ongoing"], [])
+
+
+def test_txn_abort_command_is_accepted_and_ends_the_transaction_aborted(live):
+    """ledger-1 alone (no coordinator record among the inputs), its data's last write 16 minutes before the
+    partition's newest timestamp: hanging by the default window; the printed command, run by Kafka's
+    transactions tool against the node, writes the ABORT marker: the producer has no open transaction
+    left, and kafkadump finds the same data closed by an ABORT marker of the same producer and epoch."""
+    (t,) = [o for o in live["alone"] if o["type"] == "transaction"]
+    (p,) = t["partitions"]
+    assert (t["state"], p["topic"], p["partition"], p["firstOffset"], t["coordinator"]) == \
+        ("hanging", "ledger", 1, 0, None)
+    (done,) = live["abort"]
+    assert done.returncode == 0, done.stderr
+    (producer,) = tool_table(live["producers"])
+    assert (int(producer["ProducerId"]), producer["CurrentTransactionStartOffset"]) == (t["producerId"], "None")
+    (closed,) = [x for x in live["after"] if x["producerId"] == t["producerId"]]
+    (cp,) = closed["partitions"]
+    assert (closed["state"], cp["marker"], cp["firstOffset"], cp["lastOffset"], closed["producerEpoch"]) == \
+        ("aborted", "ABORT", 0, p["lastOffset"], t["producerEpoch"])
+
+
+def test_txn_abort_by_start_offset_leaves_the_coordinator_record(live):
+    """The man page's word: the abort command writes the partition's marker only; the coordinator still
+    describes the transaction as Ongoing over ledger-1 (it aborts it itself at its timeout)."""
+    (row,) = tool_table(live["describe"])
+    assert (row["TransactionState"], row["TopicPartitions"]) == ("Ongoing", "ledger-1")
+
+
+@pytest.mark.parametrize("ms, expected", [(-1, 0), (2500, 1), (5000, 1), (5001, 4), (9001, None)])
+def test_offsets_for_several_times_are_the_brokers(live, ms, expected):
+    """The broker's ListOffsets for a time: the first record with timestamp >= T in the first batch whose
+    max timestamp is >= T (timestamps out of order across batches); past every timestamp the broker
+    answers -1 and kafkadump null."""
+    assert live["broker"][ms] == (-1 if expected is None else expected)
+    o = live["offsets"][ms]
+    assert (o["topic"], o["offsetForTime"], o["maxTimestampOffset"], o["earliest"], o["logEnd"]) == \
+        ("stamps", expected, 4, 0, 7)
