@@ -342,3 +342,21 @@ def test_offsets_for_several_times_are_the_brokers(live, ms, expected):
     o = live["offsets"][ms]
     assert (o["topic"], o["offsetForTime"], o["maxTimestampOffset"], o["earliest"], o["logEnd"]) == \
         ("stamps", expected, 4, 0, 7)
+
+
+def test_txn_and_offsets_place_ids_where_the_node_put_them(incident):
+    """The node has 4 __transaction_state and 4 __consumer_offsets partitions (harness.py): with the default
+    50 a note says the records are elsewhere and names 4; given 4, kafkadump's coordinator partition of every
+    transactional id and group is the partition Kafka wrote its records to."""
+    log_dir = str(incident.log_dir)
+    for cmd, option in (("txn", "--txn-partitions"), ("offsets", "--offsets-partitions")):
+        done = kafkadump(cmd, "--json", log_dir)
+        assert f"give {option} the cluster's partition count; 4 partitions place every one where it is" \
+            in done.stderr, done.stderr
+    placed = [(t["coordinatorPartition"], t["coordinator"]["statePartition"])
+              for t in objects("txn", "--json", "--txn-partitions", "4", log_dir)
+              if t["type"] == "transaction" and t["coordinator"]]
+    assert len(placed) == 7 and all(a == b for a, b in placed)
+    groups = [(o["coordinatorPartition"], o["offsetsPartition"])
+              for o in objects("offsets", "--json", "--offsets-partitions", "4", log_dir) if o["type"] == "group-offset"]
+    assert len(groups) == 4 and all(a == b for a, b in groups)

@@ -655,3 +655,22 @@ def test_offsets_earliest_honours_the_log_start_checkpoint_past_the_segment_base
     write(tmp_path / "log-start-offset-checkpoint", checkpoint_text([("t", 0, 7)]))
     (p, _) = lines(run("offsets", "--json", tmp_path))
     assert (p["earliest"], p["firstOffset"], p["logStartOffset"]) == (7, 0, 7)
+
+
+def test_a_record_where_the_partition_count_does_not_place_it_is_noted(tmp_path):
+    """A cluster of 4 __transaction_state and 4 __consumer_offsets partitions (as the broker tests' node): the
+    ids' records are not where the default 50 places them; a note says so and names the count that places
+    them all; with that count, no note (found on a real Kafka 4.1, tests/test_broker_forensics.py)."""
+    write(tmp_path / "t-0" / name(0, ".log"), Seg([batch(0, 2, pid=9, epoch=0, seq=0, txn=True, ts=T0)]).data)
+    write(tmp_path / f"__transaction_state-{java_partition('a', 4)}" / name(0, ".log"),
+          Seg([kv_batch(0, [txn_record("a", "Ongoing", 9, 0, [("t", [0])])])]).data)
+    write(tmp_path / f"__consumer_offsets-{java_partition('readers', 4)}" / name(0, ".log"),
+          Seg([kv_batch(0, [commit("readers", "t", 0, 1)])]).data)
+    assert java_partition("a", 4) != java_partition("a") and java_partition("readers", 4) != java_partition("readers")
+    for cmd, option, topic, key in (("txn", "--txn-partitions", "__transaction_state", "a"),
+                                    ("offsets", "--offsets-partitions", "__consumer_offsets", "readers")):
+        r = run(cmd, "--json", tmp_path)
+        assert (f"1 id(s) are not where 50 {topic} partitions place them ({key!r} is in "
+                f"{topic}-{java_partition(key, 4)}, not {java_partition(key)}): give {option}") in r.stderr
+        assert "partitions place every one where it is" in r.stderr
+        assert "not where" not in run(cmd, "--json", option, 4, tmp_path).stderr

@@ -41,7 +41,7 @@ from ..decode import Batch, Options, iter_batches
 from ..decode.guard import guarded_walk
 from ..errors import InputError
 from ..findings import Code, Finding
-from ..internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition, placement_note
 from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
@@ -338,7 +338,14 @@ def offsets_report(paths: list[str], query: OffsetsQuery, tally: Tally
         if p.topic == OFFSETS_TOPIC:
             offsets_dirs.append(g)
         yield p
-    yield from _group_offsets(offsets_dirs, query, tally, log_ends, summary)
+    found: dict[str, int] = {}
+    for c in _group_offsets(offsets_dirs, query, tally, log_ends, summary):
+        if c.offsets_partition is not None:
+            found.setdefault(c.group, c.offsets_partition)
+        yield c
+    note = placement_note(OFFSETS_TOPIC, "--offsets-partitions", found, query.offsets_partitions)
+    if note:
+        tally.notes.append(note)
     read = {names.parse_partition_dir(g.path).partition for g in offsets_dirs}  # type: ignore[union-attr]
     for group in query.groups or ():
         part = coordinator_partition(group, query.offsets_partitions)
