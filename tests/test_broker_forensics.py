@@ -255,6 +255,28 @@ def abort_args(command: str) -> list[str]:
     return words[1:]
 
 
+def read_committed(boot: str, topic: str, partition: int) -> tuple[list[bytes | None], int]:
+    """What a read_committed consumer gets from ``topic``-``partition`` up to its end: keys, and its position."""
+    from broker.harness import quiet
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(quiet({"bootstrap.servers": boot, "group.id": "after-abort", "enable.auto.commit": False,
+                               "isolation.level": "read_committed", "enable.partition.eof": True}))
+    tp = TopicPartition(topic, partition, 0)
+    consumer.assign([tp])
+    keys: list[bytes | None] = []
+    for _ in range(120):
+        msg = consumer.poll(0.5)
+        if msg is None:
+            continue
+        if msg.error():
+            break   # the end of the partition (as far as read_committed reads)
+        keys.append(msg.key())
+    (pos,) = consumer.position([tp])
+    consumer.close()
+    return keys, pos.offset
+
+
 def txn_objects(path) -> list[dict]:
     return [o for o in objects("txn", "--json", str(path)) if o["type"] == "transaction"]
 
@@ -286,10 +308,11 @@ def live(tmp_path_factory) -> dict:
         tool = ("--bootstrap-server", boot)
         out["find-hanging"] = run_tool(TRANSACTIONS, *tool, "find-hanging", "--broker-id", "1",
                                        "--max-transaction-timeout", "0").stdout
+        out["producers-before"] = run_tool(TRANSACTIONS, *tool, "describe-producers", "--topic", "ledger",
+                                           "--partition", "1").stdout
         (t,) = [o for o in out["alone"] if o["type"] == "transaction"]
         out["abort"] = [run_tool(TRANSACTIONS, *abort_args(c), check=False) for c in t["abortCommands"]]
-        out["producers"] = run_tool(TRANSACTIONS, *tool, "describe-producers", "--topic", "ledger",
-                                    "--partition", "1").stdout
+        out["read-committed"] = read_committed(boot, "ledger", 1)
         out["describe"] = run_tool(TRANSACTIONS, *tool, "describe", "--transactional-id", "abandoned-tx").stdout
         out["broker"] = broker_offsets_for_times(boot, base)
         shutil.copytree(log_dir, root / "after")
@@ -307,19 +330,30 @@ def test_txn_live_copy_agrees_with_find_hanging_while_the_coordinator_lists_it(l
     assert (t["state"], [p["state"] for p in t["partitions"]], t["abortCommands"]) == ("ongoing", ["ongoing"], [])
 
 
+def test_txn_open_data_is_what_describe_producers_says(live):
+    """Kafka's producer state of ledger-1 (describe-producers, before the abort): the producer id, epoch, the
+    start offset of its open transaction and its last batch's timestamp are kafkadump's open data's."""
+    (row,) = tool_table(live["producers-before"])
+    (t,) = [o for o in live["whole"] if o["transactionalId"] == "abandoned-tx"]
+    (p,) = t["partitions"]
+    assert (t["producerId"], t["producerEpoch"], p["firstOffset"], p["lastTimestamp"]) == \
+        (int(row["ProducerId"]), int(row["ProducerEpoch"]), int(row["CurrentTransactionStartOffset"]),
+         int(row["LastTimestamp"]))
+
+
 def test_txn_abort_command_is_accepted_and_ends_the_transaction_aborted(live):
     """ledger-1 alone (no coordinator record among the inputs), its data's last write 16 minutes before the
     partition's newest timestamp: hanging by the default window; the printed command, run by Kafka's
-    transactions tool against the node, writes the ABORT marker: the producer has no open transaction
-    left, and kafkadump finds the same data closed by an ABORT marker of the same producer and epoch."""
+    transactions tool against the node, writes the ABORT marker: a read_committed consumer skips the
+    aborted data and reads to the end, and kafkadump finds the same data closed by an ABORT marker of the
+    same producer and epoch."""
     (t,) = [o for o in live["alone"] if o["type"] == "transaction"]
     (p,) = t["partitions"]
     assert (t["state"], p["topic"], p["partition"], p["firstOffset"], t["coordinator"]) == \
         ("hanging", "ledger", 1, 0, None)
     (done,) = live["abort"]
     assert done.returncode == 0, done.stderr
-    (producer,) = tool_table(live["producers"])
-    assert (int(producer["ProducerId"]), producer["CurrentTransactionStartOffset"]) == (t["producerId"], "None")
+    assert live["read-committed"] == ([b"late"], 7)   # the aborted data skipped, nothing held back any more
     (closed,) = [x for x in live["after"] if x["producerId"] == t["producerId"]]
     (cp,) = closed["partitions"]
     assert (closed["state"], cp["marker"], cp["firstOffset"], cp["lastOffset"], closed["producerEpoch"]) == \
