@@ -46,4 +46,21 @@ class IdLookup:
     known: bool          # a record of this id was found there
 
 
-__all__ = ["DEFAULT_PARTITIONS", "IdLookup", "java_string_hash", "coordinator_partition"]
+def placement_note(topic: str, option: str, found: dict[str, int], partitions: int) -> str | None:
+    """A note when ids (``found``: id -> the ``topic`` partition its records were read from) sit where
+    ``partitions`` does not place them: the cluster's partition count is another, the smallest that places
+    them all named when there is one (at most 1000)."""
+    wrong = sorted(k for k, part in found.items() if coordinator_partition(k, partitions) != part)
+    if not wrong:
+        return None
+    least = max(found.values()) + 1
+    fits = next((n for n in range(least, 1001)
+                 if all(coordinator_partition(k, n) == part for k, part in found.items())), None)
+    key = wrong[0]
+    hint = f"; {fits} partitions place every one where it is" if fits is not None else ""
+    return (f"{len(wrong)} id(s) are not where {partitions} {topic} partitions place them ({key!r} is in "
+            f"{topic}-{found[key]}, not {coordinator_partition(key, partitions)}): give {option} the cluster's "
+            f"partition count{hint}")
+
+
+__all__ = ["DEFAULT_PARTITIONS", "IdLookup", "java_string_hash", "coordinator_partition", "placement_note"]

@@ -10,7 +10,9 @@ in the first batch whose max timestamp is >= T; for the max timestamp, the
 first record holding it).  ``replication-offset-checkpoint`` and
 ``log-start-offset-checkpoint`` in the log dir give the high watermark and
 the log start offset (the earliest offset a consumer can fetch, when it is
-inside the log on disk).
+inside the log on disk; the broker writes an entry only when the log start
+offset is past the first segment's base offset, which is the log start
+offset otherwise: compaction empties a segment's head without moving it).
 
 ``__consumer_offsets`` partitions are decoded by the internal-topic decoder
 (:mod:`kafkadump.internal_topics`): every ``OffsetCommitKey`` record is a
@@ -39,7 +41,7 @@ from ..decode import Batch, Options, iter_batches
 from ..decode.guard import guarded_walk
 from ..errors import InputError
 from ..findings import Code, Finding
-from ..internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition, placement_note
 from ..report.status import Tally
 from ..sources.segment import open_segment
 from . import names
@@ -78,14 +80,18 @@ class PartitionOffsets:
     offset_for_time: int | None = None
     finding_counts: Counter = field(default_factory=Counter)
 
+    segment_base: int | None = None        # the first segment's base offset (its file name)
+
     @property
     def earliest(self) -> int | None:
-        """ListOffsets EARLIEST: the log start offset when the log on disk holds it, else the first offset."""
+        """ListOffsets EARLIEST, the log start offset as the broker loads it: the checkpoint's, when the log
+        on disk holds it, else the first segment's base offset (compaction empties the head of a segment
+        without moving it), else the first batch's offset."""
+        base = self.segment_base if self.segment_base is not None else self.first_offset
         lso = self.log_start_offset
-        if lso is not None and self.first_offset is not None and self.log_end is not None \
-                and self.first_offset <= lso <= self.log_end:
+        if lso is not None and base is not None and self.log_end is not None and base <= lso <= self.log_end:
             return lso
-        return self.first_offset
+        return base
 
 
 @dataclass
@@ -226,6 +232,7 @@ def partition_offsets(path: str, files: Iterable[str], query: OffsetsQuery, tall
     p = PartitionOffsets(path, pdir.topic if pdir else None, pdir.partition if pdir else None)
     segs = _segments(files)
     p.segments = len(segs)
+    p.segment_base = names.classify(segs[0]).offset if segs else None
     best: _Hit | None = None
     at_time: _Hit | None = None
     last: int | None = None
@@ -331,7 +338,14 @@ def offsets_report(paths: list[str], query: OffsetsQuery, tally: Tally
         if p.topic == OFFSETS_TOPIC:
             offsets_dirs.append(g)
         yield p
-    yield from _group_offsets(offsets_dirs, query, tally, log_ends, summary)
+    found: dict[str, int] = {}
+    for c in _group_offsets(offsets_dirs, query, tally, log_ends, summary):
+        if c.offsets_partition is not None:
+            found.setdefault(c.group, c.offsets_partition)
+        yield c
+    note = placement_note(OFFSETS_TOPIC, "--offsets-partitions", found, query.offsets_partitions)
+    if note:
+        tally.notes.append(note)
     read = {names.parse_partition_dir(g.path).partition for g in offsets_dirs}  # type: ignore[union-attr]
     for group in query.groups or ():
         part = coordinator_partition(group, query.offsets_partitions)

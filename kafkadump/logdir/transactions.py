@@ -18,18 +18,23 @@ epoch whose time range holds its first timestamp (markers written to some
 partitions and not to this one), else the other open spans of that producer
 and epoch.
 
-**States** of an open span (data with no marker after it in its partition):
+**States** of an open span (data with no marker after it in its partition),
+the rule of Kafka's ``kafka-transactions.sh find-hanging``:
 
 * *hanging* when the coordinator's latest record for the transactional id
-  has completed it (CompleteCommit, CompleteAbort, Empty, Dead, a tombstone,
-  a later epoch, or another producer id the id moved to) or does not list
-  that partition, or lists it but the data is older than its timeout; or,
-  with no coordinator record, when the data is older than the broker's
-  default timeout (15 minutes).  "Older" is measured against the newest
-  timestamp in that partition (the snapshot's "now").
+  has completed it (CompleteCommit, CompleteAbort, Empty, Dead, a tombstone:
+  Kafka's describe lists no partition then), or the id moved to another
+  producer id (Kafka finds no transactional id for the data's producer id),
+  or its transaction does not list that partition; or, with no coordinator
+  record, when the data's last write is older than the broker's default
+  timeout (15 minutes: find-hanging's default candidate window).  "Older" is
+  measured against the newest timestamp in that partition (the snapshot's
+  "now").
 * *ongoing* otherwise: the coordinator lists the partition as Ongoing,
-  PrepareCommit or PrepareAbort within its timeout (or, with no record,
-  the data is within the default timeout).
+  PrepareCommit or PrepareAbort, whatever the epoch (a later epoch's marker
+  ends the older epoch's data too) and however old (past its timeout, the
+  coordinator aborts it itself); or, with no record, the data is within the
+  default timeout.
 
 A transaction is hanging when any of its partitions is, ongoing when any is
 open, else committed or aborted.  Memory: the open spans are bounded by the
@@ -204,29 +209,42 @@ def _by_producer(records: dict[str, CoordinatorRecord]) -> dict[int, Coordinator
 
 def classify_open(span: TxnSpan, topic: str | None, partition: int | None, newest: int | None,
                   coord: CoordinatorRecord | None) -> tuple[str, str]:
-    """``(hanging|ongoing, why)`` for open data ``span`` of a partition whose newest timestamp is ``newest``."""
-    age = None if newest is None or span.first_timestamp is None else newest - span.first_timestamp
+    """``(hanging|ongoing, why)`` for open data ``span`` of a partition whose newest timestamp is ``newest``:
+    Kafka's find-hanging rule (the coordinator does not list the partition for that producer id), and,
+    with no coordinator record, its default candidate window (the data's last write older than the
+    default timeout)."""
     if coord is None:
-        if age is not None and age > DEFAULT_TIMEOUT_MS:
-            return HANGING, (f"no coordinator record, and the data is {age} ms older than the partition's newest "
-                             f"timestamp (beyond the default timeout of {DEFAULT_TIMEOUT_MS} ms)")
-        return ONGOING, "no coordinator record; within the default timeout"
+        return _without_coordinator(span, newest)
     if coord.deleted:
         return HANGING, "the coordinator deleted the transactional id (a tombstone: it expired)"
     if coord.state not in OPEN_STATES:
         return HANGING, f"the coordinator's latest record says {coord.state}: the transaction was completed"
     if coord.producer_id != span.producer_id:
         return HANGING, f"the coordinator moved the transactional id to producer id {coord.producer_id}"
-    if coord.producer_epoch is not None and coord.producer_epoch > span.producer_epoch:
-        return HANGING, (f"the coordinator's latest record is of a later epoch ({coord.producer_epoch} > "
-                         f"{span.producer_epoch}): this transaction was completed")
     if not coord.lists(topic, partition):
         return HANGING, f"the coordinator's {coord.state} transaction does not list {topic}-{partition}"
+    return ONGOING, _listed_reason(span, newest, coord)
+
+
+def _without_coordinator(span: TxnSpan, newest: int | None) -> tuple[str, str]:
+    age = None if newest is None or span.last_timestamp is None else newest - span.last_timestamp
+    if age is not None and age > DEFAULT_TIMEOUT_MS:
+        return HANGING, (f"no coordinator record, and the data's last write is {age} ms older than the partition's "
+                         f"newest timestamp (beyond the default timeout of {DEFAULT_TIMEOUT_MS} ms)")
+    return ONGOING, "no coordinator record; within the default timeout"
+
+
+def _listed_reason(span: TxnSpan, newest: int | None, coord: CoordinatorRecord) -> str:
+    """Why open data the coordinator lists is not hanging (Kafka's find-hanging does not report it)."""
+    if coord.producer_epoch is not None and coord.producer_epoch > span.producer_epoch:
+        return (f"the coordinator's {coord.state} transaction of a later epoch ({coord.producer_epoch} > "
+                f"{span.producer_epoch}) lists it: that transaction's marker ends this data too")
     timeout = coord.timeout_ms if coord.timeout_ms is not None else DEFAULT_TIMEOUT_MS
+    age = None if newest is None or span.first_timestamp is None else newest - span.first_timestamp
     if age is not None and age > timeout:
-        return HANGING, (f"the coordinator lists it as {coord.state}, but the data is {age} ms older than the "
-                         f"partition's newest timestamp (timeout {timeout} ms)")
-    return ONGOING, f"the coordinator lists it as {coord.state}, within its timeout"
+        return (f"the coordinator lists it as {coord.state}, and the data is {age} ms older than the partition's "
+                f"newest timestamp (timeout {timeout} ms): timed out, the coordinator aborts it itself")
+    return f"the coordinator lists it as {coord.state}, within its timeout"
 
 
 # --- the join ---------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..decode import Options
 from ..errors import InputError
 from ..findings import Code, Finding
-from ..internal_topics.coordinator import DEFAULT_PARTITIONS
+from ..internal_topics.coordinator import DEFAULT_PARTITIONS, placement_note
 from ..report.logdir_objects import TriageRun, partition_object, triage_object
 from ..report.status import Tally
 from ..report.transaction_objects import abort_command
@@ -512,6 +512,11 @@ def transactions_report(paths: list[str], tally: Tally, *, jobs: int = 2, txn_pa
     if not report.partitions:
         tally.notes.append("no partition with segments among the inputs (give log dirs, or TOPIC-N partition "
                            "directories)")
+    found = {t.coordinator.transactional_id: t.coordinator.state_partition for t in report.transactions
+             if t.coordinator is not None and t.coordinator.state_partition is not None}
+    note = placement_note("__transaction_state", "--txn-partitions", found, txn_partitions)
+    if note:
+        tally.notes.append(note)
     return report
 
 
