@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from broker.readback import as_bytes
 
 pytestmark = pytest.mark.broker
 
@@ -114,16 +115,6 @@ def kafka_torn(crash) -> tuple[dict[str, list[dict]], str, int]:
     torn = crash.copies["torn"]
     damage = sorted(torn.damage, key=lambda d: d.kind == "zeroed")
     return dump_log_segments(*(torn.before / d.segment for d in damage))
-
-
-def as_bytes(field):
-    if field is None:
-        return None
-    if isinstance(field, dict):
-        import base64
-
-        return base64.b64decode(field["base64"])
-    return field.encode()
 
 
 # ---- the oracle itself -----------------------------------------------------------------------------

@@ -12,12 +12,9 @@ import subprocess
 import sys
 
 import pytest
+from broker.readback import kafkadump
 
 pytestmark = pytest.mark.broker
-
-
-def kafkadump(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, timeout=300)
 
 
 def objects(*args: str) -> list[dict]:

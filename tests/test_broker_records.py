@@ -3,26 +3,12 @@
 The oracle is the clients' own delivery reports (librdkafka's and kafka-python's: topic, partition,
 offset, key, value, headers, timestamp) on a real Kafka (tests/broker/incident.py)."""
 
-import base64
 import json
-import subprocess
-import sys
 
 import pytest
+from broker.readback import as_bytes, kafkadump
 
 pytestmark = pytest.mark.broker
-
-
-def as_bytes(field):
-    if field is None:
-        return None
-    if isinstance(field, dict):
-        return base64.b64decode(field["base64"])
-    return field.encode()
-
-
-def kafkadump(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")

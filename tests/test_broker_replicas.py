@@ -12,22 +12,16 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
+from broker.readback import as_bytes, kafkadump
 
 from kafkadump.internal_topics.constants import METADATA_VERSIONS
 
 pytestmark = pytest.mark.broker
-
-
-def kafkadump(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, timeout=300)
 
 
 def json_lines(*args: str, codes: tuple[int, ...] = (0, 1)) -> list[dict]:
@@ -300,14 +294,6 @@ def test_state_with_the_leader_offline_matches_the_metadata_shell(scenario, hist
 
 
 # ---- records --------------------------------------------------------------------------------------------
-
-
-def as_bytes(field):
-    if field is None:
-        return None
-    if isinstance(field, dict):
-        return base64.b64decode(field["base64"])
-    return field.encode()
 
 
 def read_records(path) -> dict[int, tuple[bytes | None, bytes | None]]:
