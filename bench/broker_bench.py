@@ -96,9 +96,9 @@ def compare(label: str, ours: list[str], theirs: list[str], rounds: int) -> dict
 
 
 def dump_log_segments(files: list[str], *extra: str) -> list[str]:
-    from broker.harness import DUMP_LOG_SEGMENTS, TOOL_JVM_OPTIONS, classpath
+    from broker.harness import DUMP_LOG_SEGMENTS, tool_argv
 
-    return ["java", *TOOL_JVM_OPTIONS, "-cp", classpath(), DUMP_LOG_SEGMENTS, "--files", ",".join(files), *extra]
+    return tool_argv(DUMP_LOG_SEGMENTS, "--files", ",".join(files), *extra)
 
 
 def main(argv: list[str] | None = None) -> int:

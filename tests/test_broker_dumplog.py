@@ -42,16 +42,10 @@ def dump_log_segments(files: list[Path], *flags: str, check: bool = True) -> tup
     """Kafka's DumpLogSegments over ``files`` in one JVM: (stdout, stderr), bytes decoded as UTF-8
     with every ``\\r`` kept (run_tool's text mode would turn a payload's ``\\r`` into a newline);
     ``check``: it must exit 0."""
-    from broker.harness import CACHE_ROOT, DUMP_LOG_SEGMENTS, TOOL_JVM_OPTIONS, TOOL_LOG4J2, classpath
+    from broker.harness import DUMP_LOG_SEGMENTS, run_tool
 
-    log_config = CACHE_ROOT / "tool-log4j2.properties"
-    if not log_config.exists():
-        log_config.parent.mkdir(parents=True, exist_ok=True)
-        log_config.write_text(TOOL_LOG4J2)
-    cmd = ["java", *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log_config}", "-cp", classpath(),
-           DUMP_LOG_SEGMENTS, "--files", ",".join(map(str, files)), "--deep-iteration", "--print-data-log", *flags]
-    done = subprocess.run(cmd, capture_output=True, timeout=300)
-    assert done.returncode == 0 or not check, done.stderr.decode(errors="replace")[-3000:]
+    done = run_tool(DUMP_LOG_SEGMENTS, "--files", ",".join(map(str, files)), "--deep-iteration", "--print-data-log",
+                    *flags, check=check, text=False, timeout=300)
     return done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace")
 
 

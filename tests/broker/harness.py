@@ -125,18 +125,24 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-def run_tool(main_class: str, *args: str, timeout: float = 120, check: bool = True,
-             stdin: str | None = None) -> subprocess.CompletedProcess:
-    """One of Kafka's own tool classes, run as ``java -cp LIB/* CLASS ARGS`` (its log to stderr)."""
+def tool_argv(main_class: str, *args: str) -> list[str]:
+    """The command line of one of Kafka's own tool classes: ``java -cp LIB/* CLASS ARGS``, its log to stderr."""
     log_config = CACHE_ROOT / "tool-log4j2.properties"
     if not log_config.exists():
         log_config.parent.mkdir(parents=True, exist_ok=True)
         log_config.write_text(TOOL_LOG4J2)
-    cmd = ["java", *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log_config}", "-cp", classpath(),
-           main_class, *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=stdin)
+    return ["java", *TOOL_JVM_OPTIONS, f"-Dlog4j2.configurationFile={log_config}", "-cp", classpath(),
+            main_class, *args]
+
+
+def run_tool(main_class: str, *args: str, timeout: float = 120, check: bool = True,
+             stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    """One of Kafka's own tool classes, run to its end; ``text=False`` keeps its output as bytes (a
+    payload's ``\r`` stays a ``\r``)."""
+    done = subprocess.run(tool_argv(main_class, *args), capture_output=True, text=text, timeout=timeout, input=stdin)
     if check and done.returncode != 0:
-        raise RuntimeError(f"{main_class} {' '.join(args)} exited {done.returncode}:\n{done.stderr[-4000:]}")
+        err = done.stderr if text else done.stderr.decode(errors="replace")
+        raise RuntimeError(f"{main_class} {' '.join(args)} exited {done.returncode}:\n{err[-4000:]}")
     return done
 
 
