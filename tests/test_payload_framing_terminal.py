@@ -45,6 +45,6 @@ def test_no_raw_control_characters(evidence, args):
     r = run(*args, "--schemas", str(export), str(seg))
     assert r.returncode == 0, r.stderr
     assert [c for c in RAW if c in r.stdout] == []
-    assert '{"name":"evil\\u001b[31mred' in r.stdout or args == ["records", "--json"]  # decoded, escaped
+    assert '{"name":"evil\\u001b[31mred' in r.stdout.replace("\\u001B", "\\u001b") or args == ["records", "--json"]  # decoded, escaped (dump-log: as Jackson writes it)
     if args == ["records", "--json"]:
         assert json.loads(r.stdout)["valuePayload"]["decoded"] == {"name": HOSTILE}
