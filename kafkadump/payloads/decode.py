@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from ..decode.work import WORK
 from ..errors import UsageError
 from .model import DecodedPayload, PayloadLimits, Schema, SchemaProblem
 from .store import SchemaStore
@@ -86,6 +87,7 @@ class PayloadDecoder:
         if len(payload) > self.limits.max_bytes:
             return DecodedPayload(error=f"payload of {len(payload)} bytes is over the {self.limits.max_bytes}-byte "
                                         f"limit: not decoded")
+        WORK.payload_bytes += len(payload)
         codec = self._codec(schema)
         if isinstance(codec, str):
             return DecodedPayload(error=codec)
@@ -107,6 +109,7 @@ class PayloadDecoder:
     def _compile(self, schema: Schema) -> Codec | str:
         if schema.schema_type not in LIBRARY_OF:
             return f"schema type {schema.schema_type!r} is not AVRO, PROTOBUF or JSON"
+        WORK.schemas += 1
         try:
             module = _import_codec_module(schema.schema_type)
         except ImportError as e:

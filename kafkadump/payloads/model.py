@@ -146,13 +146,14 @@ class DecodedPayload:
     ``error`` is the one-line reason for a ``payload-malformed`` finding, and
     ``error_offset`` (when known) the byte offset inside the payload where it
     was seen.  ``message`` is the Protobuf message's full name, or the Avro
-    record's name, when there is one.
+    record's name, when there is one.  ``limit``: the value would nest or expand past the limits.
     """
 
     value: Any = None
     error: str | None = None
     error_offset: int | None = None
     message: str | None = None
+    limit: bool = False  # the error is a limit passed (``payload-limit``), not bytes that break the schema
 
     @property
     def ok(self) -> bool:
