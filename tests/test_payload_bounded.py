@@ -215,3 +215,105 @@ def test_payload_limit_mutation(tmp_path):
     assert r.returncode == 1 and (f["code"], f["offset"], f["length"]) == ("payload-limit", at + 64, 136)
     assert struct.unpack(">q", mutated.read_bytes()[:8]) == (0,)
     assert json.loads(json.dumps(f))["severity"] == "warning"
+
+
+# --- class 2: Protobuf schemas compiled in this process, work linear in the schemas used -----------------
+
+def test_protobuf_schemas_compile_in_process_one_each(tmp_path, monkeypatch):
+    pytest.importorskip("grpc_tools")
+    import subprocess
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("a child process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_child)
+    counts = []
+    for n in (20, 40):
+        seg = hp.many_protobuf(tmp_path / str(n), n)
+        WORK.reset()
+        r = run("records", "--json", "--detect", str(seg))
+        assert r.returncode == 0, r.stdout[-500:]
+        recs = [d["valuePayload"] for d in json_lines(r.stdout) if d["type"] == "record"]
+        assert [v["decoded"] for v in recs] == [{"n": i % 100, "s": "hi", "xs": []} for i in range(1, n + 1)]
+        assert [v["subject"] for v in recs[:2]] == ["p1-value", "p2-value"]
+        counts.append(WORK.schemas)
+    assert counts == [20, 40]
+
+
+def test_protobuf_schema_errors_are_reasons(tmp_path):
+    pytest.importorskip("grpc_tools")
+    from kafkadump.payloads.decode import PayloadDecoder
+    from kafkadump.payloads.model import Schema
+    from kafkadump.payloads.store import SchemaStore
+
+    dec = PayloadDecoder(SchemaStore())
+    got = dec.decode(Schema(9, "PROTOBUF", 'syntax = "proto3";\nmessage Bad { int32 n = 1 \n'), b"")
+    assert got.error.startswith("schema id 9 does not compile: kafkadump_schema.proto:2:0: Expected")
+    unused = 'syntax = "proto3";\nimport "google/protobuf/timestamp.proto";\nmessage W { int32 n = 1; }\n'
+    assert dec.decode(Schema(10, "PROTOBUF", unused), b"\x08\x05").value == {"n": 5}
+
+
+def test_many_protobuf_schemas_cli_bounded(tmp_path):
+    pytest.importorskip("grpc_tools")
+    seg = hp.many_protobuf(tmp_path, 300)
+    rc, out, err, rss = kd("records", "--json", "--detect", str(seg))
+    assert rc == 0 and rss < RSS_LIMIT_MB, (rc, err[-300:], rss)
+    assert sum('"decoded"' in line for line in out.splitlines()) == 300
+
+
+# --- class 3: the schema store grows with its texts, not with versions; schemas made when looked up ----------
+
+def test_many_versions_fold_compactly_and_answer_lookups(tmp_path):
+    from kafkadump.payloads.store import SchemaStore
+
+    seg = hp.many_versions(tmp_path, 3000, per_batch=500)
+    store = SchemaStore.load([tmp_path / "_schemas-0"])
+    (topic,) = store.topics
+    assert sum(len(v) for v in topic.versions.values()) == 3000 and len(topic.ids) == 3000
+    s = store.lookup(schema_id=2999)
+    assert (s.id, s.subject, s.version, s.text, s.deleted) == (2999, "s-value", 2999, '"string"', False)
+    assert s.source.endswith("_schemas-0/00000000000000000000.log offset 2998")
+    assert store.lookup(schema_id=3001) is None and len(store) == 3000
+    r = run("records", "--json", "--detect", str(seg))
+    (rec,) = [d for d in json_lines(r.stdout) if d["type"] == "record"]
+    assert rec["valuePayload"]["decoded"] == "hi" and rec["valuePayload"]["version"] == 1
+
+
+def test_store_work_is_linear_in_versions(tmp_path):
+    from kafkadump.payloads.store import SchemaStore
+
+    counts = []
+    for n in (4000, 8000):
+        hp.many_versions(tmp_path / str(n), n, per_batch=500)
+        WORK.reset()
+        store = SchemaStore.load([tmp_path / str(n) / "_schemas-0"])
+        store.lookup(schema_id=1)
+        counts.append(WORK.total())
+    assert doubles(*counts), counts
+
+
+def test_300000_versions_in_bounded_memory(tmp_path):
+    seg = hp.many_versions(tmp_path, 300_000)
+    rc, out, err, rss = kd("records", "--json", "--detect", str(seg))
+    assert rc == 0 and rss < RSS_LIMIT_MB, (rc, err[-300:], rss)
+    (rec,) = [d for d in json_lines(out) if d["type"] == "record"]
+    assert rec["valuePayload"]["decoded"] == "hi" and rec["valuePayload"]["subject"] == "s-value"
+
+
+def test_a_3_million_symbol_enum_is_a_limit_not_500_mb(tmp_path):
+    seg = hp.big_enum(tmp_path, 3_000_000)
+    rc, out, err, rss = kd("records", "--json", "--detect", str(seg))
+    assert rc == 1 and rss < RSS_LIMIT_MB, (rc, err[-300:], rss)
+    docs = json_lines(out)
+    values = [d["value"] for d in docs if d["type"] == "record"]
+    assert len(values) == 3 and values[0] == values[2] == "plain text"
+    (f,) = findings_of(docs)
+    assert f["code"] == "payload-limit" and "over the limit of 200000: not compiled" in f["message"]
+    assert f["offset"] == value_position(seg, 1) + 5
+
+
+def test_enum_symbols_within_the_limit_decode(tmp_path):
+    seg = hp.big_enum(tmp_path, 50_000)
+    r = run("records", "--json", "--detect", str(seg))
+    recs = [d for d in json_lines(r.stdout) if d["type"] == "record"]
+    assert r.returncode == 0 and recs[1]["valuePayload"]["decoded"] == {"e": "S49999"}

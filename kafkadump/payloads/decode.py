@@ -20,6 +20,7 @@ payload (:func:`parse_message_indexes`)::
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Protocol
 
 from ..decode.work import WORK
@@ -30,6 +31,7 @@ from .store import SchemaStore
 INSTALL_HINT = "pip install 'kafkadump[payloads]'"
 LIBRARY_OF = {"AVRO": "fastavro", "PROTOBUF": "grpcio-tools", "JSON": "jsonschema"}
 MAX_MESSAGE_INDEXES = 64  # deeper than any .proto nests its messages
+MAX_CODECS = 256          # compiled schemas kept (the least recently used compiled again when needed)
 
 
 class PayloadLibrariesMissing(UsageError):
@@ -79,7 +81,7 @@ class PayloadDecoder:
         self.store = store
         self.limits = limits or PayloadLimits()
         self.validate = validate
-        self._codecs: dict[tuple[int | None, str, str], Codec | str] = {}
+        self._codecs: OrderedDict[tuple[int | None, str, str], Codec | DecodedPayload] = OrderedDict()
 
     def decode(self, schema: Schema, payload: bytes | memoryview,
                message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
@@ -89,26 +91,39 @@ class PayloadDecoder:
                                         f"limit: not decoded")
         WORK.payload_bytes += len(payload)
         codec = self._codec(schema)
-        if isinstance(codec, str):
-            return DecodedPayload(error=codec)
+        if isinstance(codec, DecodedPayload):
+            return codec
         try:
-            return codec.decode(bytes(payload), message_indexes)
+            got = codec.decode(bytes(payload), message_indexes)
         except (RecursionError, MemoryError):
             return DecodedPayload(error=f"nested deeper than the limit ({self.limits.max_depth})")
         except Exception as e:  # noqa: BLE001 - a library's own error on hostile bytes is a reason, not a crash
-            return DecodedPayload(error=f"{type(e).__name__}: {str(e)[:200]}")
+            return DecodedPayload(error=one_line(f"{type(e).__name__}: {str(e)[:200]}"))
+        if got.error is not None and not got.error.isprintable():
+            import dataclasses
 
-    def _codec(self, schema: Schema) -> Codec | str:
+            got = dataclasses.replace(got, error=one_line(got.error))
+        return got
+
+    def _codec(self, schema: Schema) -> Codec | DecodedPayload:
         key = (schema.id, schema.schema_type, schema.text)
         codec = self._codecs.get(key)
         if codec is None:
             codec = self._compile(schema)
             self._codecs[key] = codec
+            if len(self._codecs) > MAX_CODECS:
+                self._codecs.popitem(last=False)
+        else:
+            self._codecs.move_to_end(key)
         return codec
 
-    def _compile(self, schema: Schema) -> Codec | str:
+    def _compile(self, schema: Schema) -> Codec | DecodedPayload:
+        """The schema compiled, or the reason it is not (a DecodedPayload holding the error)."""
         if schema.schema_type not in LIBRARY_OF:
-            return f"schema type {schema.schema_type!r} is not AVRO, PROTOBUF or JSON"
+            return DecodedPayload(error=f"schema type {schema.schema_type!r} is not AVRO, PROTOBUF or JSON")
+        too_large = self._too_large(schema)
+        if too_large is not None:
+            return DecodedPayload(error=too_large, limit=True)
         WORK.schemas += 1
         try:
             module = _import_codec_module(schema.schema_type)
@@ -118,11 +133,29 @@ class PayloadDecoder:
             codec: Codec = module.compile_schema(schema, self.store, self.limits, self.validate)
             return codec
         except SchemaProblem as e:
-            return f"schema {_name(schema)} does not compile: {e}"
+            return DecodedPayload(error=one_line(f"schema {_name(schema)} does not compile: {e}"))
         except (RecursionError, MemoryError):
-            return f"schema {_name(schema)} nests too deep to compile"
+            return DecodedPayload(error=f"schema {_name(schema)} nests too deep to compile")
         except Exception as e:  # noqa: BLE001 - the libraries' parsers raise many kinds on bad schema text
-            return f"schema {_name(schema)} does not compile: {type(e).__name__}: {str(e)[:200]}"
+            return DecodedPayload(error=one_line(f"schema {_name(schema)} does not compile: {type(e).__name__}: "
+                                                 f"{str(e)[:200]}"))
+
+    def _too_large(self, schema: Schema) -> str | None:
+        """Why a schema is too large to compile within the limits, or None: its items (an upper bound: the
+        commas and semicolons of its text, one at least between two symbols, fields or values), each a few
+        hundred bytes once the library has parsed it."""
+        items = schema.text.count(",") + schema.text.count(";")
+        if items > self.limits.max_schema_items:
+            return (f"schema {_name(schema)} holds up to {items} items (symbols, fields, values), over the "
+                    f"limit of {self.limits.max_schema_items}: not compiled")
+        return None
+
+
+def one_line(text: str) -> str:
+    """``text`` (a library's message) as one line of printable characters: whitespace runs made one space,
+    other control characters escaped."""
+    joined = " ".join(text.split())
+    return joined if joined.isprintable() else joined.encode("unicode_escape").decode("ascii")
 
 
 def _name(schema: Schema) -> str:
@@ -167,5 +200,5 @@ def parse_message_indexes(data: bytes | memoryview, start: int) -> tuple[tuple[i
     return tuple(indexes), pos
 
 
-__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes",
+__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes", "one_line",
            "check_payload_libraries", "missing_libraries", "INSTALL_HINT"]

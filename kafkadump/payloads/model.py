@@ -121,11 +121,13 @@ class Schema:
 
 @dataclass(frozen=True, slots=True)
 class PayloadLimits:
-    """Bounds on decoding one payload: nesting depth, items (array/map entries, fields) and bytes."""
+    """Bounds on decoding one payload: nesting depth, items (array/map entries, fields) and bytes; and on the
+    schemas compiled: their items (enum symbols, fields, ...)."""
 
     max_depth: int = 64          # nested records/arrays/maps/messages deeper than this are an error
     max_items: int = 1_000_000   # array and map entries, repeated fields, in one payload
     max_bytes: int = 64 << 20    # a payload larger than this is not decoded
+    max_schema_items: int = 200_000  # a schema with more symbols, fields, values is not compiled (memory)
 
     @classmethod
     def from_options(cls, options: Any) -> PayloadLimits:

@@ -250,7 +250,7 @@ def open_inspector(request: PayloadRequest, inputs: list[str]) -> PayloadInspect
     if not paths:
         return PayloadInspector(None, None, request.redaction, detect)
     store = SchemaStore.load(paths)
-    types = tuple(sorted({s.schema_type for s in store.schemas()}))
+    types = store.schema_types()
     try:
         check_payload_libraries(types)
     except PayloadLibrariesMissing:
