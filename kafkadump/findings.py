@@ -340,7 +340,7 @@ DESCRIPTION: dict[Code, str] = {
                          "lacks: not decoded, reported once per id",
     Code.PAYLOAD_LIMIT: "a key or value that would nest or expand past the payload limits when decoded (JSON nested "
                         "deeper than 64, an Avro decimal of more digits than the limit, a decoded value larger than "
-                        "the limit): not decoded (the raw bytes are kept); the offset is the byte where the limit "
+                        "the limit, a schema of more items than the limit): not decoded (the raw bytes are kept); the offset is the byte where the limit "
                         "was passed, or where the payload starts",
 }
 

@@ -317,3 +317,36 @@ def test_enum_symbols_within_the_limit_decode(tmp_path):
     r = run("records", "--json", "--detect", str(seg))
     recs = [d for d in json_lines(r.stdout) if d["type"] == "record"]
     assert r.returncode == 0 and recs[1]["valuePayload"]["decoded"] == {"e": "S49999"}
+
+
+# --- class 3: what one decoded value may expand to ----------------------------------------------------------
+
+def test_a_long_enum_symbol_repeated_is_a_limit_not_a_terabyte_line(tmp_path):
+    from kafkadump.payloads.decode import PayloadDecoder
+    from kafkadump.payloads.model import Schema
+    from kafkadump.payloads.store import SchemaStore
+
+    symbol = "S" * 100_000
+    schema = Schema(1, "AVRO", json.dumps({"type": "array", "items": {"type": "enum", "name": "E",
+                                                                      "symbols": [symbol, "B"]}}))
+    dec = PayloadDecoder(SchemaStore())
+    few = hp.varint(3) + b"\x00\x00\x00" + b"\x00"
+    assert dec.decode(schema, few).value == [symbol] * 3
+    many = hp.varint(5000) + b"\x00" * 5000 + b"\x00"  # 5 KB of payload, 500 MB of JSON
+    got = dec.decode(schema, many)
+    assert got.limit and got.value is None and "more than 16777216 bytes as JSON" in got.error
+
+
+def test_empty_messages_printing_every_field_are_bounded():
+    pytest.importorskip("grpc_tools")
+    from kafkadump.payloads.decode import PayloadDecoder
+    from kafkadump.payloads.model import PayloadLimits, Schema
+    from kafkadump.payloads.store import SchemaStore
+
+    fields = " ".join(f"int32 f{i} = {i};" for i in range(1, 501))
+    text = f'syntax = "proto3";\nmessage Wide {{ {fields} }}\nmessage Top {{ repeated Wide w = 1; }}\n'
+    dec = PayloadDecoder(SchemaStore(), PayloadLimits(max_items=10_000))
+    ok = dec.decode(Schema(1, "PROTOBUF", text), b"\x0a\x00" * 10, (1,))
+    assert len(ok.value["w"]) == 10 and len(ok.value["w"][0]) == 500
+    got = dec.decode(Schema(1, "PROTOBUF", text), b"\x0a\x00" * 30, (1,))   # 60 bytes, 15,000 fields shown
+    assert got.value is None and got.error == "more than 10000 fields shown"

@@ -31,6 +31,7 @@ from .store import SchemaStore
 INSTALL_HINT = "pip install 'kafkadump[payloads]'"
 LIBRARY_OF = {"AVRO": "fastavro", "PROTOBUF": "grpcio-tools", "JSON": "jsonschema"}
 MAX_MESSAGE_INDEXES = 64  # deeper than any .proto nests its messages
+EXPANSION = 16            # a decoded value may take this many times its payload as JSON (or max_expanded)
 MAX_CODECS = 256          # compiled schemas kept (the least recently used compiled again when needed)
 
 
@@ -103,6 +104,11 @@ class PayloadDecoder:
             import dataclasses
 
             got = dataclasses.replace(got, error=one_line(got.error))
+        cap = max(self.limits.max_expanded, EXPANSION * len(payload))
+        if got.value is not None and json_size_over(got.value, cap):
+            return DecodedPayload(error=f"the decoded value would take more than {cap} bytes as JSON "
+                                        f"({len(payload)} bytes of payload): not shown", message=got.message,
+                                  limit=True)
         return got
 
     def _codec(self, schema: Schema) -> Codec | DecodedPayload:
@@ -149,6 +155,29 @@ class PayloadDecoder:
             return (f"schema {_name(schema)} holds up to {items} items (symbols, fields, values), over the "
                     f"limit of {self.limits.max_schema_items}: not compiled")
         return None
+
+
+def json_size_over(value: Any, cap: int) -> bool:
+    """Whether ``value`` (JSON-ready) takes more than ``cap`` bytes as JSON, about: strings and keys by their
+    length, every other item a few bytes.  Walked without recursion, and only until the cap is passed (the
+    same enum symbol or field name repeated a million times is counted as often as it would be written)."""
+    size = 0
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            size += len(v) + 3
+        elif isinstance(v, dict):
+            size += 2 + sum(len(str(k)) + 4 for k in v)
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            size += 2 + len(v)
+            todo.extend(v)
+        else:
+            size += 8
+        if size > cap:
+            return True
+    return False
 
 
 def one_line(text: str) -> str:
@@ -200,5 +229,5 @@ def parse_message_indexes(data: bytes | memoryview, start: int) -> tuple[tuple[i
     return tuple(indexes), pos
 
 
-__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes", "one_line",
+__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes", "one_line", "json_size_over",
            "check_payload_libraries", "missing_libraries", "INSTALL_HINT"]

@@ -127,6 +127,7 @@ class PayloadLimits:
     max_depth: int = 64          # nested records/arrays/maps/messages deeper than this are an error
     max_items: int = 1_000_000   # array and map entries, repeated fields, in one payload
     max_bytes: int = 64 << 20    # a payload larger than this is not decoded
+    max_expanded: int = 16 << 20  # a decoded value larger as JSON (and than 16 times its payload) is not shown
     max_schema_items: int = 200_000  # a schema with more symbols, fields, values is not compiled (memory)
 
     @classmethod

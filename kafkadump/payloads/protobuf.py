@@ -302,10 +302,9 @@ class ProtobufCodec:
             message.ParseFromString(data)
         except DecodeError as e:
             return DecodedPayload(error=f"not a {desc.full_name} message: {str(e)[:160]}", message=desc.full_name)
-        if len(data) > min(self.limits.max_items, 2 * self.limits.max_depth):  # room for too many or too deep
-            too_many = _beyond_limits(message, self.limits)
-            if too_many:
-                return DecodedPayload(error=too_many, message=desc.full_name)
+        too_many = _beyond_limits(message, self.limits)  # every message: a few empty ones may print many fields
+        if too_many:
+            return DecodedPayload(error=too_many, message=desc.full_name)
         value = json_format.MessageToDict(message, preserving_proto_field_name=True,
                                           always_print_fields_with_no_presence=True)
         return DecodedPayload(value=value, message=desc.full_name)
@@ -318,14 +317,18 @@ def _repeated(field: Any) -> bool:
 
 
 def _beyond_limits(message: Any, limits: PayloadLimits) -> str | None:
-    """Why a parsed message holds more repeated and map entries, or nests deeper, than ``limits`` allow, or
-    None (checked before it becomes JSON: a packed repeated bool is one byte an item)."""
+    """Why a parsed message holds more repeated and map entries and fields (every field of every message is
+    shown, set or not), or nests deeper, than ``limits`` allow, or None (checked before it becomes JSON: a
+    packed repeated bool is one byte an item, an empty message in a repeated field two bytes)."""
     todo = [(message, 0)]
-    items = 0
+    items = fields = 0
     while todo:
         m, depth = todo.pop()
         if depth > limits.max_depth:
             return f"nested deeper than the limit ({limits.max_depth})"
+        fields += len(m.DESCRIPTOR.fields)  # every field is shown, set or not
+        if fields > limits.max_items:
+            return f"more than {limits.max_items} fields shown"
         for field, value in m.ListFields():
             if _repeated(field):
                 items += len(value)
