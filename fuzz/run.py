@@ -25,7 +25,7 @@ sys.path.insert(0, HERE)
 
 
 NAMES = ("segment", "records", "legacy", "compression", "index", "snapshot", "checkpoint", "carve",
-         "hextext", "pcap", "protocol", "internal", "forensics")
+         "hextext", "pcap", "protocol", "internal", "forensics", "avro", "protobuf", "jsonschema", "schemas")
 
 
 def main(argv) -> int:
@@ -61,6 +61,11 @@ def main(argv) -> int:
         import kafkadump.decode.walk  # noqa: F401
         import kafkadump.internal_topics.record_decoder  # noqa: F401
         import kafkadump.logdir.dump  # noqa: F401
+        import kafkadump.payloads.avro  # noqa: F401
+        import kafkadump.payloads.json_schema  # noqa: F401
+        import kafkadump.payloads.protobuf  # noqa: F401
+        import kafkadump.payloads.schemas_topic  # noqa: F401
+        import kafkadump.payloads.store  # noqa: F401
         import kafkadump.protocol.stream  # noqa: F401
         import kafkadump.segment_report  # noqa: F401
         import kafkadump.sources.hextext  # noqa: F401

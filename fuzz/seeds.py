@@ -13,6 +13,8 @@ import os
 import struct
 from pathlib import Path
 
+import payload_targets
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 CORPUS = Path(os.environ.get("KAFKADUMP_SHARED", ROOT.parent / "shared")) / "corpus"
@@ -189,6 +191,7 @@ SOURCES = {
     "internal": _internal,
     "forensics": lambda: _coordinator_segments(),
 }
+SOURCES.update(payload_targets.SEEDS)  # avro, protobuf, jsonschema, schemas
 
 
 def seeds(name: str) -> list[bytes]:

@@ -20,6 +20,7 @@ import struct
 import tempfile
 import zlib
 
+import payload_targets
 from kafkadump.decode import Batch, CrcScan, Gap, Options, iter_batches
 from kafkadump.decode.compression import decompress
 from kafkadump.findings import DecodeError
@@ -298,4 +299,6 @@ TARGETS = {
     "protocol": protocol,
     "internal": internal,
     "forensics": forensics,
+    # the payload decoders and the _schemas reader (payload_targets.py)
+    **payload_targets.TARGETS,
 }

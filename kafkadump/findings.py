@@ -120,6 +120,7 @@ class Code(str, Enum):
     # --- record payloads (kafkadump.payloads) ---------------------------------------------
     PAYLOAD_MALFORMED = "payload-malformed"    # a Schema Registry framed payload does not decode with its schema
     SCHEMA_UNKNOWN = "schema-unknown"          # a framed payload names a schema id the store lacks (once per id)
+    PAYLOAD_LIMIT = "payload-limit"            # a key or value nests or would expand past the payload limits
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -210,6 +211,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.INTERNAL_LAYOUT_UNKNOWN: Severity.INFO,
     Code.PAYLOAD_MALFORMED: Severity.WARNING,
     Code.SCHEMA_UNKNOWN: Severity.INFO,
+    Code.PAYLOAD_LIMIT: Severity.WARNING,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -336,6 +338,10 @@ DESCRIPTION: dict[Code, str] = {
                             "id are named; the offset is where the payload starts; the raw bytes are kept)",
     Code.SCHEMA_UNKNOWN: "a key or value framed for Schema Registry names a schema id (or GUID) the schema store "
                          "lacks: not decoded, reported once per id",
+    Code.PAYLOAD_LIMIT: "a key or value that would nest or expand past the payload limits when decoded (JSON nested "
+                        "deeper than 64, an Avro decimal of more digits than the limit, a decoded value larger than "
+                        "the limit, a schema of more items than the limit): not decoded (the raw bytes are kept); the offset is the byte where the limit "
+                        "was passed, or where the payload starts",
 }
 
 

@@ -3,7 +3,8 @@
 Each walk adds to :data:`WORK` as it goes: positions it stepped to, resync
 candidates it examined, bytes it checksummed or inflated, records it
 decoded; in captures, TCP segments, stream positions examined for a frame start, candidate frames decoded while
-resynchronising and their bytes (``verified``).  Tests read the counters to prove a walk is linear in its input
+resynchronising and their bytes (``verified``); in payloads, bytes of keys and values decoded or
+scanned for JSON nesting (``payload_bytes``) and schemas compiled (``schemas``).  Tests read the counters to prove a walk is linear in its input
 (double the input, the work roughly doubles); nothing in kafkadump reads
 them.  Counting is a few integer additions per item, never per byte.
 """
@@ -15,7 +16,7 @@ class WorkCounters:
     """Additive counters of decoder work (see the module docstring)."""
 
     __slots__ = ("steps", "candidates", "crc_bytes", "inflated", "records", "segments", "positions", "frames",
-                 "verified")
+                 "verified", "payload_bytes", "schemas")
     steps: int
     candidates: int
     crc_bytes: int
@@ -25,6 +26,8 @@ class WorkCounters:
     positions: int
     frames: int
     verified: int
+    payload_bytes: int
+    schemas: int
 
     def __init__(self) -> None:
         self.reset()

@@ -42,6 +42,8 @@ from .model import DecodedPayload, PayloadLimits, Schema, SchemaProblem
 from .store import SchemaStore
 
 WRAPPER = "kafkadump_payload_wrapper"  # the one-field record the schema is read through (same encoding)
+DECIMAL = "kafkadump-decimal"          # the decimal logical type, read by kafkadump's own reader (_read_decimal)
+MAX_DECIMAL_TEXT = 1000                # characters a decimal's plain notation may take (digits, or the scale)
 MAX_REFERENCES = 1000                  # schemas pulled in by references, for one schema
 PRIMITIVE_SIZE = {"null": 0, "boolean": 1, "int": 1, "long": 1, "float": 4, "double": 8, "bytes": 1, "string": 1}
 
@@ -56,6 +58,7 @@ def compile_schema(schema: Schema, store: SchemaStore, limits: PayloadLimits, va
     from fastavro import parse_schema
     from fastavro.schema import UnknownType
 
+    _register_decimal_reader()
     documents = [_json(s) for s in _referenced(schema, store)]
     main = _json(schema)
     named: dict[str, Any] = {}
@@ -97,10 +100,64 @@ def _without_logical_types(node: Any) -> Any:
 
 
 def _json(schema: Schema) -> Any:
+    """The schema's JSON, its decimals renamed to :data:`DECIMAL` (read by :func:`_read_decimal`)."""
     try:
-        return json.loads(schema.text)
+        return _own_decimals(json.loads(schema.text))
     except (ValueError, RecursionError):
         raise SchemaProblem("the Avro schema text is not JSON") from None
+
+
+class DecimalPastLimit(SchemaProblem):
+    """A decimal whose plain notation would take more than MAX_DECIMAL_TEXT characters (``size``: its bytes)."""
+
+    def __init__(self, message: str, size: int):
+        super().__init__(message)
+        self.size = size
+
+
+def _own_decimals(node: Any, depth: int = 0) -> Any:
+    """``node`` (Avro schema JSON) with every bytes or fixed decimal's logical type renamed to DECIMAL, its
+    precision and scale checked as fastavro checks them (SchemaProblem)."""
+    if depth > 512:
+        raise RecursionError("schema nested too deep")
+    if isinstance(node, list):
+        return [_own_decimals(n, depth + 1) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _own_decimals(v, depth + 1) for k, v in node.items()}
+    if out.get("logicalType") == "decimal" and out.get("type") in ("bytes", "fixed"):
+        precision, scale = out.get("precision"), out.get("scale", 0)
+        if not isinstance(precision, int) or isinstance(precision, bool) or precision < 1:
+            raise SchemaProblem("decimal precision must be a positive integer")
+        if not _is_int(scale) or not 0 <= scale <= precision:
+            raise SchemaProblem("decimal scale must be an integer from 0 to the precision")
+        out["logicalType"] = DECIMAL
+    return out
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _register_decimal_reader() -> None:
+    """fastavro's extension point for logical types: DECIMAL read by :func:`_read_decimal` (fastavro's own
+    decimal reader converts the unscaled integer in quadratic time, and rounds it to the precision)."""
+    from fastavro.read import LOGICAL_READERS
+
+    LOGICAL_READERS["bytes-" + DECIMAL] = LOGICAL_READERS["fixed-" + DECIMAL] = _read_decimal
+
+
+def _read_decimal(data: bytes, writer_schema: Any = None, reader_schema: Any = None) -> decimal.Decimal:
+    """The decimal of unscaled big-endian two's complement ``data`` and the schema's scale, exactly; a
+    value whose plain notation would pass MAX_DECIMAL_TEXT characters raises DecimalPastLimit (unconverted:
+    the conversion is bounded, whatever the length of the bytes or the scale)."""
+    scale = writer_schema.get("scale", 0) if isinstance(writer_schema, dict) else 0
+    digits = len(data) * 617 // 256 + 1  # 2.41 decimal digits a byte, rounded up
+    if max(digits, scale) + 2 > MAX_DECIMAL_TEXT:
+        raise DecimalPastLimit(f"a decimal of {len(data)} bytes and scale {scale} would take more than "
+                               f"{MAX_DECIMAL_TEXT} characters: not converted", len(data))
+    sign, digit_tuple, _ = decimal.Decimal(int.from_bytes(data, "big", signed=True)).as_tuple()
+    return decimal.Decimal((sign, digit_tuple, -scale))
 
 
 def _referenced(schema: Schema, store: SchemaStore) -> list[Schema]:
@@ -278,6 +335,9 @@ class AvroCodec:
         try:
             record: Any = schemaless_reader(stream, self.parsed, None)
             value = record["v"]
+        except DecimalPastLimit as e:
+            return DecodedPayload(error=str(e), error_offset=stream.tell() - e.size, message=self.record_name,
+                                  limit=True)
         except EOFError:
             return DecodedPayload(error=f"the payload ends inside the Avro value ({len(data)} bytes)",
                                   error_offset=len(data), message=self.record_name)

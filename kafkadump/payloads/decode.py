@@ -20,8 +20,10 @@ payload (:func:`parse_message_indexes`)::
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Protocol
 
+from ..decode.work import WORK
 from ..errors import UsageError
 from .model import DecodedPayload, PayloadLimits, Schema, SchemaProblem
 from .store import SchemaStore
@@ -29,6 +31,8 @@ from .store import SchemaStore
 INSTALL_HINT = "pip install 'kafkadump[payloads]'"
 LIBRARY_OF = {"AVRO": "fastavro", "PROTOBUF": "grpcio-tools", "JSON": "jsonschema"}
 MAX_MESSAGE_INDEXES = 64  # deeper than any .proto nests its messages
+EXPANSION = 16            # a decoded value may take this many times its payload as JSON (or max_expanded)
+MAX_CODECS = 256          # compiled schemas kept (the least recently used compiled again when needed)
 
 
 class PayloadLibrariesMissing(UsageError):
@@ -78,7 +82,7 @@ class PayloadDecoder:
         self.store = store
         self.limits = limits or PayloadLimits()
         self.validate = validate
-        self._codecs: dict[tuple[int | None, str, str], Codec | str] = {}
+        self._codecs: OrderedDict[tuple[int | None, str, str], Codec | DecodedPayload] = OrderedDict()
 
     def decode(self, schema: Schema, payload: bytes | memoryview,
                message_indexes: tuple[int, ...] | None = None) -> DecodedPayload:
@@ -86,27 +90,47 @@ class PayloadDecoder:
         if len(payload) > self.limits.max_bytes:
             return DecodedPayload(error=f"payload of {len(payload)} bytes is over the {self.limits.max_bytes}-byte "
                                         f"limit: not decoded")
+        WORK.payload_bytes += len(payload)
         codec = self._codec(schema)
-        if isinstance(codec, str):
-            return DecodedPayload(error=codec)
+        if isinstance(codec, DecodedPayload):
+            return codec
         try:
-            return codec.decode(bytes(payload), message_indexes)
+            got = codec.decode(bytes(payload), message_indexes)
         except (RecursionError, MemoryError):
             return DecodedPayload(error=f"nested deeper than the limit ({self.limits.max_depth})")
         except Exception as e:  # noqa: BLE001 - a library's own error on hostile bytes is a reason, not a crash
-            return DecodedPayload(error=f"{type(e).__name__}: {str(e)[:200]}")
+            return DecodedPayload(error=one_line(f"{type(e).__name__}: {str(e)[:200]}"))
+        if got.error is not None and not got.error.isprintable():
+            import dataclasses
 
-    def _codec(self, schema: Schema) -> Codec | str:
+            got = dataclasses.replace(got, error=one_line(got.error))
+        cap = max(self.limits.max_expanded, EXPANSION * len(payload))
+        if got.value is not None and json_size_over(got.value, cap):
+            return DecodedPayload(error=f"the decoded value would take more than {cap} bytes as JSON "
+                                        f"({len(payload)} bytes of payload): not shown", message=got.message,
+                                  limit=True)
+        return got
+
+    def _codec(self, schema: Schema) -> Codec | DecodedPayload:
         key = (schema.id, schema.schema_type, schema.text)
         codec = self._codecs.get(key)
         if codec is None:
             codec = self._compile(schema)
             self._codecs[key] = codec
+            if len(self._codecs) > MAX_CODECS:
+                self._codecs.popitem(last=False)
+        else:
+            self._codecs.move_to_end(key)
         return codec
 
-    def _compile(self, schema: Schema) -> Codec | str:
+    def _compile(self, schema: Schema) -> Codec | DecodedPayload:
+        """The schema compiled, or the reason it is not (a DecodedPayload holding the error)."""
         if schema.schema_type not in LIBRARY_OF:
-            return f"schema type {schema.schema_type!r} is not AVRO, PROTOBUF or JSON"
+            return DecodedPayload(error=f"schema type {schema.schema_type!r} is not AVRO, PROTOBUF or JSON")
+        too_large = self._too_large(schema)
+        if too_large is not None:
+            return DecodedPayload(error=too_large, limit=True)
+        WORK.schemas += 1
         try:
             module = _import_codec_module(schema.schema_type)
         except ImportError as e:
@@ -115,11 +139,52 @@ class PayloadDecoder:
             codec: Codec = module.compile_schema(schema, self.store, self.limits, self.validate)
             return codec
         except SchemaProblem as e:
-            return f"schema {_name(schema)} does not compile: {e}"
+            return DecodedPayload(error=one_line(f"schema {_name(schema)} does not compile: {e}"))
         except (RecursionError, MemoryError):
-            return f"schema {_name(schema)} nests too deep to compile"
+            return DecodedPayload(error=f"schema {_name(schema)} nests too deep to compile")
         except Exception as e:  # noqa: BLE001 - the libraries' parsers raise many kinds on bad schema text
-            return f"schema {_name(schema)} does not compile: {type(e).__name__}: {str(e)[:200]}"
+            return DecodedPayload(error=one_line(f"schema {_name(schema)} does not compile: {type(e).__name__}: "
+                                                 f"{str(e)[:200]}"))
+
+    def _too_large(self, schema: Schema) -> str | None:
+        """Why a schema is too large to compile within the limits, or None: its items (an upper bound: the
+        commas and semicolons of its text, one at least between two symbols, fields or values), each a few
+        hundred bytes once the library has parsed it."""
+        items = schema.text.count(",") + schema.text.count(";")
+        if items > self.limits.max_schema_items:
+            return (f"schema {_name(schema)} holds up to {items} items (symbols, fields, values), over the "
+                    f"limit of {self.limits.max_schema_items}: not compiled")
+        return None
+
+
+def json_size_over(value: Any, cap: int) -> bool:
+    """Whether ``value`` (JSON-ready) takes more than ``cap`` bytes as JSON, about: strings and keys by their
+    length, every other item a few bytes.  Walked without recursion, and only until the cap is passed (the
+    same enum symbol or field name repeated a million times is counted as often as it would be written)."""
+    size = 0
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            size += len(v) + 3
+        elif isinstance(v, dict):
+            size += 2 + sum(len(str(k)) + 4 for k in v)
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            size += 2 + len(v)
+            todo.extend(v)
+        else:
+            size += 8
+        if size > cap:
+            return True
+    return False
+
+
+def one_line(text: str) -> str:
+    """``text`` (a library's message) as one line of printable characters: whitespace runs made one space,
+    other control characters escaped."""
+    joined = " ".join(text.split())
+    return joined if joined.isprintable() else joined.encode("unicode_escape").decode("ascii")
 
 
 def _name(schema: Schema) -> str:
@@ -164,5 +229,5 @@ def parse_message_indexes(data: bytes | memoryview, start: int) -> tuple[tuple[i
     return tuple(indexes), pos
 
 
-__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes",
+__all__ = ["PayloadDecoder", "PayloadLibrariesMissing", "parse_message_indexes", "one_line", "json_size_over",
            "check_payload_libraries", "missing_libraries", "INSTALL_HINT"]

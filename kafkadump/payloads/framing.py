@@ -21,6 +21,7 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 
+from ..decode.work import WORK
 from .decode import parse_message_indexes as message_indexes  # one reader of the indexes: the decoder's
 from .header_names import KEY_SCHEMA_ID_HEADER, VALUE_SCHEMA_ID_HEADER
 from .model import FRAMING_KINDS, Framing
@@ -31,6 +32,10 @@ ID_END = 5        # magic + id
 GUID_END = 17     # version + GUID
 _CONTROL_BYTES = re.compile(b"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # text: no control but tab, LF, CR
+# a JSON string (to its closing quote, or to the end when it has none) or a bracket: nesting is counted
+# outside strings; the string's alternatives never backtrack (each byte has one way to match)
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]+|\\.)*"?|[\[\]{}]', re.S)
+MAX_JSON_DEPTH = 64  # plain JSON nested deeper is not parsed (PayloadLimits' depth; the parser recurses)
 KINDS = FRAMING_KINDS
 
 # the type of the schema an id or GUID names ("AVRO", "PROTOBUF", "JSON"), None when unknown
@@ -85,17 +90,36 @@ def _header_framing(hv: bytes | None, schema_type: SchemaTypeOf | None) -> Frami
 EMPTY, JSON, UTF8, BINARY = Framing("empty"), Framing("json"), Framing("utf8"), Framing("binary")
 
 
+def json_too_deep(data: bytes | memoryview, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The offset of the first bracket of ``data`` that nests deeper than ``limit`` (outside JSON strings),
+    or None: what keeps a recursive parser off JSON nested past its stack.  Linear: one regex pass."""
+    data = bytes(data)
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return None
+    WORK.payload_bytes += len(data)
+    depth = 0
+    for m in _JSON_TOKEN.finditer(data):
+        c = data[m.start()]
+        if c == 0x5B or c == 0x7B:  # [ {
+            depth += 1
+            if depth > limit:
+                return m.start()
+        elif c == 0x5D or c == 0x7D:  # ] }
+            depth = max(0, depth - 1)
+    return None
+
+
 def _plain(data: bytes) -> Framing:
     if not data:
         return EMPTY
     first = data.lstrip()[:1]
-    if first in (b"{", b"["):
+    if first in (b"{", b"[") and json_too_deep(data) is None:
         import json
 
         try:
             json.loads(data)
             return JSON
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     if data.isascii():
         return BINARY if _CONTROL_BYTES.search(data) else UTF8
@@ -141,5 +165,5 @@ def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
     return _plain(data)
 
 
-__all__ = ["Framing", "detect_framing", "schema_framing", "message_indexes", "KEY_SCHEMA_ID_HEADER",
+__all__ = ["Framing", "detect_framing", "json_too_deep", "MAX_JSON_DEPTH", "schema_framing", "message_indexes", "KEY_SCHEMA_ID_HEADER",
            "VALUE_SCHEMA_ID_HEADER", "KINDS", "SchemaTypeOf"]

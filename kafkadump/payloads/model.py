@@ -121,11 +121,14 @@ class Schema:
 
 @dataclass(frozen=True, slots=True)
 class PayloadLimits:
-    """Bounds on decoding one payload: nesting depth, items (array/map entries, fields) and bytes."""
+    """Bounds on decoding one payload: nesting depth, items (array/map entries, fields) and bytes; and on the
+    schemas compiled: their items (enum symbols, fields, ...)."""
 
     max_depth: int = 64          # nested records/arrays/maps/messages deeper than this are an error
     max_items: int = 1_000_000   # array and map entries, repeated fields, in one payload
     max_bytes: int = 64 << 20    # a payload larger than this is not decoded
+    max_expanded: int = 16 << 20  # a decoded value larger as JSON (and than 16 times its payload) is not shown
+    max_schema_items: int = 200_000  # a schema with more symbols, fields, values is not compiled (memory)
 
     @classmethod
     def from_options(cls, options: Any) -> PayloadLimits:
@@ -146,13 +149,14 @@ class DecodedPayload:
     ``error`` is the one-line reason for a ``payload-malformed`` finding, and
     ``error_offset`` (when known) the byte offset inside the payload where it
     was seen.  ``message`` is the Protobuf message's full name, or the Avro
-    record's name, when there is one.
+    record's name, when there is one.  ``limit``: the value would nest or expand past the limits.
     """
 
     value: Any = None
     error: str | None = None
     error_offset: int | None = None
     message: str | None = None
+    limit: bool = False  # the error is a limit passed (``payload-limit``), not bytes that break the schema
 
     @property
     def ok(self) -> bool:

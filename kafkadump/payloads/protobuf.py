@@ -3,8 +3,9 @@
 The ``.proto`` text (and the texts its imports name, from the schema's
 references or from files of that name in the store) is written to a private
 temporary directory and compiled by the protoc that grpcio-tools bundles
-(no network, no separate install), in a child process, into a ``FileDescriptorSet``; Google's
-well-known types come from the include directory grpcio-tools ships.  The
+(no network, no separate install), in this process as a library (``get_protos``: a few milliseconds a
+schema, its errors an exception), into FileDescriptorProtos read from the modules it generates
+(with ``ast``, never run); Google's well-known types come from the include directory grpcio-tools ships.  The
 set is loaded into a fresh ``DescriptorPool`` per schema (two versions of
 one ``.proto`` never meet), and a payload is parsed by the message class of
 the message the framing's indexes name::
@@ -27,11 +28,12 @@ name), as ``json_format`` writes it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
-import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -40,7 +42,6 @@ from .store import SchemaStore
 
 MAIN_FILE = "kafkadump_schema.proto"
 MAX_FILES = 1000
-PROTOC_TIMEOUT = 60  # seconds one schema's compilation may take
 # the files Schema Registry knows without a reference (its Protobuf provider ships them): field metadata
 # and the decimal type, written from their descriptors (field names and numbers as the registry has them)
 BUILTIN_IMPORTS = {
@@ -177,10 +178,8 @@ def _compile_text(schema: Schema, store: SchemaStore, name: str) -> list[Any]:
             target = root / "src" / file_name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        out = root / "set.pb"
-        _protoc(root, out, name)
-        file_set = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes())
-    return list(file_set.file)
+        generated = _protoc(root, name)
+    return [descriptor_pb2.FileDescriptorProto.FromString(_serialized_file(code)) for code in generated]
 
 
 def _safe_name(name: str) -> str:
@@ -212,23 +211,56 @@ def _sources(schema: Schema, store: SchemaStore, main: str) -> dict[str, str]:
     return files
 
 
-def _protoc(root: Path, out: Path, main: str) -> None:
-    """Run the bundled protoc on ``main`` in a child process (a protoc abort on hostile text cannot take
-    kafkadump down; its messages are caught, never printed)."""
+def _protoc(root: Path, main: str) -> list[bytes]:
+    """The Python modules protoc generates for ``main`` and its imports (imports first), protoc run in this
+    process as the library grpcio-tools wraps (a few milliseconds a schema, where a child process took a
+    second): its errors come back as an exception, never printed; the first is the reason."""
+    import warnings
+
     import grpc_tools
+    from grpc_tools import _protoc_compiler  # the compiler behind grpc_tools.protoc and grpc.protos
 
     include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
-    args = [sys.executable, "-m", "grpc_tools.protoc", f"-I{root / 'src'}", f"-I{include}",
-            f"--descriptor_set_out={out}", "--include_imports", main]
     try:
-        done = subprocess.run(args, capture_output=True, timeout=PROTOC_TIMEOUT, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise SchemaProblem(f"protoc did not finish in {PROTOC_TIMEOUT} s") from None
-    if done.returncode != 0 or not out.exists():
-        message = done.stderr[:4096].decode("utf-8", "replace")
-        first = next((line for line in message.splitlines() if line.strip()),
-                     f"protoc exit status {done.returncode}")
-        raise SchemaProblem(first.replace(str(root / "src") + "/", "")[:200])
+        with warnings.catch_warnings(), _stderr_silenced():
+            warnings.simplefilter("ignore")
+            files = _protoc_compiler.get_protos(main.encode("utf-8"), [str(root / "src").encode(), include.encode()])
+    except _protoc_compiler.ProtocErrors as e:
+        first = next(iter(e.errors()), None)
+        if first is None:
+            raise SchemaProblem("protoc failed without a reason") from None
+        where = f"{first.filename.decode('utf-8', 'replace')}:{first.line}:{first.column}"
+        raise SchemaProblem(f"{where}: {first.message.decode('utf-8', 'replace')}"[:200]) from None
+    return [code for _, code in files]
+
+
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 pointed at the null device while protoc runs: its C++ logging (a file without a
+    syntax line, ...) writes there directly, and a payload decoder never prints."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+def _serialized_file(code: bytes) -> bytes:
+    """The serialized FileDescriptorProto in a module protoc generated (the argument of its
+    ``AddSerializedFile`` call), read with ``ast`` (the module is never run)."""
+    import ast
+
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "AddSerializedFile" and node.args:
+            value = ast.literal_eval(node.args[0])
+            if isinstance(value, bytes):
+                return value
+    raise SchemaProblem("protoc generated no file descriptor")
 
 
 class ProtobufCodec:
@@ -270,10 +302,9 @@ class ProtobufCodec:
             message.ParseFromString(data)
         except DecodeError as e:
             return DecodedPayload(error=f"not a {desc.full_name} message: {str(e)[:160]}", message=desc.full_name)
-        if len(data) > min(self.limits.max_items, 2 * self.limits.max_depth):  # room for too many or too deep
-            too_many = _beyond_limits(message, self.limits)
-            if too_many:
-                return DecodedPayload(error=too_many, message=desc.full_name)
+        too_many = _beyond_limits(message, self.limits)  # every message: a few empty ones may print many fields
+        if too_many:
+            return DecodedPayload(error=too_many, message=desc.full_name)
         value = json_format.MessageToDict(message, preserving_proto_field_name=True,
                                           always_print_fields_with_no_presence=True)
         return DecodedPayload(value=value, message=desc.full_name)
@@ -286,14 +317,18 @@ def _repeated(field: Any) -> bool:
 
 
 def _beyond_limits(message: Any, limits: PayloadLimits) -> str | None:
-    """Why a parsed message holds more repeated and map entries, or nests deeper, than ``limits`` allow, or
-    None (checked before it becomes JSON: a packed repeated bool is one byte an item)."""
+    """Why a parsed message holds more repeated and map entries and fields (every field of every message is
+    shown, set or not), or nests deeper, than ``limits`` allow, or None (checked before it becomes JSON: a
+    packed repeated bool is one byte an item, an empty message in a repeated field two bytes)."""
     todo = [(message, 0)]
-    items = 0
+    items = fields = 0
     while todo:
         m, depth = todo.pop()
         if depth > limits.max_depth:
             return f"nested deeper than the limit ({limits.max_depth})"
+        fields += len(m.DESCRIPTOR.fields)  # every field is shown, set or not
+        if fields > limits.max_items:
+            return f"more than {limits.max_items} fields shown"
         for field, value in m.ListFields():
             if _repeated(field):
                 items += len(value)

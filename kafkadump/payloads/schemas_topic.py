@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,22 +45,46 @@ class Located:
     finding: Finding
 
 
+SOFT, HARD = 1, 2  # the deletion flags of a version
+_ID_BITS, _FLAG_BITS, _FILE_BITS = 32, 2, 10
+
+
+def pack_version(sid: int, offset: int, file_no: int, flags: int) -> int | tuple[int, int, int, int]:
+    """One version's state (its schema id, the offset of the record that set it, the segment it is in, its
+    deletion flags) as one int (a few dozen bytes, whatever the number of versions), or as a tuple when a
+    field does not fit its bits."""
+    if 0 <= sid < 1 << _ID_BITS - 1 and 0 <= file_no < 1 << _FILE_BITS and offset >= 0:
+        return (((offset << _FILE_BITS | file_no) << _FLAG_BITS | flags) << _ID_BITS) | sid
+    return sid, offset, file_no, flags
+
+
+def unpack_version(packed: int | tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """(schema id, offset, file number, flags) of a :func:`pack_version` value."""
+    if isinstance(packed, tuple):
+        return packed
+    sid = packed & ((1 << _ID_BITS) - 1)
+    rest = packed >> _ID_BITS
+    flags = rest & ((1 << _FLAG_BITS) - 1)
+    rest >>= _FLAG_BITS
+    return sid, rest >> _FILE_BITS, rest & ((1 << _FILE_BITS) - 1), flags
+
+
+def _with_flags(packed: int | tuple[int, int, int, int], flags: int) -> int | tuple[int, int, int, int]:
+    sid, offset, file_no, old = unpack_version(packed)
+    return pack_version(sid, offset, file_no, old | flags)
+
+
 @dataclass(slots=True)
-class SchemaEntry:
-    """The latest state of one (subject, version) key of ``_schemas``.
+class SchemaText:
+    """What every version of one id shares: the text (the last one written), its type, references, GUID;
+    ``versions`` the (subject, version) keys that were ever set to this id (checked against ``versions`` of
+    the topic when the schema is looked up: a key may have been set to another id since)."""
 
-    ``value`` is the last non-null value seen (kept after a tombstone so a
-    hard-deleted schema can still be shown and used); ``offset`` the offset
-    of the record that set it.
-    """
-
-    subject: str
-    version: int
-    value: dict[str, Any]
-    offset: int
-    file: str
-    soft_deleted: bool = False
-    hard_deleted: bool = False
+    text: str
+    schema_type: str = "AVRO"
+    references: tuple[Any, ...] = ()   # (name, subject, version) triples
+    guid: str | None = None
+    versions: tuple[str, int] | list[tuple[str, int]] | None = None  # one key, or a list of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +99,13 @@ class Setting:
 
 @dataclass(slots=True)
 class SchemasTopic:
-    """The fold of a ``_schemas`` partition: entries, settings, counts and findings."""
+    """The fold of a ``_schemas`` partition, kept small: each version as one packed int
+    (:func:`pack_version`) by subject, each id's text once (:class:`SchemaText`); settings, counts, findings.
+    A schema is made from them when it is looked up (``payloads.store``)."""
 
-    entries: dict[tuple[str, int], SchemaEntry] = field(default_factory=dict)
+    versions: dict[str, dict[int, int | tuple[int, int, int, int]]] = field(default_factory=dict)
+    ids: dict[int, SchemaText] = field(default_factory=dict)
+    guids: dict[str, int] = field(default_factory=dict)
     settings: dict[tuple[str, str | None], Setting] = field(default_factory=dict)
     findings: list[Located] = field(default_factory=list)
     findings_dropped: int = 0
@@ -89,6 +118,26 @@ class SchemasTopic:
             self.findings.append(Located(file, finding))
         else:
             self.findings_dropped += 1
+
+    def registrations(self, sid: int) -> list[tuple[str, int, int, int, int]]:
+        """(subject, version, flags, offset, file number) of every version whose latest value has id ``sid``,
+        by subject and version."""
+        text = self.ids.get(sid)
+        if text is None:
+            return []
+        out = []
+        keys = [text.versions] if isinstance(text.versions, tuple) else text.versions or []
+        for subject, version in dict.fromkeys(keys):
+            packed = self.versions.get(subject, {}).get(version)
+            if packed is not None:
+                got, offset, file_no, flags = unpack_version(packed)
+                if got == sid:
+                    out.append((subject, version, flags, offset, file_no))
+        return sorted(out)
+
+    def schema_types(self) -> set[str]:
+        """The schema types of the ids (the libraries a decoder needs)."""
+        return {t.schema_type for t in self.ids.values()}
 
 
 def segments_of(directory: Path) -> list[Path]:
@@ -106,7 +155,7 @@ def read_schemas_topic(segments: list[Path]) -> SchemasTopic:
     topic = SchemasTopic()
     for path in segments:
         with open_segment(str(path)) as seg:
-            topic.files.append(str(path))
+            topic.files.append(str(path))  # the fold's file number: its index here
             for item in iter_batches(seg.buf, str(path)):
                 for f in item.findings:
                     topic.note(str(path), f)
@@ -126,7 +175,7 @@ def _anchor(r: Record, b: Batch, position: int | None) -> tuple[int, int | None]
 def _json_object(data: Any, what: str) -> tuple[dict[str, Any] | None, str | None]:
     """The JSON object in ``data`` (bytes), or (None, why not)."""
     try:
-        obj = json.loads(bytes(data))
+        obj = json.loads(str(data, "utf-8"))  # decoded from the record's bytes in place (no copy of them first)
     except (ValueError, RecursionError) as e:
         return None, f"{what} is not JSON ({str(e)[:80]})"
     if not isinstance(obj, dict):
@@ -176,15 +225,47 @@ def _fold_schema(topic: SchemasTopic, key: dict[str, Any], value: dict[str, Any]
     sv = _subject_version(key)
     if sv is None:
         return "a SCHEMA key without a subject and a version"
-    old = topic.entries.get(sv)
+    sv = (_shared(sv[0]), sv[1])  # one string a subject (and a short text), not one a version
+    by_version = topic.versions.get(sv[0])
     if value is None:
-        if old is not None:
-            old.hard_deleted = True
+        if by_version is not None and sv[1] in by_version:
+            by_version[sv[1]] = _with_flags(by_version[sv[1]], HARD)
         return None
-    if not isinstance(value.get("schema"), str) or not isinstance(value.get("id"), int):
+    sid, text = value.get("id"), value.get("schema")
+    if not isinstance(text, str) or not isinstance(sid, int) or isinstance(sid, bool):
         return "a SCHEMA value without a schema text and an id"
-    topic.entries[sv] = SchemaEntry(sv[0], sv[1], value, offset, file, soft_deleted=value.get("deleted") is True)
+    if by_version is None:
+        by_version = topic.versions[sv[0]] = {}
+    by_version[sv[1]] = pack_version(sid, offset, len(topic.files) - 1, SOFT if value.get("deleted") is True else 0)
+    _note_text(topic, sid, _shared(text), value, sv)
     return None
+
+
+def _shared(text: str) -> str:
+    return sys.intern(text) if len(text) <= 256 else text
+
+
+def _note_text(topic: SchemasTopic, sid: int, text: str, value: dict[str, Any], sv: tuple[str, int]) -> None:
+    schema_type = str(value.get("schemaType") or "AVRO").upper()
+    refs = value.get("references")
+    references = tuple((str(r.get("name", "")), str(r.get("subject", "")), r.get("version"))
+                       for r in refs if isinstance(r, dict)) if isinstance(refs, list) else ()
+    guid = value.get("guid") if isinstance(value.get("guid"), str) else None
+    known = topic.ids.get(sid)
+    if known is None:
+        known = topic.ids[sid] = SchemaText(text, schema_type, references, guid)
+    elif (known.text, known.schema_type, known.references) != (text, schema_type, references):
+        known.text, known.schema_type, known.references = text, schema_type, references  # the last one wins
+    if guid is not None:
+        known.guid = guid
+        topic.guids[guid.lower()] = sid
+    if known.versions is None:
+        known.versions = sv
+    elif isinstance(known.versions, tuple):
+        if known.versions != sv:
+            known.versions = [known.versions, sv]
+    elif known.versions[-1] != sv:
+        known.versions.append(sv)
 
 
 def _fold_setting(field_name: str):
@@ -206,13 +287,11 @@ def _fold_delete_subject(topic: SchemasTopic, key: dict[str, Any], value: dict[s
     if not isinstance(subject, str):
         return f"a {key['keytype']} key without a subject"
     upto = value.get("version") if value is not None else None
-    hard = key["keytype"] == "CLEAR_SUBJECT"
-    for (s, v), entry in topic.entries.items():
-        if s == subject and (not isinstance(upto, int) or v <= upto):
-            if hard:
-                entry.hard_deleted = True
-            else:
-                entry.soft_deleted = True
+    flag = HARD if key["keytype"] == "CLEAR_SUBJECT" else SOFT
+    by_version = topic.versions.get(subject, {})
+    for v, packed in by_version.items():
+        if not isinstance(upto, int) or v <= upto:
+            by_version[v] = _with_flags(packed, flag)
     return None
 
 
@@ -233,4 +312,4 @@ _FOLDS = {
     "CONTEXT": lambda topic, key, value, offset, file: None,
 }
 
-__all__ = ["Located", "SchemaEntry", "Setting", "SchemasTopic", "segments_of", "read_schemas_topic", "MAX_FINDINGS"]
+__all__ = ["Located", "SchemaText", "pack_version", "unpack_version", "SOFT", "HARD", "Setting", "SchemasTopic", "segments_of", "read_schemas_topic", "MAX_FINDINGS"]

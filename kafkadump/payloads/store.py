@@ -22,19 +22,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..logdir import names
 from .model import Registration, Schema, SchemaReference
-from .schemas_topic import Located, SchemaEntry, SchemasTopic, Setting, read_schemas_topic, segments_of
+from .schemas_topic import HARD, SOFT, Located, SchemasTopic, Setting, read_schemas_topic, segments_of
 
 SCHEMAS_TOPIC = "_schemas"
 FILE_TYPES = {".avsc": "AVRO", ".proto": "PROTOBUF", ".json": "JSON"}
 MAX_SCHEMA_FILE = 64 << 20   # a schema file or export larger than this is refused
 MAX_SCHEMA_FILES = 100_000   # files read from one directory
+MADE_SCHEMAS = 1024          # schemas of _schemas topics kept made (the rest made again when looked up)
 
 
 def find_schemas_dir(logdir: Path) -> Path | None:
@@ -70,20 +72,38 @@ def _is_schemas_partition(path: Path) -> bool:
 
 
 class SchemaStore:
-    """Schemas by id, GUID, subject and name, with what ``_schemas`` said about them."""
+    """Schemas by id, GUID, subject and name, with what ``_schemas`` said about them.
+
+    Schema files and exports are held as :class:`Schema` objects; a ``_schemas`` topic is held as its
+    compact fold (:class:`SchemasTopic`: a packed int a version, each id's text once), and a schema of it
+    is made when it is looked up (the last :data:`MADE_SCHEMAS` kept): memory grows with the texts, not
+    with the number of versions, and a lookup costs the registrations of one id.
+    """
 
     def __init__(self) -> None:
-        self.by_id: dict[int, Schema] = {}
+        self.files_by_id: dict[int, Schema] = {}   # schemas of files and exports
         self.by_guid: dict[str, Schema] = {}
         self.by_subject_version: dict[tuple[str, int], Schema] = {}
-        self.by_name: dict[str, Schema] = {}        # file names and subjects of files named by subject
+        self.file_names: dict[str, Schema] = {}     # file names and subjects of files named by subject
         self.unnumbered: list[Schema] = []          # schemas from files that name no id
+        self.topics: list[SchemasTopic] = []
         self.settings: list[Setting] = []
         self.findings: list[Located] = []
         self.findings_dropped = 0
         self.records = 0
         self.noops = 0
         self.sources: list[str] = []
+        self._made: OrderedDict[int, Schema | None] = OrderedDict()
+
+    @property
+    def by_id(self) -> Mapping[int, Schema]:
+        """Every numbered schema by id (made on access for the ``_schemas`` topics)."""
+        return _Ids(self)
+
+    @property
+    def by_name(self) -> Mapping[str, Schema]:
+        """Schemas by file name, and by subject (a topic's subject: its latest version)."""
+        return _Names(self)
 
     # ---- loading ----------------------------------------------------------------------------------------
 
@@ -150,39 +170,49 @@ class SchemaStore:
         stem = path.stem
         schema = Schema(int(stem) if stem.isdigit() else None, FILE_TYPES[path.suffix], text, source=str(path))
         self._add(schema)
-        self.by_name.setdefault(path.name, schema)
+        self.file_names.setdefault(path.name, schema)
         if not stem.isdigit():
-            self.by_name.setdefault(stem, schema)
+            self.file_names.setdefault(stem, schema)
 
     def _add_topic(self, topic: SchemasTopic, where: str) -> None:
-        grouped: dict[int, list[SchemaEntry]] = {}
-        for entry in topic.entries.values():
-            grouped.setdefault(entry.value["id"], []).append(entry)
-        for entries in grouped.values():
-            entries.sort(key=lambda e: (e.subject, e.version))
-            regs = tuple(Registration(e.subject, e.version, e.soft_deleted, e.hard_deleted) for e in entries)
-            self._add(_schema_from_value(entries[0].value, regs, f"{entries[0].file} offset {entries[0].offset}"))
+        self.topics.append(topic)
+        self._made.clear()
         self.settings.extend(topic.settings.values())
         self.findings.extend(topic.findings)
         self.findings_dropped += topic.findings_dropped
         self.records += topic.records
         self.noops += topic.noops
 
+    def _from_topics(self, sid: int) -> Schema | None:
+        """The schema of id ``sid`` the topics hold, made from their folds (registrations merged), or None."""
+        if sid in self._made:
+            self._made.move_to_end(sid)
+            return self._made[sid]
+        found = None
+        for topic in self.topics:
+            made = _topic_schema(topic, sid)
+            if made is not None:
+                found = made if found is None else self._merged(found, made)
+        self._made[sid] = found
+        if len(self._made) > MADE_SCHEMAS:
+            self._made.popitem(last=False)
+        return found
+
     def _add(self, schema: Schema) -> None:
         sid = schema.id
         if sid is None:
             self.unnumbered.append(schema)
         else:
-            old = self.by_id.get(sid)
+            old = self.files_by_id.get(sid)
             if old is not None:
                 schema = self._merged(old, schema)
                 self._repoint(old, schema)
-            self.by_id[sid] = schema
+            self.files_by_id[sid] = schema
         if schema.guid:
             self.by_guid.setdefault(schema.guid.lower(), schema)
         for r in schema.registrations:
             self.by_subject_version[(r.subject, r.version)] = schema
-            self.by_name.setdefault(r.subject, schema)
+            self.file_names.setdefault(r.subject, schema)
 
     @staticmethod
     def _merged(old: Schema, schema: Schema) -> Schema:
@@ -191,7 +221,7 @@ class SchemaStore:
         return Schema(old.id, old.schema_type, old.text, old.references, regs, old.guid or schema.guid, old.source)
 
     def _repoint(self, old: Schema, new: Schema) -> None:
-        indexes: tuple[dict[Any, Schema], ...] = (self.by_guid, self.by_subject_version, self.by_name)
+        indexes: tuple[dict[Any, Schema], ...] = (self.by_guid, self.by_subject_version, self.file_names)
         for index in indexes:
             for k, v in list(index.items()):
                 if v is old:
@@ -202,15 +232,34 @@ class SchemaStore:
     def lookup(self, schema_id: int | None = None, guid: str | None = None) -> Schema | None:
         """The schema with this id (or GUID), or None."""
         if schema_id is not None:
-            found = self.by_id.get(schema_id)
+            found = self._by_id(schema_id)
             if found is not None:
                 return found
         if guid is not None:
-            return self.by_guid.get(guid.lower())
+            found = self.by_guid.get(guid.lower())
+            if found is not None:
+                return found
+            for topic in self.topics:
+                sid = topic.guids.get(guid.lower())
+                if sid is not None:
+                    return self._by_id(sid)
         return None
+
+    def _by_id(self, sid: int) -> Schema | None:
+        in_file = self.files_by_id.get(sid)
+        in_topic = self._from_topics(sid) if self.topics else None
+        if in_file is None or in_topic is None:
+            return in_file or in_topic
+        return self._merged(in_file, in_topic)
 
     def resolve(self, ref: SchemaReference) -> Schema | None:
         """The schema a reference names: by subject and version (-1: the latest), else by name."""
+        for topic in reversed(self.topics):
+            versions = topic.versions.get(ref.subject)
+            if versions:
+                version = max(versions) if ref.version == -1 or ref.version is None else ref.version
+                if version in versions:
+                    return self._by_id(_version_id(versions[version]))
         if ref.version == -1 or ref.version is None:
             latest = [v for (s, v) in self.by_subject_version if s == ref.subject]
             if latest:
@@ -218,20 +267,97 @@ class SchemaStore:
         found = self.by_subject_version.get((ref.subject, ref.version))
         return found or self.by_name.get(ref.name) or self.by_name.get(ref.subject)
 
+    def ids(self) -> list[int]:
+        """Every schema id, sorted."""
+        return sorted(set(self.files_by_id).union(*(t.ids for t in self.topics)))
+
+    def iter_schemas(self) -> Iterator[Schema]:
+        """Every schema, numbered ones by id first, then the ones files gave no id; made one at a time."""
+        for sid in self.ids():
+            found = self._by_id(sid)
+            if found is not None:
+                yield found
+        yield from self.unnumbered
+
     def schemas(self) -> list[Schema]:
         """Every schema, numbered ones by id first, then the ones files gave no id."""
-        return [self.by_id[i] for i in sorted(self.by_id)] + self.unnumbered
+        return list(self.iter_schemas())
 
-    def all_of_type(self, schema_type: str) -> list[Schema]:
-        """Every schema of one type (to find an Avro named type no reference names)."""
-        return [s for s in self.schemas() if s.schema_type == schema_type]
+    def all_of_type(self, schema_type: str) -> Iterator[Schema]:
+        """Every schema of one type (to find an Avro named type no reference names), made one at a time."""
+        return (s for s in self.iter_schemas() if s.schema_type == schema_type)
 
     def schema_types(self) -> tuple[str, ...]:
         """The schema types the store holds (for ``decode.check_payload_libraries``), each once, sorted."""
-        return tuple(sorted({s.schema_type for s in self.schemas()}))
+        types = {s.schema_type for s in self.files_by_id.values()} | {s.schema_type for s in self.unnumbered}
+        return tuple(sorted(types.union(*(t.schema_types() for t in self.topics))))
 
     def __len__(self) -> int:
-        return len(self.by_id) + len(self.unnumbered)
+        return sum(1 for sid in self.ids() if self._by_id(sid) is not None) + len(self.unnumbered)
+
+
+class _Ids(Mapping[int, Schema]):
+    def __init__(self, store: SchemaStore):
+        self.store = store
+
+    def __getitem__(self, sid: int) -> Schema:
+        found = self.store.lookup(schema_id=sid)
+        if found is None:
+            raise KeyError(sid)
+        return found
+
+    def __iter__(self) -> Iterator[int]:
+        return (sid for sid in self.store.ids() if self.store.lookup(schema_id=sid) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Names(Mapping[str, Schema]):
+    def __init__(self, store: SchemaStore):
+        self.store = store
+
+    def _subject(self, name: str) -> Schema | None:
+        for topic in reversed(self.store.topics):
+            versions = topic.versions.get(name)
+            if versions:
+                return self.store.lookup(schema_id=_version_id(versions[max(versions)]))
+        return None
+
+    def __getitem__(self, name: str) -> Schema:
+        found = self.store.file_names.get(name) or self._subject(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        seen = dict.fromkeys(self.store.file_names)
+        for topic in self.store.topics:
+            seen.update(dict.fromkeys(topic.versions))
+        return iter(seen)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _version_id(packed: Any) -> int:
+    from .schemas_topic import unpack_version
+
+    return unpack_version(packed)[0]
+
+
+def _topic_schema(topic: SchemasTopic, sid: int) -> Schema | None:
+    """The schema of id ``sid`` made from a topic's fold, or None when no version holds it any more."""
+    regs = topic.registrations(sid)
+    if not regs:
+        return None
+    text = topic.ids[sid]
+    first = regs[0]
+    refs = tuple(SchemaReference(name, subject, version if _is_int(version) else -1)
+                 for name, subject, version in text.references)
+    registrations = tuple(Registration(s, v, bool(flags & SOFT), bool(flags & HARD)) for s, v, flags, _, _ in regs)
+    return Schema(sid, text.schema_type, text.text, refs, registrations, text.guid,
+                  f"{topic.files[first[4]]} offset {first[3]}")
 
 
 def _is_int(v: Any) -> bool:

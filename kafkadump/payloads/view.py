@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..findings import Code, Finding
 from ..internal_topics.record_decoder import payload_anchor as payload_anchor_of
-from .framing import detect_framing
+from .framing import BINARY, MAX_JSON_DEPTH, detect_framing, json_too_deep
 from .model import DecodedPayload, Framing, Schema
 from .redact import PARTS, mask_fields
 from .where import Where
@@ -144,15 +144,39 @@ class PayloadInspector:
         findings: list[Finding] = []
         if not self.detect or r.control is not None:
             return RecordView(None, None, self.redaction), findings
-        key = self._side(r, b, "key", findings)
-        value = self._side(r, b, "value", findings)
+        key = self._guarded_side(r, b, "key", findings)
+        value = self._guarded_side(r, b, "value", findings)
         return RecordView(key, value, self.redaction, True), findings
+
+    def _guarded_side(self, r: Record, b: Batch, which: str, findings: list[Finding]) -> PayloadSide | None:
+        """:meth:`_side`, with a payload too deep or too large for Python (a stack or memory exhausted
+        anywhere on its way) a ``payload-limit`` finding on this record: no payload stops the records
+        around it."""
+        try:
+            return self._side(r, b, which, findings)
+        except (RecursionError, MemoryError) as e:
+            why = "nests too deep" if isinstance(e, RecursionError) else "expands past the memory there is"
+            self._limit(r, b, which, 0, f"the payload {why} to inspect", findings)
+            return PayloadSide(BINARY)
+
+    def _limit(self, r: Record, b: Batch, which: str, at: int, why: str, findings: list[Finding]) -> None:
+        """A ``payload-limit`` finding at byte ``at`` of the key or value."""
+        start, inside = payload_anchor(r, b, which)
+        where = (start + at, None) if inside is None else (start, inside + at)
+        data = r.key if which == "key" else r.value
+        findings.append(Finding(Code.PAYLOAD_LIMIT, where[0], f"{which} of offset {r.offset}: {why}",
+                                length=len(data) - at if data is not None else None, source_offset=where[1]))
 
     def _side(self, r: Record, b: Batch, which: str, findings: list[Finding]) -> PayloadSide | None:
         data = r.key if which == "key" else r.value
         if data is None:
             return None
         f = detect_framing(data, r.headers, which, self._type_of)
+        if f.kind in ("utf8", "binary") and bytes(data[:1]).lstrip()[:1] in (b"[", b"{"):
+            deep = json_too_deep(data)
+            if deep is not None:
+                self._limit(r, b, which, deep, f"JSON nested deeper than {MAX_JSON_DEPTH} at byte {deep}: "
+                            f"not parsed, shown as {f.kind}", findings)
         if f.kind not in ("confluent", "header-id") or self.store is None:
             return PayloadSide(f)
         schema = self._lookup(f.schema_id, f.guid)
@@ -163,17 +187,28 @@ class PayloadInspector:
             return PayloadSide(f, schema)
         decoded = self.decoder.decode(schema, bytes(data[f.payload_start:]), f.message_indexes)
         if not decoded.ok:
-            at, inside = payload_anchor(r, b, which)
-            where = (at + f.payload_start, None) if inside is None else (at, inside + f.payload_start)
-            byte = "" if decoded.error_offset is None else f" at byte {decoded.error_offset} of the payload"
-            findings.append(Finding(Code.PAYLOAD_MALFORMED, where[0],
-                                    f"{which} of offset {r.offset}: schema {_name(f)} "
-                                    f"({schema.schema_type}){byte}: {decoded.error}",
-                                    length=len(data) - f.payload_start, source_offset=where[1]))
-            f = dataclasses.replace(f, certain=False)  # framed bytes that do not parse: only "possibly"
+            self._undecoded(r, b, which, f, schema, decoded, findings)
+            if not decoded.limit:
+                f = dataclasses.replace(f, certain=False)  # framed bytes that do not parse: only "possibly"
         elif self.redaction.fields:
             decoded = DecodedPayload(mask_fields(decoded.value, self.redaction.fields), None, None, decoded.message)
         return PayloadSide(f, schema, decoded)
+
+    @staticmethod
+    def _undecoded(r: Record, b: Batch, which: str, f: Framing, schema: Schema, decoded: DecodedPayload,
+                   findings: list[Finding]) -> None:
+        """The finding of a payload that did not decode: ``payload-limit`` at the byte where a limit was passed,
+        else ``payload-malformed`` where the payload starts."""
+        data = (r.key if which == "key" else r.value) or b""
+        start = f.payload_start if f.kind == "confluent" else 0
+        byte = "" if decoded.error_offset is None else f" at byte {decoded.error_offset} of the payload"
+        skip = start + (decoded.error_offset or 0) if decoded.limit else start
+        at, inside = payload_anchor(r, b, which)
+        where = (at + skip, None) if inside is None else (at, inside + skip)
+        code = Code.PAYLOAD_LIMIT if decoded.limit else Code.PAYLOAD_MALFORMED
+        findings.append(Finding(code, where[0], f"{which} of offset {r.offset}: schema {_name(f)} "
+                                f"({schema.schema_type}){byte}: {decoded.error}",
+                                length=len(data) - skip, source_offset=where[1]))
 
     def _unknown(self, f: Framing, r: Record, b: Batch, which: str, findings: list[Finding]) -> None:
         ident = f.schema_id if f.guid is None else f.guid
@@ -215,7 +250,7 @@ def open_inspector(request: PayloadRequest, inputs: list[str]) -> PayloadInspect
     if not paths:
         return PayloadInspector(None, None, request.redaction, detect)
     store = SchemaStore.load(paths)
-    types = tuple(sorted({s.schema_type for s in store.schemas()}))
+    types = store.schema_types()
     try:
         check_payload_libraries(types)
     except PayloadLibrariesMissing:
