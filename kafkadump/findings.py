@@ -120,6 +120,7 @@ class Code(str, Enum):
     # --- record payloads (kafkadump.payloads) ---------------------------------------------
     PAYLOAD_MALFORMED = "payload-malformed"    # a Schema Registry framed payload does not decode with its schema
     SCHEMA_UNKNOWN = "schema-unknown"          # a framed payload names a schema id the store lacks (once per id)
+    PAYLOAD_MASKED = "payload-masked"          # --redact-fields: a key or value not parsed to find fields, masked whole
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -210,6 +211,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.INTERNAL_LAYOUT_UNKNOWN: Severity.INFO,
     Code.PAYLOAD_MALFORMED: Severity.WARNING,
     Code.SCHEMA_UNKNOWN: Severity.INFO,
+    Code.PAYLOAD_MASKED: Severity.INFO,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -336,6 +338,9 @@ DESCRIPTION: dict[Code, str] = {
                             "id are named; the offset is where the payload starts; the raw bytes are kept)",
     Code.SCHEMA_UNKNOWN: "a key or value framed for Schema Registry names a schema id (or GUID) the schema store "
                          "lacks: not decoded, reported once per id",
+    Code.PAYLOAD_MASKED: "under --redact-fields, a key or value that did not parse (not decoded with a schema, not "
+                         "plain JSON) so that no field could be found in it: shown as its digest alone, in every "
+                         "output (reported once per side and run)",
 }
 
 
