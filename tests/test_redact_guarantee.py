@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import typer.testing
-from builders import GZIP, LZ4, SNAPPY, ZSTD, Rec, fix_crc, record_starts, v2_batch
+from builders import GZIP, LZ4, SNAPPY, ZSTD, Rec, fix_crc, legacy_message, legacy_wrapper, record_starts, v2_batch
 from capture_builders import records_conversation
 from cli_inprocess import run
 from redaction_evidence import SCHEMA
@@ -98,21 +98,32 @@ def _value(rng: random.Random, i: int) -> bytes:
     return framed + (b"\x00" if kind == "trailing" else b"")
 
 
+def _key(rng: random.Random, i: int) -> bytes | None:
+    kind = rng.choice(("null", "plain", "plain", "json"))
+    if kind == "null":
+        return None
+    return b"K" + MARK + b"%d" % i if kind == "plain" else b'{"password": "' + FIELD + b'", "k": "' + MARK + b'"}'
+
+
 def _batch(rng: random.Random, base: int) -> bytes:
-    recs = [Rec(None if rng.random() < 0.15 else b"K" + MARK + b"%d" % i, _value(rng, i),
-                headers=(("h", b"H" + MARK),) if rng.random() < 0.7 else ())
-            for i in range(rng.randrange(1, 4))]
+    n = rng.randrange(1, 4)
+    if rng.random() < 0.2:   # legacy messages (magic 0 and 1), now and then in a compressed wrapper
+        msgs = [legacy_message(j, _value(rng, j), key=_key(rng, j), magic=rng.choice((0, 1))) for j in range(n)]
+        return legacy_wrapper(base + n - 1, msgs)[0] if rng.random() < 0.5 else b"".join(msgs)
+    recs = [Rec(_key(rng, i), _value(rng, i), headers=(("h", b"H" + MARK),) if rng.random() < 0.7 else ())
+            for i in range(n)]
     return v2_batch(base, recs, codec=rng.choice(CODECS)).data
 
 
 def _damaged(rng: random.Random, data: bytes) -> bytes:
     how = rng.choice(("none", "none", "flip", "flip-crc", "length", "cut"))
     buf = bytearray(data)
+    v2 = buf[16] == 2
     if how in ("flip", "flip-crc"):
-        buf[rng.randrange(61, len(buf))] ^= 1 << rng.randrange(8)
+        buf[rng.randrange(61 if v2 else 22, len(buf))] ^= 1 << rng.randrange(8)
         if how == "flip-crc":
             fix_crc(buf, 0)
-    elif how == "length" and buf[22] & 7 == 0:
+    elif how == "length" and v2 and buf[22] & 7 == 0:
         starts = record_starts(buf, 61, len(buf))
         buf[rng.choice(starts)] = rng.choice((0x02, 0x20, 0x7E))
         fix_crc(buf, 0)
@@ -145,7 +156,7 @@ def cases(tmp_path_factory) -> list[dict]:
         seg = part / "00000000000000000000.log"
         seg.write_bytes(b"".join(parts))
         cap = root / f"c{seed}" / "capture.pcap"
-        kept = [p for p in parts if p[16:17] == b"\x02"]  # the batches (a cut one included)
+        kept = [p for p in parts if len(p) > 17]  # a Produce and a Fetch for each (junk included)
         cap.write_bytes(records_conversation(len(kept), lambda i, kept=kept: kept[i], corr_step=10, mss=700))
         out.append({"seg": seg, "cap": cap, "export": export, "frames": len(kept)})
     return out
@@ -169,7 +180,7 @@ def _runs(case: dict) -> list[tuple[str, list[str], str]]:
     out = [(" ".join(a), a, seg) for a in RECORDS]
     for p in _positions(case["seg"]):
         out += [(" ".join(["hexdump", *x]), ["hexdump", "--position", str(p), *x], seg)
-                for x in ([], ["--records"], ["--json"])]
+                for x in ([], ["--records"], ["--json"], ["--records", "--context", "40"])]
     out += [(" ".join(a), a, cap) for a in CAPTURE]
     for n in range(case["frames"]):
         for frame in (5 * n + 2, 5 * n + 4):   # the Produce request and the Fetch response of round n
@@ -201,7 +212,7 @@ def test_no_sentinel_in_any_output(cases, mode, hidden):
     # capture table, a line per frame, shows no key or value at all)
     names = {name for name, _, _ in _runs(cases[0])} - {"capture"}
     assert dict(shown) == {name: set(hidden) for name in names}
-    assert len(names) == len(RECORDS) + 3 + len(CAPTURE) - 1 + 2
+    assert len(names) == len(RECORDS) + 4 + len(CAPTURE) - 1 + 2
 
 
 OTHERS = [["batches"], ["batches", "--json"], ["dump"], ["dump", "--json"], ["carve"], ["triage", "--json"], ["txn"],
@@ -223,10 +234,13 @@ def test_the_cases_are_damaged_and_varied(cases):
     """What the property runs over: damage of each kind the decoder reports, every codec."""
     codes: set[str] = set()
     codecs: set[str] = set()
+    magics: set[int] = set()
     for case in cases:
         for item in iter_batches(case["seg"].read_bytes(), str(case["seg"])):
             codes |= {f.code.value for f in item.findings}
             if isinstance(item, Batch):
                 codecs.add(item.compression)
+                magics.add(item.magic)
     assert {"record-malformed", "crc-mismatch", "truncated"} <= codes
     assert codecs == {"none", "gzip", "snappy", "lz4", "zstd"}
+    assert magics == {0, 1, 2}

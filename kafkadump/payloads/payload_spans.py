@@ -57,7 +57,7 @@ def payload_spans(item: Batch | Gap, spans: list[Span], inspector: PayloadInspec
         out.spans = spans
         if red.active:
             out.masked.append(("file", item.position, item.position + item.size))
-            _scrub(out.spans, out.masked)
+            scrub(out.spans, out.masked)
         return out
     places = _records_by_place(item)
     views: dict[tuple[str, int], RecordView] = {}
@@ -81,7 +81,7 @@ def payload_spans(item: Batch | Gap, spans: list[Span], inspector: PayloadInspec
         start = V2_HEADER if item.magic >= 2 else 12
         out.masked.append(("file", item.position + start, item.position + item.size))
     if red.active:
-        _scrub(out.spans, out.masked)
+        scrub(out.spans, out.masked)
     return out
 
 
@@ -120,6 +120,11 @@ def _unexplained(item: Batch, spans: list[Span]) -> list[tuple[str, int, int]]:
     ranges = [("file", item.position, item.position + item.size)]
     if item.decompressed is not None:
         ranges.append(("decompressed", 0, len(item.decompressed)))
+    return unexplained(ranges, spans)
+
+
+def unexplained(ranges: list[tuple[str, int, int]], spans: list[Span]) -> list[tuple[str, int, int]]:
+    """The parts of ``ranges`` (source, start, end) that no parsed span (not ``unparsed``) covers."""
     out: list[tuple[str, int, int]] = []
     for source, start, end in ranges:
         covered = sorted((s.offset, s.offset + s.length) for s in spans
@@ -135,7 +140,7 @@ def _unexplained(item: Batch, spans: list[Span]) -> list[tuple[str, int, int]]:
     return out
 
 
-def _scrub(spans: list[Span], masked: list[tuple[str, int, int]]) -> None:
+def scrub(spans: list[Span], masked: list[tuple[str, int, int]]) -> None:
     """Spans whose bytes are masked show their digest, not their bytes (hexdump --json)."""
     for s in spans:
         if isinstance(s.value, (bytes, bytearray)) and any(
@@ -169,4 +174,4 @@ def _framing_spans(s: Span, side: PayloadSide | None) -> list[Span]:
     return parts
 
 
-__all__ = ["PayloadSpans", "payload_spans"]
+__all__ = ["PayloadSpans", "payload_spans", "unexplained", "scrub"]
