@@ -65,7 +65,11 @@ def payload_spans(item: Batch | Gap, spans: list[Span], inspector: PayloadInspec
         if s.value == SECRET_MASK:
             out.masked.append((s.source, s.offset, s.offset + s.length))
         m = _PART.match(s.path)
-        if m is None or not isinstance(s.value, (bytes, bytearray)):
+        if not isinstance(s.value, (bytes, bytearray)):
+            out.spans.append(s)
+        elif m is None:   # bytes that are no key, value or header value (a legacy wrapper's, ...)
+            if red.active:
+                _mask(s, out)
             out.spans.append(s)
         elif m.group("part") not in ("key", "value"):
             if red.headers:
@@ -124,11 +128,12 @@ def _unexplained(item: Batch, spans: list[Span]) -> list[tuple[str, int, int]]:
 
 
 def unexplained(ranges: list[tuple[str, int, int]], spans: list[Span]) -> list[tuple[str, int, int]]:
-    """The parts of ``ranges`` (source, start, end) that no parsed span (not ``unparsed``) covers."""
+    """The parts of ``ranges`` (source, start, end) that no parsed field covers (a span neither
+    ``unparsed`` nor without a value, as a batch's ``trailing`` bytes are)."""
     out: list[tuple[str, int, int]] = []
     for source, start, end in ranges:
         covered = sorted((s.offset, s.offset + s.length) for s in spans
-                         if s.source == source and s.raw != "unparsed" and s.length > 0
+                         if s.source == source and s.raw != "unparsed" and s.value is not None and s.length > 0
                          and s.offset < end and s.offset + s.length > start)
         pos = start
         for a, z in covered:
