@@ -310,8 +310,21 @@ def _spanned(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals)
                 if s.source == "decompressed":
                     s.source = pane
             out.masked = [(pane if src == "decompressed" else src, a, z) for src, a, z in out.masked]
+    if ask.inspector is not None and ask.inspector.redaction.active:
+        _mask_unexplained(f, spans, out)
     f.spans = spans
     return out
+
+
+def _mask_unexplained(f: Frame, spans: list[Span], out: FrameViews) -> None:
+    """Under redaction, the bytes of each RECORDS field of ``f`` no parsed field explains (junk,
+    a batch cut short, a gap) masked, and the spans over them shown as their digest."""
+    from .payloads.payload_spans import scrub, unexplained
+
+    fields = [("file", rv.position, rv.position + rv.size) for _, _, rv in f.records_fields()]
+    more = unexplained(fields, spans)
+    out.masked += more
+    scrub(spans, more)
 
 
 def _batch_spans(b: Batch, spans: list[Span], out: FrameViews, inspector: PayloadInspector | None) -> list[Span]:

@@ -121,6 +121,7 @@ class Code(str, Enum):
     PAYLOAD_MALFORMED = "payload-malformed"    # a Schema Registry framed payload does not decode with its schema
     SCHEMA_UNKNOWN = "schema-unknown"          # a framed payload names a schema id the store lacks (once per id)
     PAYLOAD_LIMIT = "payload-limit"            # a key or value nests or would expand past the payload limits
+    PAYLOAD_MASKED = "payload-masked"          # --redact-fields: a key or value not parsed to find fields, masked whole
 
 
 SEVERITY: dict[Code, Severity] = {
@@ -212,6 +213,7 @@ SEVERITY: dict[Code, Severity] = {
     Code.PAYLOAD_MALFORMED: Severity.WARNING,
     Code.SCHEMA_UNKNOWN: Severity.INFO,
     Code.PAYLOAD_LIMIT: Severity.WARNING,
+    Code.PAYLOAD_MASKED: Severity.INFO,
 }
 
 DESCRIPTION: dict[Code, str] = {
@@ -342,6 +344,9 @@ DESCRIPTION: dict[Code, str] = {
                         "deeper than 64, an Avro decimal of more digits than the limit, a decoded value larger than "
                         "the limit, a schema of more items than the limit): not decoded (the raw bytes are kept); the offset is the byte where the limit "
                         "was passed, or where the payload starts",
+    Code.PAYLOAD_MASKED: "under --redact-fields, a key or value that did not parse (not decoded with a schema, not "
+                         "plain JSON) so that no field could be found in it: shown as its digest alone, in every "
+                         "output (reported once per side and run)",
 }
 
 

@@ -380,7 +380,7 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
             masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
         if secrets and kind is None and kind_from_path(path) == "metadata" and isinstance(decoded, Batch):
             masked += _secret_value_spans(decoded, spans)
-        if payloads is not None and payloads.redaction.bytes_redacted:
+        if payloads is not None and payloads.redaction.active:   # other records' bytes: not shown
             context = 0
         tally.see(decoded.findings)
         start, end = item.position, item.position + item.size

@@ -98,12 +98,30 @@ class RecordView:
         return self.key if which == "key" else self.value
 
     def hides_bytes(self, which: str) -> bool:
-        """The raw bytes of the key (``which`` "key") or value are shown as their digest: asked by
-        ``--redact``, or a payload decoded under ``--redact-fields`` (its bytes hold the fields)."""
+        """The raw bytes of the key (``which`` "key") or value are not shown, in any output: asked by
+        ``--redact``, a value holding a secret, or any key or value under ``--redact-fields`` (its
+        bytes may hold the fields: it is shown decoded with the fields masked, else as its digest)."""
         if self.redaction.side(which) or (self.secret and which == "value"):
             return True
+        return bool(self.redaction.fields) and self.side(which) is not None
+
+    def masked_whole(self, which: str) -> bool:
+        """The key or value is shown as its digest alone, nothing decoded of it either: ``--redact``
+        asked for it, or ``--redact-fields`` and it did not parse, so no field could be found in it."""
+        if self.redaction.side(which):
+            return True
         side = self.side(which)
-        return bool(self.redaction.fields) and side is not None and side.decoded is not None and side.decoded.ok
+        return bool(self.redaction.fields) and side is not None and not _decoded(side)
+
+    def shows_decoded(self, which: str) -> bool:
+        """The key or value is shown as its decoded payload (fields masked under ``--redact-fields``)."""
+        side = self.side(which)
+        return side is not None and _decoded(side) and not self.masked_whole(which) and \
+            not (self.secret and which == "value")
+
+
+def _decoded(side: PayloadSide) -> bool:
+    return side.decoded is not None and side.decoded.ok
 
 
 def payload_anchor(r: Record, b: Batch, which: str) -> tuple[int, int | None]:
@@ -127,6 +145,7 @@ class PayloadInspector:
         self.redaction = redaction or Redaction()
         self.detect = detect
         self.unknown: set[object] = set()
+        self.masked_sides: set[str] = set()  # "key"/"value": payload-masked reported (once per run)
         self._type_of: Callable[[int | None, str | None], str | None] | None = \
             None if store is None else self._schema_type
 
@@ -171,6 +190,13 @@ class PayloadInspector:
         data = r.key if which == "key" else r.value
         if data is None:
             return None
+        side = self._framed_side(r, b, which, bytes(data), findings)
+        if self.redaction.fields:
+            side = self._fields_masked(side, r, b, which, bytes(data), findings)
+        return side
+
+    def _framed_side(self, r: Record, b: Batch, which: str, data: bytes, findings: list[Finding]) -> PayloadSide:
+        """The side as framing, the store and the decoder make it (fields not yet masked)."""
         f = detect_framing(data, r.headers, which, self._type_of)
         if f.kind in ("utf8", "binary") and bytes(data[:1]).lstrip()[:1] in (b"[", b"{"):
             deep = json_too_deep(data)
@@ -185,30 +211,51 @@ class PayloadInspector:
             return PayloadSide(f)
         if self.decoder is None or not f.certain:
             return PayloadSide(f, schema)
-        decoded = self.decoder.decode(schema, bytes(data[f.payload_start:]), f.message_indexes)
+        decoded = self.decoder.decode(schema, data[f.payload_start:], f.message_indexes)
         if not decoded.ok:
-            self._undecoded(r, b, which, f, schema, decoded, findings)
+            findings.append(self._undecoded(r, b, which, f, schema, decoded, len(data)))
             if not decoded.limit:
                 f = dataclasses.replace(f, certain=False)  # framed bytes that do not parse: only "possibly"
-        elif self.redaction.fields:
-            decoded = DecodedPayload(mask_fields(decoded.value, self.redaction.fields), None, None, decoded.message)
         return PayloadSide(f, schema, decoded)
 
-    @staticmethod
-    def _undecoded(r: Record, b: Batch, which: str, f: Framing, schema: Schema, decoded: DecodedPayload,
-                   findings: list[Finding]) -> None:
+    def _undecoded(self, r: Record, b: Batch, which: str, f: Framing, schema: Schema, decoded: DecodedPayload,
+                   size: int) -> Finding:
         """The finding of a payload that did not decode: ``payload-limit`` at the byte where a limit was passed,
-        else ``payload-malformed`` where the payload starts."""
-        data = (r.key if which == "key" else r.value) or b""
+        else ``payload-malformed`` where the payload starts; under redaction without the decoder's reason
+        (it may quote the bytes)."""
         start = f.payload_start if f.kind == "confluent" else 0
         byte = "" if decoded.error_offset is None else f" at byte {decoded.error_offset} of the payload"
         skip = start + (decoded.error_offset or 0) if decoded.limit else start
         at, inside = payload_anchor(r, b, which)
         where = (at + skip, None) if inside is None else (at, inside + skip)
         code = Code.PAYLOAD_LIMIT if decoded.limit else Code.PAYLOAD_MALFORMED
-        findings.append(Finding(code, where[0], f"{which} of offset {r.offset}: schema {_name(f)} "
-                                f"({schema.schema_type}){byte}: {decoded.error}",
-                                length=len(data) - skip, source_offset=where[1]))
+        reason = decoded.error if not self._redacts(which) else "the reason is withheld under redaction"
+        return Finding(code, where[0], f"{which} of offset {r.offset}: schema {_name(f)} "
+                       f"({schema.schema_type}){byte}: {reason}", length=size - skip, source_offset=where[1])
+
+    def _redacts(self, which: str) -> bool:
+        return self.redaction.side(which) or bool(self.redaction.fields)
+
+    def _fields_masked(self, side: PayloadSide, r: Record, b: Batch, which: str, data: bytes,
+                       findings: list[Finding]) -> PayloadSide:
+        """``--redact-fields``: a decoded payload with the fields masked; a plain JSON key or value
+        parsed to mask them; anything else masked whole (``payload-masked``, once per side and run)."""
+        names = self.redaction.fields
+        if side.decoded is not None and side.decoded.ok:
+            d = side.decoded
+            return dataclasses.replace(side, decoded=DecodedPayload(mask_fields(d.value, names), None, None, d.message))
+        if side.framing.kind == "json":
+            parsed = _json_value(data)
+            if parsed is not None:
+                return dataclasses.replace(side, decoded=DecodedPayload(mask_fields(parsed[0], names)))
+        if data and which not in self.masked_sides and not self.redaction.side(which):
+            self.masked_sides.add(which)
+            at, inside = payload_anchor(r, b, which)
+            findings.append(Finding(Code.PAYLOAD_MASKED, at,
+                                    f"{which} of offset {r.offset}: not parsed ({_why(side)}), so no field "
+                                    f"could be found in it: masked whole under --redact-fields (reported once "
+                                    f"per run; every such {which} is)", length=len(data), source_offset=inside))
+        return side
 
     def _unknown(self, f: Framing, r: Record, b: Batch, which: str, findings: list[Finding]) -> None:
         ident = f.schema_id if f.guid is None else f.guid
@@ -279,6 +326,25 @@ def _schemas_beside(inputs: list[str]) -> list[str]:
                 found.append(str(partition))
                 break
     return found
+
+
+def _json_value(data: bytes) -> tuple[object] | None:
+    """``(value,)`` of a plain JSON key or value, None when it does not parse (or nests too deep)."""
+    import json
+
+    try:
+        return (json.loads(data),)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _why(side: PayloadSide) -> str:
+    f = side.framing
+    if side.decoded is not None:
+        return f"schema {_name(f)} did not decode it"
+    if f.kind in ("confluent", "header-id"):
+        return f"schema {_name(f)} " + ("not decoded" if side.schema is not None else "not in the schema store")
+    return f"{f.kind} bytes"
 
 
 def _name(f: Framing) -> str:

@@ -298,7 +298,7 @@ def _view_contents(r: Record, view: RecordView) -> str:
         side = view.side(which)
         if view.secret and which == "value":
             out += f" {label}: [redacted secret] ({len(b)} bytes)"
-        elif view.redaction.side(which):  # --redact: the digest even of a decoded payload
+        elif view.masked_whole(which):  # --redact (even a decoded payload), or --redact-fields and not parsed
             out += f" {label}: {digest_line(b)}"
         elif side is not None and side.decoded is not None and side.decoded.ok:
             out += f" {label}: " + kafka_json(side.decoded.value)

@@ -312,8 +312,8 @@ def payload_cell(b: bytes | None, side: PayloadSide | None, redacted: bool, widt
         ident = f.schema_id if f.guid is None else f.guid
         tag = f"[{'?' if ident is None else ident}{'' if f.certain else '?'}] "
         rest = b[f.payload_start:]
-        if side.decoded is not None and side.decoded.ok:
-            return d.preview((tag + _compact_json(side.decoded.value)).encode(), width)
+    if side is not None and side.decoded is not None and side.decoded.ok:
+        return d.preview((tag + _compact_json(side.decoded.value)).encode(), width)
     return tag + d.preview(rest, width - len(tag))
 
 
@@ -326,8 +326,8 @@ def _view_cells(r: Record, view: RecordView) -> list[object]:
     from ..payloads.redact import digest_line
 
     red = view.redaction
-    key = payload_cell(r.key, view.key, red.keys)
-    value = payload_cell(r.value, view.value, red.values) if not view.secret else \
+    key = payload_cell(r.key, view.key, view.masked_whole("key"))
+    value = payload_cell(r.value, view.value, view.masked_whole("value")) if not view.secret else \
         f"[redacted secret] ({len(r.value or b'')} bytes)"
     if r.headers and red.headers:
         headers = ",".join(f"{k}={d.preview(None if v is None else digest_line(v).encode(), 12)}"

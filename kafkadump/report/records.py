@@ -315,8 +315,8 @@ def with_view(d: dict[str, Any], r: Record, view: RecordView) -> dict[str, Any]:
     if red.headers:
         d["headers"] = [{"key": k, "value": redacted_object(v)} for k, v in r.headers]
     if view.detected:
-        d["keyPayload"] = side_object(view.key, red.keys)
-        d["valuePayload"] = side_object(view.value, red.values)
+        d["keyPayload"] = side_object(view.key, view.masked_whole("key"))
+        d["valuePayload"] = side_object(view.value, view.masked_whole("value"))
     return d
 
 
