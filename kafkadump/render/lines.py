@@ -15,6 +15,7 @@ rich table cells are ``Text`` objects).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from .jsontext import BIDI_CONTROLS
@@ -48,19 +49,60 @@ class LineWriter:
         self._codes: dict[str | None, tuple[str, str]] = {}
 
     def line(self, text: str, style: str | None = None, fold: bool = True) -> None:
-        """Write one line; with ``fold``, a line wider than the terminal is folded between words
-        (a table's rows are laid out by the table and never folded: ``--wide`` means every column)."""
+        """Write one line; with ``fold``, a line wider than the terminal is folded between words, its
+        continuation indented under the line's text (a table's rows are laid out by the table and never
+        folded: ``--wide`` means every column).  Nothing is cut."""
         text = text.translate(_ONE_LINE)
         if self.console is not None:
             if fold and 2 * len(text) > self.console.width and self._wider_than_terminal(text):
-                # a line longer than the terminal (a finding's message) is folded between words with the
-                # terminal's width, never left to the terminal to break mid-word
-                self.console.print(text, style=style, markup=False, highlight=False, overflow="fold")
+                for part in self._folded(text, continuation="", indent=4):
+                    self._styled(part, style)
                 return
-            before, after = self._codes.get(style) or self._style_codes(style)
-            self.console.file.write(before + text + after + "\n")
+            self._styled(text, style)
         else:
             self.out.write(text + "\n")
+
+    def command(self, text: str, style: str | None = None) -> None:
+        """Write a shell command a person will copy: on a terminal narrower than it, folded between
+        words with a `` \\`` at each break, so the lines paste as one command."""
+        text = text.translate(_ONE_LINE)
+        if self.console is not None and self._wider_than_terminal(text):
+            for part in self._folded(text, continuation=" \\", indent=4):
+                self._styled(part, style)
+        else:
+            self.line(text, style, fold=False)
+
+    def labelled_command(self, label: str, command: str, style: str | None = None) -> None:
+        """``label`` and a shell command on one line when it fits, else the label on a line of its
+        own and the command under it (folded as :meth:`command` folds it), so it can be copied."""
+        if self.console is None or not self._wider_than_terminal(label + command):
+            self.line(label + command, style, fold=False)
+            return
+        self.line(label.rstrip(), style)
+        self.command(" " * (len(label) - len(label.lstrip()) + 2) + command, style)
+
+    def _styled(self, text: str, style: str | None) -> None:
+        assert self.console is not None, "a style is a console's"
+        before, after = self._codes.get(style) or self._style_codes(style)
+        self.console.file.write(before + text + after + "\n")
+
+    def _folded(self, text: str, continuation: str, indent: int) -> list[str]:
+        """``text`` broken between words into lines of the terminal's width (``continuation`` ending
+        each line but the last, the later lines indented ``indent`` past the text's own indent); a
+        word wider than the line is broken where the line ends, never cut."""
+        import textwrap
+
+        from rich.cells import cell_len
+
+        assert self.console is not None, "a width is a console's"
+        width = self.console.width
+        lead = len(text) - len(text.lstrip(" "))
+        room = max(width - len(continuation), 20)
+        if not text.isascii():   # wide characters: rich measures cells
+            return _cell_folded(text, room, cell_len)
+        parts = textwrap.wrap(text, room, subsequent_indent=" " * min(lead + indent, room // 2),
+                              break_on_hyphens=False, drop_whitespace=True)
+        return [p + continuation for p in parts[:-1]] + parts[-1:]
 
     def _wider_than_terminal(self, text: str) -> bool:
         from rich.cells import cell_len
@@ -81,6 +123,19 @@ class LineWriter:
             codes = (before, after)
         self._codes[style] = codes
         return codes
+
+
+def _cell_folded(text: str, width: int, cell_len: Callable[[str], int]) -> list[str]:
+    """``text`` in pieces of at most ``width`` terminal cells (text with wide characters)."""
+    parts, piece, cells = [], [], 0
+    for ch in text:
+        w = cell_len(ch)
+        if cells + w > width and piece:
+            parts.append("".join(piece))
+            piece, cells = [], 0
+        piece.append(ch)
+        cells += w
+    return [*parts, "".join(piece)]
 
 
 __all__ = ["LineWriter", "terminal_safe"]

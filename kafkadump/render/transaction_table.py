@@ -66,8 +66,8 @@ def write_txn_table(report: TxnReport, out: TextIO, console: Console | None = No
                 table.note(f"    {p.state}: {p.reason}; last stable offset {p.last_stable_offset} "
                            f"(log end {p.log_end_offset})", _STYLE.get(p.state))
             if p.state == "hanging":
-                table.note("    end it: " + abort_command(p.topic, p.partition, p.span.first_offset, bootstrap),
-                           "bold")
+                table.labelled_command("    end it: ", abort_command(p.topic, p.partition, p.span.first_offset,
+                                                                     bootstrap), "bold")
         if t.transactional_id is not None and t.coordinator_partition is not None and t.state == "hanging":
             table.note(f"    transactional id {t.transactional_id!r} lives in __transaction_state-"
                        f"{t.coordinator_partition}")
