@@ -127,7 +127,9 @@ class LineWriter:
 
 def _cell_folded(text: str, width: int, cell_len: Callable[[str], int]) -> list[str]:
     """``text`` in pieces of at most ``width`` terminal cells (text with wide characters)."""
-    parts, piece, cells = [], [], 0
+    parts: list[str] = []
+    piece: list[str] = []
+    cells = 0
     for ch in text:
         w = cell_len(ch)
         if cells + w > width and piece:
