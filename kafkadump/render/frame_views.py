@@ -74,7 +74,7 @@ TIME_COLUMN = 1
 DATED_TIME_WIDTH = 23   # 2023-11-14 22:13:20.004
 
 RECORD_COLUMNS = (
-    Column("frame", 5, True, 1), Column("topic", 16, False, 3, 8), Column("part", 4, True, 4),
+    Column("frame", 5, True, 1), Column("topic", 16, False, 3, 8, name=True), Column("part", 4, True, 4),
     Column("offset", 9, True, 2), Column("timestamp", 24, False, 7), Column("key", 20, False, 5, 10),
     Column("value", 40, False, 6, 14), Column("headers", 20, False, 8, 10),
 )
@@ -404,15 +404,17 @@ class FrameJson:
 
 # --- record table ------------------------------------------------------------------------------
 
-def record_rows(f: Frame, views: FrameViews | None = None) -> Iterator[tuple[list[object], Record]]:
-    """A row per record of ``f`` (with payload ``views``: those ``--where`` keeps, shown by their views)."""
-    from .table import record_cells
+def record_rows(f: Frame, views: FrameViews | None = None, whole: bool = False) -> Iterator[tuple[list[object], Record]]:
+    """A row per record of ``f`` (with payload ``views``: those ``--where`` keeps, shown by their views);
+    ``whole``: values not cut (plain output)."""
+    from .table import HEADER_PREVIEW, PREVIEW_CHARS, WHOLE, record_cells
 
+    preview, header_preview = (WHOLE, WHOLE) if whole else (PREVIEW_CHARS, HEADER_PREVIEW)
     for _, ctx, rv in f.records_fields():
         for r, b in rv.records():
             if views is not None and not views.keeps(r, b):
                 continue
-            cells = record_cells(r, None if views is None else views.view(r, b))
+            cells = record_cells(r, None if views is None else views.view(r, b), preview, header_preview)
             # record_cells: offset, timestamp, Δoff, Δts, key, value, headers
             yield [f.index, ctx.get("topic") or ctx.get("topicId") or "-", ctx.get("partition", "-"),
                    cells[0], cells[1], cells[4], cells[5], cells[6]], r
@@ -747,7 +749,7 @@ def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Cons
 
     table = TableStream(out, RECORD_COLUMNS, console, layout)
     for f, views in _frames(items):
-        for cells, r in record_rows(f, views):
+        for cells, r in record_rows(f, views, whole=not table.cuts):
             table.row(cells, "cyan" if r.control is not None else None)
 
 

@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from ..logdir.offsets_lag import GroupOffset, OffsetsSummary, PartitionOffsets
 
 PARTITION_COLUMNS = (
-    Column("partition", 36, False, 1, 16), Column("earliest", 12, True, 2), Column("logEnd", 12, True, 3),
+    Column("partition", 36, False, 1, 16, name=True), Column("earliest", 12, True, 2), Column("logEnd", 12, True, 3),
     Column("highWatermark", 13, True, 4), Column("maxTimestamp", 24, False, 6), Column("atOffset", 12, True, 7),
     Column("offsetForTime", 13, True, 5),
 )
 GROUP_COLUMNS = (
-    Column("group", 28, False, 1, 12), Column("partition", 36, False, 2, 16), Column("committed", 12, True, 3),
+    Column("group", 28, False, 1, 12), Column("partition", 36, False, 2, 16, name=True), Column("committed", 12, True, 3),
     Column("logEnd", 12, True, 5), Column("lag", 10, True, 4), Column("commitTimestamp", 24, False, 6),
     Column("coordinator", 0, False, 7),
 )

@@ -10,6 +10,7 @@ are plain text with no escape codes.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -31,17 +32,24 @@ if TYPE_CHECKING:
 class Column(FrozenValue):
     """A table column: its title and width (0: as wide as its text), right-aligned or not;
     ``priority`` (lower: kept first on a narrow terminal) and, for a value column that
-    narrows and widens with the terminal, ``min_width``."""
+    narrows and widens with the terminal, ``min_width``; a name whose end tells it apart (a
+    partition's number, a segment's base offset) is cut in the middle (``name``); the text of a last
+    column that holds what a person came for (a decoded record) folds under itself on a terminal
+    instead of being cut (``fold``)."""
 
-    __match_args__ = ("title", "width", "right", "priority", "min_width")
+    __match_args__ = ("title", "width", "right", "priority", "min_width", "name", "fold")
     title: str
     width: int
     right: bool
     priority: int
     min_width: int
+    name: bool
+    fold: bool
 
-    def __init__(self, title: str, width: int, right: bool = False, priority: int = 50, min_width: int = 0) -> None:
-        self._set(title=title, width=width, right=right, priority=priority, min_width=min_width)
+    def __init__(self, title: str, width: int, right: bool = False, priority: int = 50, min_width: int = 0,
+                 name: bool = False, fold: bool = False) -> None:
+        self._set(title=title, width=width, right=right, priority=priority, min_width=min_width, name=name,
+                  fold=fold)
 
 
 BATCH_COLUMNS = (
@@ -61,11 +69,14 @@ RECORD_COLUMNS = (
 
 # records of internal topics (--decode): the decoded record as one line of text
 DECODED_COLUMNS = (
-    Column("offset", 11, True, 1), Column("timestamp", 24, False, 2), Column("record", 0, False, 3, 20),
+    Column("offset", 11, True, 1), Column("timestamp", 24, False, 2), Column("record", 0, False, 3, 20, fold=True),
 )
 
-# how much of a key, value or header value a cell can show at most
+# how much of a key, value or header value a cell can show at most on a terminal
 PREVIEW_CHARS = 400
+HEADER_PREVIEW = 12
+# ... and in plain output, which cuts nothing
+WHOLE = sys.maxsize
 
 
 class TableLayout(FrozenValue):
@@ -137,8 +148,22 @@ def _cell(text: str, col: Column) -> str:
     if col.width == 0:  # the last column: as wide as its text
         return text
     if len(text) > col.width and not col.right:
-        text = text[: col.width - 1] + "…"
+        text = cut_middle(text, col.width) if col.name else text[: col.width - 1] + "…"
     return text.rjust(col.width) if col.right else text.ljust(col.width)
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` cut to ``width`` in the middle: its end (a partition's number, a segment's base offset,
+    the last part of a path) kept whole when it fits in two thirds of the width, then as much of its start."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    last = max(text.rfind("/"), text.rfind("-", 0, len(text) - 1))
+    end = len(text) - last if last >= 0 else 0
+    tail = min(max(end, (width - 1) // 2), (2 * (width - 1)) // 3)
+    head = width - 1 - tail
+    return text[:head] + "…" + text[len(text) - tail:]
 
 
 class TableStream(LineWriter):
@@ -160,6 +185,16 @@ class TableStream(LineWriter):
         self._every = self._pick == list(range(len(self._pick)))   # every cell shown, in order
         self._fixed = sum(c.width for c in self.columns) + 2 * (len(self.columns) - 1)
         self._as_wide = [k for k, c in enumerate(self.columns) if not c.width]   # columns as wide as their text
+        self._names = {i for i, c in self.shown if c.name}   # cells cut in the middle
+        self._whole: list[str] = []   # the whole names of the row being written, for lines under it
+        # plain output (piped, or no terminal styling) cuts no cell: a value is written whole, so that
+        # grep finds in the table what it finds in --json (the columns after a long cell move right)
+        self.cuts = console is not None
+        # on a terminal, a folding last column's text folds under itself instead of being cut
+        last = self.columns[-1] if self.columns else None
+        self._fold_at = None if last is None or not (last.fold and last.width) else \
+            sum(c.width for c in self.columns[:-1]) + 2 * (len(self.columns) - 1)
+        self._more_lines: list[str] = []   # the last cell's further lines for the row being written
 
     def header(self) -> None:
         if not self._header:
@@ -172,8 +207,14 @@ class TableStream(LineWriter):
         line = self.usual_line(cells)
         if line is not None:
             self._printable_line(line, style)
-        else:
-            self.line(self.fitted_line(cells), style, fold=False)
+            return
+        self.line(self.fitted_line(cells), style, fold=False)
+        for more in self._more_lines:
+            self.line(more, style, fold=False)
+        for whole in self._whole:
+            self.line(whole, style)
+        self._more_lines.clear()
+        self._whole.clear()
 
     def usual_line(self, cells: Sequence[object]) -> str | None:
         """:meth:`fitted_line` of the usual row (a cell for every column shown, printable ASCII, no
@@ -208,11 +249,26 @@ class TableStream(LineWriter):
                 if right:
                     text = text.rjust(width)
                 elif len(text) > width:
-                    text = text[:width - 1] + "…"
+                    text = self._cut(i, text, width) if self.cuts else text
                 else:
                     text = text.ljust(width)
             texts.append(text)
         return "  ".join(texts).rstrip()
+
+    def _cut(self, i: int, text: str, width: int) -> str:
+        """A cell too wide for its column, on a terminal: the last column's text folded under
+        itself, a name cut in the middle and kept whole for a line of its own under the row (names
+        that differ in the middle stay told apart), any other cell cut."""
+        if self._fold_at is not None and i == self._fits[-1][0]:
+            import textwrap
+
+            pieces = textwrap.wrap(text, width, break_on_hyphens=False) or [text[:width]]
+            self._more_lines.extend(" " * self._fold_at + p for p in pieces[1:])
+            return pieces[0]
+        if i not in self._names:
+            return text[:width - 1] + "…"
+        self._whole.append("    " + text)
+        return cut_middle(text, width)
 
     def _printable_line(self, text: str, style: str | None) -> None:
         """:meth:`line` (not folded) of printable ASCII text: nothing to escape, written as it is."""
@@ -264,17 +320,20 @@ def gap_line(g: Gap) -> str:
     return f"{g.position:>10}  {'':>11}  {'':>11}  {g.size:>7}  (not a batch)"
 
 
-def record_cells(r: Record, view: RecordView | None = None) -> list[object]:
+def record_cells(r: Record, view: RecordView | None = None, preview: int = PREVIEW_CHARS,
+                 header_preview: int = HEADER_PREVIEW) -> list[object]:
+    """A record's cells: key, value and header values shown up to ``preview`` / ``header_preview``
+    characters (:data:`WHOLE` for plain output, which cuts nothing)."""
     if view is not None and r.control is None:
-        return _view_cells(r, view)
+        return _view_cells(r, view, preview, header_preview)
     if r.control is not None:
         ctl = r.control
         value = f"<{ctl.get('type')}" + (f" coordinatorEpoch={ctl['coordinatorEpoch']}" if "coordinatorEpoch" in ctl else "") + ">"
         key = "<control>"
     else:
-        key = framed_cell(r.key, r.headers, "key")
-        value = framed_cell(r.value, r.headers, "value")
-    headers = ",".join(f"{k}={d.preview(v, 12)}" for k, v in r.headers) if r.headers else ""
+        key = framed_cell(r.key, r.headers, "key", preview)
+        value = framed_cell(r.value, r.headers, "value", preview)
+    headers = ",".join(f"{k}={d.preview(v, header_preview)}" for k, v in r.headers) if r.headers else ""
     return [
         r.offset, d.iso_ms(r.timestamp),
         "-" if r.offset_delta is None else r.offset_delta,
@@ -283,16 +342,17 @@ def record_cells(r: Record, view: RecordView | None = None) -> list[object]:
     ]
 
 
-def framed_cell(b: bytes | None, headers: list[tuple[str, bytes | None]], which: str) -> str:
+def framed_cell(b: bytes | None, headers: list[tuple[str, bytes | None]], which: str,
+                preview: int = PREVIEW_CHARS) -> str:
     """A key or value without the payload options: its preview, after the schema id when the bytes
     or headers name one (``[17]``, ``[17?]``: the record object's ``keyPayload`` / ``valuePayload``)."""
     if b is None or ((not b or b[0]) and not headers):
-        return d.preview(b, PREVIEW_CHARS)
+        return d.preview(b, preview)
     from ..payloads.framing import schema_framing
     from ..payloads.view import PayloadSide
 
     f = schema_framing(b, headers, which)
-    return d.preview(b, PREVIEW_CHARS) if f is None else payload_cell(b, PayloadSide(f), False)
+    return d.preview(b, preview) if f is None else payload_cell(b, PayloadSide(f), False, preview)
 
 
 def payload_cell(b: bytes | None, side: PayloadSide | None, redacted: bool, width: int = PREVIEW_CHARS) -> str:
@@ -322,18 +382,18 @@ def _compact_json(value: object) -> str:
     return text if text.isprintable() else json.dumps(value, separators=(",", ":"))
 
 
-def _view_cells(r: Record, view: RecordView) -> list[object]:
+def _view_cells(r: Record, view: RecordView, preview: int, header_preview: int) -> list[object]:
     from ..payloads.redact import digest_line
 
     red = view.redaction
-    key = payload_cell(r.key, view.key, view.masked_whole("key"))
-    value = payload_cell(r.value, view.value, view.masked_whole("value")) if not view.secret else \
+    key = payload_cell(r.key, view.key, view.masked_whole("key"), preview)
+    value = payload_cell(r.value, view.value, view.masked_whole("value"), preview) if not view.secret else \
         f"[redacted secret] ({len(r.value or b'')} bytes)"
     if r.headers and red.headers:
-        headers = ",".join(f"{k}={d.preview(None if v is None else digest_line(v).encode(), 12)}"
+        headers = ",".join(f"{k}={d.preview(None if v is None else digest_line(v).encode(), header_preview)}"
                            for k, v in r.headers)
     else:
-        headers = ",".join(f"{k}={d.preview(v, 12)}" for k, v in r.headers) if r.headers else ""
+        headers = ",".join(f"{k}={d.preview(v, header_preview)}" for k, v in r.headers) if r.headers else ""
     return [r.offset, d.iso_ms(r.timestamp),
             "-" if r.offset_delta is None else r.offset_delta,
             "-" if r.timestamp_delta is None else r.timestamp_delta,
@@ -418,8 +478,9 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
             continue
         if item.decoded is None:
             views = item.views if item.views is not None else [None] * len(item.records)
+            preview, header_preview = (PREVIEW_CHARS, HEADER_PREVIEW) if t.cuts else (WHOLE, WHOLE)
             for r, v in zip(item.records, views):
-                t.row(record_cells(r, v), "cyan" if r.control is not None else None)
+                t.row(record_cells(r, v, preview, header_preview), "cyan" if r.control is not None else None)
             continue
         for r, dr in zip(item.records, item.decoded):
             t.row(decoded_record_cells(r, dr), "yellow" if dr.findings else "cyan" if r.control is not None else None)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 TXN_COLUMNS = (
     Column("state", 9, False, 1), Column("transactionalId", 24, False, 2, 12), Column("producerId", 10, True, 3),
-    Column("epoch", 5, True, 4), Column("partition", 30, False, 5, 14), Column("offsets", 23, False, 6),
+    Column("epoch", 5, True, 4), Column("partition", 30, False, 5, 14, name=True), Column("offsets", 23, False, 6),
     Column("marker", 12, False, 7), Column("firstTimestamp", 24, False, 9), Column("lastTimestamp", 24, False, 10),
     Column("coordinator", 0, False, 8),
 )
