@@ -68,6 +68,8 @@ def dump(
         kind = type_.value if type_ else None
         if output.format is Format.dump_log:
             return _dump_dumplog(paths, kind, tally)
+        if output.format is Format.blocks:
+            raise UsageError("--format blocks is for batches and records: dump writes table, json or dump-log")
         events = dump_report(paths, kind, tally, verify=not no_verify)
         if output.json:
             render.write_dump_json(events, sys.stdout)

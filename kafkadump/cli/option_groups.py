@@ -47,8 +47,8 @@ DecodeOpt = typer.Option(Decode.auto, "--decode",
 
 JsonOpt = typer.Option(False, "--json", help="JSON Lines on stdout (same as --format json).")
 FormatOpt = typer.Option(None, "--format", "-f",
-                         help="table (default on a terminal), json (JSON Lines), or dump-log "
-                              "(the line format of Kafka's kafka-dump-log.sh).")
+                         help="table (default), json (JSON Lines), dump-log (the line format of Kafka's "
+                              "kafka-dump-log.sh), or blocks (batches, records: one per block, values whole).")
 WideOpt = typer.Option(False, "--wide", help="(table) Every column, however wide the terminal.")
 ColumnsOpt = typer.Option(None, "--columns", metavar="A,B,...",
                           help="(table) Only these columns, in this order (titles as in the header).")

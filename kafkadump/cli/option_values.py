@@ -26,6 +26,7 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     dump_log = "dump-log"
+    blocks = "blocks"
 
 
 class Encoding(str, Enum):
@@ -152,7 +153,7 @@ class Output(_Value):
 
     def console(self) -> Console | None:
         """A rich console for a styled table, else None (plain text)."""
-        return console_for(self.color) if self.format is Format.table else None
+        return console_for(self.color) if self.format in (Format.table, Format.blocks) else None
 
     def layout(self, console: Console | None = None) -> TableLayout:
         """Which table columns to show: by priority to fit a terminal's width (``console``), all

@@ -29,6 +29,10 @@ def _renderer(format: Format) -> ModuleType:
         from ..render import table
 
         return table
+    if format is Format.blocks:
+        from ..render import blocks
+
+        return blocks
     from ..render import dumplog
 
     return dumplog
@@ -39,7 +43,7 @@ def _write(output: Output, report: str, items: Iterable[object]) -> None:
     writer = getattr(_renderer(output.format), report)
     if output.json:
         writer(items, sys.stdout, output.encoding)
-    elif output.format is Format.table and report != "write_crc_report":
+    elif output.format in (Format.table, Format.blocks) and report != "write_crc_report":
         console = output.console()
         writer(items, sys.stdout, console, output.layout(console))
     else:

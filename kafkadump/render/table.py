@@ -100,7 +100,18 @@ def fit_columns(columns: Sequence[Column], layout: TableLayout | None) -> list[t
     if layout is None or layout.width is None:
         return list(enumerate(columns))
     kept = list(range(len(columns))) if layout.wide else _by_priority(columns, layout.width)
-    return _widened([(i, columns[i]) for i in kept], layout.width)
+    cols = _widened([(i, columns[i]) for i in kept], layout.width)
+    return cols if layout.wide else _last_in_room(cols, layout.width)
+
+
+def _last_in_room(cols: list[tuple[int, Column]], width: int) -> list[tuple[int, Column]]:
+    """On a terminal, a last column as wide as its text gets the room the others leave (at least
+    its title's), its text folding under itself: no row is wider than the terminal."""
+    if not cols or cols[-1][1].width:
+        return cols
+    i, last = cols[-1]
+    used = sum(c.width for _, c in cols[:-1]) + 2 * (len(cols) - 1)
+    return [*cols[:-1], (i, last.replace(width=max(width - used, _narrowest(last)), fold=True))]
 
 
 def _named(columns: Sequence[Column], names: tuple[str, ...]) -> list[tuple[int, Column]]:
@@ -111,8 +122,12 @@ def _named(columns: Sequence[Column], names: tuple[str, ...]) -> list[tuple[int,
     return [(index[n.lower()], columns[index[n.lower()]]) for n in names]
 
 
+# on a terminal, the narrowest a last column as wide as its text is shown (narrower: left out)
+AS_WIDE_AS_TEXT_MIN = 24
+
+
 def _narrowest(c: Column) -> int:
-    return c.min_width or c.width
+    return c.min_width or c.width or max(len(c.title), AS_WIDE_AS_TEXT_MIN)
 
 
 def _by_priority(columns: Sequence[Column], width: int) -> list[int]:
@@ -133,7 +148,7 @@ def _widened(cols: list[tuple[int, Column]], width: int) -> list[tuple[int, Colu
     flex = [c for _, c in cols if c.min_width]
     if not flex:
         return cols
-    fixed = sum(c.width for _, c in cols if not c.min_width) + 2 * (len(cols) - 1)
+    fixed = sum(c.width or _narrowest(c) for _, c in cols if not c.min_width) + 2 * (len(cols) - 1)
     room = max(width - fixed - sum(c.min_width for c in flex), 0)
     weights = sum(c.width or c.min_width for c in flex)
     out = []
@@ -150,6 +165,25 @@ def _cell(text: str, col: Column) -> str:
     if len(text) > col.width and not col.right:
         text = cut_middle(text, col.width) if col.name else text[: col.width - 1] + "…"
     return text.rjust(col.width) if col.right else text.ljust(col.width)
+
+
+def _cell_fitted(text: str, width: int, right: bool) -> str:
+    """``text`` (wide characters in it: CJK, emoji take two cells) cut or padded to ``width``
+    terminal cells."""
+    from rich.cells import cell_len
+
+    cells = cell_len(text)
+    if cells > width:
+        kept, used = [], 0
+        for ch in text:
+            w = cell_len(ch)
+            if used + w > width - 1:
+                break
+            kept.append(ch)
+            used += w
+        text, cells = "".join(kept) + "…", used + 1
+    pad = " " * (width - cells)
+    return pad + text if right else text + pad
 
 
 def cut_middle(text: str, width: int) -> str:
@@ -245,6 +279,9 @@ class TableStream(LineWriter):
             # (printable ASCII, most cells, has nothing to escape: not translated)
             if not (text.isascii() and text.isprintable()):
                 text = terminal_safe(text)
+                if width and self.cuts and not text.isascii():   # wide characters: fitted by terminal cells
+                    texts.append(_cell_fitted(text, width, right))
+                    continue
             if width:   # fitted as _cell fits it (inline: a long table calls this per cell)
                 if right:
                     text = text.rjust(width)
@@ -494,13 +531,14 @@ def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: 
     from ..segment_report import CrcTotals, FileStart
 
     where = ""
+    w = LineWriter(out, console)   # on a terminal, a long line folds between words
     for item in items:
         if isinstance(item, FileStart):
             where = _where(item)
             continue
         if isinstance(item, CrcTotals):
             verdict = "all valid" if item.valid else f"{item.bad} bad"
-            out.write(f"files: {item.files}  batches: {item.batches}  bytes: {item.bytes}  "
-                      f"bad: {item.bad}  ({verdict})\n")
+            w.line(f"files: {item.files}  batches: {item.batches}  bytes: {item.bytes}  "
+                   f"bad: {item.bad}  ({verdict})")
         else:
-            out.write(terminal_safe(where + verify_line(item)) + "\n")
+            w.line(where + verify_line(item))

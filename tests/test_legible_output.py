@@ -1,0 +1,181 @@
+"""Issue 27: legible at 80 columns, complete when piped.
+
+Each command runs on a real pseudo-terminal of 80, 120 and 200 columns and pyte shows what a
+person would see (:mod:`terminal_screen`): no row wraps, and what a person came for is whole on the
+screen (folded between words is whole): every finding's message, the summary lines, the command
+that ends a hanging transaction, every partition's whole name.  Piped, a table cuts no value: grep
+finds in it what it finds in ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import capture_builders as cb
+import pytest
+from builders import Rec, simple_batch, v2_batch
+from conftest import FIXTURES
+from forensics_builders import make_offsets_logdir, make_txn_logdir
+from logdir_helpers import name, write
+from terminal_screen import on_screen
+
+WIDTHS = (80, 120, 200)
+CLEAN = str(FIXTURES / "segment-v2" / "00000000000000000000.log")
+DAMAGED = str(FIXTURES / "damaged" / "00000000000000000000.log")
+# partition names that differ only in the middle, as Confluent's internal topics do
+LONG_NAMES = [f"_confluent-controlcenter-5-1-2-1-{kind}-changelog-0"
+              for kind in ("Group-ONE_MINUTE", "Group-THREE_HOURS", "MonitoringStream-ONE_MINUTE",
+                           "KSTREAM-OUTERTHIS-0000000095-store")]
+LONG_VALUE = ("order " + "x" * 150 + " shipped from the warehouse in Rotterdam at dawn," * 3 + " end").encode()
+
+
+def kd(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR")}
+    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, env=env)
+
+
+def json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("legible")
+    make_txn_logdir(str(root / "txn"))
+    make_offsets_logdir(str(root / "off"))
+    for i, n in enumerate(LONG_NAMES):
+        write(str(root / "names" / n / name(0, ".log")), simple_batch(0, i + 1).data)
+    long_value = root / "long" / "t-0" / name(0, ".log")
+    write(str(long_value), v2_batch(0, [Rec(b"k", LONG_VALUE), Rec(None, b"short")]).data)
+    conversation, _, _ = cb.kafka_conversation(simple_batch(0, 2).data)
+    pcap = root / "c.pcap"
+    pcap.write_bytes(cb.pcap([(t, p) for t, p, _ in conversation.packets])[0])
+    return {"txn": str(root / "txn"), "off": str(root / "off"), "names": str(root / "names"),
+            "long": str(long_value), "pcap": str(pcap)}
+
+
+def finding_messages(docs: list[dict]) -> list[str]:
+    out = []
+
+    def walk(o: object) -> None:
+        if isinstance(o, dict):
+            if "code" in o and "message" in o and "severity" in o:
+                out.append(o["message"])
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    for d in docs:
+        walk(d)
+    return out
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+@pytest.mark.parametrize("command", ["batches", "records", "verify-crc"])
+def test_findings_whole_on_screen(command, cols):
+    screen = on_screen([command, DAMAGED], cols)
+    assert screen.rc == 1 and not screen.wrapped, screen.rows
+    messages = finding_messages(json_lines(kd(command, "--json", DAMAGED).stdout)) if command != "verify-crc" \
+        else []
+    assert command == "verify-crc" or messages
+    for m in messages:
+        assert screen.holds(m), (m, screen.rows)
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_the_abort_command_can_be_copied(dirs, cols):
+    screen = on_screen(["txn", dirs["txn"]], cols)
+    assert screen.rc == 1 and not screen.wrapped, screen.rows
+    # the command as a shell reads it pasted: a backslash ends a line that goes on
+    pasted = " ".join(" ".join(row[:-1] if row.endswith("\\") else row for row in screen.rows).split())
+    commands = [c for t in json_lines(kd("txn", "--json", dirs["txn"]).stdout) for c in t.get("abortCommands", [])]
+    assert len(commands) == 2
+    for c in commands:
+        assert c in pasted, (c, screen.rows)
+    for row in screen.rows:   # a folded command's lines hold nothing but the command
+        if row.endswith("\\"):
+            assert row.lstrip().startswith(("kafka-transactions.sh", "--", "abort", "orders")), row
+    assert screen.holds("transactions: 5 (1 committed, 1 aborted, 1 ongoing, 2 hanging) in 6 partitions")
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_the_offsets_summary_and_findings_whole(dirs, cols):
+    screen = on_screen(["offsets", dirs["off"]], cols)
+    assert screen.rc == 1 and not screen.wrapped, screen.rows
+    assert screen.holds("1 beyond the log end")
+    for m in finding_messages(json_lines(kd("offsets", "--json", dirs["off"]).stdout)):
+        assert screen.holds(m), m
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_partition_names_told_apart(dirs, cols):
+    screen = on_screen(["offsets", dirs["names"]], cols)
+    assert screen.rc == 0 and not screen.wrapped, screen.rows
+    words = screen.text().split()
+    for n in LONG_NAMES:
+        assert n in words, (n, screen.rows)
+    # a cut name keeps the partition number
+    cut = [w for row in screen.rows for w in row.split() if "…" in w]
+    assert all(w.endswith("-0") for w in cut), cut
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_blocks_show_every_value_whole(dirs, cols):
+    screen = on_screen(["records", "--format", "blocks", dirs["long"]], cols)
+    assert screen.rc == 0 and not screen.wrapped, screen.rows
+    assert screen.holds("value: " + LONG_VALUE.decode())
+    table = on_screen(["records", dirs["long"]], cols)
+    assert not table.wrapped and not table.holds(LONG_VALUE.decode())   # the table cuts it on a terminal
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_a_decoded_internal_record_folds_under_its_column(cols):
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real" / "segments"
+    seg = corpus / "mscaldas2012+kafka-connect-spooldir" / "kafka-data" / "__consumer_offsets-29" / name(0, ".log")
+    if not seg.exists():
+        pytest.skip("the shared corpus (../shared) is not beside the project")
+    screen = on_screen(["records", str(seg)], cols)
+    assert screen.rc == 0 and not screen.wrapped
+    assert screen.holds("leader=sr-1-8fd246d3-9dcc-4bce-8a7b-76737d846089 members=1: sr-1@/172.21.0.6")
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+def test_capture_frames_fit(dirs, cols):
+    screen = on_screen(["capture", dirs["pcap"]], cols)
+    assert screen.rc in (0, 1) and not screen.wrapped, screen.rows
+    assert any("Fetch" in row for row in screen.rows)
+
+
+def test_piped_tables_hold_every_value(dirs):
+    """grep finds in a piped table what it finds in --json."""
+    for path in (dirs["long"], CLEAN):
+        table = kd("records", path).stdout
+        values = [d["value"] for d in json_lines(kd("records", "--json", path).stdout)
+                  if d.get("type") == "record" and isinstance(d.get("value"), str)]
+        assert values
+        for v in values:
+            assert v in table, v
+    assert "warehouse in Rotterdam at dawn" in kd("records", dirs["long"]).stdout
+    frames = kd("capture", "--records", dirs["pcap"]).stdout
+    assert frames.count("\n") >= 3
+
+
+def test_piped_names_are_whole(dirs):
+    out = kd("offsets", dirs["names"]).stdout
+    for n in LONG_NAMES:
+        assert n in out
+    assert "…" not in out
+
+
+def test_blocks_is_only_for_batches_and_records():
+    r = kd("dump", "--format", "blocks", CLEAN)
+    assert r.returncode == 2 and "blocks" in r.stderr and "Traceback" not in r.stderr
+    batches = kd("batches", "--format", "blocks", CLEAN)
+    assert batches.returncode == 0
+    assert "batch at position 0" in batches.stdout and "  crc: ok" in batches.stdout
