@@ -179,3 +179,38 @@ def test_blocks_is_only_for_batches_and_records():
     batches = kd("batches", "--format", "blocks", CLEAN)
     assert batches.returncode == 0
     assert "batch at position 0" in batches.stdout and "  crc: ok" in batches.stdout
+
+
+# --- summaries computed from the items the rows show ------------------------------------------------
+
+def test_diff_verdict_counts_what_the_runs_list(tmp_path):
+    """The verdict line's "A has offsets X..Y (N records" is the runs' span and the JSON's count,
+    for a copy cut at every 37th byte of its second segment and an empty copy."""
+    import re
+    import shutil
+
+    a = tmp_path / "A" / "t-0"
+    first = b"".join(simple_batch(o, 4).data for o in range(0, 16, 4))
+    second = b"".join(simple_batch(o, 4, codec=1).data for o in range(16, 40, 4))
+    write(str(a / name(0, ".log")), first)
+    write(str(a / name(16, ".log")), second)
+    cuts = [*range(0, len(second), 37), None]
+    for cut in cuts:
+        b = tmp_path / "B" / "t-0"
+        shutil.rmtree(b.parent, ignore_errors=True)
+        if cut is None:
+            write(str(b / name(0, ".log")), b"")
+        else:
+            write(str(b / name(0, ".log")), first)
+            write(str(b / name(16, ".log")), second[:cut])
+        text = kd("diff", str(a), str(b)).stdout
+        docs = json_lines(kd("diff", "--json", str(a), str(b)).stdout)
+        summary = docs[-1]
+        tails = [d for d in docs if d["type"] == "divergence" and d["pattern"] == "tail" and d["kind"] == "only-in-a"]
+        m = re.search(r"A has offsets (\d+)\.\.(\d+) \((\d+) records?", text)
+        assert (m is None) == (not tails), (cut, text)
+        if m:
+            assert int(m.group(3)) == summary["onlyInAByPattern"]["tail"] == sum(t["records"] for t in tails)
+            assert (int(m.group(1)), int(m.group(2))) == (tails[0]["fromOffset"], tails[-1]["toOffset"])
+        assert summary["onlyInA"] == sum(d["records"] for d in docs
+                                         if d["type"] == "divergence" and d["kind"] == "only-in-a")

@@ -65,11 +65,21 @@ def _epochs(side: dict[str, Any]) -> str:
     return f"leader epochs {'..., ' if len(es) > 4 else ''}{shown}"
 
 
-def _tail_text(tail: dict[str, Any]) -> str:
-    """``B has offsets 12..13 (2 records, leader epoch 2) that A lacks``."""
+def _joined_tail(tail: dict[str, Any] | None, run: dict[str, Any]) -> dict[str, Any]:
+    """The tail runs of one copy as one: from the first run's offset to the last's, their records
+    summed, the last run's leader epochs (a copy's tail may be listed as several runs)."""
+    if tail is None or tail["kind"] != run["kind"]:
+        return run
+    return {**run, "fromOffset": tail["fromOffset"], "records": tail["records"] + run["records"]}
+
+
+def _tail_text(tail: dict[str, Any], o: dict[str, Any]) -> str:
+    """``B has offsets 12..13 (2 records, leader epoch 2) that A lacks`` (the records counted as the
+    summary counts them)."""
     mine, other = ("A", "B") if tail["kind"] == "only-in-a" else ("B", "A")
     epoch = tail["leaderEpochA"] if mine == "A" else tail["leaderEpochB"]
-    n = tail["records"]
+    by = o["onlyInAByPattern"] if mine == "A" else o["onlyInBByPattern"]
+    n = by.get("tail", tail["records"])
     return (f"{mine} has offsets {_range(tail)} ({n} record{'s' if n != 1 else ''}, leader epoch {_epoch(epoch)}) "
             f"that {other} lacks")
 
@@ -116,7 +126,7 @@ def verdict_line(o: dict[str, Any], ranges: list[dict[str, Any]], tail: dict[str
     else:
         head = f"EQUIVALENT: A and B {through}; no offset differs, neither goes past the other's end"
     if tail is not None:
-        parts.append(_tail_text(tail))
+        parts.append(_tail_text(tail, o))
     parts += lost
     text = ": ".join([head, parts[0]]) if v == "diverged" and ranges else head
     rest = parts[1:] if v == "diverged" and ranges else parts
@@ -139,7 +149,7 @@ def write_diff_table(items: Iterable[DiffItem], out: TextIO, console: Console | 
             if o["kind"] == "different" and len(ranges) < 3:
                 ranges.append(o)
             if o["pattern"] == "tail" and o["kind"] != "different":
-                tail = o
+                tail = _joined_tail(tail, o)
         elif o["type"] == "findings":
             for f in o["findings"]:
                 lines.line(f"  {o['side'].upper()}: {f['severity']} {f['code']} at {o['file']}:{f['offset']}: "
