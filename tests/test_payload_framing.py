@@ -86,10 +86,20 @@ def test_indexes_only_parsed_for_protobuf():
     assert detect_framing(data, [], "value", lambda i, g: "AVRO").payload_start == 5
 
 
-@pytest.mark.parametrize("data", [b"\x00", b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00abc", b"\x00\xff\xff\xff\xff"])
+@pytest.mark.parametrize("data", [b"\x00", b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00abc"])
 def test_magic_zero_not_plausibly_framed_is_possibly(data):
     f = detect_framing(data, [], "value")
     assert (f.kind, f.certain) == ("confluent", False)
+
+
+@pytest.mark.parametrize("data", [b"\x00\xff\xff\xff\xff", b"\x00\xff\xfe\x80\x62rest"])
+def test_a_negative_schema_id_is_no_framing(data):
+    """A registry never gives a negative id: bytes after a zero that read as one are not framed
+    (no ``[-98206?]`` hint in the table, binary in --json)."""
+    from kafkadump.payloads.framing import schema_framing
+
+    assert detect_framing(data, [], "value").kind == "binary"
+    assert schema_framing(data, [], "value") is None
 
 
 def test_unknown_id_with_a_store_is_possibly():

@@ -866,6 +866,8 @@ out_framing(Out *o, const unsigned char *s, Py_ssize_t n)
     if (n < 5)
         return PUT_LIT(o, "{\"framing\":\"confluent\",\"certain\":false,\"schemaId\":null,\"guid\":null}");
     int32_t sid = (int32_t)(((uint32_t)s[1] << 24) | ((uint32_t)s[2] << 16) | ((uint32_t)s[3] << 8) | (uint32_t)s[4]);
+    if (sid < 0)   /* a registry never gives a negative id: not framed (framing.schema_framing) */
+        return PUT_LIT(o, "{\"framing\":null}");
     int rc = sid > 0 ? PUT_LIT(o, "{\"framing\":\"confluent\",\"certain\":true,\"schemaId\":")
                      : PUT_LIT(o, "{\"framing\":\"confluent\",\"certain\":false,\"schemaId\":");
     if (rc != 0 || (rc = out_i64(o, sid)) != 0)

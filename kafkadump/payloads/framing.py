@@ -143,6 +143,8 @@ def schema_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
     if len(data) < ID_END:
         return Framing("confluent", payload_start=len(data), certain=False)
     sid = int.from_bytes(data[1:ID_END], "big", signed=True)
+    if sid < 0:   # a registry never gives a negative id: bytes that only start with a zero
+        return None
     return Framing("confluent", schema_id=sid, payload_start=ID_END, certain=sid > 0)
 
 
@@ -160,6 +162,8 @@ def detect_framing(data: bytes | None, headers: Iterable[tuple[str, bytes | None
         if len(data) < ID_END:
             return Framing("confluent", payload_start=len(data), certain=False)
         sid = int.from_bytes(data[1:ID_END], "big", signed=True)
+        if sid < 0:   # a registry never gives a negative id: bytes that only start with a zero
+            return _plain(data)
         f = Framing("confluent", schema_id=sid, payload_start=ID_END, certain=sid > 0)
         return _with_indexes(f, data, ID_END, schema_type) if f.certain else f
     return _plain(data)

@@ -313,8 +313,9 @@ def carve_totals_object(t: CarveTotals) -> dict:
 
 
 def carve_totals_line(t: CarveTotals) -> str:
-    return (f"recovered: {t.recovered} batches ({t.recovered_bytes} bytes, offsets "
-            f"{t.first_offset}..{t.last_offset})  damaged: {t.damaged_ranges} ranges "
+    offsets = "no offsets" if t.first_offset is None else f"offsets {t.first_offset}..{t.last_offset}"
+    return (f"recovered: {t.recovered} batches ({t.recovered_bytes} bytes, {offsets})"
+            f"  damaged: {t.damaged_ranges} ranges "
             f"({t.damaged_bytes} bytes)  zero padding: {t.padding_bytes} bytes"
             + (f"  length repaired: {t.length_repaired} batches" if t.length_repaired else "")
             + (f"  written: {t.output} (sha256 {t.output_sha256})" if t.output is not None else ""))
