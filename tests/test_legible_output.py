@@ -214,3 +214,11 @@ def test_diff_verdict_counts_what_the_runs_list(tmp_path):
             assert (int(m.group(1)), int(m.group(2))) == (tails[0]["fromOffset"], tails[-1]["toOffset"])
         assert summary["onlyInA"] == sum(d["records"] for d in docs
                                          if d["type"] == "divergence" and d["kind"] == "only-in-a")
+
+
+def test_txn_state_filter_shows_only_rows_in_that_state(dirs):
+    rows = [line.split()[0] for line in kd("txn", "--state", "hanging", dirs["txn"]).stdout.splitlines()
+            if line and not line.startswith(" ") and line.split()[0] in ("hanging", "committed", "aborted", "ongoing")]
+    assert rows == ["hanging", "hanging"]
+    everything = kd("txn", dirs["txn"]).stdout
+    assert "committed  tx-hang" in everything   # the transaction's other partition, shown without the filter

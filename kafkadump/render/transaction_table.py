@@ -59,8 +59,10 @@ def write_txn_table(report: TxnReport, out: TextIO, console: Console | None = No
                     layout: TableLayout | None = None, bootstrap: str = BOOTSTRAP_PLACEHOLDER,
                     states: Iterable[str] | None = None) -> None:
     table = TableStream(out, TXN_COLUMNS, console, layout)
+    keep = None if states is None else set(states)
     for t in report.listed(states):
-        for p in t.partitions:
+        # a transaction hanging in one partition and committed in another: --state hanging shows the hanging row
+        for p in t.partitions if keep is None else [p for p in t.partitions if p.state in keep]:
             table.row(_cells(t, p), _STYLE.get(p.state))
             if p.state in ("hanging", "ongoing") and p.reason:
                 table.note(f"    {p.state}: {p.reason}; last stable offset {p.last_stable_offset} "
