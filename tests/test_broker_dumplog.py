@@ -235,12 +235,13 @@ def _damaged_snapshots(incident, root: Path) -> list[Path]:
 
 def _damaged_copies(incident, root: Path) -> tuple[Path, Path, int]:
     """A segment cut inside its last batch (and its size), and one with a payload byte changed."""
-    cut = root / "codec-gzip-0" / "00000000000000000000.log"
-    cut.parent.mkdir()
+    # a folder of their own: the wrong-index copies may have taken codec-gzip-0's name already
+    cut = root / "damaged" / "codec-gzip-0" / "00000000000000000000.log"
+    cut.parent.mkdir(parents=True)
     data = (incident.partition_dir("codec-gzip") / cut.name).read_bytes()
     cut.write_bytes(data[:-100])
-    flipped = root / "codec-none-0" / "00000000000000000000.log"
-    flipped.parent.mkdir()
+    flipped = root / "damaged" / "codec-none-0" / "00000000000000000000.log"
+    flipped.parent.mkdir(parents=True)
     raw = bytearray((incident.partition_dir("codec-none") / flipped.name).read_bytes())
     raw[-3] ^= 0x01                                    # inside the last record's value: the batch's CRC fails
     flipped.write_bytes(bytes(raw))
