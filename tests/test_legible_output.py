@@ -222,3 +222,30 @@ def test_txn_state_filter_shows_only_rows_in_that_state(dirs):
     assert rows == ["hanging", "hanging"]
     everything = kd("txn", dirs["txn"]).stdout
     assert "committed  tx-hang" in everything   # the transaction's other partition, shown without the filter
+
+
+# --- --fields: tab-separated columns for scripts (tshark -T fields) -----------------------------------
+
+def test_fields_are_tab_separated_and_whole(dirs):
+    for path in (DAMAGED, dirs["long"]):
+        r = kd("records", "--fields", "offset,key,value", path)
+        assert r.returncode in (0, 1)
+        rows = [line.split("\t") for line in r.stdout.splitlines()]
+        docs = [d for d in json_lines(kd("records", "--json", path).stdout) if d.get("type") == "record"]
+        assert [int(row[0]) for row in rows] == [d["offset"] for d in docs]
+        assert all(len(row) == 3 for row in rows)
+        for row, d in zip(rows, docs):
+            if isinstance(d["value"], str) and d["value"].isprintable():
+                assert row[2] == d["value"]
+        if path == DAMAGED:
+            assert "crc-mismatch" in r.stderr and "crc-mismatch" not in r.stdout   # notes are diagnostics
+    txn = kd("txn", "--fields", "state,partition", dirs["txn"])
+    assert txn.stdout.splitlines()[0] == "hanging\torders-0"
+    assert "kafka-transactions.sh" in txn.stderr and "kafka-transactions.sh" not in txn.stdout
+    assert kd("batches", "--fields", "position,crc", DAMAGED).stdout.splitlines()[:2] == ["0\tok", "310\tBAD"]
+
+
+@pytest.mark.parametrize("extra", [["--json"], ["--columns", "offset"], ["--wide"], ["--format", "blocks"]])
+def test_fields_refuse_other_layouts(extra):
+    r = kd("records", "--fields", "offset", *extra, CLEAN)
+    assert r.returncode == 2 and "--fields" in r.stderr and not r.stdout

@@ -52,6 +52,9 @@ FormatOpt = typer.Option(None, "--format", "-f",
 WideOpt = typer.Option(False, "--wide", help="(table) Every column, however wide the terminal.")
 ColumnsOpt = typer.Option(None, "--columns", metavar="A,B,...",
                           help="(table) Only these columns, in this order (titles as in the header).")
+FieldsOpt = typer.Option(None, "--fields", metavar="A,B,...",
+                         help="These columns as tab-separated values for scripts (as tshark -T fields): a line "
+                              "per row, no header, values whole, tabs and newlines escaped; notes on stderr.")
 ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
                                                          "unless NO_COLOR is set).")
 
@@ -114,6 +117,7 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
     if table_columns:
         params.append(inspect.Parameter("wide", _KW, default=WideOpt, annotation=bool))
         params.append(inspect.Parameter("columns", _KW, default=ColumnsOpt, annotation=Optional[str]))
+        params.append(inspect.Parameter("fields", _KW, default=FieldsOpt, annotation=Optional[str]))
 
     return lambda fn: _with_group(fn, "output", params)
 

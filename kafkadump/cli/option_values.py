@@ -130,22 +130,27 @@ class Output(_Value):
     """How a command writes: the format (``--json`` or ``--format``, checked when first asked
     for, inside the command), the byte encoding in JSON, the colour choice."""
 
-    __slots__ = ("json_flag", "format_choice", "encoding", "color", "wide", "columns")
+    __slots__ = ("json_flag", "format_choice", "encoding", "color", "wide", "columns", "fields")
     json_flag: bool
     format_choice: Format | None
     encoding: str
     color: bool | None
     wide: bool
     columns: str | None
+    fields: str | None
 
     def __init__(self, json_flag: bool, format_choice: Format | None = None, encoding: str = "auto",
-                 color: bool | None = None, wide: bool = False, columns: str | None = None) -> None:
+                 color: bool | None = None, wide: bool = False, columns: str | None = None,
+                 fields: str | None = None) -> None:
         self._init(json_flag=json_flag, format_choice=format_choice, encoding=encoding, color=color, wide=wide,
-                   columns=columns)
+                   columns=columns, fields=fields)
 
     @property
     def format(self) -> Format:
-        return output_format(self.json_flag, self.format_choice)
+        fmt = output_format(self.json_flag, self.format_choice)
+        if self.fields is not None and (fmt is not Format.table or self.columns is not None or self.wide):
+            raise UsageError("--fields writes tab-separated columns: not with --json, --format, --columns or --wide")
+        return fmt
 
     @property
     def json(self) -> bool:
@@ -153,21 +158,27 @@ class Output(_Value):
 
     def console(self) -> Console | None:
         """A rich console for a styled table, else None (plain text)."""
+        if self.fields is not None:
+            return None   # tab-separated values: plain, whatever the terminal
         return console_for(self.color) if self.format in (Format.table, Format.blocks) else None
 
     def layout(self, console: Console | None = None) -> TableLayout:
         """Which table columns to show: by priority to fit a terminal's width (``console``), all
         with ``--wide`` or when piped, or the ``--columns`` named."""
-        names = tuple(n.strip() for n in self.columns.split(",") if n.strip()) if self.columns else None
+        chosen = self.fields if self.fields is not None else self.columns
+        names = tuple(n.strip() for n in chosen.split(",") if n.strip()) if chosen else None
+        if self.fields is not None and not names:
+            raise UsageError("--fields: name at least one column")
         from ..render.table import TableLayout
 
-        return TableLayout(console.width if console is not None else None, self.wide, names)
+        return TableLayout(console.width if console is not None else None, self.wide, names, self.fields is not None)
 
 
 def build_output(json_: bool, fmt: Format | None = None, encoding: Encoding = Encoding.auto,
-                 color: bool | None = None, wide: bool = False, columns: str | None = None) -> Output:
+                 color: bool | None = None, wide: bool = False, columns: str | None = None,
+                 fields: str | None = None) -> Output:
     """The :class:`Output` of the output options' values (by their parameter names)."""
-    return Output(json_, fmt, encoding.value, color, wide, columns)
+    return Output(json_, fmt, encoding.value, color, wide, columns, fields)
 
 
 # an option group's name (the command parameter it fills) -> the function that builds its value from

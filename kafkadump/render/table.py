@@ -82,15 +82,17 @@ WHOLE = sys.maxsize
 class TableLayout(FrozenValue):
     """Which columns a table shows and how wide: ``width`` is the terminal's (None: the stable
     layout of piped output, every column at its width), ``wide`` shows every column, ``names``
-    picks columns by title."""
+    picks columns by title; ``tsv`` (``--fields``): those columns as tab-separated values."""
 
-    __match_args__ = ("width", "wide", "names")
+    __match_args__ = ("width", "wide", "names", "tsv")
     width: int | None
     wide: bool
     names: tuple[str, ...] | None
+    tsv: bool
 
-    def __init__(self, width: int | None = None, wide: bool = False, names: tuple[str, ...] | None = None) -> None:
-        self._set(width=width, wide=wide, names=names)
+    def __init__(self, width: int | None = None, wide: bool = False, names: tuple[str, ...] | None = None,
+                 tsv: bool = False) -> None:
+        self._set(width=width, wide=wide, names=names, tsv=tsv)
 
 
 def fit_columns(columns: Sequence[Column], layout: TableLayout | None) -> list[tuple[int, Column]]:
@@ -209,7 +211,9 @@ class TableStream(LineWriter):
         self.shown = fit_columns(columns, layout)
         self.columns = [c for _, c in self.shown]
         self._fits = [(i, c.width, c.right) for i, c in self.shown]   # what row() needs of each column
-        self._header = False
+        # --fields: the columns as tab-separated values, no header, notes on stderr
+        self.tsv = layout is not None and layout.tsv
+        self._header = self.tsv
         # the usual row (a cell for every column, printable ASCII, no cell wider than its column) in
         # one %-format of the cells in shown order, each padded as row() pads it (``%-15s`` pads
         # str(cell) as ``ljust(15)``, ``%5s`` as ``rjust(5)``)
@@ -236,6 +240,10 @@ class TableStream(LineWriter):
             self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold", fold=False)
 
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
+        if self.tsv:
+            n = len(cells)
+            self.out.write("\t".join(terminal_safe(str(cells[i])) if i < n else "" for i in self._pick) + "\n")
+            return
         if not self._header:
             self.header()
         line = self.usual_line(cells)
@@ -317,6 +325,12 @@ class TableStream(LineWriter):
 
     def note(self, text: str, style: str | None = None) -> None:
         self.line(text, style)
+
+    def line(self, text: str, style: str | None = None, fold: bool = True) -> None:
+        if self.tsv:   # tab-separated values hold rows alone: any other line (a note, a command) is a diagnostic
+            sys.stderr.write(terminal_safe(text) + "\n")
+            return
+        super().line(text, style, fold)
 
 
 def batch_cells(b: Batch) -> list[object]:
