@@ -249,3 +249,58 @@ def test_fields_are_tab_separated_and_whole(dirs):
 def test_fields_refuse_other_layouts(extra):
     r = kd("records", "--fields", "offset", *extra, CLEAN)
     assert r.returncode == 2 and "--fields" in r.stderr and not r.stdout
+
+
+# --- every other command on the screen -------------------------------------------------------------
+
+def _other_commands(dirs: dict[str, str]) -> dict[str, list[str]]:
+    return {
+        "dump": ["dump", dirs["index"]],
+        "carve": ["carve", DAMAGED],
+        "diff": ["diff", dirs["diffA"], dirs["diffB"]],
+        "metadata": ["metadata", dirs["metadata"]],
+        "schemas": ["schemas", dirs["schemas"]],
+        "capture-records": ["capture", "--records", dirs["pcap"]],
+        "capture-frame": ["capture", "--frame", "3", dirs["pcap"]],
+        "records-internal": ["records", dirs["offsets_segment"]],
+    }
+
+
+@pytest.fixture(scope="module")
+def more_dirs(dirs, tmp_path_factory) -> dict[str, str]:
+    from logdir_helpers import index_bytes
+    from metadata_builders import MetaLog, broker, change, partition, topic
+    from schemas_topic_builder import write_schemas_partition
+
+    root = tmp_path_factory.mktemp("legible-more")
+    index = root / "t-0" / name(0, ".index")
+    write(str(index), index_bytes([(3, 0), (5, 310)]))   # the second entry is inside a batch: a finding
+    write(str(root / "t-0" / name(0, ".log")), Path(CLEAN).read_bytes())
+    data = Path(CLEAN).read_bytes()
+    write(str(root / "A" / "t-0" / name(0, ".log")), data)
+    write(str(root / "B" / "t-0" / name(0, ".log")), data[:1203])
+    log = MetaLog()
+    broker(log, 1, 10)
+    topic(log, "orders-with-a-name-long-enough-to-need-folding-at-eighty-columns", 1)
+    partition(log, 1, 0, [1, 2], [1, 2], 1)
+    change(log, 1, 0, isr=[1], leader=2)
+    write(str(root / "__cluster_metadata-0" / name(0, ".log")), bytes(log.data))
+    schemas = write_schemas_partition(root / "schemas")
+    offsets = next(Path(dirs["off"]).glob("__consumer_offsets-*/" + name(0, ".log")))
+    return {**dirs, "index": str(index), "diffA": str(root / "A" / "t-0"), "diffB": str(root / "B" / "t-0"),
+            "metadata": str(root / "__cluster_metadata-0"), "schemas": str(schemas), "offsets_segment": str(offsets)}
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+@pytest.mark.parametrize("which", ["dump", "carve", "diff", "metadata", "schemas", "capture-records",
+                                   "capture-frame", "records-internal"])
+def test_every_command_fits_and_keeps_its_findings(more_dirs, which, cols):
+    args = _other_commands(more_dirs)[which]
+    screen = on_screen(args, cols)
+    assert screen.rc in (0, 1) and not screen.wrapped, (screen.rc, screen.stderr, screen.rows)
+    assert screen.rows, screen.stderr
+    if which.startswith("capture") or which == "carve":
+        return   # their JSON words findings the same, but carve's and capture's tables list them differently
+    as_json = kd(*args[:1], "--json", *args[1:])
+    for m in finding_messages(json_lines(as_json.stdout)):
+        assert screen.holds(m), (m, screen.rows)
