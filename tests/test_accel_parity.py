@@ -87,7 +87,7 @@ def assert_same(data: bytes, **kw) -> str:
     with pure_python():
         slow = render(data, **kw)
         for item in iter_batches(data, kw.get("file", FILE)):  # the fast batch line is batch_object's JSON
-            assert item_line(item) == json.dumps(item_object(item))
+            assert item_line(item) == json.dumps(item_object(item), separators=(",", ":"))
     assert fast[0] == slow[0]
     assert fast[1] == slow[1]
     return fast[0]

@@ -180,4 +180,4 @@ def test_streamed_frame_json_is_the_same_text(tmp_path, monkeypatch):
         out = io.StringIO()
         frame_views.write_frames_json(capture_report(str(p), CaptureRequest(), Tally()), out)
         texts.append(out.getvalue())
-    assert texts[0] == texts[1] and '"records": [{"type": "record"' in texts[0]
+    assert texts[0] == texts[1] and '"records":[{"type":"record"' in texts[0]

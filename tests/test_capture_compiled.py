@@ -86,7 +86,7 @@ def test_fixture_conversation_is_the_same_and_never_interpreted(tmp_path, monkey
     monkeypatch.setattr(decoder, "read_struct", counting)
     compiled = _json(p, True, monkeypatch)
     assert interpreted == []   # every header and body of plain traffic: compiled code
-    assert '"apiName": "Fetch"' in compiled and '"recordCount": 6' in compiled
+    assert '"apiName":"Fetch"' in compiled and '"recordCount":6' in compiled
     assert compiled == _json(p, False, monkeypatch)
     assert interpreted   # and the interpreter does decode them when asked to
 

@@ -1153,13 +1153,13 @@ static const struct {
     const char *label;
     int slot;
 } BATCH_INTS[] = {
-    {", \"position\": ", B_POSITION}, {", \"size\": ", B_SIZE}, {", \"baseOffset\": ", B_BASE_OFFSET},
-    {", \"batchLength\": ", B_BATCH_LENGTH}, {", \"partitionLeaderEpoch\": ", B_LEADER_EPOCH},
-    {", \"magic\": ", B_MAGIC}, {", \"crc\": ", B_CRC}, {", \"attributes\": ", B_ATTRIBUTES},
-    {", \"lastOffsetDelta\": ", B_LAST_OFFSET_DELTA}, {", \"baseTimestamp\": ", B_BASE_TIMESTAMP},
-    {", \"maxTimestamp\": ", B_MAX_TIMESTAMP}, {", \"producerId\": ", B_PRODUCER_ID},
-    {", \"producerEpoch\": ", B_PRODUCER_EPOCH}, {", \"baseSequence\": ", B_BASE_SEQUENCE},
-    {", \"recordCount\": ", B_RECORD_COUNT},
+    {",\"position\":", B_POSITION}, {",\"size\":", B_SIZE}, {",\"baseOffset\":", B_BASE_OFFSET},
+    {",\"batchLength\":", B_BATCH_LENGTH}, {",\"partitionLeaderEpoch\":", B_LEADER_EPOCH},
+    {",\"magic\":", B_MAGIC}, {",\"crc\":", B_CRC}, {",\"attributes\":", B_ATTRIBUTES},
+    {",\"lastOffsetDelta\":", B_LAST_OFFSET_DELTA}, {",\"baseTimestamp\":", B_BASE_TIMESTAMP},
+    {",\"maxTimestamp\":", B_MAX_TIMESTAMP}, {",\"producerId\":", B_PRODUCER_ID},
+    {",\"producerEpoch\":", B_PRODUCER_EPOCH}, {",\"baseSequence\":", B_BASE_SEQUENCE},
+    {",\"recordCount\":", B_RECORD_COUNT},
 };
 #define N_BATCH_INTS ((int)(sizeof BATCH_INTS / sizeof BATCH_INTS[0]))
 
@@ -1230,28 +1230,28 @@ out_batch(Out *o, PyObject *b, PyObject *file_json)
         || __builtin_add_overflow(v[B_BASE_OFFSET], v[B_LAST_OFFSET_DELTA], &last_offset))
         return 1;  /* (Batch.last_offset and timestampType differ below magic 2) */
     int rc;
-    if ((rc = PUT_LIT(o, "{\"type\": \"batch\", \"file\": ")) != 0 || (rc = out_str(o, file_json)) != 0)
+    if ((rc = PUT_LIT(o, "{\"type\":\"batch\",\"file\":")) != 0 || (rc = out_str(o, file_json)) != 0)
         return rc;
     for (int i = 0; i < N_BATCH_INTS; i++)
         if ((rc = out_cstr(o, BATCH_INTS[i].label)) != 0 || (rc = out_i64(o, v[BATCH_INTS[i].slot])) != 0)
             return rc;
     int crc_none = none[B_COMPUTED_CRC];
-    if ((rc = PUT_LIT(o, ", \"lastOffset\": ")) != 0 || (rc = out_i64(o, last_offset)) != 0
-        || (rc = PUT_LIT(o, ", \"lastSequence\": ")) != 0 || (rc = out_opt(o, ls, last_seq)) != 0
-        || (rc = PUT_LIT(o, ", \"compression\": ")) != 0 || (rc = out_cstr(o, CODEC_JSON[a & 7])) != 0
-        || (rc = ((a >> 3) & 1 ? PUT_LIT(o, ", \"timestampType\": \"LogAppendTime\"")
-                               : PUT_LIT(o, ", \"timestampType\": \"CreateTime\""))) != 0
-        || (rc = PUT_LIT(o, ", \"isTransactional\": ")) != 0 || (rc = out_bool(o, a & 0x10)) != 0
-        || (rc = PUT_LIT(o, ", \"isControlBatch\": ")) != 0 || (rc = out_bool(o, a & 0x20)) != 0
-        || (rc = PUT_LIT(o, ", \"hasDeleteHorizonMs\": ")) != 0 || (rc = out_bool(o, a & 0x40)) != 0
-        || (rc = PUT_LIT(o, ", \"crcValid\": ")) != 0
+    if ((rc = PUT_LIT(o, ",\"lastOffset\":")) != 0 || (rc = out_i64(o, last_offset)) != 0
+        || (rc = PUT_LIT(o, ",\"lastSequence\":")) != 0 || (rc = out_opt(o, ls, last_seq)) != 0
+        || (rc = PUT_LIT(o, ",\"compression\":")) != 0 || (rc = out_cstr(o, CODEC_JSON[a & 7])) != 0
+        || (rc = ((a >> 3) & 1 ? PUT_LIT(o, ",\"timestampType\":\"LogAppendTime\"")
+                               : PUT_LIT(o, ",\"timestampType\":\"CreateTime\""))) != 0
+        || (rc = PUT_LIT(o, ",\"isTransactional\":")) != 0 || (rc = out_bool(o, a & 0x10)) != 0
+        || (rc = PUT_LIT(o, ",\"isControlBatch\":")) != 0 || (rc = out_bool(o, a & 0x20)) != 0
+        || (rc = PUT_LIT(o, ",\"hasDeleteHorizonMs\":")) != 0 || (rc = out_bool(o, a & 0x40)) != 0
+        || (rc = PUT_LIT(o, ",\"crcValid\":")) != 0
         || (rc = crc_none ? PUT_LIT(o, "null") : out_bool(o, v[B_CRC] == v[B_COMPUTED_CRC])) != 0
-        || (rc = PUT_LIT(o, ", \"computedCrc\": ")) != 0 || (rc = out_opt(o, crc_none, v[B_COMPUTED_CRC])) != 0)
+        || (rc = PUT_LIT(o, ",\"computedCrc\":")) != 0 || (rc = out_opt(o, crc_none, v[B_COMPUTED_CRC])) != 0)
         return rc;
     if (!none[B_DECOMPRESSED_SIZE]
-        && ((rc = PUT_LIT(o, ", \"decompressedSize\": ")) != 0 || (rc = out_i64(o, v[B_DECOMPRESSED_SIZE])) != 0))
+        && ((rc = PUT_LIT(o, ",\"decompressedSize\":")) != 0 || (rc = out_i64(o, v[B_DECOMPRESSED_SIZE])) != 0))
         return rc;
-    return PUT_LIT(o, ", \"findings\": []}");
+    return PUT_LIT(o, ",\"findings\":[]}");
 }
 
 static PyObject *

@@ -60,7 +60,7 @@ def say_error(message: str, code: int = 2, as_json: bool | None = None) -> None:
     if as_json is None:
         as_json = json_wanted()
     if as_json:
-        line = json.dumps({"type": "error", "message": message, "exitStatus": code})
+        line = json.dumps({"type": "error", "message": message, "exitStatus": code}, separators=(",", ":"))
     else:
         line = f"kafkadump: {message}"
     try:

@@ -158,7 +158,7 @@ def scan(
                           split_bytes=split_bytes, include=_globs(include), shallow=shallow,
                           max_decompressed=max_decompressed, max_depth=max_depth)
         if json_:
-            sys.stdout.write(json.dumps({"type": "summary", **stats}) + "\n")
+            sys.stdout.write(json.dumps({"type": "summary", **stats}, separators=(",", ":")) + "\n")
         else:
             sys.stdout.write(render.scan_text(stats) + "\n")
         return 2 if stats["unreadable"] else 1 if stats["problemRows"] else 0

@@ -10,7 +10,6 @@ values follow ``--encoding``; record batches inside RECORDS fields use the
 from __future__ import annotations
 
 import heapq
-import json
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -281,9 +280,9 @@ class FrameJson:
         out: list[dict[str, Any]] = []
         for item in rv.items:
             if isinstance(item, Gap):
-                out.append(records_model.gap_object(item))
+                out.append(records_model.gap_object(item, place))
                 continue
-            bd = records_model.batch_object(item)
+            bd = records_model.batch_object(item, place)
             if item.records is not None:
                 if self._held is not None and len(item.records) > STREAMED_RECORDS:
                     token = f"\x00records-{self._token}-{len(self._held)}\x00"
@@ -372,11 +371,11 @@ class FrameJson:
         obj = self._record
         for chunk in record_chunks(b.records):
             yield sep + jsontext.dumps([obj(r, b, place) for r in chunk])[1:-1]
-            sep = ", "
+            sep = ","
         yield "[]" if sep == "[" else "]"
 
     def note(self, n: StreamNote) -> str:
-        return json.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
+        return jsontext.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
                            "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
                            "findings": records_model.findings_list(n.findings)})
 
@@ -564,7 +563,7 @@ def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
         if isinstance(item, StreamNote):
             out.write(fj.note(item) + "\n")
         elif isinstance(item, CaptureTotals):
-            out.write(json.dumps(totals_object(item)) + "\n")
+            out.write(jsontext.dumps(totals_object(item)) + "\n")
         elif isinstance(item, TimeSpan):
             continue
         else:
@@ -772,7 +771,7 @@ def write_hexdump_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
     for f, _ in _frames(items):
         out.write(span_lines(f, encoding))
         for x in f.all_findings():
-            out.write(json.dumps({"type": "finding", **x.to_dict()}) + "\n")
+            out.write(jsontext.dumps({"type": "finding", **x.to_dict()}) + "\n")
 
 
 def write_hexdump_text(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,

@@ -331,7 +331,7 @@ def span_json(s: Span, encoding: str = "hex") -> str:
     d_ = {"path": s.path, "offset": s.offset, "length": s.length, "value": v, "source": s.source}
     if s.raw == "unparsed":
         d_["unparsed"] = True
-    return json.dumps(d_)
+    return json.dumps(d_, separators=(",", ":"))
 
 
 # --- the hexdump command's report (a kafkadump.segment_report.HexdumpView) -------------------------------
@@ -342,7 +342,7 @@ def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     for sp in leaf_spans(view.spans, expand_records=True):
         out.write(span_json(sp, encoding) + "\n")
     for f in view.decoded.findings:
-        out.write(json.dumps({"type": "finding", **f.to_dict()}) + "\n")
+        out.write(json.dumps({"type": "finding", **f.to_dict()}, separators=(",", ":")) + "\n")
 
 def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False) -> None:
     """The annotated hexdump of the view's item, with its context bytes."""

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ..payloads.view import PayloadSide, RecordView
     from ..segment_report import CrcTotals, FileStart, RecordsOf
 
-_dumps = json.dumps
+_dumps = functools.partial(json.dumps, separators=(",", ":"))  # the one JSON style (jsontext.SEPARATORS)
 _control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64
@@ -114,8 +114,10 @@ def _scalar(v: int | bool | None) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _file_json(name: str) -> str:
-    return _dumps(name)
+def batch_head_json(name: str) -> str:
+    """A batch line's ``file``, ``topic`` and ``partition`` values, as they follow ``"file":``."""
+    where = place_of_file(name)
+    return f'{_dumps(name)},"topic":{_dumps(where.topic)},"partition":{_dumps(where.partition)}'
 
 
 def batch_line(b: Batch) -> str:
@@ -124,7 +126,7 @@ def batch_line(b: Batch) -> str:
     batch is only made by the header decoder).  A batch without findings is written by the
     compiled twin when there is one (:func:`python_batch_line` is the reference)."""
     if _HOT is not None:
-        line = _HOT.batch_json(b, _file_json(b.file))
+        line = _HOT.batch_json(b, batch_head_json(b.file))
         if line is not None:
             return line
     return python_batch_line(b)
@@ -132,23 +134,23 @@ def batch_line(b: Batch) -> str:
 
 def python_batch_line(b: Batch) -> str:
     """:func:`batch_line` by the pure-Python code (the reference of the compiled twin)."""
-    dsize = "" if b.decompressed_size is None else f'"decompressedSize": {b.decompressed_size}, '
+    dsize = "" if b.decompressed_size is None else f'"decompressedSize":{b.decompressed_size},'
     findings = _dumps(findings_list(b.findings)) if b.findings else "[]"
     tst = b.timestamp_type
     a = b.attributes
-    return (f'{{"type": "batch", "file": {_file_json(b.file)}, "position": {b.position}, "size": {b.size}, '
-            f'"baseOffset": {b.base_offset}, "batchLength": {b.batch_length}, '
-            f'"partitionLeaderEpoch": {b.partition_leader_epoch}, "magic": {b.magic}, '
-            f'"crc": {b.crc}, "attributes": {a}, "lastOffsetDelta": {b.last_offset_delta}, '
-            f'"baseTimestamp": {b.base_timestamp}, "maxTimestamp": {b.max_timestamp}, '
-            f'"producerId": {b.producer_id}, "producerEpoch": {b.producer_epoch}, '
-            f'"baseSequence": {b.base_sequence}, "recordCount": {b.record_count}, '
-            f'"lastOffset": {_scalar(b.last_offset)}, "lastSequence": {_scalar(b.last_sequence)}, '
-            f'"compression": {_dumps(b.compression)}, "timestampType": {"null" if tst is None else _dumps(tst)}, '
-            f'"isTransactional": {"true" if a & 0x10 else "false"}, '
-            f'"isControlBatch": {"true" if a & 0x20 else "false"}, '
-            f'"hasDeleteHorizonMs": {"true" if a & 0x40 else "false"}, "crcValid": {_scalar(b.crc_valid)}, '
-            f'"computedCrc": {_scalar(b.computed_crc)}, {dsize}"findings": {findings}}}')
+    return (f'{{"type":"batch","file":{batch_head_json(b.file)},"position":{b.position},"size":{b.size},'
+            f'"baseOffset":{b.base_offset},"batchLength":{b.batch_length},'
+            f'"partitionLeaderEpoch":{b.partition_leader_epoch},"magic":{b.magic},'
+            f'"crc":{b.crc},"attributes":{a},"lastOffsetDelta":{b.last_offset_delta},'
+            f'"baseTimestamp":{b.base_timestamp},"maxTimestamp":{b.max_timestamp},'
+            f'"producerId":{b.producer_id},"producerEpoch":{b.producer_epoch},'
+            f'"baseSequence":{b.base_sequence},"recordCount":{b.record_count},'
+            f'"lastOffset":{_scalar(b.last_offset)},"lastSequence":{_scalar(b.last_sequence)},'
+            f'"compression":{_dumps(b.compression)},"timestampType":{"null" if tst is None else _dumps(tst)},'
+            f'"isTransactional":{"true" if a & 0x10 else "false"},'
+            f'"isControlBatch":{"true" if a & 0x20 else "false"},'
+            f'"hasDeleteHorizonMs":{"true" if a & 0x40 else "false"},"crcValid":{_scalar(b.crc_valid)},'
+            f'"computedCrc":{_scalar(b.computed_crc)},{dsize}"findings":{findings}}}')
 
 
 def _base64_json(b: bytes) -> str:

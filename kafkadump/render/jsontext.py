@@ -32,9 +32,16 @@ def escape_unsafe(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
+# one JSON style in every command: no space after a separator (``"crcValid":false`` is found by grep
+# whichever command wrote it)
+SEPARATORS = (",", ":")
+
+
 def dumps(obj: Any, **kwargs: Any) -> str:
-    """:func:`json.dumps` keeping non-ASCII text readable, minus the characters above."""
+    """:func:`json.dumps` keeping non-ASCII text readable, minus the characters above, in the
+    one JSON style (:data:`SEPARATORS`)."""
+    kwargs.setdefault("separators", SEPARATORS)
     return json.dumps(obj, ensure_ascii=False, **kwargs).translate(_ESCAPES)
 
 
-__all__ = ["dumps", "escape_unsafe", "UNSAFE_CODEPOINTS", "BIDI_CONTROLS"]
+__all__ = ["dumps", "escape_unsafe", "UNSAFE_CODEPOINTS", "BIDI_CONTROLS", "SEPARATORS"]

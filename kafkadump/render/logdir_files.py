@@ -223,7 +223,7 @@ def write_dump_json(events: Iterable[tuple], out: TextIO) -> None:
             continue
         obj = _dump_object(ev, path or "-")
         if obj is not None:
-            out.write(json.dumps(obj) + "\n")
+            out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
 
 def write_text_json(kind: str, file: str, content: dict, findings: list[Finding], out: TextIO) -> None:
@@ -231,17 +231,19 @@ def write_text_json(kind: str, file: str, content: dict, findings: list[Finding]
     read, its findings (complete once the entries are) last."""
     head = {"type": kind, "file": file}
     head.update((k, v) for k, v in content.items() if k != "entries")
-    out.write(json.dumps(head)[:-1] + ', "entries": [')
-    dumps = json.dumps
+    out.write(json.dumps(head, separators=(",", ":"))[:-1] + ',"entries":[')
+    def dumps(entry: object) -> str:
+        return json.dumps(entry, separators=(",", ":"))
+
     entries = iter(content["entries"])
     sep = ""
     while True:
         chunk = [dumps(e) for e in itertools.islice(entries, 4096)]  # a few writes, bounded memory
         if not chunk:
             break
-        out.write(sep + ", ".join(chunk))
-        sep = ", "
-    out.write('], "findings": ' + json.dumps(findings_list(findings)) + "}\n")
+        out.write(sep + ",".join(chunk))
+        sep = ","
+    out.write('],"findings":' + json.dumps(findings_list(findings), separators=(",", ":")) + "}\n")
 
 
 class _Lines(LineWriter):
@@ -332,7 +334,7 @@ def write_carve_json(items: Iterable[Recovered | Damaged | CarveTotals], out: Te
             obj = recovered_dict(item.batch.file, item.batch)
         else:
             obj = damaged_dict(item)
-        out.write(json.dumps(obj) + "\n")
+        out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
 
 def write_carve_table(items: Iterable[Recovered | Damaged | CarveTotals], out: TextIO, console: Console | None = None,

@@ -115,9 +115,12 @@ def findings_list(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     return [f.to_dict() for f in findings]
 
 
-def batch_object(b: Batch) -> dict[str, Any]:
-    """A batch (or top-level legacy message) as a JSON-ready dict."""
-    d: dict[str, Any] = {"type": "batch", "file": b.file, "position": b.position, "size": b.size}
+def batch_object(b: Batch, place: Place | None = None) -> dict[str, Any]:
+    """A batch (or top-level legacy message) as a JSON-ready dict; ``topic`` and ``partition`` are
+    ``place``'s, by default the file's partition directory's (null when it is not a partition's)."""
+    where = place_of_file(b.file) if place is None else place
+    d: dict[str, Any] = {"type": "batch", "file": b.file, "topic": where.topic, "partition": where.partition,
+                         "position": b.position, "size": b.size}
     if b.magic >= 2:
         d.update({
             "baseOffset": b.base_offset,
@@ -168,10 +171,12 @@ def batch_object(b: Batch) -> dict[str, Any]:
     return d
 
 
-def gap_object(g: Gap) -> dict[str, Any]:
-    """Bytes that are not a batch, with the findings that say why."""
-    return {"type": "gap", "file": g.file, "position": g.position, "size": g.size,
-            "findings": findings_list(g.findings)}
+def gap_object(g: Gap, place: Place | None = None) -> dict[str, Any]:
+    """Bytes that are not a batch, with the findings that say why (``topic``, ``partition`` as in
+    :func:`batch_object`)."""
+    where = place_of_file(g.file) if place is None else place
+    return {"type": "gap", "file": g.file, "topic": where.topic, "partition": where.partition,
+            "position": g.position, "size": g.size, "findings": findings_list(g.findings)}
 
 
 def item_object(item: Batch | Gap) -> dict[str, Any]:
