@@ -150,6 +150,9 @@ def read_capture_input(path: str, stdin: BinaryIO | None = None
     else:
         seg = open_segment(path)
         buf, close = seg.buf, seg.close
+    if not len(buf):
+        _closed(close)
+        raise InputError(f"{path}: empty: no capture, hex dump or frame to read")
     if is_capture(bytes(buf[:4])):
         return CaptureKind.PCAP, buf, close
     from .sources.hextext import MAX_TEXT  # (here: a pcap does not pay for the hex reader's import)
@@ -159,7 +162,28 @@ def read_capture_input(path: str, stdin: BinaryIO | None = None
         if len(buf) > MAX_TEXT:
             raise InputError(f"{path}: hex text larger than {MAX_TEXT} bytes")
         return CaptureKind.TEXT, bytes(buf).decode("ascii", "replace"), close  # a non-ASCII line: named as not hex
+    if _prose(bytes(buf[:SNIFF_BYTES])):
+        _closed(close)
+        raise InputError(f"{path}: text that is not a hex dump: not a pcap or pcapng capture, a hex dump or "
+                         "frame bytes")
     return CaptureKind.BINARY, buf, close
+
+
+def _prose(head: bytes) -> bool:
+    """Text (printable UTF-8, tabs and line ends) that is not a frame: a frame starts with a
+    size whose first byte is zero for anything under 16 MiB, never a printable character."""
+    if len(head) < 4 or head[0] < 0x20:
+        return False
+    text = head.decode("utf-8", "ignore")
+    return len(text.encode()) >= len(head) - 3 and text.translate(_LINE_ENDS).isprintable()
+
+
+_LINE_ENDS = str.maketrans("", "", "\t\n\r")
+
+
+def _closed(close: Callable[[], None] | None) -> None:
+    if close is not None:
+        close()
 
 
 __all__ = ["InputKind", "sniff", "check_batches", "open_segments", "looks_like_text", "CaptureKind",

@@ -304,3 +304,53 @@ def test_every_command_fits_and_keeps_its_findings(more_dirs, which, cols):
     as_json = kd(*args[:1], "--json", *args[1:])
     for m in finding_messages(json_lines(as_json.stdout)):
         assert screen.holds(m), (m, screen.rows)
+
+
+# --- wrong input says so and exits 2; small things -----------------------------------------------
+
+def test_inputs_with_nothing_to_read_exit_2(tmp_path, dirs):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    text = tmp_path / "notes.txt"
+    text.write_text("An English sentence, not a capture — nor a hex dump.\nA second line.\n")
+    (tmp_path / "nothing.pcap").write_bytes(b"")
+    cases = [("triage", str(empty)), ("txn", CLEAN), ("offsets", CLEAN), ("txn", str(text)), ("offsets", str(text)),
+             ("capture", str(tmp_path / "nothing.pcap")), ("capture", str(text)), ("dump", "/dev/null")]
+    for command, path in cases:
+        r = kd(command, path)
+        assert r.returncode == 2, (command, path, r.stdout, r.stderr)
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "character device" in kd("dump", "/dev/null").stderr
+    # what they can read still works: a segment inside its partition directory
+    assert kd("txn", str(next(Path(dirs["txn"]).glob("orders-0/*.log")))).returncode == 0
+
+
+def test_standard_input_is_dash():
+    data = Path(CLEAN).read_bytes()
+    for command in ("batches", "records", "verify-crc"):
+        r = subprocess.run([sys.executable, "-m", "kafkadump", command, "--json", "-"], input=data,
+                           capture_output=True)
+        assert r.returncode == 0, r.stderr
+        docs = json_lines(r.stdout.decode())
+        assert docs and all(d.get("file", "-") == "-" for d in docs)
+
+
+def test_every_column_has_an_ascii_name():
+    r = kd("records", "--columns", "offset,offsetDelta,timestampDelta", CLEAN)
+    assert r.returncode == 0 and r.stdout.splitlines()[0].split()[0] == "offset"
+    assert kd("records", "--fields", "offsetdelta", CLEAN).stdout.splitlines()[:2] == ["0", "1"]
+    bad = kd("records", "--columns", "nope", CLEAN)
+    assert bad.returncode == 2 and "offsetDelta" in bad.stderr and "Δ" not in bad.stderr
+
+
+def test_json_is_one_style_everywhere(dirs):
+    for args in (["batches", CLEAN], ["verify-crc", DAMAGED], ["records", CLEAN], ["txn", dirs["txn"]],
+                 ["offsets", dirs["off"]], ["capture", dirs["pcap"]], ["dump", dirs["long"]]):
+        import re
+
+        out = kd(args[0], "--json", *args[1:]).stdout
+        bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', out)   # the JSON without the strings' contents
+        assert out and ": " not in bare and ", " not in bare, (args, bare[:300])
+    assert '"crcValid":false' in kd("batches", "--json", DAMAGED).stdout
+    line = json.loads(kd("batches", "--json", dirs["long"]).stdout.splitlines()[0])
+    assert (line["topic"], line["partition"]) == ("t", 0)

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..report.status import Tally
 from .option_groups import FROM_OPTIONS, Output, output_options
 from .typer_app import app
@@ -23,9 +23,40 @@ JobsOpt = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes 
 
 
 def _existing(paths: list[str]) -> None:
+    """Every path exists, and one at least is (or holds, or is inside) a partition directory: txn and
+    offsets read partitions; anything else is an input that holds nothing they can read (exit 2)."""
     for path in paths:
         if not os.path.exists(path):
             raise UsageError(f"{path}: no such file or directory")
+    if not any(_holds_partitions(p) for p in paths):
+        raise InputError(f"{', '.join(paths)}: no partition directory (TOPIC-N) among the inputs; give log dirs, "
+                         "partition directories or the segments inside them")
+
+
+def _holds_partitions(path: str) -> bool:
+    from ..logdir.names import parse_partition_dir
+
+    if not os.path.isdir(path):
+        return parse_partition_dir(os.path.dirname(os.path.abspath(path))) is not None
+    level, seen = [path], 0
+    for _ in range(PARTITION_SEARCH_DEPTH):   # a partition directory at most this deep, as the reports look
+        below = []
+        for d in level:
+            if parse_partition_dir(d) is not None:
+                return True
+            try:
+                below += [e.path for e in os.scandir(d) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                return True   # the report says what is wrong with it
+        seen += len(below)
+        if seen > PARTITION_SEARCH_DIRS:
+            return True   # too many to look through here: the report looks
+        level = below
+    return False
+
+
+PARTITION_SEARCH_DEPTH = 5
+PARTITION_SEARCH_DIRS = 100_000
 
 
 @app.command()

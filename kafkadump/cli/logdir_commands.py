@@ -9,7 +9,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..report.status import Tally
 from .option_groups import FROM_OPTIONS, Output, output_options
 from .option_values import Format
@@ -125,6 +125,8 @@ def triage(
         finally:
             if progress:
                 progress.stop()
+        if not report["files"]:   # nothing to read: said and exit 2, as batches says it
+            raise InputError(f"{', '.join(paths)}: no Kafka file (segment, index, checkpoint, snapshot) to triage")
         return show_triage(report, output, files=not no_files, show_all=show_all)
 
     run_command(body)

@@ -157,9 +157,11 @@ def dump_report(paths: list[str], kind: str | None, tally: Tally, *,
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a directory; dump reads files (for a partition or log dir use "
                              f"'kafkadump triage {path}', for its segments 'kafkadump batches {path}')")
+        # a missing, unreadable or special file (a device): one error line, before any output, as the
+        # other commands word it; then a name that says nothing
+        open_segment(path).close()
         if kind is None and names.classify(path).kind == names.UNKNOWN:
             raise UsageError(f"{path}: cannot tell what kind of file this is from its name; give --type")
-        open_segment(path).close()  # a missing or unreadable file: one error line, before any output
         yield ("file", path, len(paths))
         for ev in iter_dump(path, kind, verify=verify):
             if ev[0] == "text" and not isinstance(ev[2].get("entries", ()), (list, tuple)):

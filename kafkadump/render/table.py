@@ -116,11 +116,17 @@ def _last_in_room(cols: list[tuple[int, Column]], width: int) -> list[tuple[int,
     return [*cols[:-1], (i, last.replace(width=max(width - used, _narrowest(last)), fold=True))]
 
 
+# ASCII names of the columns whose titles are not (the record JSON's field names)
+ASCII_NAMES = {"Δoff": "offsetDelta", "Δts": "timestampDelta"}
+
+
 def _named(columns: Sequence[Column], names: tuple[str, ...]) -> list[tuple[int, Column]]:
     index = {c.title.lower(): i for i, c in enumerate(columns)}
+    index.update((ASCII_NAMES[c.title].lower(), i) for i, c in enumerate(columns) if c.title in ASCII_NAMES)
     unknown = [n for n in names if n.lower() not in index]
     if unknown:
-        raise UsageError(f"--columns: no column {', '.join(unknown)} (one of {', '.join(c.title for c in columns)})")
+        known = ", ".join(ASCII_NAMES.get(c.title, c.title) for c in columns)
+        raise UsageError(f"--columns/--fields: no column {', '.join(unknown)} (one of {known})")
     return [(index[n.lower()], columns[index[n.lower()]]) for n in names]
 
 

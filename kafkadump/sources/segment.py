@@ -30,6 +30,13 @@ MAX_STREAM = 64 << 20
 
 
 def _open_fd(path: str) -> int:
+    """A read-only descriptor of ``path``; ``-`` is standard input (a pipe is read, a redirected
+    file mapped, as any other path)."""
+    if path == "-":
+        try:
+            return os.dup(0)
+        except OSError as e:
+            raise InputError(f"-: standard input cannot be read ({e.strerror})") from None
     try:
         # O_NONBLOCK: opening a FIFO with no writer does not wait for one
         return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_BINARY", 0))
