@@ -354,3 +354,35 @@ def test_json_is_one_style_everywhere(dirs):
     assert '"crcValid":false' in kd("batches", "--json", DAMAGED).stdout
     line = json.loads(kd("batches", "--json", dirs["long"]).stdout.splitlines()[0])
     assert (line["topic"], line["partition"]) == ("t", 0)
+
+
+# --- help that fits ----------------------------------------------------------------------------------
+
+HELP_COMMANDS = ["batches", "records", "verify-crc", "hexdump", "dump", "triage", "carve", "capture", "txn", "offsets",
+                 "metadata", "diff", "schemas", "man", "spark"]
+
+
+def _help(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR",)}
+    env["COLUMNS"] = "80"
+    return subprocess.run([sys.executable, "-m", "kafkadump", *args], capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize("command", HELP_COMMANDS)
+def test_help_fits_80_columns(command):
+    import re
+
+    r = _help(command, "--help")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert len(lines) <= 130, len(lines)
+    for line in lines:   # an option's name or a choice list never cut: long choice lists are named by a metavar
+        assert not re.search(r"│ +-[-\w]*…", line), line
+        assert not re.search(r"<[a-z-]+\|[a-z-|]*$", line.rstrip("│ ")), line
+
+
+def test_kafkadump_alone_shows_the_help_once():
+    r = _help()
+    assert r.stdout.count("Usage:") + r.stderr.count("Usage:") == 1
+    assert r.returncode == 2

@@ -112,8 +112,10 @@ def test_help_lists_the_commands_in_one_order_whichever_module_was_imported_firs
     _, _, after = _imported(["--help"], pre="import kafkadump.cli.segment_commands, kafkadump.cli.logdir_commands")
     assert after == plain
     listed = [line.split()[1] for line in plain.splitlines() if line.startswith("│ ") and line[2:3].isalpha()]
-    assert listed[:3] == ["capture", "txn", "offsets"] and listed[-5:] == ["batches", "records", "verify-crc",
-                                                                           "hexdump", "spark"]
+    # the everyday commands first (issue 27), under headings
+    assert listed == ["batches", "records", "verify-crc", "hexdump", "dump", "triage", "carve", "capture", "txn",
+                      "offsets", "metadata", "diff", "schemas", "man", "spark"]
+    assert "─ Segments ─" in plain and "─ Incidents ─" in plain
 
 
 def test_crc32c_loaded_without_its_package_init_is_the_same_function():

@@ -64,15 +64,20 @@ def _spark_commands() -> None:
 
 # every command module, in the order their commands appear in ``kafkadump --help``
 _COMMAND_MODULES: list[tuple[Callable[[], None], tuple[str, ...]]] = [
+    (_segment_commands, ("batches", "records", "verify-crc", "hexdump")),
+    (_logdir_commands, ("dump", "triage", "carve")),
     (_capture_command, ("capture",)),
     (_forensics_commands, ("txn", "offsets")),
-    (_logdir_commands, ("dump", "triage", "carve")),
-    (_manual_command, ("man",)),
-    (_payload_commands, ("schemas",)),
     (_replica_commands, ("metadata", "diff")),
-    (_segment_commands, ("batches", "records", "verify-crc", "hexdump")),
+    (_payload_commands, ("schemas",)),
     (_spark_commands, ("spark",)),
+    (_manual_command, ("man",)),
 ]
+# the heading each command is listed under in ``kafkadump --help`` (everyday ones first)
+HELP_PANELS = {"batches": "Segments", "records": "Segments", "verify-crc": "Segments", "hexdump": "Segments",
+               "dump": "Log directories", "triage": "Log directories", "carve": "Log directories",
+               "capture": "Wire traffic", "txn": "Incidents", "offsets": "Incidents", "metadata": "Incidents",
+               "diff": "Incidents", "schemas": "Incidents", "spark": "Fleet", "man": "Manual"}
 _MODULE_OF_COMMAND = {name: load for load, names in _COMMAND_MODULES for name in names}
 
 
@@ -84,6 +89,58 @@ def load_all_commands() -> None:
         load()
     order = {load.__name__.lstrip("_"): i for i, (load, _names) in enumerate(_COMMAND_MODULES)}
     app.registered_commands.sort(key=lambda info: order.get(info.callback.__module__.rsplit(".", 1)[-1], len(order)))
+    _dressed(app)
+
+
+def _dressed(app: CommandsOnDemand) -> None:
+    """The commands under their headings, their options' help short (for ``--help``)."""
+    for info in app.registered_commands:
+        name = info.name or info.callback.__name__.replace("_", "-")
+        info.rich_help_panel = info.rich_help_panel or HELP_PANELS.get(name)
+    for group in app.registered_groups:
+        group.rich_help_panel = group.rich_help_panel or HELP_PANELS.get(group.name or "")
+    for info in app.registered_commands:
+        _help_fitted(info.callback)
+
+
+# an option's help in --help: at most about two lines of an 80-column terminal's help column; the
+# rest is in the manual page (``kafkadump man``)
+HELP_CHARS = 110
+
+
+def _help_fitted(callback: Callable[..., Any]) -> None:
+    """The options of a command listed under headings (input limits, payloads, output) with short
+    help: a longer text is cut at a sentence's end and points to the manual page."""
+    import inspect
+
+    for param in inspect.signature(callback).parameters.values():
+        info = param.default
+        help_text = getattr(info, "help", None)
+        if help_text is None:
+            continue
+        if getattr(info, "rich_help_panel", None) is None:
+            info.rich_help_panel = _OPTION_PANELS.get(param.name)
+        if len(help_text) > HELP_CHARS:
+            info.help = _first_sentences(help_text)
+
+
+_OPTION_PANELS = {**dict.fromkeys(("max_decompressed", "max_depth", "max_ratio", "max_scan"), "Input limits"),
+                  **dict.fromkeys(("detect", "schemas", "where", "redact", "redact_fields", "redact_secrets"),
+                                  "Payloads and redaction"),
+                  **dict.fromkeys(("json_", "fmt", "encoding", "color", "wide", "columns", "fields"), "Output")}
+
+
+def _first_sentences(text: str) -> str:
+    """``text`` up to the end of its last sentence within :data:`HELP_CHARS`, else up to a word, and
+    where the rest is."""
+    room = HELP_CHARS - 20
+    ends, depth = [], 0
+    for i, c in enumerate(text[:room]):
+        depth += (c == "(") - (c == ")")
+        if c in ".;" and depth == 0 and text[i + 1:i + 2] in (" ", "") and text[i - 3:i] not in ("e.g", "i.e"):
+            ends.append(i + 1)
+    cut = ends[-1] if ends and ends[-1] >= 30 else text.rfind(" ", 0, room)
+    return text[:cut].rstrip(" .;:,") + " (more: kafkadump man)"
 
 
 def _typer_app() -> CommandsOnDemand:
@@ -119,6 +176,7 @@ def main() -> None:
     if load is not None and app.load_commands is load_all_commands:
         app.load_commands = None
         load()
+        _dressed(app)
     run_main()
 
 

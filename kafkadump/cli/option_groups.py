@@ -27,7 +27,7 @@ PathsArg = typer.Argument(..., help="Segment files (.log) or any file of record 
 MaxDecompOpt = typer.Option(64 * 1024 * 1024, "--max-decompressed", min=1, metavar="BYTES",
                             help="Cap on one batch's decompressed size; beyond it a "
                                  "decompression-limit finding, not an out-of-memory kill.")
-MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64,
+MaxDepthOpt = typer.Option(4, "--max-depth", min=1, max=64, metavar="N",
                            help="Deepest legacy wrapper nesting that is expanded.")
 MaxScanOpt = typer.Option(16, "--max-scan", min=0, metavar="N",
                           help="Resynchronising after damage may spend N times the input size (at least 64 MiB) "
@@ -36,7 +36,7 @@ MaxScanOpt = typer.Option(16, "--max-scan", min=0, metavar="N",
 MaxRatioOpt = typer.Option(1000, "--max-ratio", min=0, metavar="N",
                            help="Refuse decompressed output beyond N times its compressed size (past 1 MiB): "
                                 "a decompression-ratio finding.  0: no ratio limit.")
-DecodeOpt = typer.Option(Decode.auto, "--decode",
+DecodeOpt = typer.Option(Decode.auto, "--decode", metavar="KIND",
                          help="Decode the keys and values of Kafka's internal topics: __consumer_offsets "
                               "(offsets), __transaction_state (transactions), __cluster_metadata and KRaft "
                               "snapshots (metadata), __share_group_state (share-state), __remote_log_metadata "
@@ -46,7 +46,7 @@ DecodeOpt = typer.Option(Decode.auto, "--decode",
 # --- output --------------------------------------------------------------------------------
 
 JsonOpt = typer.Option(False, "--json", help="JSON Lines on stdout (same as --format json).")
-FormatOpt = typer.Option(None, "--format", "-f",
+FormatOpt = typer.Option(None, "--format", "-f", metavar="FORMAT",
                          help="table (default), json (JSON Lines), dump-log (the line format of Kafka's "
                               "kafka-dump-log.sh), or blocks (batches, records: one per block, values whole).")
 WideOpt = typer.Option(False, "--wide", help="(table) Every column, however wide the terminal.")
@@ -107,7 +107,7 @@ def output_options(*, formats: bool = False, encoding: Encoding | None = Encodin
     if formats:
         params.append(inspect.Parameter("fmt", _KW, default=FormatOpt, annotation=Optional[Format]))
     if encoding is not None:
-        opt = typer.Option(encoding, "--encoding", "-e",
+        opt = typer.Option(encoding, "--encoding", "-e", metavar="ENC",
                            help=encoding_help or "How key, value and header values appear in JSON: auto (text as a "
                                                  "string, other bytes as {\"base64\": ...}), base64 and hex are "
                                                  "lossless; text replaces invalid UTF-8.")

@@ -35,8 +35,10 @@ def metadata(
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
-    """KRaft metadata history: every partition change (leader, ISR, ELR, epochs), unclean elections,
-    topics deleted and re-created, brokers (--brokers); or the state --at a point.
+    """KRaft metadata history: partition changes, unclean elections, brokers; or the state --at a point.
+
+    Every partition change (leader, ISR, ELR, epochs), unclean elections, topics
+    deleted and re-created, brokers (--brokers).
 
     An election is unclean when the record says LeaderRecoveryState
     RECOVERING or the new leader was in neither the previous ISR nor ELR.
@@ -69,8 +71,10 @@ def diff(
     output: Output = FROM_OPTIONS,
     limits: InputLimits = FROM_OPTIONS,
 ) -> None:
-    """Compare two copies of a partition by offset: where they agree up to, where they diverge,
-    what each has that the other lost, with leader epochs.
+    """Compare two copies of a partition by offset: where they agree, diverge and lose records.
+
+    Where they agree up to, where they diverge, what each has that the other
+    lost, with leader epochs.
 
     Batches are compared whole where both copies have the same batch, else
     record by record.  Offsets one copy lacks by log compaction or retention

@@ -45,8 +45,7 @@ def _run_typer(argv: list[str]) -> int | None:
     try:
         code: int | None = app(args=argv, standalone_mode=False, prog_name="kafkadump")
     except NoArgsIsHelpError:
-        app(args=argv + ["--help"], prog_name="kafkadump")
-        return None
+        return 2   # no command: typer has shown the help (once); a usage error
     except ClickUsageError as e:
         hint = f" (see '{e.ctx.command_path} -h')" if e.ctx is not None and e.ctx.parent is not None \
             else " (see 'kafkadump -h')"
