@@ -386,3 +386,21 @@ def test_kafkadump_alone_shows_the_help_once():
     r = _help()
     assert r.stdout.count("Usage:") + r.stderr.count("Usage:") == 1
     assert r.returncode == 2
+
+
+# --- hexdump at the terminal's width -------------------------------------------------------------------
+
+@pytest.mark.parametrize("cols", WIDTHS)
+@pytest.mark.parametrize("which", ["segment", "damaged", "capture"])
+def test_hexdump_annotations_whole_at_any_width(dirs, which, cols):
+    args = {"segment": ["hexdump", "--batch", "1", CLEAN], "damaged": ["hexdump", "--batch", "1", DAMAGED],
+            "capture": ["capture", "--frame", "3", "--hexdump", dirs["pcap"]]}[which]
+    screen = on_screen(args, cols)
+    assert screen.rc in (0, 1) and not screen.wrapped, screen.rows
+    for sentence in ("baseOffset =", "partitionLeaderEpoch = 0", "computed crc32c"):
+        assert screen.holds(sentence), (sentence, screen.rows)
+    if which == "damaged":
+        assert screen.holds("stored crc 4058160123 != computed 4293031650") or screen.holds("crc-mismatch")
+    # an annotation is beside its row or on lines of its own, never cut by the terminal
+    for row in screen.rows:
+        assert len(row) <= cols

@@ -290,14 +290,38 @@ def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None]
         asc_text.append(_char(byte), style=style)
     t.append(" |")
     t.append_text(asc_text)
-    t.append("| ")
-    if notes:
+    t.append("|")
+    # an annotation beside its row when the terminal has room for it whole, else on lines of its own
+    # under the row, folded between words: never cut, never broken by the terminal mid-word
+    inline = bool(notes) and all(_NOTE_COLUMN + len(note) <= console.width for note, _ in notes)
+    if inline:
+        t.append(" ")
         t.append(first_note, style=_note_style(pane, notes[0][1]))
     console.print(t, highlight=False, soft_wrap=True)
-    for note, idx in rest:
-        line = Text(" " * 77)
-        line.append(note, style=_note_style(pane, idx))
-        console.print(line, highlight=False, soft_wrap=True)
+    for note, idx in (rest if inline else notes):
+        for piece in _note_lines(note, console.width, inline):
+            line = Text(piece[0])
+            line.append(piece[1], style=_note_style(pane, idx))
+            console.print(line, highlight=False, soft_wrap=True)
+
+
+# where a row's annotation starts (after the offset, 16 bytes and their text)
+_NOTE_COLUMN = 78
+# the indent of an annotation too long to sit beside its row
+_NOTE_INDENT = 10
+
+
+def _note_lines(note: str, width: int, inline: bool) -> list[tuple[str, str]]:
+    """``(indent, text)`` lines of an annotation under its row: in the annotations' column when the
+    row's annotations all fit there (``inline``), else from a small indent, folded between words to
+    ``width``."""
+    import textwrap
+
+    if inline:
+        return [(" " * _NOTE_COLUMN, note)]
+    room = max(width - _NOTE_INDENT - 2, 20)
+    pieces = textwrap.wrap(note, room, break_on_hyphens=False) or [note]
+    return [(" " * _NOTE_INDENT, pieces[0])] + [(" " * (_NOTE_INDENT + 2), p) for p in pieces[1:]]
 
 
 def _hex(byte: int) -> str:
