@@ -404,3 +404,43 @@ def test_hexdump_annotations_whole_at_any_width(dirs, which, cols):
     # an annotation is beside its row or on lines of its own, never cut by the terminal
     for row in screen.rows:
         assert len(row) <= cols
+
+
+# --- triage ----------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def triage_dir(tmp_path_factory) -> str:
+    from logdir_helpers import make_logdir
+
+    root = tmp_path_factory.mktemp("legible-triage")
+    make_logdir(root)
+    return str(root)
+
+
+@pytest.mark.parametrize("cols", WIDTHS)
+@pytest.mark.parametrize("all_", [False, True], ids=["problems", "all"])
+def test_triage_fits_and_keeps_findings_and_names(triage_dir, cols, all_):
+    screen = on_screen(["triage", *(["--all"] if all_ else []), triage_dir], cols)
+    assert screen.rc == 1 and not screen.wrapped, screen.rows
+    report = json.loads(kd("triage", "--json", triage_dir).stdout)
+    for f in report["findings"]:
+        if f["severity"] != "info" or all_:
+            assert screen.holds(f["message"]), (f["message"], screen.rows)
+    assert screen.holds("verdict: errors")
+    for p in report["partitions"]:
+        if p["verdict"] != "clean" or all_:
+            assert screen.holds(f"{p['topic']}-{p['partition']}"), p["path"]
+
+
+def test_triage_totals_are_the_rows_sums(tmp_path):
+    """Loose segments (one named by no base offset): the totals add up the files the table lists."""
+    for name_ in ("a.log", "00000000000000000000.log"):
+        (tmp_path / name_).write_bytes(Path(DAMAGED if name_ == "a.log" else CLEAN).read_bytes())
+    report = json.loads(kd("triage", "--json", str(tmp_path / "a.log"), str(tmp_path / name(0, ".log"))).stdout)
+    segments = [f for f in report["files"] if f["kind"] == "segment"]
+    assert report["totals"]["batches"] == sum(f["batches"] for f in segments) == 26
+    assert report["totals"]["records"] == sum(f["records"] for f in segments)
+    assert len(report["findings"]) == sum(len(f["findings"]) for f in report["files"])
+    assert all("file" in x and "code" in x for x in report["findings"])
+    line = kd("triage", str(tmp_path / "a.log"), str(tmp_path / name(0, ".log"))).stdout.splitlines()[-1]
+    assert "batches: 26" in line and f"records: {report['totals']['records']}" in line

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from .. import describe as d
 from ..logdir import names
-from .lines import terminal_safe
+from .lines import LineWriter, terminal_safe
 from .table import Column, TableStream
 
 if TYPE_CHECKING:
+    from rich.box import Box
     from rich.console import Console
     from rich.table import Table
 
@@ -30,7 +31,7 @@ FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("size", 10, True)
                 Column("sha256", 16), Column("contents", 44), Column("findings", 24))
 
 _STYLE = {"errors": "bold red", "warnings": "yellow", "clean": "green", "error": "red", "warning": "yellow",
-          "info": "cyan"}
+          "info": "cyan", "unreadable": "red"}
 
 
 def _rel(path: str, root: str) -> str:
@@ -130,19 +131,19 @@ PROBLEM_FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("contents
 
 def _problem_cells(p: dict, root: str, replicas: bool) -> list:
     first, leo = p.get("firstOffset"), p.get("logEndOffset")
-    return [_tail(partition_name(p, root, replicas), 40), p["verdict"], p["records"],
+    return [partition_name(p, root, replicas), p["verdict"], p["records"],
             _range(first, None if leo is None else leo - 1), p["crcFailures"],
             _counts(p.get("findingCounts", {}), ", ")]
 
 
 def finding_rows(report: dict) -> list[tuple]:
     """``(severity, code, file, offset, message)`` of every finding in the report, worst first."""
-    rank = {"error": 0, "warning": 1, "info": 2}
+    rank = {"unreadable": 0, "error": 0, "warning": 1, "info": 2}
     rows = []
     root = report["path"]
     for f in report["files"]:
-        if f.get("error"):
-            rows.append(("error", "unreadable", _rel(f["file"], root), 0, f["error"]))
+        if f.get("error"):   # not a finding: the totals count it as an unreadable file
+            rows.append(("unreadable", "-", _rel(f["file"], root), 0, f["error"]))
         for x in f["findings"]:
             rows.append((x["severity"], x["code"], _rel(f["file"], root), x["offset"], x["message"]))
     rows.sort(key=lambda r: (rank.get(r[0], 3), r[2], r[3]))
@@ -183,7 +184,7 @@ def _fitted(line: str, width: int) -> str:
 
 def _print_summary(report: dict, console: Console) -> None:
     console.print(_fitted(terminal_safe(summary_line(report)), console.width), style=_STYLE.get(report["verdict"]),
-                  markup=False, highlight=False, soft_wrap=False, overflow="ellipsis")
+                  markup=False, highlight=False, soft_wrap=False, overflow="fold")
 
 
 def render_triage_json(report: dict, out: TextIO) -> None:
@@ -233,7 +234,7 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
     if rows_p:
         t = TableStream(out, PARTITION_COLUMNS)
         for r in rows_p:
-            t.row([_tail(r[0], PARTITION_COLUMNS[0].width), *r[1:]])
+            t.row(r)   # piped: names whole (a table cuts no cell)
         out.write("\n")
     if rows_f:
         t = TableStream(out, FILE_COLUMNS)
@@ -255,19 +256,19 @@ def _problems_first(report: dict, console: Console, root: str, replicas: bool, f
     with_findings = sorted((f for f in report["files"] if f["findings"] or f.get("error")), key=_file_rank)
     rows_x = finding_rows(report)
     # the name's tail tells segments apart: cut paths from the left
-    shown = [(sev, code, _tail(file, 32), off, msg) for sev, code, file, off, msg in rows_x
+    shown = [(sev, code, file, off, msg) for sev, code, file, off, msg in rows_x
              if sev != "info"][:FINDINGS_SHOWN]
     if bad:
-        t = _rich_table("partitions with findings, worst first", PROBLEM_COLUMNS)
+        t = _rich_table("partitions with findings, worst first", PROBLEM_COLUMNS, console.width)
         for p in bad[:ROWS_SHOWN]:
             t.add_row(*_cells(_problem_cells(p, root, replicas)), style=_STYLE.get(p["verdict"]))
         console.print(t, soft_wrap=False)
     if files and with_findings:
         t = _rich_table("files with findings (chain of custody of every file: --all or --json)",
-                        PROBLEM_FILE_COLUMNS)
+                        PROBLEM_FILE_COLUMNS, console.width)
         for f in with_findings[:ROWS_SHOWN]:
             c = file_cells(f, root, ", ")
-            t.add_row(*_cells([_tail(c[0], 32), c[1], c[5], c[6]]))
+            t.add_row(*_cells([c[0], c[1], c[5], c[6]]))
         console.print(t, soft_wrap=False)
     _rich_triage(report, console, [], [], shown, summary=False)
     notes = []
@@ -286,16 +287,50 @@ def _problems_first(report: dict, console: Console, root: str, replicas: bool, f
                       markup=False, highlight=False, soft_wrap=False)
 
 
-def _rich_table(title: str, columns: Sequence[Column]) -> Table:
+def _rich_table(title: str, columns: Sequence[Column], width: int) -> Table:
+    """A table of ``columns`` no wider than ``width``: its long words (names, codes) fold inside their
+    cells; on a narrow terminal without borders."""
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left", header_style="bold")
+    t = Table(title=title, title_justify="left", header_style="bold", box=None if width < NARROW else box_style(),
+              padding=(0, 1))
     for c in columns:
-        # words are never broken inside a cell: text wraps at spaces, a word too long ends in an ellipsis
-        # a path keeps room for its tail (segment names differ at the end; they come cut from the left)
-        keep = 20 if c.title in ("file", "partition") else len(c.title)
-        t.add_column(c.title, justify="right" if c.right else "left", overflow="ellipsis", min_width=keep)
+        # nothing is cut inside a cell: text wraps at spaces, and a word too long for its column (a name,
+        # a path, a finding code) is folded onto the next line whole, so that two names that differ only
+        # in their middle or at their end stay told apart
+        keep = (20 if width >= NARROW else 10) if c.title in ("file", "partition") else len(c.title)
+        t.add_column(c.title, justify="right" if c.right else "left", overflow="fold", min_width=keep)
     return t
+
+
+# below this width a triage table has no borders and narrower name columns
+NARROW = 100
+
+
+def box_style() -> Box:
+    from rich import box
+
+    return box.HEAVY_HEAD
+
+
+def _table_or_blocks(console: Console, title: str, columns: Sequence[Column],
+                     rows: list[tuple[list, str | None]]) -> None:
+    """``rows`` as a table when its columns fit the terminal, else a block per row (a line per
+    column, folded between words): nothing is cut."""
+    # each column at least as wide as its title, a name column 10 (its cells fold inside it)
+    need = sum(len(c.title) + 2 for c in columns) + max(0, 10 - len(columns[0].title))
+    if need <= console.width:
+        t = _rich_table(title, columns, console.width)
+        for r, style in rows:
+            t.add_row(*_cells(r), style=style)
+        console.print(t, soft_wrap=False)
+        return
+    lines = LineWriter(cast(TextIO, console.file), console)
+    lines.line(title, "bold")
+    for r, style in rows:
+        lines.line(f"{columns[0].title}: {r[0]}", style or "bold")
+        for c, v in zip(columns[1:], r[1:]):
+            lines.line(f"  {c.title}: {v}", style)
 
 
 def _cells(row: list | tuple) -> list:
@@ -308,21 +343,16 @@ def _cells(row: list | tuple) -> list:
 def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: list[list], rows_x: list[tuple],
                  summary: bool = True) -> None:
     if rows_p:
-        t = _rich_table("partitions", PARTITION_COLUMNS)
-        for r in rows_p:
-            t.add_row(*_cells(r), style=_STYLE.get(r[1]) if r[1] != "clean" else None)
-        console.print(t, soft_wrap=False)
+        _table_or_blocks(console, "partitions", PARTITION_COLUMNS,
+                         [(r, _STYLE.get(r[1]) if r[1] != "clean" else None) for r in rows_p])
     if rows_f:
-        t = _rich_table("files (chain of custody: full SHA-256 in --json)", FILE_COLUMNS)
-        for r in rows_f:
-            t.add_row(*_cells(r))
-        console.print(t, soft_wrap=False)
-    if rows_x:
-        cols = [Column(n, 0, n == "offset") for n in ("severity", "code", "file", "offset", "message")]
-        t = _rich_table("findings", cols)
+        _table_or_blocks(console, "files (chain of custody: full SHA-256 in --json)", FILE_COLUMNS,
+                         [(r, None) for r in rows_f])
+    if rows_x:   # a line per finding, folded between words under itself: a message is never cut
+        lines = LineWriter(cast(TextIO, console.file), console)
+        lines.line("findings", "bold")
         for sev, code, file, off, msg in rows_x:
-            t.add_row(*_cells((sev, code, file, off, msg)), style=_STYLE.get(sev))
-        console.print(t, soft_wrap=False)
+            lines.line(f"{sev:<7}  {code}  {file} @{off}: {msg}", _STYLE.get(sev))
     if summary:
         _print_summary(report, console)
 

@@ -154,6 +154,10 @@ def triage_object(run: TriageRun) -> dict:
     unreadable = sum(1 for s in run.files if s.error)
     parts = run.partitions
     paths = list(run.paths)
+    files = [file_object(s) for s in run.files]
+    # batches and records counted from the segments the files table lists (a loose segment whose name
+    # is no base offset belongs to no partition, and its batches are still read and shown)
+    segments = [f for f in files if f["kind"] == "segment"]
     return {
         "type": "triage",
         "tool": f"kafkadump {__version__}",
@@ -165,7 +169,8 @@ def triage_object(run: TriageRun) -> dict:
         "totals": {
             "files": len(run.files), "bytes": sum(s.size or 0 for s in run.files), "unreadableFiles": unreadable,
             "partitions": len(parts), "segments": sum(1 for s in run.files if s.kind == "segment"),
-            "batches": sum(p["batches"] for p in parts), "records": sum(p["records"] for p in parts),
+            "batches": sum(f.get("batches") or 0 for f in segments),
+            "records": sum(f.get("records") or 0 for f in segments),
             "hangingTransactions": sum(p["hangingTransactions"] for p in parts),
             "findings": _by_severity(counts),
             "partitionVerdicts": dict(Counter(p["verdict"] for p in parts)),
@@ -173,8 +178,10 @@ def triage_object(run: TriageRun) -> dict:
             "topicsRecreated": sum(p["topicsRecreated"] or 0 for p in parts),
         },
         "findingCounts": _counts_object(counts),
+        # every file's findings in one list, each with its file (the files' own lists hold the same)
+        "findings": [{"file": f["file"], **x} for f in files for x in f["findings"]],
         "partitions": parts,
-        "files": [file_object(s) for s in run.files],
+        "files": files,
     }
 
 
