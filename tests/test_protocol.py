@@ -553,3 +553,17 @@ def test_decoding_damaged_frames_never_raises():
             for frames in (CaptureDecoder().block(cut), CaptureDecoder(hints=Hints(api_key=1, api_version=12)).block(cut)):
                 for f in frames:
                     json.dumps([x.to_dict() for x in f.all_findings()])
+
+
+def test_fields_kafka_renamed_carry_their_current_name_in_every_version():
+    """Issue 27: Vote v0/v1's Candidate* fields are Replica* in Kafka now, ListConfigResources v0's
+    ClientMetricsResources (of Name) is ConfigResources (of ResourceName): one name in every version."""
+    parts = next(f for f in S.message("VoteRequest")["fields"] if f[0] == "Topics")[7]
+    parts = next(f for f in parts if f[0] == "Partitions")[7]
+    names = {f[0]: list(f[2]) for f in parts}
+    assert names["ReplicaEpoch"] == [0, 32767] and names["ReplicaId"] == [0, 32767]
+    assert names["ReplicaDirectoryId"] == [1, 32767]
+    assert not [n for n in names if n.startswith("Candidate")]
+    resp = {f[0]: f for f in S.message("ListConfigResourcesResponse")["fields"]}
+    assert "ClientMetricsResources" not in resp and list(resp["ConfigResources"][2]) == [0, 32767]
+    assert [f[0] for f in resp["ConfigResources"][7]] == ["ResourceName", "ResourceType"]

@@ -166,6 +166,11 @@ def _tagged_at(f: list, v: int) -> bool:
 
 
 def _compatible(f: list, k: KField, prev: int) -> bool:
+    return _same_kind(f, k, prev) and norm(f[0]) == norm(k.name)
+
+
+def _same_kind(f: list, k: KField, prev: int) -> bool:
+    """``f`` (at version ``prev``) and kio's ``k`` are the same kind of field, whatever their names."""
     fa, fb = _struct(f[1])
     ka, kb = _struct(k.type)
     if fa != ka or (f[7] is None) != (k.fields is None):
@@ -173,9 +178,24 @@ def _compatible(f: list, k: KField, prev: int) -> bool:
     if f[7] is None and fb != kb:
         return False
     tagged = _tagged_at(f, prev)
-    if tagged != (k.tag is not None) or (tagged and f[4] != k.tag):
-        return False
-    return norm(f[0]) == norm(k.name)
+    return tagged == (k.tag is not None) and (not tagged or f[4] == k.tag)
+
+
+def adopt_names(fields: list, kl: list[KField], v: int) -> list[tuple[str, str]]:
+    """Kafka's current names (kio's) for the fields of version ``v`` that Kafka renamed since the
+    JSON was taken: a field in the same place, of the same kind, under another name (VoteRequest
+    v0-1's ``CandidateEpoch`` is ``ReplicaEpoch``).  Structs alike.  Returns the renames."""
+    active = [f for f in fields if inr(f[2], v)]
+    if len(active) != len(kl) or not all(_same_kind(f, k, v) for f, k in zip(active, kl)):
+        return []
+    done: list[tuple[str, str]] = []
+    for f, k in zip(active, kl):
+        if norm(f[0]) != norm(k.name):
+            done.append((f[0], k.name))
+            f[0] = k.name
+        if f[7] is not None and k.fields is not None:
+            done += adopt_names(f[7], k.fields, v)
+    return done
 
 
 def _extend(r: list, v: int) -> None:
@@ -337,6 +357,8 @@ def merge_api(messages: dict, key: int, kind: str, versions: dict[int, type], lo
     for v in sorted(versions):
         kl = kio_fields(versions[v])
         if v <= hi:
+            for old, new in adopt_names(entry["fields"], kl, v):
+                log.append(f"{kio_name} v{v}: {old} is {new} in Kafka now; the tables use the new name")
             diff = differences(table_at(entry["fields"], v), kio_at(kl))
             if inr(entry["flexible"], v) != bool(versions[v].__flexible__):
                 diff.append(f"flexible: {inr(entry['flexible'], v)} vs {bool(versions[v].__flexible__)}")
