@@ -444,3 +444,20 @@ def test_triage_totals_are_the_rows_sums(tmp_path):
     assert all("file" in x and "code" in x for x in report["findings"])
     line = kd("triage", str(tmp_path / "a.log"), str(tmp_path / name(0, ".log"))).stdout.splitlines()[-1]
     assert "batches: 26" in line and f"records: {report['totals']['records']}" in line
+
+
+def test_metadata_reports_the_replayed_leader_recovery_state(tmp_path):
+    """A PartitionChangeRecord without leaderRecoveryState (a tagged field left out at its default)
+    leaves the replayed state: RECOVERED, not null."""
+    from metadata_builders import MetaLog, broker, change, partition, topic
+
+    log = MetaLog()
+    broker(log, 1, 10)
+    topic(log, "o", 1)
+    partition(log, 1, 0, [1, 2], [1, 2], 1)
+    change(log, 1, 0, isr=[1])
+    change(log, 1, 0, leader=2)
+    write(str(tmp_path / "__cluster_metadata-0" / name(0, ".log")), bytes(log.data))
+    docs = json_lines(kd("metadata", "--json", str(tmp_path / "__cluster_metadata-0")).stdout)
+    changes = [d for d in docs if d["type"] == "partition-change"]
+    assert [d["leaderRecoveryState"] for d in changes] == ["RECOVERED"] * 3
