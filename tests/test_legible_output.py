@@ -54,8 +54,12 @@ def dirs(tmp_path_factory) -> dict[str, str]:
     conversation, _, _ = cb.kafka_conversation(simple_batch(0, 2).data)
     pcap = root / "c.pcap"
     pcap.write_bytes(cb.pcap([(t, p) for t, p, _ in conversation.packets])[0])
+    from logdir_helpers import index_bytes
+
+    write(str(root / "ix" / "t-0" / name(0, ".log")), Path(CLEAN).read_bytes())
+    write(str(root / "ix" / "t-0" / name(0, ".index")), index_bytes([(7, 310)]))
     return {"txn": str(root / "txn"), "off": str(root / "off"), "names": str(root / "names"),
-            "long": str(long_value), "pcap": str(pcap)}
+            "long": str(long_value), "pcap": str(pcap), "index_file": str(root / "ix" / "t-0" / name(0, ".index"))}
 
 
 def finding_messages(docs: list[dict]) -> list[str]:
@@ -243,6 +247,8 @@ def test_fields_are_tab_separated_and_whole(dirs):
     assert txn.stdout.splitlines()[0] == "hanging\torders-0"
     assert "kafka-transactions.sh" in txn.stderr and "kafka-transactions.sh" not in txn.stdout
     assert kd("batches", "--fields", "position,crc", DAMAGED).stdout.splitlines()[:2] == ["0\tok", "310\tBAD"]
+    index = kd("dump", "--fields", "offset,logPosition", dirs["index_file"])
+    assert index.returncode == 0 and index.stdout == "7\t310\n" and "checked against" in index.stderr
 
 
 @pytest.mark.parametrize("extra", [["--json"], ["--columns", "offset"], ["--wide"], ["--format", "blocks"]])

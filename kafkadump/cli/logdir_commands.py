@@ -35,7 +35,7 @@ ShowAllOpt = typer.Option(False, "--all", help="(table) Every partition, file an
 
 
 @app.command()
-@output_options(formats=True, encoding=None, json_help=JSON_LINES)
+@output_options(formats=True, encoding=None, json_help=JSON_LINES, table_columns=True)
 def dump(
     paths: List[str] = typer.Argument(..., show_default=False,
                                       help="Any file of a Kafka log dir: .index, .timeindex, .txnindex, "
@@ -74,7 +74,8 @@ def dump(
         if output.json:
             render.write_dump_json(events, sys.stdout)
         else:
-            render.write_dump_table(events, sys.stdout, output.console())
+            console = output.console()
+            render.write_dump_table(events, sys.stdout, console, output.layout(console))
         return tally.exit_status
 
     run_command(body)

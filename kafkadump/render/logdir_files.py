@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -17,8 +18,8 @@ from ..decode.model import Gap
 from ..logdir import names
 from ..logdir.indexes import IndexEntry, TimeIndexEntry
 from ..report.records import findings_list
-from .lines import LineWriter
-from .table import Column, TableStream
+from .lines import LineWriter, terminal_safe
+from .table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -249,21 +250,29 @@ def write_text_json(kind: str, file: str, content: dict, findings: list[Finding]
 class _Lines(LineWriter):
     """Plain or styled lines, and one table per file (created by the first row)."""
 
-    def __init__(self, out: TextIO, console: Console | None):
+    def __init__(self, out: TextIO, console: Console | None, layout: TableLayout | None = None):
         super().__init__(out, console)
         self.stream: TableStream | None = None
+        self.layout = layout
 
     def table(self, columns: tuple[Column, ...]) -> TableStream:
         if self.stream is None:
-            self.stream = TableStream(self.out, columns, self.console)
+            self.stream = TableStream(self.out, columns, self.console, self.layout)
         return self.stream
 
+    def line(self, text: str, style: str | None = None, fold: bool = True) -> None:
+        if self.layout is not None and self.layout.tsv:   # --fields: rows alone on stdout
+            sys.stderr.write(terminal_safe(text) + "\n")
+            return
+        super().line(text, style, fold)
 
-def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | None = None) -> None:
+
+def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | None = None,
+                     layout: TableLayout | None = None) -> None:
     """Tables of entries or batches, snapshot headers, text files, findings as notes."""
     from . import table as t
 
-    lines = _Lines(out, console)
+    lines = _Lines(out, console, layout)
     path: str | None = None
     for ev in events:
         tag = ev[0]
