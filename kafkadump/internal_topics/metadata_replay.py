@@ -41,6 +41,7 @@ records about others are counted in ``untracked``.  Decoding only: nothing here 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,16 +68,16 @@ class RecordPlace:
     source_offset: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionState:
     """A partition as the controller holds it."""
 
     topic_id: str
     partition: int
-    replicas: list[int] | None = None      # None: not known (first seen in a PartitionChangeRecord)
-    isr: list[int] | None = None
-    elr: list[int] | None = None
-    last_known_elr: list[int] | None = None
+    replicas: tuple[int, ...] | None = None      # None: not known (first seen in a PartitionChangeRecord)
+    isr: tuple[int, ...] | None = None
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
     leader: int = NO_LEADER
     leader_epoch: int | None = None
     partition_epoch: int | None = None
@@ -183,8 +184,26 @@ class ReplayCounts:
     untracked: int = 0
 
 
-def _ids(v: Any) -> list[int]:
-    return [x for x in v if isinstance(x, int)] if isinstance(v, list) else []
+def _ids(v: Any) -> tuple[int, ...]:
+    """Broker ids as a tuple, one shared tuple per distinct list (a cluster's partitions mostly
+    repeat a few replica sets: 300,000 partitions hold a few hundred tuples, not 1.2 million lists)."""
+    ids = tuple(x for x in v if isinstance(x, int)) if isinstance(v, list) else ()
+    shared = _SHARED_IDS.get(ids)
+    if shared is not None:
+        return shared
+    if len(_SHARED_IDS) >= MAX_SHARED_IDS:
+        _SHARED_IDS.clear()
+    _SHARED_IDS[ids] = ids
+    return ids
+
+
+# the id tuples _ids has handed out (bounded: past it, begun again; sharing only saves memory)
+_SHARED_IDS: dict[tuple[int, ...], tuple[int, ...]] = {}
+MAX_SHARED_IDS = 65536
+
+
+def _listed(ids: tuple[int, ...] | None) -> str:
+    return "None" if ids is None else str(list(ids))
 
 
 def _endpoint(e: Any) -> str:
@@ -262,6 +281,7 @@ class MetadataReplay:
         tid, pid = v.get("topicId"), v.get("partitionId")
         if not isinstance(tid, str) or not isinstance(pid, int):
             return None
+        tid = sys.intern(tid)   # one string per topic, not one per partition record
         previous = self.partitions.get((tid, pid))
         if previous is None and len(self.partitions) >= MAX_PARTITIONS:
             self.counts.untracked += 1
@@ -421,9 +441,7 @@ def _int_or(x: Any, default: int) -> int:
 
 
 def _copy(st: PartitionState) -> PartitionState:
-    return PartitionState(st.topic_id, st.partition, None if st.replicas is None else list(st.replicas),
-                          None if st.isr is None else list(st.isr), None if st.elr is None else list(st.elr),
-                          None if st.last_known_elr is None else list(st.last_known_elr),
+    return PartitionState(st.topic_id, st.partition, st.replicas, st.isr, st.elr, st.last_known_elr,  # (tuples)
                           st.leader, st.leader_epoch, st.partition_epoch, st.leader_recovery_state)
 
 
@@ -464,7 +482,7 @@ def _unclean_message(ev: PartitionChange) -> str:
     prev = ev.previous
     assert prev is not None
     return (f"{name}-{ev.partition}: unclean election at offset {ev.offset}: new leader {ev.state.leader} was not "
-            f"in the ISR {prev.isr}" + (f" nor the ELR {prev.elr}" if prev.elr else "")
+            f"in the ISR {_listed(prev.isr)}" + (f" nor the ELR {_listed(prev.elr)}" if prev.elr else "")
             + f" (previous leader {prev.leader})")
 
 

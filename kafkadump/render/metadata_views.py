@@ -38,7 +38,21 @@ def metadata_object(item: MetadataItem) -> dict[str, Any]:
 
 def write_metadata_json(items: Iterable[MetadataItem], out: TextIO) -> None:
     for item in items:
-        out.write(jsontext.dumps(metadata_object(item)) + "\n")
+        if isinstance(item, ClusterState):   # a topic at a time: the state is never one object in memory
+            _write_state_json(item, out)
+        else:
+            out.write(jsontext.dumps(metadata_object(item)) + "\n")
+
+
+def _write_state_json(st: ClusterState, out: TextIO) -> None:
+    """:func:`~kafkadump.report.metadata_objects.cluster_state_object`'s JSON line, written a topic at a time."""
+    head = jsontext.dumps({"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp})
+    out.write(head[:-1] + ',"topics":[')
+    sep = ""
+    for topic in M.cluster_state_topics(st):
+        out.write(sep + jsontext.dumps(topic))
+        sep = ","
+    out.write("]," + jsontext.dumps(M.cluster_state_rest(st))[1:] + "\n")
 
 
 def _n(x: int | None) -> str:
@@ -87,13 +101,25 @@ def broker_line(o: dict[str, Any]) -> str:
 
 
 def state_lines(o: dict[str, Any]) -> list[str]:
+    """The lines of a cluster-state object (:func:`_write_state_lines` writes them a topic at a time)."""
     lines = [f"cluster state at offset {o['offset']} ({d.iso_ms(o['timestamp'])})"]
     for t in o["topics"]:
-        lines.append(f"  topic {t['topic']}  id {t['topicId']}  {len(t['partitions'])} partitions")
-        for p in t["partitions"]:
-            lines.append(f"    {t['topic']}-{p['partition']}  leader {p['leader']} epoch {_n(p['leaderEpoch'])}  "
-                         f"isr {_ids(p['isr'])}  elr {_ids(p['elr'])}  replicas {_ids(p['replicas'])}"
-                         + (f"  {p['leaderRecoveryState']}" if p["leaderRecoveryState"] == "RECOVERING" else ""))
+        lines += topic_lines(t)
+    return lines + rest_lines(o)
+
+
+def topic_lines(t: dict[str, Any]) -> list[str]:
+    lines = [f"  topic {t['topic']}  id {t['topicId']}  {len(t['partitions'])} partitions"]
+    for p in t["partitions"]:
+        lines.append(f"    {t['topic']}-{p['partition']}  leader {p['leader']} epoch {_n(p['leaderEpoch'])}  "
+                     f"isr {_ids(p['isr'])}  elr {_ids(p['elr'])}  replicas {_ids(p['replicas'])}"
+                     + (f"  {p['leaderRecoveryState']}" if p["leaderRecoveryState"] == "RECOVERING" else ""))
+    return lines
+
+
+def rest_lines(o: dict[str, Any]) -> list[str]:
+    """Brokers, controllers, configs and features of a cluster state."""
+    lines = []
     for b in o["brokers"]:
         state = "fenced" if b["fenced"] else "unfenced" if b["fenced"] is not None else "?"
         lines.append(f"  broker {b['broker']}  epoch {b['brokerEpoch']}  {state}"
@@ -132,9 +158,21 @@ def summary_line(o: dict[str, Any]) -> str:
     return text
 
 
+def _write_state_lines(st: ClusterState, lines: LineWriter) -> None:
+    lines.line(f"cluster state at offset {st.offset} ({d.iso_ms(st.timestamp)})")
+    for topic in M.cluster_state_topics(st):
+        for text in topic_lines(topic):
+            lines.line(text)
+    for text in rest_lines(M.cluster_state_rest(st)):
+        lines.line(text)
+
+
 def write_metadata_table(items: Iterable[MetadataItem], out: TextIO, console: Console | None = None) -> None:
     lines = LineWriter(out, console)
     for item in items:
+        if isinstance(item, ClusterState):
+            _write_state_lines(item, lines)
+            continue
         o = metadata_object(item)
         kind = o["type"]
         if kind == "partition-change":

@@ -17,6 +17,7 @@ cluster's state at a point, the summary.  Built here only; the table reads the s
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..internal_topics.constants import METADATA_VERSIONS
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
 LEADER_RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
 
 
+def _ids(ids: tuple[int, ...] | None) -> list[int] | None:
+    """Broker ids as a JSON array (the replay holds them as shared tuples)."""
+    return None if ids is None else list(ids)
+
+
 def recovery_state_name(value: int | None) -> str | None:
     """LeaderRecoveryState as its name (``RECOVERED``, ``RECOVERING``; ``unknown(N)``); None when not known."""
     if value is None:
@@ -48,14 +54,14 @@ def partition_change_object(ev: PartitionChange) -> dict[str, Any]:
     st, prev = ev.state, ev.previous
     return {
         "type": "partition-change", "offset": ev.offset, "timestamp": ev.timestamp, "topic": ev.topic,
-        "topicId": ev.topic_id, "partition": ev.partition, "leader": st.leader, "isr": st.isr, "elr": st.elr,
+        "topicId": ev.topic_id, "partition": ev.partition, "leader": st.leader, "isr": _ids(st.isr), "elr": _ids(st.elr),
         "leaderEpoch": st.leader_epoch, "leaderRecoveryState": recovery_state_name(st.leader_recovery_state),
         "unclean": ev.unclean, "uncleanReason": ev.unclean_reason, "election": ev.election, "record": ev.record,
-        "snapshot": ev.snapshot, "replicas": st.replicas, "partitionEpoch": st.partition_epoch,
-        "lastKnownElr": st.last_known_elr,
+        "snapshot": ev.snapshot, "replicas": _ids(st.replicas), "partitionEpoch": st.partition_epoch,
+        "lastKnownElr": _ids(st.last_known_elr),
         "previousLeader": None if prev is None else prev.leader,
-        "previousIsr": None if prev is None else prev.isr,
-        "previousElr": None if prev is None else prev.elr,
+        "previousIsr": None if prev is None else _ids(prev.isr),
+        "previousElr": None if prev is None else _ids(prev.elr),
         "previousLeaderEpoch": None if prev is None else prev.leader_epoch,
         "file": ev.place.file, "position": ev.place.position, "findings": findings_list(ev.findings),
     }
@@ -84,26 +90,56 @@ def broker_change_object(ev: BrokerChange) -> dict[str, Any]:
 
 
 def _partition_state(p: PartitionState) -> dict[str, Any]:
-    return {"partition": p.partition, "leader": p.leader, "isr": p.isr, "elr": p.elr, "replicas": p.replicas,
+    return {"partition": p.partition, "leader": p.leader, "isr": _ids(p.isr), "elr": _ids(p.elr),
+            "replicas": _ids(p.replicas),
             "leaderEpoch": p.leader_epoch, "partitionEpoch": p.partition_epoch,
-            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state), "lastKnownElr": p.last_known_elr}
+            "leaderRecoveryState": recovery_state_name(p.leader_recovery_state), "lastKnownElr": _ids(p.last_known_elr)}
 
 
 def cluster_state_object(st: ClusterState) -> dict[str, Any]:
-    """The state at ``--at``: topics by name (their partitions by number), brokers by id, features."""
-    by_topic: dict[str, list] = {}
-    for (tid, _), p in sorted(st.partitions.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        by_topic.setdefault(tid, []).append(_partition_state(p))
-    topics = [{"topic": name, "topicId": tid, "partitions": by_topic.get(tid, [])}
-              for tid, name in sorted(st.topics.items(), key=lambda kv: (kv[1] or "", kv[0]))]
-    orphans = sorted(set(by_topic) - set(st.topics))
-    topics += [{"topic": None, "topicId": tid, "partitions": by_topic[tid]} for tid in orphans]
+    """The state at ``--at``: topics by name (their partitions by number), brokers by id, features
+    (whole; :func:`cluster_state_topics` and :func:`cluster_state_rest` give it a topic at a time)."""
+    return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp,
+            "topics": list(cluster_state_topics(st)), **cluster_state_rest(st)}
+
+
+def cluster_state_topics(st: ClusterState) -> Iterator[dict[str, Any]]:
+    """The ``topics`` of :func:`cluster_state_object`, one object at a time (a state of 300,000
+    partitions is never one list of objects): by name, then the partitions of no known topic."""
+    import bisect
+
+    keys = sorted(st.partitions)   # (topicId, partition): the partitions' own keys, in order
+    for tid, name in sorted(st.topics.items(), key=lambda kv: (kv[1] or "", kv[0])):
+        yield {"topic": name, "topicId": tid,
+               "partitions": _topic_partitions(st, keys, tid, bisect.bisect_left(keys, (tid,)))}
+    at = 0
+    while at < len(keys):
+        tid = keys[at][0]
+        end = bisect.bisect_left(keys, (tid, _PAST_PARTITIONS), at)
+        if tid not in st.topics:
+            yield {"topic": None, "topicId": tid, "partitions": _topic_partitions(st, keys, tid, at)}
+        at = end
+
+
+_PAST_PARTITIONS = 1 << 63
+
+
+def _topic_partitions(st: ClusterState, keys: list[tuple[str, int]], tid: str, at: int) -> list[dict[str, Any]]:
+    """The partition objects of topic ``tid``, whose keys start at ``keys[at]``."""
+    out = []
+    while at < len(keys) and keys[at][0] == tid:
+        out.append(_partition_state(st.partitions[keys[at]]))
+        at += 1
+    return out
+
+
+def cluster_state_rest(st: ClusterState) -> dict[str, Any]:
+    """The fields of :func:`cluster_state_object` after its topics."""
     brokers = [{"broker": b.broker, "brokerEpoch": b.epoch, **_broker_fields(b), "registeredAt": b.registered_at}
                for _, b in sorted(st.brokers.items())]
     controllers = [{"controller": c.controller, "incarnationId": c.incarnation_id, "endpoints": c.endpoints,
                     "registeredAt": c.registered_at} for _, c in sorted(st.controllers.items())]
-    return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp, "topics": topics,
-            "brokers": brokers, "controllers": controllers, "features": dict(sorted(st.features.items())),
+    return {"brokers": brokers, "controllers": controllers, "features": dict(sorted(st.features.items())),
             "metadataVersion": METADATA_VERSIONS.get(st.features.get("metadata.version", 0)),
             "configs": [{"resourceType": rtype, "resourceName": rname, "configs": dict(sorted(c.items()))}
                         for (rtype, rname), c in sorted(st.configs.items())]}
