@@ -351,7 +351,7 @@ def test_every_column_has_an_ascii_name():
 
 def test_json_is_one_style_everywhere(dirs):
     for args in (["batches", CLEAN], ["verify-crc", DAMAGED], ["records", CLEAN], ["txn", dirs["txn"]],
-                 ["offsets", dirs["off"]], ["capture", dirs["pcap"]], ["dump", dirs["long"]]):
+                 ["offsets", dirs["off"]], ["capture", dirs["pcap"]], ["dump", dirs["long"]], ["triage", dirs["txn"]]):
         import re
 
         out = kd(args[0], "--json", *args[1:]).stdout

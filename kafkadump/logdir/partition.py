@@ -50,7 +50,7 @@ from .trackers import (
 MAX_PARTITION_SPANS = 100_000   # closed transactions listed per partition when kept
 
 
-@dataclass
+@dataclass(slots=True)
 class PartitionFacts:
     """What the fold of one partition directory found (the report's partition object is built from it)."""
 

@@ -188,8 +188,11 @@ def _print_summary(report: dict, console: Console) -> None:
 
 
 def render_triage_json(report: dict, out: TextIO) -> None:
-    """``--json``: the report as one JSON object on one line."""
-    out.write(json.dumps(report) + "\n")
+    """``--json``: the report as one JSON object on one line, written a piece at a time (the text of
+    a large report is never held whole), in the one JSON style."""
+    for piece in json.JSONEncoder(separators=(",", ":")).iterencode(report):
+        out.write(piece)
+    out.write("\n")
 
 
 # on a terminal, without --all: how many findings are listed before "... and N more"
