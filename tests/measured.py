@@ -42,8 +42,9 @@ def findings_of(docs) -> list[dict]:
         if isinstance(o, dict):
             if "code" in o and "severity" in o and "offset" in o:
                 out.append(o)
-            for v in o.values():
-                walk(v)
+            for k, v in o.items():
+                if not (k == "findings" and o.get("type") == "triage"):   # (it repeats the files' findings)
+                    walk(v)
         elif isinstance(o, list):
             for v in o:
                 walk(v)

@@ -23,12 +23,14 @@ class _ColumnAsDataclass:
     right: bool = False
     priority: int = 50
     min_width: int = 0
+    name: bool = False
+    fold: bool = False
 
 
 def test_a_frozen_value_is_equal_hashable_and_shown_as_its_dataclass_twin():
     c, twin = Column("key", 24, False, 3, 12), _ColumnAsDataclass("key", 24, False, 3, 12)
     assert repr(c) == repr(twin).replace("_ColumnAsDataclass", "Column") == \
-        "Column(title='key', width=24, right=False, priority=3, min_width=12)"
+        "Column(title='key', width=24, right=False, priority=3, min_width=12, name=False, fold=False)"
     assert c == Column("key", 24, priority=3, min_width=12) and c != Column("key", 25, priority=3, min_width=12)
     assert hash(c) == hash(Column("key", 24, False, 3, 12)) and len({c, Column("key", 24, False, 3, 12)}) == 1
     assert c != twin and c.__eq__(twin) is NotImplemented  # another class: not equal, as a dataclass
