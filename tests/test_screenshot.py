@@ -167,5 +167,5 @@ def test_triage_progress_on_a_terminal_names_the_partition(tmp_path, jobs):
     d = tmp_path / "orders-7"
     write(d / name(0, ".log"), b"".join(simple_batch(i * 3, 3).data for i in range(50)))
     tty, out, rc = _run_in_terminal(["triage", "--json", "-j", jobs, str(d)], stderr_tty=True)
-    assert rc == 0 and out.startswith(b'{"type": "triage"')
+    assert rc == 0 and out.startswith(b'{"type":"triage"')
     assert b"orders-7" in tty and b"triage" in tty   # the bar, its label and the partition being read
