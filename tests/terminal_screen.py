@@ -43,8 +43,10 @@ class Screen:
         return "".join(sentence.split()) in "".join(self.text().split())
 
 
-def on_screen(args: list[str], cols: int, rows: int = 50, timeout: float = 120) -> Screen:
-    """``kafkadump ARGS`` with stdout on a ``cols``-wide pty (stderr on a pipe: no progress bar)."""
+def run_in_terminal(args: list[str], cols: int, rows: int = 50, *, stderr_tty: bool = False,
+                    timeout: float = 120) -> tuple[bytes, bytes, int]:
+    """``kafkadump ARGS`` with stdout (or, with ``stderr_tty``, stderr) on a ``cols``-wide pty, the other
+    on a pipe: ``(what the terminal got, what the pipe got, exit status)``."""
     try:
         master, slave = pty.openpty()
     except OSError as e:  # pragma: no cover - a sandbox without /dev/ptmx
@@ -52,8 +54,9 @@ def on_screen(args: list[str], cols: int, rows: int = 50, timeout: float = 120) 
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")}
     env["TERM"] = "xterm-256color"
-    p = subprocess.Popen([sys.executable, "-m", "kafkadump", *args], stdin=slave, stdout=slave, stderr=subprocess.PIPE,
-                         env=env, close_fds=True)
+    p = subprocess.Popen([sys.executable, "-m", "kafkadump", *args], stdin=slave,
+                         stdout=subprocess.PIPE if stderr_tty else slave,
+                         stderr=slave if stderr_tty else subprocess.PIPE, env=env, close_fds=True)
     os.close(slave)
     chunks = []
     while True:
@@ -68,11 +71,17 @@ def on_screen(args: list[str], cols: int, rows: int = 50, timeout: float = 120) 
         if not data:
             break
         chunks.append(data)
-    _, err = p.communicate(timeout=timeout)
+    out, err = p.communicate(timeout=timeout)
     os.close(master)
-    return Screen(b"".join(chunks), cols, p.returncode, err.decode(errors="replace"))
+    return b"".join(chunks), out if stderr_tty else err, p.returncode
+
+
+def on_screen(args: list[str], cols: int, rows: int = 50, timeout: float = 120) -> Screen:
+    """``kafkadump ARGS`` with stdout on a ``cols``-wide pty (stderr on a pipe: no progress bar)."""
+    raw, err, rc = run_in_terminal(args, cols, rows, timeout=timeout)
+    return Screen(raw, cols, rc, err.decode(errors="replace"))
 
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
-__all__ = ["Screen", "on_screen", "ANSI"]
+__all__ = ["Screen", "on_screen", "run_in_terminal", "ANSI"]

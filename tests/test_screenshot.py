@@ -9,16 +9,8 @@ or clear the emulated screen.  Nothing here is timed.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
 import re
-import select
 import shutil
-import struct
-import subprocess
-import sys
-import termios
 
 import capture_builders as B
 import pyte
@@ -27,6 +19,7 @@ from builders import simple_batch
 from conftest import FIXTURES
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from logdir_helpers import name, write
+from terminal_screen import run_in_terminal
 
 COLS, ROWS = 80, 24
 EVIL = b"\x1b]0;pwned\x07\x1b[2Jx\xc2\x9b1m"   # retitle, clear the screen, a C1 CSI
@@ -35,34 +28,7 @@ SGR = re.compile(rb"\x1b\[[0-9;]*m")
 
 def _run_in_terminal(args: list[str], *, stderr_tty: bool = False) -> tuple[bytes, bytes, int]:
     """Run kafkadump with stdout (and stderr when asked) on a COLSxROWS pty: ``(tty bytes, other, rc)``."""
-    try:
-        master, slave = pty.openpty()
-    except OSError as e:  # pragma: no cover - a sandbox without /dev/ptmx
-        pytest.skip(f"no pseudo-terminal can be opened here: {e}")
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")}
-    env["TERM"] = "xterm-256color"
-    other = subprocess.PIPE
-    p = subprocess.Popen([sys.executable, "-m", "kafkadump", *args], stdin=slave,
-                         stdout=subprocess.PIPE if stderr_tty else slave, stderr=slave if stderr_tty else other,
-                         env=env, close_fds=True)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            p.kill()
-            raise AssertionError(f"kafkadump {args} wrote nothing for 60 s")
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:   # EIO: every holder of the terminal has closed it
-            break
-        if not data:
-            break
-        chunks.append(data)
-    out, _ = p.communicate(timeout=60)
-    os.close(master)
-    return b"".join(chunks), out, p.returncode
+    return run_in_terminal(args, COLS, ROWS, stderr_tty=stderr_tty, timeout=60)
 
 
 def _screen(raw: bytes) -> pyte.Screen:
