@@ -167,3 +167,46 @@ def test_triage_of_2000_tiny_partitions_in_bounded_memory(tmp_path):
     o = json.loads(out)
     assert o["verdict"] == "clean" and o["totals"]["segments"] == 2000 and len(o["files"]) == 2000
     assert rss < RSS_LIMIT_MB, rss
+
+
+# --- txn ----------------------------------------------------------------------------------------------
+
+def _txn(root: str):
+    from kafkadump.logdir.triage import transactions_report
+
+    tally = Tally()
+    return transactions_report([str(root)], tally, jobs=1), tally
+
+
+def test_txn_work_doubles_with_the_transactions(tmp_path):
+    small, large = fs.transactions(tmp_path / "a", 300), fs.transactions(tmp_path / "b", 600)
+    assert doubles(_work(_txn, small), _work(_txn, large))
+    report, tally = _txn(large)
+    assert len(report.transactions) == 1200 and report.count("committed") == 1200 and not tally.problems
+    assert {t.transactional_id for t in report.transactions} == {f"tx-{n}" for n in range(600)}
+
+
+def test_txn_keeps_only_the_transactions_it_lists(tmp_path, monkeypatch):
+    """Past MAX_TRANSACTIONS closed transactions, the partition folds keep none for the join (they are
+    counted): what is held stays the same however many partitions and transactions there are."""
+    from kafkadump.logdir import transactions as txn_mod
+    from kafkadump.logdir import triage as triage_mod
+
+    monkeypatch.setattr(txn_mod, "MAX_TRANSACTIONS", 500)
+    monkeypatch.setattr(triage_mod, "MAX_TRANSACTIONS", 500)
+    root = fs.transactions(tmp_path, 600)            # 1,200 committed transactions in 10 partitions
+    run = Triage(str(root), jobs=1, records=False, keep_transactions=True).run()
+    assert sum(len(f.closed_spans) for f in run.partitions.values()) == 500
+    report = run.transactions
+    assert report is not None and len(report.transactions) == 500 and report.not_listed == 700
+    assert [f.code.value for f in report.findings] == ["tracking-limit"]
+    assert "700 closed transactions are counted but not listed" in report.findings[0].message
+
+
+def test_txn_of_6000_transactions_in_bounded_memory(tmp_path):
+    root = fs.transactions(tmp_path, 1500, partitions=20, txns=4)
+    rc, out, err, rss = kd("txn", "--json", root)
+    assert rc == 0, err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["type"] == "transactions-summary" and summary["committed"] == 6000 and summary["hanging"] == 0
+    assert rss < RSS_LIMIT_MB, rss

@@ -59,7 +59,7 @@ from .scan import FileScan
 from .trackers import MAX_SPANS, TxnSpan
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000   # transaction.max.timeout.ms: the longest a transaction may stay open
-MAX_TRANSACTIONS = 200_000            # closed transactions listed by one report
+MAX_TRANSACTIONS = 100_000            # closed transactions listed by one report (about 1 kB each in memory)
 OPEN_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
 COMMITTED, ABORTED, ONGOING, HANGING = "committed", "aborted", "ongoing", "hanging"
 STATES = (COMMITTED, ABORTED, ONGOING, HANGING)
@@ -87,9 +87,9 @@ class CoordinatorRecord:
         return (topic, partition) in self.partitions
 
 
-@dataclass
+@dataclass(slots=True)
 class TxnPartition:
-    """A transaction's data in one partition."""
+    """A transaction's data in one partition (slotted: a report lists up to :data:`MAX_TRANSACTIONS`)."""
 
     topic: str | None
     partition: int | None
@@ -102,7 +102,7 @@ class TxnPartition:
     anchor: FileScan | None = None      # open data: the segment scan of its first batch
 
 
-@dataclass
+@dataclass(slots=True)
 class Transaction:
     """One transaction: its partitions, its state, the coordinator's word on it."""
 

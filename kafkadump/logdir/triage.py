@@ -36,7 +36,7 @@ from . import names
 from .partition import PartitionFacts, fold_logdir, fold_partition
 from .remote import check_remote_files
 from .scan import DEFAULT_MAX_FINDINGS, FileScan, scan_file, scan_segment
-from .transactions import HANGING, TxnReport, hanging_finding, join_transactions
+from .transactions import HANGING, MAX_TRANSACTIONS, TxnReport, hanging_finding, join_transactions
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -370,6 +370,7 @@ class Triage:
         self.total_bytes = sum(u.size for u in self.units)
         self.results: dict[int, list[FileScan]] = {}      # unit index -> its scans
         self.partitions: dict[int, PartitionFacts] = {}   # group index -> its fold
+        self.spans_kept = 0   # closed transactions the folds keep for the join, at most MAX_TRANSACTIONS
         self.started: float | None = None   # epoch seconds
         self.elapsed: float | None = None   # seconds
 
@@ -406,12 +407,22 @@ class Triage:
         if g.is_partition:
             scans = self.group_scans(gi)
             self.partitions[gi] = fold_partition(g.path, scans, keep_spans=self.keep_transactions)
+            self._bound_spans(self.partitions[gi])
             if self.partitions[gi].topic == METADATA_TOPIC:
                 _check_metadata(g.path, self.partitions[gi], scans)
             # what the log-dir fold needs is small; the segments' digests are not needed again
             for s in scans:
                 if s.kind not in (names.OFFSET_CHECKPOINT, names.PARTITION_METADATA):
                     s.digest = None
+
+    def _bound_spans(self, facts: PartitionFacts) -> None:
+        """Keep the closed transactions the join will list (the first :data:`MAX_TRANSACTIONS`, in fold
+        order, as it takes them), not every partition's: past them, counted only."""
+        room = max(0, MAX_TRANSACTIONS - self.spans_kept)
+        if len(facts.closed_spans) > room:
+            facts.closed_spans_dropped += len(facts.closed_spans) - room
+            del facts.closed_spans[room:]
+        self.spans_kept += len(facts.closed_spans)
 
     def _fold_logdirs(self) -> None:
         # a log dir's checkpoints describe the partition directories right below it
