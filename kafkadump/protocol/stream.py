@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from ..decode.options import DEFAULT_MAX_SCAN, SCAN_FLOOR
@@ -79,7 +80,7 @@ class _Splitter:
         self.buf = bytearray()
         self.base = 0               # stream offset of buf[0]
         self.synced = conv.syn_seen
-        self.marks: list = []       # (start, end, packet number, time)
+        self.marks: deque = deque()  # (start, end, packet number, time), in stream order
         self.skip_from: int | None = None  # stream offset where unexplained bytes began
         self.scan = 0               # resync: buffer positions below this were examined
         self.cands: list = []       # resync: heap of (frame end, start), stream offsets, of plausible
@@ -134,7 +135,7 @@ class _Splitter:
         if max_scan and dec.verify_spent >= max(SCAN_FLOOR, max_scan * dec.bytes_in):
             if not dec.verify_hit:
                 dec.verify_hit = True
-                dec._out.append(StreamNote(self.conv.connection, self.role, [Finding(
+                dec.scan_note = (StreamNote(self.conv.connection, self.role, [Finding(
                     Code.SCAN_LIMIT, self.base + i,
                     f"looking for the next frame spent {dec.verify_spent} bytes decoding candidates that "
                     f"were not (--max-scan); from here on, candidates are accepted by their headers")],
@@ -152,22 +153,28 @@ class _Splitter:
             f = F.decode_response(self.buf, i, end, key, ver, ctx=quiet)
         return F.fit(f)
 
-    def drain(self, final: bool = False) -> list[F.Frame | StreamNote]:
-        """Frames (and notes) that the buffered bytes complete."""
-        out: list[F.Frame | StreamNote] = []
+    def drain(self, final: bool = False) -> Iterator[F.Frame | StreamNote]:
+        """Frames (and notes) that the buffered bytes complete, one at a time: a buffer may hold
+        many (the bytes behind a size prefix waited for, up to ``MAX_RESYNC_WAIT``), and they are
+        not gathered in a list."""
         buf = self.buf
+        dec = self.conv.dec
         while True:
             n = len(buf)
             if not self.synced:
                 start, drop = self._find_start(final)
+                if dec.scan_note is not None:
+                    yield dec.scan_note
+                    dec.scan_note = None
                 if start is None:
                     if drop:
                         if self.skip_from is None:
                             self.skip_from = self.base
                         del buf[:drop]
                         self.base += drop
+                        self._forget_marks()
                     if final and self.skip_from is not None:
-                        out.append(self._garbage(self.base))
+                        yield self._garbage(self.base)
                     break
                 if start:
                     if self.skip_from is None:
@@ -175,33 +182,32 @@ class _Splitter:
                     del buf[:start]
                     self.base += start
                 if self.skip_from is not None:
-                    out.append(self._garbage(self.base))
+                    yield self._garbage(self.base)
                 self.synced = True
                 continue
             if n < 4:
                 if final and n:
-                    out.append(self._frame(n, final=True))
+                    yield self._frame(n, final=True)
                 break
             size = int32_at(buf, 0)
             minimum = F.MIN_REQUEST if self.role == "request" else F.MIN_RESPONSE
             if size < minimum or size > F.MAX_FRAME:
-                out.append(self._lose_sync(f"size prefix {size} is impossible for a {self.role}; "
-                                           f"looking for the next frame"))
+                yield self._lose_sync(f"size prefix {size} is impossible for a {self.role}; "
+                                      f"looking for the next frame")
                 continue
             need = 4 + size
             if n < need:
                 if size > F.MAX_RESYNC_WAIT and (final or n >= F.MAX_RESYNC_WAIT):
                     # a huge size prefix would swallow the rest of the direction: the wait is capped
-                    out.append(self._lose_sync(
+                    yield self._lose_sync(
                         f"size prefix {size}: {'the stream ends after' if final else 'still incomplete after'} "
                         f"{n - 4} bytes (a frame over {F.MAX_RESYNC_WAIT} bytes is waited for only that long); "
-                        f"looking for the next frame"))
+                        f"looking for the next frame")
                     continue
                 if final:
-                    out.append(self._frame(n, final=True))
+                    yield self._frame(n, final=True)
                 break
-            out.append(self._frame(need))
-        return out
+            yield self._frame(need)
 
     def _lose_sync(self, message: str) -> StreamNote:
         """The frame at the buffer's start is not one: a note, and resync from the next byte."""
@@ -312,6 +318,12 @@ class _Splitter:
         self.skip_from = None
         return StreamNote(self.conv.connection, self.role, [f], self._time(), self.conv.file)
 
+    def _forget_marks(self) -> None:
+        """Drop the marks of bytes skipped for good (the last one stays: its time is the note's)."""
+        marks = self.marks
+        while len(marks) > 1 and marks[0][1] <= self.base:
+            marks.popleft()
+
     def _time(self) -> float | None:
         return self.marks[-1][3] if self.marks else None
 
@@ -328,18 +340,28 @@ class _Splitter:
         f.connection = conv.connection
         pk = []
         when = None
-        kept = []
-        for m in self.marks:   # (one pass: the packets that carried the frame, the last one's time)
+        # the packets that carried the frame and the last one's time: the marks are in stream
+        # order, so those the frame used up leave from the front and the look stops at the first
+        # mark after the frame (a frame costs the packets it spans, not every packet buffered
+        # behind it: a buffer of many frames would cost their number squared)
+        marks = self.marks
+        while marks and marks[0][1] <= end:
+            m = marks.popleft()
             if m[0] < end and m[1] > start:
                 if m[2] is not None:
                     pk.append(m[2])
                 if m[3] is not None:
                     when = m[3]
-            if m[1] > end:
-                kept.append(m)
+        for m in marks:
+            if m[0] >= end:
+                break
+            if m[1] > start:
+                if m[2] is not None:
+                    pk.append(m[2])
+                if m[3] is not None:
+                    when = m[3]
         f.packets = pk or None
         f.time = when
-        self.marks = kept
         del buf[:need]
         self.base = end
         f = conv.dec.number(f)
@@ -390,7 +412,10 @@ class CaptureDecoder:
         self.ignored = 0             # non-Kafka connections
         self.lone = Conversation(self, None, False, file)  # for pasted blocks: pairing across blocks
         self.topic_names: dict[str, str] = {}  # topic id -> name, from Metadata responses seen so far
-        self._out: list[F.Frame | StreamNote] = []
+        # what the packet being read gives: frames and notes, and the splitters' drains, run in
+        # this order only when the packet's items are read (a drain may give many frames)
+        self._out: list[Iterable[F.Frame | StreamNote]] = []
+        self.scan_note: StreamNote | None = None  # the scan-limit note, for the drain that ran out
         self.bytes_in = 0            # bytes handed to the splitters
         self.verify_spent = 0        # bytes of candidate frames decoded while resynchronising
         self.verify_hit = False      # the resync budget ran out (said once, with a scan-limit note)
@@ -463,13 +488,16 @@ class CaptureDecoder:
                 c.syn_from = a
         return c
 
-    def packet(self, p: Packet) -> list[F.Frame | StreamNote]:
+    def packet(self, p: Packet) -> Iterator[F.Frame | StreamNote]:
+        """The frames and notes that segment ``p`` completes, as they are decoded: the splitters
+        are fed and drained, in the order the segment's data arrived, while the items are read
+        (read them all before the next packet)."""
         WORK.segments += 1
         flags = p.flags
         if not p.payload and not p.missing and not flags & 0x02:  # no data, no SYN
             a, b = (p.src, p.sport), (p.dst, p.dport)
             if ((a, b) if a <= b else (b, a)) not in self.conns:
-                return []  # the last ACK of a closed connection, or a stray: nothing to follow
+                return iter(())  # the last ACK of a closed connection, or a stray: nothing to follow
         c = self._conn(p)
         src = (p.src, p.sport)
         halves = c.halves
@@ -490,10 +518,7 @@ class CaptureDecoder:
             # half.segment and self.deliver do with them, without the cases they judge
             sp = conv.req if src == c.client else conv.resp
             offset = half.offset
-            sp.add(offset, data, p)
-            self._out.extend(sp.drain())
-            if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
-                self._out.extend(conv.resp.drain())
+            self._out.append(self._feed(conv, sp, offset, data, p))
             half.offset = offset + len(data)
             half.next_seq = (p.seq + len(data)) & 0xFFFFFFFF
             half.remember(data)
@@ -503,13 +528,22 @@ class CaptureDecoder:
             conv = c.state
             if isinstance(conv, Conversation):
                 role = "request" if src == c.client else "response"
-                self._out.append(StreamNote(c, role, half.notes, p.time, self.file))
+                self._out.append((StreamNote(c, role, half.notes, p.time, self.file),))
             half.notes = []
         out = self._out
         self._out = []
         if flags & 0x04 or half.fin and len(halves) == 2 and _both_done(halves):  # RST, or both directions over
-            out.extend(self._close(c))
-        return out
+            out.append(self._close(c))
+        return chain.from_iterable(out)
+
+    def _feed(self, conv: Conversation, sp: _Splitter, offset: int, data: bytes,
+              packet: Packet | None) -> Iterator[F.Frame | StreamNote]:
+        """Bytes into a splitter, and what they complete; a request may unblock a response waiting
+        for resync (a synced, empty direction has nothing to give)."""
+        sp.add(offset, data, packet)
+        yield from sp.drain()
+        if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
+            yield from conv.resp.drain()
 
     # HalfStream sink interface
     def deliver(self, half: HalfStream, offset: int, data: bytes, packet: Packet | None) -> None:
@@ -530,17 +564,12 @@ class CaptureDecoder:
                     sp.add(off, d, pk)
             c.probe = None
             c.state = conv
-            self._out.extend(conv.req.drain())
-            self._out.extend(conv.resp.drain())
+            self._out.append(conv.req.drain())
+            self._out.append(conv.resp.drain())
             return
         conv = probe  # the connection's Conversation
         sp = conv.req if half.direction == c.client else conv.resp
-        sp.add(offset, data, packet)
-        self._out.extend(sp.drain())
-        if sp is conv.req and (conv.resp.buf or not conv.resp.synced):
-            # a request may unblock a response waiting for resync (a synced, empty direction has
-            # nothing to give)
-            self._out.extend(conv.resp.drain())
+        self._out.append(self._feed(conv, sp, offset, data, packet))
 
     def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None:
         c = self._current
@@ -548,14 +577,18 @@ class CaptureDecoder:
         if not isinstance(conv, Conversation):
             return
         sp = conv.req if half.direction == c.client else conv.resp
-        self._out.extend(sp.drain(final=True))
+        self._out.append(self._gap(c, sp, offset + length, finding))
+
+    def _gap(self, c: Connection, sp: _Splitter, resume: int, finding: Finding) -> Iterator[F.Frame | StreamNote]:
+        """What a splitter holds before a hole in its stream, flushed; it starts afresh after it."""
+        yield from sp.drain(final=True)
         sp.buf.clear()
         sp.marks.clear()
-        sp.base = offset + length
+        sp.base = resume
         sp.synced = False
         sp.skip_from = None
         sp.reset_resync()
-        self._out.append(StreamNote(c, sp.role, [finding], None, self.file))
+        yield StreamNote(c, sp.role, [finding], None, self.file)
 
     def _decide(self, c: Connection, probe: _Probe) -> Conversation | None:
         """Is this connection Kafka, and which side is the client?  A Conversation, or None (not yet / not Kafka).
@@ -652,16 +685,14 @@ class CaptureDecoder:
         c.probe = None
         self.ignored += 1
 
-    def finish(self) -> list[F.Frame | StreamNote]:
+    def finish(self) -> Iterator[F.Frame | StreamNote]:
         """Flush every connection at the end of the input: held segments, cut frames."""
-        out: list[F.Frame | StreamNote] = []
         for c in self.order:
             if c.halves:
-                out.extend(self._close(c))
+                yield from self._close(c)
         self._out = []
-        return out
 
-    def _close(self, c: Connection) -> list[F.Frame | StreamNote]:
+    def _close(self, c: Connection) -> Iterator[F.Frame | StreamNote]:
         """A connection ends (both FINs, a RST, or the end of the input): flush it and free its buffers.
 
         Its endpoints may be reused by a later connection, which starts afresh."""
@@ -674,15 +705,12 @@ class CaptureDecoder:
             half.finish()
             if half.notes and isinstance(c.state, Conversation):
                 role = "request" if half.direction == c.client else "response"
-                self._out.append(StreamNote(c, role, half.notes, None, self.file))
+                self._out.append((StreamNote(c, role, half.notes, None, self.file),))
                 half.notes = []
         conv = c.state
         if isinstance(conv, Conversation):
-            self._out.extend(conv.req.drain(final=True))
-            self._out.extend(conv.resp.drain(final=True))
-            conv.req.buf = bytearray()
-            conv.resp.buf = bytearray()
-            conv.pending.clear()
+            self._out.append(conv.req.drain(final=True))
+            self._out.append(conv.resp.drain(final=True))
         out = self._out
         self._out = saved
         c.halves = {}
@@ -690,7 +718,12 @@ class CaptureDecoder:
         key = (c.a, c.b) if c.a <= c.b else (c.b, c.a)  # as _conn keyed it
         if self.conns.get(key) is c:
             del self.conns[key]
-        return out
+        for items in out:
+            yield from items
+        if isinstance(conv, Conversation):
+            conv.req.buf = bytearray()
+            conv.resp.buf = bytearray()
+            conv.pending.clear()
 
     # --- pasted blocks -------------------------------------------------------------------------
     def block(self, data: ByteBuffer, base: int = 0, label: str | None = None) -> list[F.Frame]:
