@@ -3,7 +3,7 @@
 Each walk adds to :data:`WORK` as it goes: positions it stepped to, resync
 candidates it examined, bytes it checksummed or inflated, records it
 decoded; in captures, TCP segments, stream positions examined for a frame start, candidate frames decoded while
-resynchronising and their bytes (``verified``); in payloads, bytes of keys and values decoded or
+resynchronising and their bytes (``verified``), packet marks a frame looked at to name its packets (``marks``); in payloads, bytes of keys and values decoded or
 scanned for JSON nesting (``payload_bytes``) and schemas compiled (``schemas``).  Tests read the counters to prove a walk is linear in its input
 (double the input, the work roughly doubles); nothing in kafkadump reads
 them.  Counting is a few integer additions per item, never per byte.
@@ -16,7 +16,7 @@ class WorkCounters:
     """Additive counters of decoder work (see the module docstring)."""
 
     __slots__ = ("steps", "candidates", "crc_bytes", "inflated", "records", "segments", "positions", "frames",
-                 "verified", "payload_bytes", "schemas")
+                 "verified", "marks", "payload_bytes", "schemas")
     steps: int
     candidates: int
     crc_bytes: int
@@ -26,6 +26,7 @@ class WorkCounters:
     positions: int
     frames: int
     verified: int
+    marks: int
     payload_bytes: int
     schemas: int
 
