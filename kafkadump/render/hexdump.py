@@ -209,28 +209,45 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
     data = pane.data
     base = pane.base
     n = len(data)
-    # byte -> span index
-    owner = [-1] * n
-    for idx, s in enumerate(pane.spans):
-        a = max(0, s.offset - base)
-        z = min(n, s.offset - base + s.length)
-        for i in range(a, z):
-            owner[i] = idx
+    # byte -> span index: the last span (by index) covering it, found per row among the spans
+    # that reach into the row (no table of every byte: a decompressed pane may hold 64 MiB)
+    spans = pane.spans
+    by_index = 0   # the spans are in order of their offsets: those before it have begun
+    active: list[int] = []
     row_start = (base // _ROW) * _ROW
     pos = row_start
     end = base + n
     # spans by start, walked with the rows (not every span for every row)
-    starts = sorted(range(len(pane.spans)), key=lambda k: (pane.spans[k].offset, k))
+    starts = sorted(range(len(spans)), key=lambda k: (spans[k].offset, k))
     nxt = 0
-    while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos:
+    while nxt < len(starts) and spans[starts[nxt]].offset < pos:
         nxt += 1
+    # the findings this pane shows, by where (a row takes its own, not every finding for every row)
+    placed = []
+    for j, f in enumerate(findings):
+        if f is None or (pane.source == "file") != (f.source_offset is None):
+            continue
+        where = f.offset if pane.source == "file" else f.source_offset
+        if where is not None:
+            placed.append((where, j))
+    placed.sort()
+    here = 0
     while pos < end:
+        while by_index < len(spans) and spans[by_index].offset < pos + _ROW:
+            active.append(by_index)
+            by_index += 1
+        active = [k for k in active if spans[k].offset + spans[k].length > pos]
         cells: list[tuple[int, int, int] | None] = []  # (position, byte, owning span index) or None
         for i in range(pos, pos + _ROW):
             if i < base or i >= end:
                 cells.append(None)
             else:
-                cells.append((i, -1 if pane.masked and pane.hidden(i) else data[i - base], owner[i - base]))
+                own = -1
+                for k in active:
+                    sk = spans[k]
+                    if k > own and sk.offset <= i < sk.offset + sk.length:
+                        own = k
+                cells.append((i, -1 if pane.masked and pane.hidden(i) else data[i - base], own))
         notes = []
         row = []
         while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + _ROW:
@@ -239,15 +256,15 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
         for idx in sorted(row):
             s = pane.spans[idx]
             notes.append((terminal_safe(describe_span(s, batch) + _varint_note(s, pane)), idx))
-        for f in findings:
-            if f is None:
-                continue
-            where = f.offset if pane.source == "file" else None
-            if pane.source == "decompressed" and f.source_offset is not None:
-                where = f.source_offset
-            if where is not None and pos <= where < pos + _ROW and (pane.source == "file") == (f.source_offset is None):
+        while here < len(placed) and placed[here][0] < pos:
+            here += 1   # (before the pane's first row: said after the rows)
+        while here < len(placed) and placed[here][0] < pos + _ROW:
+            j = placed[here][1]
+            f = findings[j]
+            if f is not None:
                 notes.append((terminal_safe(f"! {f.code.value}: {f.message}"), -2))
-                findings[findings.index(f)] = None
+                findings[j] = None
+            here += 1
         _emit_row(emit, pos, cells, notes, pane)
         pos += _ROW
 
