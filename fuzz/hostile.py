@@ -29,11 +29,12 @@ def legacy_message(offset: int, value: bytes | None, *, key: bytes | None = None
     return struct.pack(">qi", offset, len(msg)) + msg
 
 
-def tiny_inner_wrapper(n: int) -> bytes:
-    """Class 1: one magic-1 gzip wrapper of ``n`` tiny inner messages (relative offsets 0..n-1)."""
-    rest = legacy_message(0, b"v")[8:]  # the same message at every offset: one CRC
+def tiny_inner_wrapper(n: int, magic: int = 1) -> bytes:
+    """Class 1: one gzip wrapper of ``n`` tiny inner messages of ``magic`` (0 or 1; offsets 0..n-1:
+    relative in magic 1, absolute in magic 0, whose wrapper carries the last)."""
+    rest = legacy_message(0, b"v", magic=magic)[8:]  # the same message at every offset: one CRC
     inner = b"".join([struct.pack(">q", i) + rest for i in range(n)])
-    return legacy_message(n - 1, gzip.compress(inner, 9), attributes=1)
+    return legacy_message(n - 1, gzip.compress(inner, 9, mtime=0), attributes=1, magic=magic)
 
 
 def width_bomb(width: int, levels: int = 3, leaf: int = 1 << 20) -> bytes:
