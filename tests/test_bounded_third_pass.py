@@ -92,7 +92,7 @@ def test_waited_prefixes_capture_cli(tmp_path):
     rc, out, err, rss = kd("capture", "--json", str(p))
     assert rc == 1, err
     assert out.count('"frame-size-invalid"') == 200
-    assert out.count('{"type": "frame"') == 40_000
+    assert out.count('{"type":"frame"') == 40_000
     assert rss < RSS_LIMIT_MB, rss
 
 
