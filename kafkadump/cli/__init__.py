@@ -127,7 +127,8 @@ def _help_fitted(callback: Callable[..., Any]) -> None:
 _OPTION_PANELS = {**dict.fromkeys(("max_decompressed", "max_depth", "max_ratio", "max_scan"), "Input limits"),
                   **dict.fromkeys(("detect", "schemas", "where", "redact", "redact_fields", "redact_secrets"),
                                   "Payloads and redaction"),
-                  **dict.fromkeys(("json_", "fmt", "encoding", "color", "wide", "columns", "fields"), "Output")}
+                  **dict.fromkeys(("json_", "fmt", "encoding", "color", "wide", "columns", "fields", "cols"),
+                                  "Output")}
 
 
 def _first_sentences(text: str) -> str:

@@ -13,10 +13,10 @@ import sys
 
 from ..errors import UsageError
 from ..report.status import Tally
-from .option_values import As, InputLimits, Output, payload_request
+from .option_values import As, InputLimits, Output, hex_cols, payload_request, terminal_width
 
 
-def capture(path: str, records: bool, frame: int | None, hexdump: bool, as_: As | None, api_key: int | None,
+def capture(path: str, records: bool, frame: int | None, hexdump: bool, cols: int | None, as_: As | None, api_key: int | None,
             api_version: int | None, port: list[int], no_detect: bool, api: list[str] | None,
             topic: list[str] | None, client: list[str] | None, detect: bool, schemas: list[str] | None,
             where: str | None, redact: str | None, redact_fields: str | None, redact_secrets: bool,
@@ -27,6 +27,8 @@ def capture(path: str, records: bool, frame: int | None, hexdump: bool, as_: As 
 
     if hexdump and frame is None:
         raise UsageError("--hexdump needs --frame N")
+    if hex_cols(cols) is not None and not hexdump:
+        raise UsageError("--cols is for --hexdump (bytes per row)")
     payloads = payload_request(detect, schemas, where, redact, redact_fields, redact_secrets)
     request = CaptureRequest(as_.value if as_ else None, api_key, api_version, port, not no_detect,
                              limits.options(), FrameFilter.parse(api, topic, client), payloads)
@@ -37,7 +39,10 @@ def capture(path: str, records: bool, frame: int | None, hexdump: bool, as_: As 
     if hexdump and json_:
         render.write_hexdump_json(items, sys.stdout, encoding)
     elif hexdump:
-        render.write_hexdump_text(items, sys.stdout, console, expand_records=records)
+        from ..render.hexdump import HexLayout
+
+        render.write_hexdump_text(items, sys.stdout, console, expand_records=records,
+                                  layout=HexLayout(terminal_width(console), cols))
     elif records:
         (render.write_records_json(items, sys.stdout, encoding) if json_
          else render.write_records_table(items, sys.stdout, console, output.layout(console)))

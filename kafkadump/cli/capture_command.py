@@ -11,6 +11,7 @@ from .option_groups import (
     FROM_OPTIONS,
     DetectOpt,
     Encoding,
+    HexColsOpt,
     InputLimits,
     Output,
     RedactFieldsOpt,
@@ -41,6 +42,7 @@ def capture(
     frame: Optional[int] = typer.Option(None, "--frame", min=0, metavar="N",
                                         help="Only frame N (counting from 0, as the table numbers them)."),
     hexdump: bool = typer.Option(False, "--hexdump", help="Annotated hexdump of the --frame."),
+    cols: Optional[int] = HexColsOpt,
     as_: Optional[As] = typer.Option(None, "--as",
                                      help="What pasted bytes are (default: detected): request, response or "
                                           "records (a bare record batch / legacy message set)."),
@@ -81,6 +83,6 @@ def capture(
     the records carried: framing and Schema Registry payloads with --detect /
     --schemas, --where over the record objects, --redact.
     """
-    run_command(lambda: body.capture(path, records, frame, hexdump, as_, api_key, api_version, port, no_detect, api,
+    run_command(lambda: body.capture(path, records, frame, hexdump, cols, as_, api_key, api_version, port, no_detect, api,
                                      topic, client, detect, schemas, where, redact, redact_fields, redact_secrets,
                                      output, limits))

@@ -10,6 +10,7 @@ import typer
 
 from .option_values import (  # noqa: F401 (re-exported: the commands import them from here)
     GROUP_BUILDERS,
+    MAX_HEX_COLS,
     Decode,
     Encoding,
     Format,
@@ -55,6 +56,10 @@ ColumnsOpt = typer.Option(None, "--columns", metavar="A,B,...",
 FieldsOpt = typer.Option(None, "--fields", metavar="A,B,...",
                          help="These columns as tab-separated values for scripts (as tshark -T fields): a line "
                               "per row, no header, values whole, tabs and newlines escaped; notes on stderr.")
+# (its range is checked by ``option_values.hex_cols``: a range shown in --help narrows the whole panel)
+HexColsOpt = typer.Option(None, "--cols", "-c", metavar="N",
+                          help=f"(hexdump) Bytes per row, 1 to {MAX_HEX_COLS}, as xxd -c (default: 16, or what "
+                               "fits a terminal).")
 ColorOpt = typer.Option(None, "--color/--no-color", help="Force or disable colour (default: on a terminal, "
                                                          "unless NO_COLOR is set).")
 

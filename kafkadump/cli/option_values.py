@@ -77,6 +77,29 @@ def console_for(color: bool | None) -> Console | None:
     return Console(highlight=False, soft_wrap=True, force_terminal=True)
 
 
+# --cols: bytes per hexdump row, at most (as xxd -c)
+MAX_HEX_COLS = 256
+
+
+def hex_cols(cols: int | None) -> int | None:
+    """``--cols``, checked: 1 to :data:`MAX_HEX_COLS` bytes per row (anything else a usage error)."""
+    if cols is not None and not 1 <= cols <= MAX_HEX_COLS:
+        raise UsageError(f"--cols {cols}: a hexdump row holds 1 to {MAX_HEX_COLS} bytes")
+    return cols
+
+
+def terminal_width(console: Console | None) -> int | None:
+    """The width a hexdump fits: the terminal's when stdout is one (the console's, or without
+    colour the terminal's size); None when it is not (the lines scripts have always read)."""
+    if not sys.stdout.isatty():
+        return None
+    if console is not None:
+        return console.width
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
 class _Value:
     """Equality and repr by the fields in ``__slots__``, like a frozen dataclass (without its import cost)."""
 

@@ -15,7 +15,7 @@ from types import ModuleType
 
 from ..errors import UsageError
 from ..report.status import Tally
-from .option_values import Decode, Format, InputLimits, Output, payload_request
+from .option_values import Decode, Format, InputLimits, Output, hex_cols, payload_request, terminal_width
 from .running import finish
 
 
@@ -95,11 +95,12 @@ def verify_crc(paths: list[str], output: Output, limits: InputLimits) -> int:
 
 
 def hexdump(path: str, position: int | None, offset: int | None, batch: int | None, expand_records: bool,
-            context: int, decode: Decode, detect: bool, schemas: list[str] | None, redact: str | None,
+            context: int, cols: int | None, decode: Decode, detect: bool, schemas: list[str] | None, redact: str | None,
             redact_fields: str | None, redact_secrets: bool, output: Output, limits: InputLimits) -> int:
     from ..render import hexdump as hd
     from ..segment_report import hexdump_view
 
+    cols = hex_cols(cols)
     tally = Tally()
     payloads = payload_request(detect, schemas, None, redact, redact_fields, redact_secrets)
     view = hexdump_view(path, limits.options(), tally, position=position, offset=offset, index=batch,
@@ -107,5 +108,7 @@ def hexdump(path: str, position: int | None, offset: int | None, batch: int | No
     if output.json:
         hd.write_json(view, sys.stdout, output.encoding)
     else:
-        hd.write_text(view, sys.stdout, output.console(), expand_records=expand_records)
+        console = output.console()
+        hd.write_text(view, sys.stdout, console, expand_records=expand_records,
+                      layout=hd.HexLayout(terminal_width(console), cols))
     return tally.exit_status

@@ -17,6 +17,7 @@ from .option_groups import (
     DecodeOpt,
     DetectOpt,
     Encoding,
+    HexColsOpt,
     InputLimits,
     Output,
     PathsArg,
@@ -111,6 +112,7 @@ def hexdump(
     expand_records: bool = typer.Option(False, "--records", help="Name every field of every record too."),
     context: int = typer.Option(0, "--context", min=0, metavar="BYTES",
                                 help="Also show this many raw bytes before and after (for damaged regions)."),
+    cols: Optional[int] = HexColsOpt,
     decode: Decode = DecodeOpt,
     detect: bool = DetectOpt,
     schemas: Optional[List[str]] = SchemasOpt,
@@ -126,7 +128,7 @@ def hexdump(
     records as a second, separately addressed pane.  Bytes the decoder
     cannot explain are shown as unparsed, with the finding that says why.
     Keys and values of internal topics are split into their fields
-    (--decode; with --records).
+    (--decode; with --records).  On a terminal the rows fit its width.
     """
-    run_command(lambda: bodies.hexdump(path, position, offset, batch, expand_records, context, decode, detect, schemas,
-                                       redact, redact_fields, redact_secrets, output, limits))
+    run_command(lambda: bodies.hexdump(path, position, offset, batch, expand_records, context, cols, decode, detect,
+                                       schemas, redact, redact_fields, redact_secrets, output, limits))

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..protocol.frames import Frame
     from ..protocol.stream import StreamNote
     from ..sources.pcap import Connection
+    from .hexdump import HexLayout
     from .table import TableLayout
 
     CaptureItem = TimeSpan | StreamNote | Frame | FrameViews | CaptureTotals
@@ -453,8 +454,10 @@ def _batch_of(batches: dict[int, Batch], s: Span) -> Batch | None:
 
 
 def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console | None = None,
-                   out: TextIO | None = None, masked: list[tuple[str, int, int]] | None = None) -> None:
-    """Annotated hexdump of one frame: the frame's bytes, then each batch's decompressed bytes."""
+                   out: TextIO | None = None, masked: list[tuple[str, int, int]] | None = None,
+                   layout: HexLayout | None = None) -> None:
+    """Annotated hexdump of one frame: the frame's bytes, then each batch's decompressed bytes
+    (``layout``: bytes per row and the width to fit, as :func:`.hexdump.render_panes` takes it)."""
     from . import hexdump as hd
 
     spans = _display_spans(f)
@@ -470,7 +473,7 @@ def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console |
                 size = f"{len(item.decompressed):,}".replace(",", " ")
                 panes.append(hd.Pane(f"batch at {item.position}: decompressed, {size} bytes ({item.compression})",
                                      item.decompressed, 0, leaves, f"decompressed@{item.position}", masked))
-    hd.render_panes(panes, list(f.all_findings()), console=console, out=out)
+    hd.render_panes(panes, list(f.all_findings()), console=console, out=out, layout=layout)
 
 
 def span_lines(f: Frame, encoding: str = "hex") -> str:
@@ -775,7 +778,7 @@ def write_hexdump_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
 
 
 def write_hexdump_text(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
-                       expand_records: bool = False) -> None:
+                       expand_records: bool = False, layout: HexLayout | None = None) -> None:
     for f, views in _frames(items):
         render_hexdump(f, expand_records=expand_records, console=console, out=out,
-                       masked=None if views is None else views.masked)
+                       masked=None if views is None else views.masked, layout=layout)

@@ -10,6 +10,11 @@ pane for the decompressed bytes, addressed from 0, as Wireshark does.
 
 The plain form (no terminal, NO_COLOR) marks field starts in the hex with
 ``|`` instead of colour so the annotations stay readable.
+
+On a terminal the layout fits its width (:class:`HexLayout`): fewer bytes per
+row, annotations folded between words beside them, or under the bytes when
+the room beside is too narrow.  Piped, rows hold 16 bytes (or ``--cols``) and
+lines are as long as they are.
 """
 
 from __future__ import annotations
@@ -33,6 +38,87 @@ UNPARSED_STYLE = "bold white on red"
 CONTEXT_STYLE = "dim"
 
 _ROW = 16
+NOTE_ROOM = 32      # the narrowest annotation column kept beside the bytes
+UNDER_INDENT = 10   # annotations under the bytes start under the first hex digit
+
+
+class HexLayout:
+    """Bytes per row and where the annotations go.
+
+    ``width`` is the terminal's (None: piped, lines as long as they are, 16 bytes
+    a row unless ``cols`` says otherwise).  On a terminal without ``cols`` a row holds
+    16 bytes, or 8, 4, 2, 1 when 16 do not fit; annotations go beside the bytes when
+    that leaves them ``NOTE_ROOM`` columns, else on their own lines under the bytes.
+    They are folded between words to the width, never cut mid-word.
+    """
+
+    __slots__ = ("width", "cols", "note_col", "beside")
+
+    def __init__(self, width: int | None = None, cols: int | None = None) -> None:
+        if cols is None:
+            cols = _ROW if width is None else _fitting_cols(width)
+        self.width = width
+        self.cols = cols
+        self.note_col = _row_width(cols) + 1          # where an annotation beside the row starts
+        self.beside = width is None or width - self.note_col >= NOTE_ROOM
+
+
+def _row_width(cols: int) -> int:
+    """Columns of a row without its annotation: offset, hex, text column."""
+    return 13 + 4 * cols
+
+
+def _fitting_cols(width: int) -> int:
+    """The most bytes a row holds within ``width``: 16, 8, 4, 2 or 1."""
+    return next((c for c in (16, 8, 4, 2) if _row_width(c) <= width), 1)
+
+
+def fold(text: str, room: int, later_room: int | None = None) -> list[str]:
+    """``text`` folded between words: a first line of at most ``room`` cells (its leading
+    spaces kept), then lines of at most ``later_room`` (default ``room``).  A word wider than
+    the room alone is cut: nothing else keeps the line within the terminal."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= room:
+        return [text]
+    lines: list[str] = []
+    body = text.lstrip(" ")
+    cur = text[:len(text) - len(body)]
+    limit = room
+    for word in body.split(" "):
+        cand = f"{cur} {word}" if cur.strip() else cur + word
+        if cell_len(cand) <= limit:
+            cur = cand
+            continue
+        if cur.strip():
+            lines.append(cur.rstrip())
+            limit = room if later_room is None else later_room
+            cur = word
+        else:
+            cur = cand
+        while cell_len(cur) > limit:
+            cut = _cut(cur, limit)
+            lines.append(cur[:cut])
+            limit = room if later_room is None else later_room
+            cur = cur[cut:]
+    if cur.strip():
+        lines.append(cur.rstrip())
+    return lines or [""]
+
+
+def _cut(word: str, room: int) -> int:
+    from rich.cells import cell_len
+
+    n = 1
+    while n < len(word) and cell_len(word[:n + 1]) <= room:
+        n += 1
+    return n
+
+
+def _widest_word(text: str) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(w) for w in text.split(" ")), default=0)
 
 
 def leaf_spans(spans: list, expand_records: bool) -> list:
@@ -140,7 +226,7 @@ def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> li
 def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_base: int, *,
                 expand_records: bool = False, context: tuple[bytes, int, bytes] | None = None,
                 console: Console | None = None, out: TextIO | None = None,
-                masked: list[tuple[str, int, int]] | None = None) -> None:
+                masked: list[tuple[str, int, int]] | None = None, layout: HexLayout | None = None) -> None:
     """Print the annotated dump of one item.
 
     ``file_bytes`` are the item's bytes, starting at ``file_base``;
@@ -157,15 +243,17 @@ def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_ba
     before = (context[0], context[1]) if context and context[0] else None
     after = (context[2], file_base + len(file_bytes)) if context and context[2] else None
     render_panes(panes, list(item.findings), batch=item if isinstance(item, Batch) else None,
-                 console=console, out=out, before=before, after=after)
+                 console=console, out=out, before=before, after=after, layout=layout)
 
 
 def render_panes(panes: list[Pane], findings: list[Finding | None], *, batch: Batch | None = None,
                  console: Console | None = None, out: TextIO | None = None,
-                 before: tuple[bytes, int] | None = None, after: tuple[bytes, int] | None = None) -> None:
+                 before: tuple[bytes, int] | None = None, after: tuple[bytes, int] | None = None,
+                 layout: HexLayout | None = None) -> None:
     """The one hexdump driver: each pane's rows under its title, dimmed context bytes around
-    them, and last the findings no row could show (a batch's, a frame's)."""
-    emit = _Emitter(console, out)
+    them, and last the findings no row could show (a batch's, a frame's).  ``layout``: bytes
+    per row and the width to fit (default: 16 bytes a row, lines as long as they are)."""
+    emit = _Emitter(console, out, layout or HexLayout())
     if before:
         emit.plain_rows(before[0], before[1], "context before")
     for pane in panes:
@@ -175,7 +263,7 @@ def render_panes(panes: list[Pane], findings: list[Finding | None], *, batch: Ba
         emit.plain_rows(after[0], after[1], "context after")
     for f in findings:
         if f is not None:
-            emit.line(f"  ! {f.code.value} @{f.offset}: {f.message}", "red")
+            emit.folded(f"  ! {f.code.value} @{f.offset}: {f.message}", "red", 4)
 
 
 def _title(item: Batch | Gap) -> str:
@@ -187,18 +275,31 @@ def _title(item: Batch | Gap) -> str:
 
 
 class _Emitter(LineWriter):
-    def __init__(self, console, out):
-        super().__init__(out, console)
+    def __init__(self, console: Console | None, out: TextIO | None, layout: HexLayout) -> None:
+        super().__init__(out, console)  # type: ignore[arg-type]
+        self.layout = layout
+
+    def folded(self, text: str, style: str | None, indent: int) -> None:
+        """A line; fitting a width, folded between words (continued ``indent`` columns in)."""
+        width = self.layout.width
+        if width is None:
+            self.line(text, style)
+            return
+        text = terminal_safe(text)
+        pieces = fold(text, width, max(1, width - indent))
+        for k, piece in enumerate(pieces):
+            self.line(piece if k == 0 else " " * indent + piece, style)
 
     def header(self, title: str) -> None:
-        self.line(f"── {title}", "bold")
+        self.folded(f"── {title}", "bold", 3)
 
     def plain_rows(self, data: bytes, base: int, label: str) -> None:
-        self.line(f"   ({label}, {len(data)} bytes)", CONTEXT_STYLE)
-        for i in range(0, len(data), _ROW):
-            chunk = data[i:i + _ROW]
+        self.folded(f"   ({label}, {len(data)} bytes)", CONTEXT_STYLE, 4)
+        cols = self.layout.cols
+        for i in range(0, len(data), cols):
+            chunk = data[i:i + cols]
             hexs = " ".join(f"{b:02x}" for b in chunk)
-            self.line(f"{base + i:08x}  {hexs:<47}  |{_ascii(chunk)}|", CONTEXT_STYLE)
+            self.line(f"{base + i:08x}  {hexs:<{3 * cols - 1}}  |{_ascii(chunk)}|", CONTEXT_STYLE, fold=False)
 
 
 def _ascii(chunk: bytes) -> str:
@@ -214,7 +315,8 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
     spans = pane.spans
     by_index = 0   # the spans are in order of their offsets: those before it have begun
     active: list[int] = []
-    row_start = (base // _ROW) * _ROW
+    step = emit.layout.cols
+    row_start = (base // step) * step
     pos = row_start
     end = base + n
     # spans by start, walked with the rows (not every span for every row)
@@ -233,12 +335,12 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
     placed.sort()
     here = 0
     while pos < end:
-        while by_index < len(spans) and spans[by_index].offset < pos + _ROW:
+        while by_index < len(spans) and spans[by_index].offset < pos + step:
             active.append(by_index)
             by_index += 1
         active = [k for k in active if spans[k].offset + spans[k].length > pos]
         cells: list[tuple[int, int, int] | None] = []  # (position, byte, owning span index) or None
-        for i in range(pos, pos + _ROW):
+        for i in range(pos, pos + step):
             if i < base or i >= end:
                 cells.append(None)
             else:
@@ -250,7 +352,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
                 cells.append((i, -1 if pane.masked and pane.hidden(i) else data[i - base], own))
         notes = []
         row = []
-        while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + _ROW:
+        while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + step:
             row.append(starts[nxt])
             nxt += 1
         for idx in sorted(row):
@@ -258,7 +360,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
             notes.append((terminal_safe(describe_span(s, batch) + _varint_note(s, pane)), idx))
         while here < len(placed) and placed[here][0] < pos:
             here += 1   # (before the pane's first row: said after the rows)
-        while here < len(placed) and placed[here][0] < pos + _ROW:
+        while here < len(placed) and placed[here][0] < pos + step:
             j = placed[here][1]
             f = findings[j]
             if f is not None:
@@ -266,13 +368,12 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
                 findings[j] = None
             here += 1
         _emit_row(emit, pos, cells, notes, pane)
-        pos += _ROW
+        pos += step
 
 
 def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None], notes: list[tuple[str, int]],
               pane: Pane) -> None:
-    first_note = notes[0][0] if notes else ""
-    rest = notes[1:]
+    layout = emit.layout
     console = emit.console
     if console is None:
         # plain: "|" before the first byte of a field, "!" before unparsed bytes
@@ -287,15 +388,24 @@ def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None]
             parts.append(f"{sep}{_hex(byte)}")
         hexs = "".join(parts)
         asc = "".join(" " if c is None else _char(c[1]) for c in cells)
-        emit.line(f"{pos:08x} {hexs}  |{asc}| {first_note}".rstrip())
-        for note, _ in rest:
-            emit.line(" " * 76 + note)
+        row = f"{pos:08x} {hexs}  |{asc}|"
+        if layout.width is None:
+            emit.line(f"{row} {notes[0][0] if notes else ''}".rstrip(), fold=False)
+            for note, _ in notes[1:]:
+                emit.line(" " * (layout.note_col - 2) + note, fold=False)
+            return
+        placed = _placed_notes(layout, notes)
+        if placed and placed[0][0] == layout.note_col:
+            row += " " + placed.pop(0)[1]
+        emit.line(row, fold=False)
+        for indent, piece, _ in placed:
+            emit.line(" " * indent + piece, fold=False)
         return
     from rich.text import Text
 
     t = Text(f"{pos:08x}  ")
     asc_text = Text()
-    for _k, c in enumerate(cells):
+    for c in cells:
         if c is None:
             t.append("   ")
             asc_text.append(" ")
@@ -308,37 +418,47 @@ def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None]
     t.append(" |")
     t.append_text(asc_text)
     t.append("|")
-    # an annotation beside its row when the terminal has room for it whole, else on lines of its own
-    # under the row, folded between words: never cut, never broken by the terminal mid-word
-    inline = bool(notes) and all(_NOTE_COLUMN + len(note) <= console.width for note, _ in notes)
-    if inline:
+    if layout.width is None:
         t.append(" ")
-        t.append(first_note, style=_note_style(pane, notes[0][1]))
-    console.print(t, highlight=False, soft_wrap=True)
-    for note, idx in (rest if inline else notes):
-        for piece in _note_lines(note, console.width, inline):
-            line = Text(piece[0])
-            line.append(piece[1], style=_note_style(pane, idx))
+        if notes:
+            t.append(notes[0][0], style=_note_style(pane, notes[0][1]))
+        console.print(t, highlight=False, soft_wrap=True)
+        for note, idx in notes[1:]:
+            line = Text(" " * (layout.note_col - 1))
+            line.append(note, style=_note_style(pane, idx))
             console.print(line, highlight=False, soft_wrap=True)
+        return
+    placed = _placed_notes(layout, notes)
+    if placed and placed[0][0] == layout.note_col:
+        _, piece, idx = placed.pop(0)
+        t.append(" ")
+        t.append(piece, style=_note_style(pane, idx))
+    console.print(t, highlight=False, soft_wrap=True)
+    for indent, piece, idx in placed:
+        line = Text(" " * indent)
+        line.append(piece, style=_note_style(pane, idx))
+        console.print(line, highlight=False, soft_wrap=True)
 
 
-# where a row's annotation starts (after the offset, 16 bytes and their text)
-_NOTE_COLUMN = 78
-# the indent of an annotation too long to sit beside its row
-_NOTE_INDENT = 10
-
-
-def _note_lines(note: str, width: int, inline: bool) -> list[tuple[str, str]]:
-    """``(indent, text)`` lines of an annotation under its row: in the annotations' column when the
-    row's annotations all fit there (``inline``), else from a small indent, folded between words to
-    ``width``."""
-    import textwrap
-
-    if inline:
-        return [(" " * _NOTE_COLUMN, note)]
-    room = max(width - _NOTE_INDENT - 2, 20)
-    pieces = textwrap.wrap(note, room, break_on_hyphens=False) or [note]
-    return [(" " * _NOTE_INDENT, pieces[0])] + [(" " * (_NOTE_INDENT + 2), p) for p in pieces[1:]]
+def _placed_notes(layout: HexLayout, notes: list[tuple[str, int]]) -> list[tuple[int, str, int]]:
+    """A row's annotations fitted to the width: ``(indent, piece, note index)`` a line.  Beside the
+    bytes (folded between words) when there is room for the note's widest word, else under them
+    (left of the first hex digit when a word needs it: only a word wider than the terminal is cut);
+    a note's later lines are indented two more columns."""
+    assert layout.width is not None, "only a width is fitted"
+    room = layout.width - layout.note_col
+    placed: list[tuple[int, str, int]] = []
+    for note, idx in notes:
+        widest = _widest_word(note)
+        if layout.beside and widest <= room - 2:
+            indent, width, more = layout.note_col, room, 2
+        else:   # under the bytes; further left when a word (a long field path) needs the room
+            indent = max(0, min(UNDER_INDENT, layout.width - widest))
+            width = layout.width - indent
+            more = max(0, min(2, width - widest))
+        pieces = fold(note, width, max(1, width - more))   # a note's later lines further in
+        placed += [(indent + (more if k else 0), piece, idx) for k, piece in enumerate(pieces)]
+    return placed
 
 
 def _hex(byte: int) -> str:
@@ -385,8 +505,9 @@ def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     for f in view.decoded.findings:
         out.write(json.dumps({"type": "finding", **f.to_dict()}, separators=(",", ":")) + "\n")
 
-def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False) -> None:
+def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False,
+               layout: HexLayout | None = None) -> None:
     """The annotated hexdump of the view's item, with its context bytes."""
     render_text(view.decoded, view.spans, view.raw, view.start, expand_records=expand_records,
                 context=(view.before, view.start - len(view.before), view.after), console=console, out=out,
-                masked=view.masked)
+                masked=view.masked, layout=layout)
