@@ -12,6 +12,7 @@ file offset of the compressed payload that produced them and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 
 
@@ -442,3 +443,16 @@ class Truncated(DecodeError):
                          f"{what} needs {needed} bytes at {offset}, {max(available, 0)} available")
         self.needed = needed
         self.available = available
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+def worst_severity(codes: Iterable[Code]) -> Severity | None:
+    """The most severe severity among finding ``codes`` (None for none)."""
+    best = None
+    for c in codes:
+        sev = SEVERITY[c]
+        if best is None or _RANK[sev] > _RANK[best]:
+            best = sev
+    return best

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kafkadump"
 
@@ -44,10 +46,12 @@ def _runtime_nodes(tree: ast.AST):
             todo.append(child)
 
 
-def _imports(module: str) -> list[tuple[str, str | None]]:
-    """(imported module, imported name or None) for every import in ``module``, at any depth."""
+def _imports(module: str, typed: bool = False) -> list[tuple[str, str | None]]:
+    """(imported module, imported name or None) for every import in ``module``, at any depth (with
+    ``typed``, those under ``if TYPE_CHECKING:`` too)."""
     out: list[tuple[str, str | None]] = []
-    for node in _runtime_nodes(ast.parse(MODULES[module].read_text())):
+    tree = ast.parse(MODULES[module].read_text())
+    for node in (ast.walk(tree) if typed else _runtime_nodes(tree)):
         if isinstance(node, ast.Import):
             out += [(a.name, None) for a in node.names if a.name.startswith("kafkadump")]
         elif isinstance(node, ast.ImportFrom):
@@ -60,6 +64,8 @@ def _imports(module: str) -> list[tuple[str, str | None]]:
 
 
 GRAPH = {m: {t for t, _ in _imports(m) if t in MODULES} for m in MODULES}
+# type-only imports included: no cycle and no private name even in annotations
+TYPED_GRAPH = {m: {t for t, _ in _imports(m, typed=True) if t in MODULES} for m in MODULES}
 
 
 def test_nothing_outside_the_cli_imports_it():
@@ -69,9 +75,24 @@ def test_nothing_outside_the_cli_imports_it():
 
 
 def test_no_module_imports_another_modules_private_name():
-    private = [(m, t, name) for m in MODULES for t, name in _imports(m)
+    private = [(m, t, name) for m in MODULES for t, name in _imports(m, typed=True)
                if name and name.startswith("_") and not name.startswith("__")]
     assert private == []
+
+
+def test_no_module_reads_another_modules_private_attribute():
+    """``module._name`` through an imported module object (``from . import decoder`` then
+    ``decoder._PLANS``) is a private name too."""
+    found = []
+    for m, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        modules = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   for a in node.names if f"{_target(m, node)}.{a.name}" in MODULES}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                found.append((m, f"{node.value.id}.{node.attr}"))
+    assert found == []
 
 
 def test_no_import_through_importlib():
@@ -79,7 +100,8 @@ def test_no_import_through_importlib():
     assert users == []
 
 
-def test_no_import_cycles():
+@pytest.mark.parametrize("graph", [GRAPH, TYPED_GRAPH], ids=["runtime", "with-type-only-imports"])
+def test_no_import_cycles(graph):
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -90,7 +112,7 @@ def test_no_import_cycles():
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in GRAPH[v]:
+        for w in graph[v]:
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -107,7 +129,7 @@ def test_no_import_cycles():
             if len(component) > 1:
                 cycles.append(sorted(component))
 
-    for v in GRAPH:
+    for v in graph:
         if v not in index:
             visit(v)
     assert cycles == []

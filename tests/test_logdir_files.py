@@ -401,6 +401,7 @@ def test_garbage_under_every_name_never_raises(tmp_path, fname):
     import random
 
     from kafkadump.logdir.scan import scan_file
+    from kafkadump.report.logdir_objects import file_object
 
     rnd = random.Random(fname)
     for i, data in enumerate([b"", b"\x00", bytes(37), b"\xff" * 100, bytes(rnd.randrange(256) for _ in range(3000)),
@@ -408,7 +409,7 @@ def test_garbage_under_every_name_never_raises(tmp_path, fname):
         p = write(tmp_path / str(i) / "orders-0" / fname, data)
         s = scan_file(p)
         assert s.error is None and s.sha256 and s.size == len(data)
-        json.dumps(s.to_dict())
+        json.dumps(file_object(s))
         r = runner.invoke(app, ["dump", "--json", p])
         assert r.exit_code in (0, 1), (fname, i, r.output[-300:])
         for line in r.output.splitlines():

@@ -14,6 +14,7 @@ import sys
 from ..errors import UsageError
 from ..report.status import Tally
 from .option_values import As, InputLimits, Output, hex_cols, payload_request, terminal_width
+from .running import finish
 
 
 def capture(path: str, records: bool, frame: int | None, hexdump: bool, cols: int | None, as_: As | None, api_key: int | None,
@@ -52,4 +53,4 @@ def capture(path: str, records: bool, frame: int | None, hexdump: bool, cols: in
         render.write_frame_table(items, sys.stdout, console, output.layout(console))
     else:
         render.write_frames_table(items, sys.stdout, console, output.layout(console))
-    return tally.exit_status
+    return finish(tally)

@@ -13,6 +13,7 @@ from ..errors import InputError, UsageError
 from ..report.status import Tally
 from .option_groups import FROM_OPTIONS, Output, output_options
 from .option_values import Format
+from .running import finish
 from .typer_app import app
 from .typer_main import run_command
 
@@ -76,7 +77,7 @@ def dump(
         else:
             console = output.console()
             render.write_dump_table(events, sys.stdout, console, output.layout(console))
-        return tally.exit_status
+        return finish(tally)
 
     run_command(body)
 
@@ -87,7 +88,7 @@ def _dump_dumplog(paths: list[str], kind: str | None, tally: Tally) -> int:
     from ..render.dumplog_files import write_dump_dumplog
 
     write_dump_dumplog(dumplog_events(paths, kind, tally), sys.stdout, sys.stderr)
-    return tally.exit_status
+    return finish(tally)
 
 
 @app.command()
@@ -109,8 +110,8 @@ def triage(
     Per file: SHA-256, size, modification time, counts, offset and time
     ranges, codecs, producers and every finding (severity, file, byte
     offset); per partition: cross-checks across segments and a verdict.
-    Exit 0 clean (info findings only), 1 any warning or error finding or
-    unreadable file, 2 usage or I/O error.
+    Exit 0 clean (info findings only), 1 any warning or error finding, 2 an
+    unreadable file (the rest is still reported), usage or I/O error.
     """
     from ..logdir.triage import Triage
     from .progress import Progress
@@ -173,6 +174,6 @@ def carve(
             render.write_carve_json(items, sys.stdout)
         else:
             render.write_carve_table(items, sys.stdout, output.console(), list_recovered=list_)
-        return tally.exit_status
+        return finish(tally)
 
     run_command(body)

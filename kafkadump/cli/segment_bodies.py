@@ -111,4 +111,4 @@ def hexdump(path: str, position: int | None, offset: int | None, batch: int | No
         console = output.console()
         hd.write_text(view, sys.stdout, console, expand_records=expand_records,
                       layout=hd.HexLayout(terminal_width(console), cols))
-    return tally.exit_status
+    return finish(tally)

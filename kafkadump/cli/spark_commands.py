@@ -16,6 +16,7 @@ from typing import Callable, List, Optional
 import typer
 
 from ..errors import UsageError
+from ..report.status import exit_status
 from .logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt, show_triage
 from .option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
 from .typer_app import app, command_group
@@ -161,7 +162,7 @@ def scan(
             sys.stdout.write(json.dumps({"type": "summary", **stats}, separators=(",", ":")) + "\n")
         else:
             sys.stdout.write(render.scan_text(stats) + "\n")
-        return 2 if stats["unreadable"] else 1 if stats["problemRows"] else 0
+        return exit_status(stats["problemRows"], stats["unreadable"])
 
     _spark_run(body)
 
@@ -185,7 +186,7 @@ def triage(
 
     Every file under the paths is scanned (a segment with its indexes in one task), and the driver folds the scans into partitions and the fleet summary with triage's own code.
 
-    Exit 0 clean (info findings only), 1 any warning or error finding or unreadable file, 2 usage or Spark error.
+    Exit 0 clean (info findings only), 1 any warning or error finding, 2 an unreadable file, usage or Spark error.
     """
 
     def body():

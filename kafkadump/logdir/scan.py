@@ -33,7 +33,7 @@ from ..decode.primitives import ByteBuffer
 from ..decode.step import plausible_at
 from ..errors import InputError
 from ..findings import Code, Finding, Severity
-from ..report.logdir_objects import worst_severity as worst_of
+from ..findings import worst_severity as worst_of
 from ..sources.filetype import SNIFF_BYTES
 from ..sources.filetype import describe as describe_file
 from ..sources.filetype import identify as identify_file
@@ -128,12 +128,6 @@ class FileScan:
         if self.error:
             return Severity.ERROR
         return worst_of(self.finding_counts)
-
-    def to_dict(self) -> dict:
-        """The report's file object (see :func:`kafkadump.report.logdir_objects.file_object`)."""
-        from ..report.logdir_objects import file_object
-
-        return file_object(self)
 
 
 def _hash_mapped(path: str, buf: ByteBuffer, h: Any) -> None:

@@ -387,6 +387,11 @@ class Plan:
 _PLANS: dict = {}
 
 
+def plan_cache() -> dict:
+    """The cache of plans made so far (its identity changes when the plans are made afresh)."""
+    return _PLANS
+
+
 def _field_flexible(f: Field, version: int, flexible: bool) -> bool:
     override = f[8]
     if override is False:
@@ -734,4 +739,4 @@ def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tup
     return out, p
 
 
-__all__ = ["decode_message", "decode_struct", "decode_plan", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]
+__all__ = ["decode_message", "decode_struct", "decode_plan", "plan_cache", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]

@@ -33,9 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..decode.model import Batch, Gap, Span
 from ..findings import Code, DecodeError, Finding
-from . import decoder as _decoder
 from . import schema as S
-from .decoder import Overrun, Plan, RecordsValue, State, decode_plan, decode_struct, plan_for
+from .decoder import Overrun, Plan, RecordsValue, State, decode_plan, decode_struct, plan_cache, plan_for
 
 if TYPE_CHECKING:
     from ..decode import Options
@@ -553,8 +552,9 @@ _PLANS_FROM: list[object] = [None]
 
 def _known_plans(kind: str) -> dict[tuple[int, int], tuple[int, Plan, Plan]]:
     """The plans :func:`_remember_plans` kept for ``kind`` (none when the decoder's plans were made afresh)."""
-    if _decoder._PLANS is not _PLANS_FROM[0]:
-        _PLANS_FROM[0] = _decoder._PLANS
+    made = plan_cache()
+    if made is not _PLANS_FROM[0]:
+        _PLANS_FROM[0] = made
         _PLANS["request"] = {}
         _PLANS["response"] = {}
     return _PLANS[kind]

@@ -574,9 +574,9 @@ class CaptureDecoder:
             self._out.append(conv.req.drain())
             self._out.append(conv.resp.drain())
             return
-        conv = probe  # the connection's Conversation
-        sp = conv.req if half.direction == c.client else conv.resp
-        self._out.append(self._feed(conv, sp, offset, data, packet))
+        live: Conversation = probe  # type: ignore[assignment]  # neither None, False nor a probe: its Conversation
+        sp = live.req if half.direction == c.client else live.resp
+        self._out.append(self._feed(live, sp, offset, data, packet))
 
     def gap(self, half: HalfStream, offset: int, length: int, finding: Finding) -> None:
         c = self._current

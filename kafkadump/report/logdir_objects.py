@@ -22,12 +22,11 @@ differ between two runs over the same files.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..findings import SEVERITY, Code, Severity
+from ..findings import SEVERITY, Severity, worst_severity
 from .status import exit_status
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,19 +44,6 @@ PARTITION_FIELDS = (
     "unreadableFiles", "uncleanElections", "topicsRecreated", "findings", "findingCounts", "verdict",
 )
 
-_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
-
-
-def worst_severity(codes: Iterable[Code]) -> Severity | None:
-    """The most severe severity among finding ``codes`` (None for none)."""
-    best = None
-    for c in codes:
-        sev = SEVERITY[c]
-        if best is None or _RANK[sev] > _RANK[best]:
-            best = sev
-    return best
-
-
 def verdict_of(counts: Counter, unreadable: int = 0) -> str:
     """``errors`` (an error finding, or an unreadable file), ``warnings``, or ``clean`` (info findings only)."""
     w = worst_severity(c for c, n in counts.items() if n)
@@ -67,9 +53,10 @@ def verdict_of(counts: Counter, unreadable: int = 0) -> str:
 
 
 def triage_exit_status(report: dict) -> int:
-    """The exit status of both triage commands: 0 clean (info findings only), 1 any warning or error
-    finding or unreadable file (a verdict other than clean).  Usage and I/O errors (2) never get here."""
-    return exit_status(0 if report["verdict"] == CLEAN else 1)
+    """The exit status of both triage commands, by the one rule (:func:`.status.exit_status`): 2 when
+    a file could not be read, else 1 for any warning or error finding, else 0."""
+    findings = report["totals"]["findings"]
+    return exit_status(findings["error"] + findings["warning"], report["totals"]["unreadableFiles"])
 
 
 def _counts_object(counts: Counter) -> dict:

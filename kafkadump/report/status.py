@@ -45,11 +45,14 @@ class Tally:
 
     @property
     def exit_status(self) -> int:
-        return USAGE_OR_IO if self.input_errors else exit_status(self.problems)
+        return exit_status(self.problems, len(self.input_errors))
 
 
-def exit_status(problems: int) -> int:
-    """``1`` when there is any problem, else ``0``."""
+def exit_status(problems: int, input_errors: int = 0) -> int:
+    """The one exit rule: ``2`` when an input could not be read (a file in a list, a partition's
+    segment), else ``1`` when there is any problem (a warning or error finding), else ``0``."""
+    if input_errors:
+        return USAGE_OR_IO
     return PROBLEMS if problems else CLEAN
 
 

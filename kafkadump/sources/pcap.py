@@ -37,16 +37,13 @@ from __future__ import annotations
 import struct
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
 from ..decode.primitives import ByteBuffer
 from ..errors import InputError
 from ..findings import Code, Finding
 from .capture_magic import PCAP_MAGICS, PCAPNG_MAGIC, is_capture
 from .segment import page_releaser
-
-if TYPE_CHECKING:
-    from ..protocol.stream import Conversation, _Probe
 
 # an endpoint: (ip, port)
 Endpoint = tuple[str, int]
@@ -893,9 +890,10 @@ class Connection:
         self.client: Endpoint | None = None  # (ip, port) once known
         self.server: Endpoint | None = None
         self.halves: dict[Endpoint, HalfStream] = {}
-        # protocol-level state: None (nothing yet), a kafkadump.protocol.stream._Probe while
-        # deciding, its Conversation once Kafka, False when not Kafka
-        self.state: _Probe | Conversation | Literal[False] | None = None
+        # protocol-level state, kept here and read by kafkadump.protocol.stream (the layer above,
+        # which this module never imports): None (nothing yet), its probe while deciding, its
+        # conversation once Kafka, False when not Kafka
+        self.state: object = None
         self.first_time: float | None = None
         self.detected = False
         self.syn_from: Endpoint | None = None
