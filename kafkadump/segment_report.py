@@ -10,6 +10,7 @@ status.  Nothing here prints.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from .findings import Code
 from .input_paths import expand
 from .inputs import check_batches, open_segments
 from .report.status import Tally
-from .sources.segment import Segment, open_segment
+from .sources.segment import MappedRange, Segment, open_segment
 from .values import FrozenValue, Value
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ class HexdumpView(Value):
 
     __match_args__ = ("path", "decoded", "spans", "raw", "start", "before", "after", "masked")
 
-    def __init__(self, path: str, decoded: Batch | Gap, spans: list[Span], raw: bytes, start: int,
+    def __init__(self, path: str, decoded: Batch | Gap, spans: list[Span], raw: bytes | MappedRange, start: int,
                  before: bytes = b"", after: bytes = b"", masked: list[tuple[str, int, int]] | None = None) -> None:
         self.path = path
         self.decoded = decoded
@@ -343,50 +344,71 @@ def hexdump_view(path: str, options: Options, tally: Tally, *, position: int | N
     (default the first), its spans, internal-topic fields split out where ``decode`` says so;
     with ``payloads``, keys and values split into their framing, redacted bytes masked (and no
     context bytes: they are other records')."""
-    from .internal_topics.kinds import kind_from_path, resolve_kind
-
     if sum(x is not None for x in (position, offset, index)) > 1:
         raise UsageError("give at most one of --position, --offset, --batch")
-    with open_segment(path) as seg:
-        check_batches(path, seg)
-        item = locate(seg.buf, path, position=position, offset=offset, index=index, options=options)
-        if item is None:
-            what = ("position " + str(position) if position is not None else
-                    "offset " + str(offset) if offset is not None else
-                    "batch " + str(index) if index is not None else "batch at all")
-            raise UsageError(f"{path}: no {what} in this file")
-        _still_there(seg, path, item)
-        decoded, spans = decode_spanned(seg.buf, item, options)
-        if seg.current_size() < seg.size:
-            decoded.findings.append(file_changed(seg.size, seg.current_size()))
-        secrets = payloads is None or payloads.redaction.secrets
-        kind = None if payloads is not None and payloads.redaction.bytes_redacted else resolve_kind(decode, path)
-        if kind is not None:
-            from .internal_topics.record_decoder import expand_spans
+    seg = open_segment(path)
+    try:
+        return _hexdump_view(seg, path, options, tally, position, offset, index, context, decode, payloads)
+    except BaseException:
+        seg.close()
+        raise
 
-            spans, more = expand_spans(kind, decoded, spans, secrets)
-            decoded.findings.extend(more)
-        masked: list[tuple[str, int, int]] = []
-        inspector = _payload_inspector(payloads, [path])
-        if inspector is not None:
-            from .payloads.payload_spans import payload_spans
 
-            named = payload_spans(decoded, spans, inspector)
-            spans, masked = named.spans, named.masked
-            decoded.findings.extend(named.findings)
-        elif kind is not None:
-            from .payloads.redact import SECRET_MASK
+# an item larger than this is read from the mapping a row at a time, not copied (the segment stays open)
+HEXDUMP_COPY_LIMIT = 1 << 20
 
-            masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
-        if secrets and kind is None and kind_from_path(path) == "metadata" and isinstance(decoded, Batch):
-            masked += _secret_value_spans(decoded, spans)
-        if payloads is not None and payloads.redaction.active:   # other records' bytes: not shown
-            context = 0
-        tally.see(decoded.findings)
-        start, end = item.position, item.position + item.size
-        before = bytes(seg.buf[max(0, start - context):start]) if context else b""
-        after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
-        return HexdumpView(path, decoded, spans, bytes(seg.buf[start:end]), start, before, after, masked)
+
+def _hexdump_view(seg: Segment, path: str, options: Options, tally: Tally, position: int | None,
+                  offset: int | None, index: int | None, context: int, decode: str,
+                  payloads: PayloadRequest | None) -> HexdumpView:
+    """:func:`hexdump_view` on the open ``seg``: closed when done, unless the view reads it (a large item)."""
+    from .internal_topics.kinds import kind_from_path, resolve_kind
+
+    check_batches(path, seg)
+    item = locate(seg.buf, path, position=position, offset=offset, index=index, options=options)
+    if item is None:
+        what = ("position " + str(position) if position is not None else
+                "offset " + str(offset) if offset is not None else
+                "batch " + str(index) if index is not None else "batch at all")
+        raise UsageError(f"{path}: no {what} in this file")
+    _still_there(seg, path, item)
+    decoded, spans = decode_spanned(seg.buf, item, options)
+    if seg.current_size() < seg.size:
+        decoded.findings.append(file_changed(seg.size, seg.current_size()))
+    secrets = payloads is None or payloads.redaction.secrets
+    kind = None if payloads is not None and payloads.redaction.bytes_redacted else resolve_kind(decode, path)
+    if kind is not None:
+        from .internal_topics.record_decoder import expand_spans
+
+        spans, more = expand_spans(kind, decoded, spans, secrets)
+        decoded.findings.extend(more)
+    masked: list[tuple[str, int, int]] = []
+    inspector = _payload_inspector(payloads, [path])
+    if inspector is not None:
+        from .payloads.payload_spans import payload_spans
+
+        named = payload_spans(decoded, spans, inspector)
+        spans, masked = named.spans, named.masked
+        decoded.findings.extend(named.findings)
+    elif kind is not None:
+        from .payloads.redact import SECRET_MASK
+
+        masked = [(s.source, s.offset, s.offset + s.length) for s in spans if s.value == SECRET_MASK]
+    if secrets and kind is None and kind_from_path(path) == "metadata" and isinstance(decoded, Batch):
+        masked += _secret_value_spans(decoded, spans)
+    if payloads is not None and payloads.redaction.active:   # other records' bytes: not shown
+        context = 0
+    tally.see(decoded.findings)
+    start, end = item.position, item.position + item.size
+    before = bytes(seg.buf[max(0, start - context):start]) if context else b""
+    after = bytes(seg.buf[end:min(end + context, seg.current_size())]) if context else b""
+    raw: bytes | MappedRange
+    if end - start > HEXDUMP_COPY_LIMIT and isinstance(seg.buf, mmap.mmap):
+        raw = MappedRange(seg, start, end)
+    else:
+        raw = bytes(seg.buf[start:end])
+        seg.close()
+    return HexdumpView(path, decoded, spans, raw, start, before, after, masked)
 
 
 def _secret_value_spans(batch: Batch, spans: list[Span]) -> list[tuple[str, int, int]]:

@@ -323,6 +323,20 @@ def _decode_in_place(buf: ByteBuffer, pos: int, size: int, magic: int, file: str
                          max_decompressed=opt.max_decompressed, max_ratio=opt.max_ratio, max_depth=opt.max_depth)
 
 
+def decode_spanned_at(buf: ByteBuffer, pos: int, size: int, magic: int, file: str, base: int, opt: Options,
+                      spans: list[Span]) -> Batch:
+    """Decode the item at ``pos`` whole (records included, whatever ``opt.select`` says), recording
+    every field's span in ``spans``: in place on bytes or a mapping past :data:`COPY_MAX` (a batch
+    declaring 2 GiB is not copied to be shown), else from a copy."""
+    if size <= COPY_MAX or type(buf) is not bytes and not isinstance(buf, mmap.mmap):
+        return decode_item(bytes(buf[pos:pos + size]), magic, file, base + pos, opt, True, spans)
+    if magic == 2:
+        return decode_batch(buf, pos, file, base=base, records=True, max_decompressed=opt.max_decompressed,
+                            max_ratio=opt.max_ratio, spans=spans)
+    return decode_legacy(buf, pos, pos + size, file, base=base, records=True, max_decompressed=opt.max_decompressed,
+                         max_ratio=opt.max_ratio, max_depth=opt.max_depth, spans=spans)
+
+
 def _distrusted_length(buf: ByteBuffer, pos: int, nxt: int, end: int, file: str, base: int, opt: Options,
                        budget: ScanBudget | None, b: Batch) -> tuple[list, int]:
     """CRC failed and the declared end does not land on a batch: the length itself may be damaged.

@@ -24,7 +24,7 @@ from .inplace import RELEASE_STEP, page_releaser
 from .model import Batch, Gap, Record, Span
 from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)
 from .primitives import ByteBuffer
-from .step import ScanBudget, decode_at, decode_item, find_next_batch, plausible_at  # noqa: F401 (re-exported)
+from .step import ScanBudget, decode_at, decode_item, decode_spanned_at, find_next_batch, plausible_at  # noqa: F401 (re-exported)
 from .work import WORK
 
 # the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel)
@@ -106,11 +106,11 @@ def decode_spanned(buf: ByteBuffer, item: Batch | Gap, options: Options | None =
     if isinstance(item, Gap):
         return item, [Span("unparsed", item.position, item.size, None, "file", raw="unparsed")]
     rel = item.position - base
-    chunk = bytes(buf[rel:rel + item.size])
     spans: list = []
     declared = item.batch_length
     if item.magic != 2 or declared is None or declared == item.size - 12:
-        return decode_item(chunk, item.magic, item.file, item.position, opt, True, spans), spans
+        return decode_spanned_at(buf, rel, item.size, item.magic, item.file, base, opt, spans), spans
+    chunk = bytes(buf[rel:rel + item.size])
     # a batch the walk recovered with its length repaired (length-repaired): decoded with the length
     # its bytes give, its batchLength field shown as the file holds it
     fixed = bytearray(chunk)

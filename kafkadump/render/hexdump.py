@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from ..findings import Finding
     from ..segment_report import HexdumpView
+    from ..sources.segment import MappedRange
 
 PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
 UNPARSED_STYLE = "bold white on red"
@@ -190,7 +191,7 @@ def _varint_note(s: Span, pane: Pane) -> str:
 class Pane:
     """One addressed byte source: the file region, or the decompressed payload."""
 
-    def __init__(self, title: str, data: bytes, base: int, spans: list, source: str,
+    def __init__(self, title: str, data: bytes | MappedRange, base: int, spans: list, source: str,
                  masked: list[tuple[str, int, int]] | None = None):
         self.title = title
         self.data = data          # the bytes shown
@@ -223,7 +224,7 @@ def tiling_errors(spans: list, start: int, end: int, source: str = "file") -> li
     return errs
 
 
-def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes, file_base: int, *,
+def render_text(item: Batch | Gap, spans: list[Span], file_bytes: bytes | MappedRange, file_base: int, *,
                 expand_records: bool = False, context: tuple[bytes, int, bytes] | None = None,
                 console: Console | None = None, out: TextIO | None = None,
                 masked: list[tuple[str, int, int]] | None = None, layout: HexLayout | None = None) -> None:
@@ -334,12 +335,20 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
             placed.append((where, j))
     placed.sort()
     here = 0
+    last_key: tuple | None = None   # what the last row shown looks like (None: nothing to repeat)
     while pos < end:
         while by_index < len(spans) and spans[by_index].offset < pos + step:
             active.append(by_index)
             by_index += 1
         active = [k for k in active if spans[k].offset + spans[k].length > pos]
+        same = 0 if last_key is None else _repeated_rows(last_key, pane, pos, step, active, starts, nxt, placed, here)
+        if same * step >= REPEAT_MIN_BYTES:   # the same bytes of the same field, nothing to say: one line
+            emit.folded(_repeat_line(same, step), CONTEXT_STYLE, 9)
+            pos += same * step
+            continue
         cells: list[tuple[int, int, int] | None] = []  # (position, byte, owning span index) or None
+        first = max(pos, base)
+        row_bytes = data[first - base:min(pos + step, end) - base]   # one read a row (data may be a file window)
         for i in range(pos, pos + step):
             if i < base or i >= end:
                 cells.append(None)
@@ -349,7 +358,7 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
                     sk = spans[k]
                     if k > own and sk.offset <= i < sk.offset + sk.length:
                         own = k
-                cells.append((i, -1 if pane.masked and pane.hidden(i) else data[i - base], own))
+                cells.append((i, -1 if pane.masked and pane.hidden(i) else row_bytes[i - first], own))
         notes = []
         row = []
         while nxt < len(starts) and pane.spans[starts[nxt]].offset < pos + step:
@@ -367,8 +376,69 @@ def _render_pane(emit: _Emitter, pane: Pane, batch: Batch | None, findings: list
                 notes.append((terminal_safe(f"! {f.code.value}: {f.message}"), -2))
                 findings[j] = None
             here += 1
+        last_key = _repeat_key(cells, notes, spans)
         _emit_row(emit, pos, cells, notes, pane)
         pos += step
+
+
+def _repeat_key(cells: list[tuple[int, int, int] | None], notes: list[tuple[str, int]], spans: list) -> tuple | None:
+    """What makes a row look as it does when it holds no annotation and no field starts in it (the
+    same bytes of the same field: a run of such rows is shown once, then ``*``, as ``hexdump -C``
+    shows a zero run); None for a row that is always shown."""
+    if notes or cells[0] is None or cells[-1] is None:
+        return None
+    pos, own = cells[0][0], cells[0][2]
+    if any(c is None or c[2] != own for c in cells) or (own >= 0 and spans[own].offset > pos):
+        return None
+    return own, bytes(255 if c[1] < 0 else c[1] for c in cells if c is not None), tuple(c[1] < 0 for c in cells if c)
+
+
+_BLOCK_ROWS = 4096   # rows compared at once in a run of repeated rows
+# a run of rows like the last one shown is one line (as ``hexdump -C``'s ``*``) from this many bytes on;
+# shorter runs (a value's repeated bytes) are shown row by row
+REPEAT_MIN_BYTES = 1024
+
+
+def _repeated_rows(last_key: tuple, pane: Pane, pos: int, step: int, active: list[int], starts: list[int], nxt: int,
+                   placed: list[tuple[int, int]], here: int) -> int:
+    """How many rows from ``pos`` on are more like the last one shown (``last_key``), told without
+    building their cells: whole, unmasked, no field starting and no finding in them, their bytes
+    those of the last row, all still in the last row's field."""
+    if pane.masked or pos < pane.base:
+        return 0
+    limit = pane.base + len(pane.data)
+    if nxt < len(starts):
+        limit = min(limit, pane.spans[starts[nxt]].offset)
+    if here < len(placed):
+        limit = min(limit, placed[here][0])
+    own = last_key[0]
+    if own < 0:
+        if active:
+            return 0
+    else:
+        if any(k > own for k in active):
+            return 0
+        limit = min(limit, pane.spans[own].offset + pane.spans[own].length)
+    rows = max(0, (limit - pos) // step)
+    if rows * step < REPEAT_MIN_BYTES:
+        return 0
+    row = last_key[1]
+    done = 0
+    while done < rows:
+        n = min(_BLOCK_ROWS, rows - done)
+        at = pos + done * step - pane.base
+        if bytes(pane.data[at:at + n * step]) == row * n:
+            done += n
+            continue
+        while done < rows and bytes(pane.data[at:at + step]) == row:   # the block's repeats, then the first other row
+            done += 1
+            at += step
+        break
+    return done
+
+
+def _repeat_line(rows: int, step: int) -> str:
+    return f"*        ({rows:,} more row{'s' if rows != 1 else ''} like the one above: {rows * step:,} bytes)"
 
 
 def _emit_row(emit: _Emitter, pos: int, cells: list[tuple[int, int, int] | None], notes: list[tuple[str, int]],

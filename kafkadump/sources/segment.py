@@ -22,6 +22,7 @@ import mmap
 import os
 import stat
 from collections.abc import Callable
+from typing import overload
 
 from ..errors import InputError
 
@@ -156,6 +157,46 @@ class Segment:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class MappedRange:
+    """Bytes ``start..end`` of an open :class:`Segment`, read a slice at a time (a large item shown
+    row by row is never copied whole); the pages behind the last read handed back as reads go on.
+    Owns the segment: :meth:`close` closes it."""
+
+    RELEASE_EVERY = 8 << 20
+
+    def __init__(self, seg: Segment, start: int, end: int) -> None:
+        self.seg, self.start, self.end = seg, start, end
+        self._released = start
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+    @overload
+    def __getitem__(self, k: int) -> int: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> bytes: ...
+
+    def __getitem__(self, k: int | slice) -> int | bytes:
+        if isinstance(k, slice):
+            a, b, step = k.indices(len(self))
+            if step != 1:
+                raise ValueError("a mapped range is read in plain slices")
+            data = bytes(self.seg.buf[self.start + a:self.start + max(a, b)])
+            if self.start + a - self._released >= self.RELEASE_EVERY:
+                self.seg.release(self.start + a)
+                self._released = self.start + a
+            return data
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError("mapped range index out of range")
+        return self.seg.buf[self.start + k]
+
+    def close(self) -> None:
+        self.seg.close()
 
 
 def open_segment(path: str) -> Segment:
