@@ -68,7 +68,7 @@ from ..decode.primitives import ByteBuffer
 from ..decode.walk import decode_spanned, iter_batches
 from ..findings import Code, DecodeError, Finding, Truncated
 from . import schema as S
-from .plan_code import PRIM, PRIM_ARRAY, STRUCT, STRUCT_ARRAY, Bail, compile_plan
+from .plan_code import BAIL, PRIM, PRIM_ARRAY, STRUCT, STRUCT_ARRAY, Bail, compile_plan
 
 MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no bytes
 # decode plain structs by their plans compiled to Python (:mod:`.plan_code`); False: the interpreter
@@ -705,7 +705,9 @@ def decode_plan(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State, path
         if st.strict:
             raise
         st.findings.append(Finding(e.code, e.offset, e.message))
-        return out, e.offset - st.base, e
+        # handed on as a value: without its traceback, which holds every frame of the failed read
+        # (and each frame's locals) for as long as the caller keeps the error
+        return out, e.offset - st.base, e.with_traceback(None)
     if st.fill_defaults:
         _fill_defaults(plan, out)
     return out, p, None
@@ -728,7 +730,13 @@ def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tup
     mark = len(st.findings)
     try:
         out, p = code(buf, pos, end, st)
-    except (Bail, DecodeError, UnicodeDecodeError):
+    except Bail:
+        # the compiled code raises one shared instance: each raise would add its frames to that
+        # instance's traceback, keeping every failed read's frames (and their values) alive
+        BAIL.__traceback__ = None
+        del st.findings[mark:]
+        return None
+    except (DecodeError, UnicodeDecodeError):
         del st.findings[mark:]
         return None
     if len(st.findings) != mark:   # a tagged field read by the interpreter found something
