@@ -127,6 +127,7 @@ def _render(data: bytes, traced: bool = False) -> tuple[int, str]:
         out = io.StringIO()
         render_text(item, spans, data, 0, out=out)
         return 0, out.getvalue()
+    render_text(item, spans, data, 0, out=_Sink())   # once untraced: modules a line needs imported, not counted
     tracemalloc.start()
     try:
         render_text(item, spans, data, 0, out=_Sink())

@@ -393,7 +393,7 @@ def _repeat_key(cells: list[tuple[int, int, int] | None], notes: list[tuple[str,
     return own, bytes(255 if c[1] < 0 else c[1] for c in cells if c is not None), tuple(c[1] < 0 for c in cells if c)
 
 
-_BLOCK_ROWS = 4096   # rows compared at once in a run of repeated rows
+_BLOCK_BYTES = 4096   # bytes compared at once in a run of repeated rows (a copy this size, no more)
 # a run of rows like the last one shown is one line (as ``hexdump -C``'s ``*``) from this many bytes on;
 # shorter runs (a value's repeated bytes) are shown row by row
 REPEAT_MIN_BYTES = 1024
@@ -423,11 +423,13 @@ def _repeated_rows(last_key: tuple, pane: Pane, pos: int, step: int, active: lis
     if rows * step < REPEAT_MIN_BYTES:
         return 0
     row = last_key[1]
+    block_rows = max(1, _BLOCK_BYTES // step)
+    block = row * block_rows
     done = 0
     while done < rows:
-        n = min(_BLOCK_ROWS, rows - done)
+        n = min(block_rows, rows - done)
         at = pos + done * step - pane.base
-        if bytes(pane.data[at:at + n * step]) == row * n:
+        if bytes(pane.data[at:at + n * step]) == (block if n == block_rows else row * n):
             done += n
             continue
         while done < rows and bytes(pane.data[at:at + step]) == row:   # the block's repeats, then the first other row
