@@ -55,7 +55,7 @@ def without_timing(report: dict) -> dict:
 
 def assert_same_triage(path: str, *extra: str) -> dict:
     cli, sp = both(path, "--json", *extra)
-    assert cli.exit_code in (0, 1), cli.output
+    assert cli.exit_code in (0, 1, 2), cli.output   # 2: a file that could not be read (the report still whole)
     assert sp.exit_code == cli.exit_code, (sp.exit_code, cli.exit_code, sp.output[-2000:])
     a, b = json.loads(cli.stdout), json.loads(sp.stdout)
     assert a["partitions"], path
