@@ -139,7 +139,7 @@ def test_triage_on_the_cluster_equals_the_cli(cluster, fleet):
     cluster.start_worker()
     res = _cli(["spark", "triage", fleet["root"], "--json", "--master", cluster.url, "--executor-wait", "180",
                 *_conf()])
-    assert res.exit_code == 1, res.output      # the fleet has damage: exit 1, as triage's
+    assert res.exit_code == 2, res.output      # a file of the fleet cannot be read: exit 2, as triage's
     from pyspark.sql import SparkSession
 
     from kafkadump.spark.session import executor_count
