@@ -44,7 +44,7 @@ class Screen:
 
 
 def run_in_terminal(args: list[str], cols: int, rows: int = 50, *, stderr_tty: bool = False,
-                    timeout: float = 120) -> tuple[bytes, bytes, int]:
+                    timeout: float = 120, no_color: bool = False) -> tuple[bytes, bytes, int]:
     """``kafkadump ARGS`` with stdout (or, with ``stderr_tty``, stderr) on a ``cols``-wide pty, the other
     on a pipe: ``(what the terminal got, what the pipe got, exit status)``."""
     try:
@@ -54,6 +54,8 @@ def run_in_terminal(args: list[str], cols: int, rows: int = 50, *, stderr_tty: b
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR")}
     env["TERM"] = "xterm-256color"
+    if no_color:
+        env["NO_COLOR"] = "1"
     p = subprocess.Popen([sys.executable, "-m", "kafkadump", *args], stdin=slave,
                          stdout=subprocess.PIPE if stderr_tty else slave,
                          stderr=slave if stderr_tty else subprocess.PIPE, env=env, close_fds=True)

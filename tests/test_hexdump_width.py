@@ -9,15 +9,10 @@ same absolute offset, masked where it is masked, and every word of its annotatio
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
-import struct
 import subprocess
 import sys
-import termios
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +22,7 @@ import pytest
 from conftest import CORPUS, FIXTURES
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from rich.cells import cell_len
+from terminal_screen import run_in_terminal
 
 WIDTHS = (80, 120, 200)
 ROWS = 24
@@ -46,31 +42,9 @@ def _env(no_color: bool = False) -> dict[str, str]:
 
 def _in_terminal(args: list[str], cols: int, no_color: bool = False) -> tuple[bytes, int]:
     """kafkadump's stdout on a ``cols`` x 24 pty: ``(what reached the terminal, exit status)``."""
-    try:
-        master, slave = pty.openpty()
-    except OSError as e:  # pragma: no cover - a sandbox without /dev/ptmx
-        pytest.skip(f"no pseudo-terminal can be opened here: {e}")
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, cols, 0, 0))
-    p = subprocess.Popen([sys.executable, "-m", "kafkadump", *args], stdin=slave, stdout=slave,
-                         stderr=subprocess.PIPE, env=_env(no_color), close_fds=True)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            p.kill()
-            raise AssertionError(f"kafkadump {args} wrote nothing for 60 s")
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:   # EIO: every holder of the terminal has closed it
-            break
-        if not data:
-            break
-        chunks.append(data)
-    _, err = p.communicate(timeout=60)
-    os.close(master)
+    shown, err, rc = run_in_terminal(args, cols, ROWS, timeout=60, no_color=no_color)
     assert not err, err
-    return b"".join(chunks), p.returncode
+    return shown, rc
 
 
 def _piped(args: list[str]) -> tuple[str, int]:
