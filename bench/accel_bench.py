@@ -48,17 +48,18 @@ import make_segment  # noqa: E402
 from crc32c import crc32c  # noqa: E402
 
 from kafkadump import accel  # noqa: E402
-from kafkadump.decode import Options  # noqa: E402
-from kafkadump.decode import batch as batch_module  # noqa: E402
-from kafkadump.decode import step as step_module  # noqa: E402
-from kafkadump.decode import walk as walk_module  # noqa: E402
-from kafkadump.decode.model import Record  # noqa: E402
-from kafkadump.decode.walk import CrcScan  # noqa: E402
-from kafkadump.query import RecordQuery  # noqa: E402
+from kafkadump.decoders.batches import Options  # noqa: E402
+from kafkadump.decoders.batches import batch as batch_module  # noqa: E402
+from kafkadump.decoders.batches import step as step_module  # noqa: E402
+from kafkadump.decoders.batches import walk as walk_module  # noqa: E402
+from kafkadump.decoders.batches.model import Record  # noqa: E402
+from kafkadump.decoders.batches.walk import CrcScan  # noqa: E402
+from kafkadump.reports.query import RecordQuery  # noqa: E402
 from kafkadump.render import jsonl  # noqa: E402
 from kafkadump.render.jsonl import write_batch_report, write_record_report  # noqa: E402
-from kafkadump.report.status import Tally  # noqa: E402
-from kafkadump.segment_report import batch_report, record_report  # noqa: E402
+from kafkadump.base.status import Tally  # noqa: E402
+from kafkadump.reports.segments import batch_report  # noqa: E402
+from kafkadump.reports.segments import record_report  # noqa: E402
 from kafkadump.sources.segment import open_segment  # noqa: E402
 
 RECORDS_SHAPE = dict(batch_bytes=16 << 10, record_bytes="40-90", key_bytes=10, records_per_batch=150, headers=1,

@@ -47,8 +47,11 @@ from crc32c import crc32c  # noqa: E402
 from make_segment import parse_size  # noqa: E402
 from startup_bench import child_env  # noqa: E402
 
-from kafkadump.decode import CrcScan, Options, iter_batches  # noqa: E402
-from kafkadump.decode.model import Batch, Gap  # noqa: E402
+from kafkadump.decoders.batches import CrcScan  # noqa: E402
+from kafkadump.decoders.batches import Options  # noqa: E402
+from kafkadump.decoders.batches import iter_batches  # noqa: E402
+from kafkadump.decoders.batches.model import Batch  # noqa: E402
+from kafkadump.decoders.batches.model import Gap  # noqa: E402
 from kafkadump.render.jsonl import RecordLines  # noqa: E402
 from kafkadump.sources.segment import open_segment  # noqa: E402
 

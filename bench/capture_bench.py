@@ -119,8 +119,10 @@ def bare_pass(path: str) -> tuple[int, int]:
 
 def decode_only(path: str, ports: list[int] | None = None) -> int:
     """``capture_report`` to its end, nothing rendered; returns the frames."""
-    from kafkadump.capture_report import CaptureRequest, CaptureTotals, capture_report
-    from kafkadump.report.status import Tally
+    from kafkadump.reports.capture import CaptureRequest
+    from kafkadump.reports.capture import CaptureTotals
+    from kafkadump.reports.capture import capture_report
+    from kafkadump.base.status import Tally
 
     frames = 0
     request = CaptureRequest() if ports is None else CaptureRequest(ports=list(ports))
@@ -171,7 +173,7 @@ def kafka_ports(path: str, given: list[int]) -> list[int]:
             ports = []
         if ports:
             return ports
-    from kafkadump.protocol.stream import CaptureDecoder
+    from kafkadump.decoders.protocol.stream import CaptureDecoder
     from kafkadump.sources.pcap import CaptureReader
     from kafkadump.sources.segment import open_segment
 

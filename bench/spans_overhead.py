@@ -2,7 +2,7 @@
 """What span recording costs the fast path (records decoding), measured.
 
 The hexdump needs every field's span; the record loop in
-kafkadump/decode/batch.py keeps field starts in locals and only builds spans
+kafkadump/decoders/batches/batch.py keeps field starts in locals and only builds spans
 when a ``spans`` list is passed.  The price on the fast path is the
 ``spans is not None`` tests.  This script builds, in the same process, a
 copy of the record loop with every span branch removed (an AST rewrite of
@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kafkadump.decode import batch as B  # noqa: E402
-from kafkadump.decode.batch import decode_batch  # noqa: E402
+from kafkadump.decoders.batches import batch as B  # noqa: E402
+from kafkadump.decoders.batches.batch import decode_batch  # noqa: E402
 
 
 class _StripSpans(ast.NodeTransformer):

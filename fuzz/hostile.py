@@ -2,7 +2,7 @@
 
 Each generator takes a scale and returns bytes (or writes a sparse file) in
 a fraction of a second; doubling the scale doubles the input, so a test can
-check that the decoder's work counters (:data:`kafkadump.decode.work.WORK`)
+check that the decoder's work counters (:data:`kafkadump.decoders.batches.work.WORK`)
 double too.  Self-contained: no kafkadump imports, so a generator is an
 independent description of the attack.
 """

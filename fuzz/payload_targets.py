@@ -18,10 +18,13 @@ import json
 import os
 import struct
 
-from kafkadump.payloads.decode import PayloadDecoder
-from kafkadump.payloads.framing import detect_framing
-from kafkadump.payloads.model import DecodedPayload, PayloadLimits, Schema, SchemaReference
-from kafkadump.payloads.store import SchemaStore
+from kafkadump.decoders.payloads.decode import PayloadDecoder
+from kafkadump.decoders.payloads.framing import detect_framing
+from kafkadump.decoders.payloads.model import DecodedPayload
+from kafkadump.decoders.payloads.model import PayloadLimits
+from kafkadump.decoders.payloads.model import Schema
+from kafkadump.decoders.payloads.model import SchemaReference
+from kafkadump.decoders.payloads.store import SchemaStore
 
 LIMITS = PayloadLimits(max_depth=16, max_items=10_000, max_bytes=1 << 16)
 
@@ -140,7 +143,7 @@ def _schemas_dir() -> str:
 
 def schemas(data: bytes) -> None:
     """The ``_schemas`` reader: a segment folded, every schema looked up, made and its references resolved."""
-    from kafkadump.errors import InputError
+    from kafkadump.base.errors import InputError
 
     d = _schemas_dir()
     with open(os.path.join(d, "00000000000000000000.log"), "wb") as f:

@@ -55,19 +55,19 @@ def main(argv) -> int:
         kafkadump.cli.load_all_commands()  # the command modules load on first use: instrument them all here
         import kafkadump.cli.capture_command  # noqa: F401
         import kafkadump.cli.logdir_commands  # noqa: F401
-        import kafkadump.decode.batch  # noqa: F401
-        import kafkadump.decode.compression  # noqa: F401
-        import kafkadump.decode.legacy  # noqa: F401
-        import kafkadump.decode.walk  # noqa: F401
-        import kafkadump.internal_topics.record_decoder  # noqa: F401
-        import kafkadump.logdir.dump  # noqa: F401
-        import kafkadump.payloads.avro  # noqa: F401
-        import kafkadump.payloads.json_schema  # noqa: F401
-        import kafkadump.payloads.protobuf  # noqa: F401
-        import kafkadump.payloads.schemas_topic  # noqa: F401
-        import kafkadump.payloads.store  # noqa: F401
-        import kafkadump.protocol.stream  # noqa: F401
-        import kafkadump.segment_report  # noqa: F401
+        import kafkadump.decoders.batches.batch  # noqa: F401
+        import kafkadump.decoders.batches.compression  # noqa: F401
+        import kafkadump.decoders.batches.legacy  # noqa: F401
+        import kafkadump.decoders.batches.walk  # noqa: F401
+        import kafkadump.decoders.internal_topics.record_decoder  # noqa: F401
+        import kafkadump.reports.dump  # noqa: F401
+        import kafkadump.decoders.payloads.avro  # noqa: F401
+        import kafkadump.decoders.payloads.json_schema  # noqa: F401
+        import kafkadump.decoders.payloads.protobuf  # noqa: F401
+        import kafkadump.decoders.payloads.schemas_topic  # noqa: F401
+        import kafkadump.decoders.payloads.store  # noqa: F401
+        import kafkadump.decoders.protocol.stream  # noqa: F401
+        import kafkadump.reports.segments  # noqa: F401
         import kafkadump.sources.hextext  # noqa: F401
         import kafkadump.sources.pcap  # noqa: F401
 

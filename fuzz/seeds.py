@@ -140,8 +140,10 @@ def _frames():
 
 
 def _internal():
-    from kafkadump.decode import Batch, Options, iter_batches
-    from kafkadump.internal_topics.constants import KINDS
+    from kafkadump.decoders.batches import Batch
+    from kafkadump.decoders.batches import Options
+    from kafkadump.decoders.batches import iter_batches
+    from kafkadump.decoders.internal_topics.constants import KINDS
 
     seg = CORPUS / "real" / "segments"
     dirs = {"offsets": "__consumer_offsets-*", "transactions": "__transaction_state-*",

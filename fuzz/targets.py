@@ -21,11 +21,15 @@ import tempfile
 import zlib
 
 import payload_targets
-from kafkadump.decode import Batch, CrcScan, Gap, Options, iter_batches
-from kafkadump.decode.compression import decompress
-from kafkadump.findings import DecodeError
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import CrcScan
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.compression import decompress
+from kafkadump.base.findings import DecodeError
 from kafkadump.render import dumplog, jsonl
-from kafkadump.report import records as records_model
+from kafkadump.objects import records as records_model
 
 # small caps keep every execution fast and memory-bounded
 CAP = 1 << 20
@@ -252,8 +256,8 @@ def protocol(data: bytes) -> None:
 
 def internal(data: bytes) -> None:
     """Internal-topic keys and values (__consumer_offsets, __transaction_state, metadata, ...)."""
-    from kafkadump.internal_topics.constants import KINDS
-    from kafkadump.internal_topics.record_decoder import decoder_for
+    from kafkadump.decoders.internal_topics.constants import KINDS
+    from kafkadump.decoders.internal_topics.record_decoder import decoder_for
     from kafkadump.render.internal_records import record_dict, summary
 
     if len(data) < 3:

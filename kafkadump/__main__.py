@@ -1,3 +1,3 @@
-from .cli import main
+from kafkadump.cli import main
 
 main()

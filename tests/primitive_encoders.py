@@ -1,6 +1,6 @@
 """Encoders of Kafka's primitive types, for tests and fixtures only (kafkadump itself never encodes).
 
-The inverse of :mod:`kafkadump.decode.primitives`: ``encode_x(value) -> bytes``.
+The inverse of :mod:`kafkadump.decoders.batches.primitives`: ``encode_x(value) -> bytes``.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def make_fleet(root: str) -> dict:
     second = os.path.join(root, "orders-0", SEG.format(200))
     _write(second, chunks)
     facts["files"].append(second)
-    # the partition objects of the triage report (kafkadump.report.logdir_objects): the
+    # the partition objects of the triage report (kafkadump.objects.logdir_objects): the
     # leader-epoch-checkpoint below is the third file; the explained gap is an info offset-gap
     facts["partitions"][("orders", 0)] = {
         "files": 3, "segments": 2, "batches": nbatch, "records": nrec, "firstOffset": 0, "logEndOffset": off,

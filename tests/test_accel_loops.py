@@ -14,13 +14,15 @@ from primitive_encoders import encode_varint
 from test_accel_parity import assert_same, compiled
 
 from kafkadump import accel
-from kafkadump.decode import iter_batches, step
-from kafkadump.decode.batch import decode_batch_header
-from kafkadump.decode.crc import crc32c
-from kafkadump.decode.model import Batch
-from kafkadump.findings import Code, Finding
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches import step
+from kafkadump.decoders.batches.batch import decode_batch_header
+from kafkadump.decoders.batches.crc import crc32c
+from kafkadump.decoders.batches.model import Batch
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Finding
 from kafkadump.render import jsonl
-from kafkadump.report.records import item_object
+from kafkadump.objects.records import item_object
 
 
 def _with_record_body(body: bytes) -> bytes:
@@ -74,7 +76,7 @@ def test_a_record_class_the_loops_do_not_know_keeps_the_pure_path():
         offset = 1
 
     assert accel.compiled_loops(Other) is None or not accel.hotloops_built()
-    from kafkadump.decode.model import Record
+    from kafkadump.decoders.batches.model import Record
 
     accel.compiled_loops(Record)  # the real one again: the path is back
     items = list(iter_batches(v2_batch(0, [Rec(b"k", b"v")]).data, "x"))
@@ -213,6 +215,6 @@ def test_the_compiled_loops_know_record_and_batch():
     """A slot added to Record or Batch must be taught to hotloops.c (else every loop falls back to Python)."""
     if not accel.hotloops_built() or os.environ.get(accel.PURE_ENV, "") not in ("", "0"):
         pytest.skip("the compiled hot path is not built here (or KAFKADUMP_PURE_PYTHON is set)")
-    from kafkadump.decode.model import Record
+    from kafkadump.decoders.batches.model import Record
 
     assert accel.compiled_loops(Record, Batch) is not None

@@ -27,14 +27,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkadump import accel
-from kafkadump.decode import CrcScan, Options, iter_batches
-from kafkadump.decode import batch as batch_module
-from kafkadump.decode import step as step_module
-from kafkadump.decode import walk as walk_module
-from kafkadump.decode.model import Batch, Record, record_chunks
+from kafkadump.decoders.batches import CrcScan
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches import batch as batch_module
+from kafkadump.decoders.batches import step as step_module
+from kafkadump.decoders.batches import walk as walk_module
+from kafkadump.decoders.batches.model import Batch
+from kafkadump.decoders.batches.model import Record
+from kafkadump.decoders.batches.model import record_chunks
 from kafkadump.render import jsonl
 from kafkadump.render.jsonl import RecordLines, item_line
-from kafkadump.report.records import item_object
+from kafkadump.objects.records import item_object
 
 ROOT = Path(__file__).resolve().parent.parent
 FILE = "orders-3/00000000000000000000.log"

@@ -135,13 +135,12 @@ def test_no_import_cycles(graph):
     assert cycles == []
 
 
-LOWER = ("kafkadump.decode", "kafkadump.sources", "kafkadump.protocol", "kafkadump.findings")
-UPPER = ("kafkadump.cli", "kafkadump.render", "kafkadump.report", "kafkadump.segment_report", "kafkadump.capture_report",
-         "kafkadump.spark")
+LOWER = ("kafkadump.decoders", "kafkadump.sources", "kafkadump.base")
+UPPER = ("kafkadump.cli", "kafkadump.spark", "kafkadump.render", "kafkadump.reports", "kafkadump.objects")
 
 
 def test_decoders_never_import_renderers_reports_or_the_cli():
-    up = {m: sorted(t for t in GRAPH[m] if t.startswith(UPPER)) for m in MODULES if m.startswith(LOWER)}
+    up = {m: sorted(t for t in TYPED_GRAPH[m] if t.startswith(UPPER)) for m in MODULES if m.startswith(LOWER)}
     assert {m: ts for m, ts in up.items() if ts} == {}
 
 
@@ -149,22 +148,20 @@ def test_graph_is_not_empty():
     assert len(MODULES) > 50 and sum(len(t) for t in GRAPH.values()) > 100
 
 
-# ARCHITECTURE.md's table, top to bottom: a module imports only from its own layer or the ones below
+# ARCHITECTURE.md's picture, top to bottom: one folder per layer; a module imports only from its own
+# layer or the ones below, counting the imports under ``if TYPE_CHECKING:``
 LAYERS = [
     ("kafkadump.cli", "kafkadump.__main__"),
     ("kafkadump.spark",),
-    ("kafkadump.render", "kafkadump.describe"),
-    ("kafkadump.segment_report", "kafkadump.capture_report", "kafkadump.record_window", "kafkadump.logdir.dump",
-     "kafkadump.logdir.carve_report", "kafkadump.logdir.triage", "kafkadump.logdir.scan",
-     "kafkadump.logdir.partition", "kafkadump.replica_diff", "kafkadump.metadata_history",
-     "kafkadump.logdir.transactions", "kafkadump.logdir.offsets_lag", "kafkadump.logdir.remote",
-     "kafkadump.logdir.dumplog_source"),
-    ("kafkadump.query", "kafkadump.inputs", "kafkadump.input_paths"),
-    ("kafkadump.report",),
+    ("kafkadump.render",),
+    # the JSON contract, built from the plain data the reports compute
+    ("kafkadump.objects",),
+    ("kafkadump.reports",),
     # the decoders and the sources they read are one layer (sources type their buffers as the decoders do)
-    ("kafkadump.decode", "kafkadump.protocol", "kafkadump.internal_topics", "kafkadump.logdir", "kafkadump.sources",
-     "kafkadump.payloads"),
-    ("kafkadump.findings", "kafkadump.errors", "kafkadump"),
+    ("kafkadump.decoders", "kafkadump.sources"),
+    ("kafkadump.base",),
+    ("kafkadump.accel",),
+    ("kafkadump",),
 ]
 
 
@@ -177,6 +174,13 @@ def _layer(module: str) -> int:
     return rank
 
 
-def test_imports_go_down_the_layers():
-    up = sorted((m, t) for m in MODULES for t in GRAPH[m] if _layer(t) < _layer(m))
+def test_every_module_is_in_a_layer_folder():
+    """Nothing at the top of the package but its face (``__init__``, ``__main__``)."""
+    loose = sorted(m for m in MODULES if m != "kafkadump" and _layer(m) == len(LAYERS) - 1)
+    assert loose == []
+
+
+@pytest.mark.parametrize("graph", [GRAPH, TYPED_GRAPH], ids=["runtime", "with-type-only-imports"])
+def test_imports_go_down_the_layers(graph):
+    up = sorted((m, t) for m in MODULES for t in graph[m] if _layer(t) < _layer(m))
     assert up == []

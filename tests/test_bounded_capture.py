@@ -1,7 +1,7 @@
 """Issue 12, defect class 4 in ``capture``: resynchronising, closing connections and deciding
 whether a connection is Kafka are linear in the capture.
 
-Generators build scaled pcaps; work is read from :data:`kafkadump.decode.work.WORK`
+Generators build scaled pcaps; work is read from :data:`kafkadump.decoders.batches.work.WORK`
 (counters, never clocks) and the CLI's peak RSS from the kernel (``test_hardening.kd``).
 """
 
@@ -15,11 +15,12 @@ import capture_builders as cb
 from test_bounded_work import doubles
 from test_hardening import RSS_LIMIT_MB, kd
 
-from kafkadump.capture_report import CaptureRequest, capture_report
-from kafkadump.decode.options import SCAN_FLOOR
-from kafkadump.decode.work import WORK
-from kafkadump.protocol.stream import StreamNote
-from kafkadump.report.status import Tally
+from kafkadump.reports.capture import CaptureRequest
+from kafkadump.reports.capture import capture_report
+from kafkadump.decoders.batches.options import SCAN_FLOOR
+from kafkadump.decoders.batches.work import WORK
+from kafkadump.decoders.protocol.stream import StreamNote
+from kafkadump.base.status import Tally
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import hostile  # noqa: E402

@@ -12,12 +12,13 @@ import tracemalloc
 import forensics_scaled as fs
 from measured import RSS_LIMIT_MB, kd
 
-from kafkadump.decode import Options
-from kafkadump.decode.work import WORK
-from kafkadump.logdir.triage import Triage
-from kafkadump.metadata_history import MetadataSummary, metadata_report
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches.work import WORK
+from kafkadump.reports.triage import Triage
+from kafkadump.reports.metadata import MetadataSummary
+from kafkadump.reports.metadata import metadata_report
 from kafkadump.render import metadata_views
-from kafkadump.report.status import Tally
+from kafkadump.base.status import Tally
 
 
 def doubles(small: int, large: int) -> bool:
@@ -57,7 +58,7 @@ def test_metadata_work_doubles_with_the_partitions(tmp_path):
 def test_metadata_partition_state_is_compact(tmp_path):
     """The replay keeps a partition in a slotted state, its topic id and broker id lists shared: a few
     hundred bytes, not a dict, a topic id string and four lists each."""
-    from kafkadump.internal_topics.metadata_replay import MetadataReplay
+    from kafkadump.decoders.internal_topics.metadata_replay import MetadataReplay
 
     _replay(fs.metadata_log(tmp_path / "warm", 100))     # the decoder's own caches, made once
     path = fs.metadata_log(tmp_path, 5000)
@@ -146,7 +147,7 @@ def test_triage_of_2000_tiny_partitions_in_bounded_memory(tmp_path):
 # --- txn ----------------------------------------------------------------------------------------------
 
 def _txn(root: str):
-    from kafkadump.logdir.triage import transactions_report
+    from kafkadump.reports.triage import transactions_report
 
     tally = Tally()
     return transactions_report([str(root)], tally, jobs=1), tally
@@ -163,8 +164,8 @@ def test_txn_work_doubles_with_the_transactions(tmp_path):
 def test_txn_keeps_only_the_transactions_it_lists(tmp_path, monkeypatch):
     """Past MAX_TRANSACTIONS closed transactions, the partition folds keep none for the join (they are
     counted): what is held stays the same however many partitions and transactions there are."""
-    from kafkadump.logdir import transactions as txn_mod
-    from kafkadump.logdir import triage as triage_mod
+    from kafkadump.reports import transactions as txn_mod
+    from kafkadump.reports import triage as triage_mod
 
     monkeypatch.setattr(txn_mod, "MAX_TRANSACTIONS", 500)
     monkeypatch.setattr(triage_mod, "MAX_TRANSACTIONS", 500)

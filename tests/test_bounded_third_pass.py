@@ -7,7 +7,7 @@
   decompressed byte (8 bytes a byte: 530 MB for 66 MB of inner messages), and every finding
   looked at for every row.
 
-Work is read from :data:`kafkadump.decode.work.WORK` (counters, never clocks), memory from the
+Work is read from :data:`kafkadump.decoders.batches.work.WORK` (counters, never clocks), memory from the
 kernel (``test_hardening.kd``) or from tracemalloc.
 """
 
@@ -23,11 +23,13 @@ import capture_builders as cb
 from test_bounded_work import doubles
 from test_hardening import RSS_LIMIT_MB, kd
 
-from kafkadump.capture_report import CaptureRequest, capture_report
-from kafkadump.decode.work import WORK
-from kafkadump.protocol.frames import MAX_FRAME, MAX_RESYNC_WAIT
-from kafkadump.protocol.stream import StreamNote
-from kafkadump.report.status import Tally
+from kafkadump.reports.capture import CaptureRequest
+from kafkadump.reports.capture import capture_report
+from kafkadump.decoders.batches.work import WORK
+from kafkadump.decoders.protocol.frames import MAX_FRAME
+from kafkadump.decoders.protocol.frames import MAX_RESYNC_WAIT
+from kafkadump.decoders.protocol.stream import StreamNote
+from kafkadump.base.status import Tally
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import hostile  # noqa: E402
@@ -98,7 +100,7 @@ def test_waited_prefixes_capture_cli(tmp_path):
 
 def test_unanswered_requests_are_forgotten_oldest_first():
     """Past MAX_PENDING_REQUESTS the oldest unanswered request leaves (in constant time)."""
-    from kafkadump.protocol import stream as S
+    from kafkadump.decoders.protocol import stream as S
 
     conv = S.Conversation(S.CaptureDecoder(), None, False, "-")
 
@@ -119,7 +121,8 @@ def _render(data: bytes, traced: bool = False) -> tuple[int, str]:
     text thrown away; or 0 and the text)."""
     import tracemalloc
 
-    from kafkadump.decode.walk import decode_spanned, locate
+    from kafkadump.decoders.batches.walk import decode_spanned
+    from kafkadump.decoders.batches.walk import locate
     from kafkadump.render.hexdump import render_text
 
     item, spans = decode_spanned(data, locate(data, "x.log"))
@@ -147,7 +150,7 @@ class _Sink:
 def test_hexdump_rows_find_their_owning_spans_without_a_table(monkeypatch):
     """Rendering holds no per-byte table (a wrapper of 3,000 inner messages, 105 KB decompressed,
     cost 850 KB of table; 1.9 M messages, 530 MB)."""
-    from kafkadump.decode import legacy as L
+    from kafkadump.decoders.batches import legacy as L
 
     monkeypatch.setattr(L, "SPAN_RECORDS", 50)
     peak, _ = _render(hostile.tiny_inner_wrapper(3000), traced=True)

@@ -1,7 +1,7 @@
 """Issue 12, defect classes 1-4: work is linear in the input and memory bounded by design.
 
 Each class has a generator in ``fuzz/hostile.py`` building a scaled instance.
-Work is read from :data:`kafkadump.decode.work.WORK` (counters, never
+Work is read from :data:`kafkadump.decoders.batches.work.WORK` (counters, never
 clocks): doubling the input must roughly double it.  Memory is the peak RSS
 of the real CLI in a child process (``ru_maxrss`` from the kernel, through
 ``test_hardening.kd``), under 200 MB.
@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 from test_hardening import RSS_LIMIT_MB, codes, kd
 
-from kafkadump.decode import Batch, Gap, Options, iter_batches
-from kafkadump.decode.work import WORK
-from kafkadump.findings import Code
-from kafkadump.logdir.carve import carve
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.work import WORK
+from kafkadump.base.findings import Code
+from kafkadump.decoders.logfiles.carving import carve
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import hostile  # noqa: E402
@@ -69,8 +72,8 @@ def test_wrapper_of_500000_tiny_messages_in_bounded_memory(tmp_path):
 
 
 def test_wrapper_records_stream_the_same_records(monkeypatch):
-    from kafkadump.decode import legacy
-    from kafkadump.decode.model import RecordSource
+    from kafkadump.decoders.batches import legacy
+    from kafkadump.decoders.batches.model import RecordSource
 
     data = hostile.tiny_inner_wrapper(50)
     (listed,) = walk(data)
@@ -191,7 +194,8 @@ def many_records_batch(n: int, codec: int = 1) -> bytes:
 
 
 def test_a_batch_of_many_records_streams_the_same_records():
-    from kafkadump.decode.batch import STREAM_RECORDS, RecordStream
+    from kafkadump.decoders.batches.batch import STREAM_RECORDS
+    from kafkadump.decoders.batches.batch import RecordStream
 
     n = 3 * STREAM_RECORDS + 5
     (b,) = walk(many_records_batch(n, codec=0))
@@ -204,7 +208,7 @@ def test_a_batch_of_many_records_streams_the_same_records():
 
 def test_streamed_batch_keeps_the_list_path_findings(monkeypatch):
     """Damage inside a many-record batch gives the same findings streamed as listed."""
-    from kafkadump.decode import batch as B
+    from kafkadump.decoders.batches import batch as B
 
     data = bytearray(many_records_batch(50, codec=0))
     data[61 + 9 * 30] = 0x7F  # record 30's length: runs past the batch
@@ -234,8 +238,9 @@ MUTATION_CODES = {"span-limit"}
 
 def test_hexdump_annotates_a_bounded_number_of_records(monkeypatch):
     """span-limit: past SPAN_RECORDS records, the rest of the records is one block (a mutation test)."""
-    from kafkadump.decode import batch as B
-    from kafkadump.decode.walk import decode_spanned, locate
+    from kafkadump.decoders.batches import batch as B
+    from kafkadump.decoders.batches.walk import decode_spanned
+    from kafkadump.decoders.batches.walk import locate
     from kafkadump.render.hexdump import tiling_errors
 
     monkeypatch.setattr(B, "SPAN_RECORDS", 20)
@@ -261,8 +266,9 @@ def test_hexdump_annotates_a_bounded_number_of_inner_messages(monkeypatch):
     """span-limit on a legacy wrapper: past SPAN_RECORDS inner messages the rest of the decompressed
     set is one block, and the wrapper's records stream instead of being kept (issue 26, class 5:
     a hexdump of a wrapper of 1.9 M tiny messages held every span and record, 5.7 GB)."""
-    from kafkadump.decode import legacy as L
-    from kafkadump.decode.walk import decode_spanned, locate
+    from kafkadump.decoders.batches import legacy as L
+    from kafkadump.decoders.batches.walk import decode_spanned
+    from kafkadump.decoders.batches.walk import locate
     from kafkadump.render.hexdump import tiling_errors
 
     monkeypatch.setattr(L, "SPAN_RECORDS", 20)
@@ -279,8 +285,9 @@ def test_hexdump_annotates_a_bounded_number_of_inner_messages(monkeypatch):
 
 def test_hexdump_spans_of_a_wrapper_grow_no_further(monkeypatch):
     """The spans a hexdump holds for a wrapper stop growing at SPAN_RECORDS inner messages."""
-    from kafkadump.decode import legacy as L
-    from kafkadump.decode.walk import decode_spanned, locate
+    from kafkadump.decoders.batches import legacy as L
+    from kafkadump.decoders.batches.walk import decode_spanned
+    from kafkadump.decoders.batches.walk import locate
 
     monkeypatch.setattr(L, "SPAN_RECORDS", 100)
     sizes = []
@@ -300,7 +307,7 @@ def test_decompressed_bytes_are_held_once(codec):
 
     import lz4.frame
 
-    from kafkadump.decode.compression import decompress
+    from kafkadump.decoders.batches.compression import decompress
 
     size = 16 * MiB
     plain = bytes(range(256)) * (size // 256)

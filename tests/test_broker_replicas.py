@@ -19,7 +19,7 @@ import re
 import pytest
 from broker.readback import as_bytes, kafkadump
 
-from kafkadump.internal_topics.constants import METADATA_VERSIONS
+from kafkadump.decoders.internal_topics.constants import METADATA_VERSIONS
 
 pytestmark = pytest.mark.broker
 

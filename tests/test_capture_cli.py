@@ -16,7 +16,7 @@ from conftest import FIXTURES, need_corpus  # noqa: E402
 from test_protocol import first_batch  # noqa: E402
 
 from kafkadump.cli import app  # noqa: E402
-from kafkadump.decode.model import Span  # noqa: E402
+from kafkadump.decoders.batches.model import Span  # noqa: E402
 from kafkadump.render.hexdump import tiling_errors  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""The schema decoder's compiled plans (kafkadump.protocol.plan_code) against its interpreter.
+"""The schema decoder's compiled plans (kafkadump.decoders.protocol.plan_code) against its interpreter.
 
 A plan compiled to Python handles only plain bytes and hands anything else back to the
 interpreter, which stays the reference: with the compiled plans on and off, ``capture --json``
@@ -19,12 +19,13 @@ import capture_builders as cb
 import pytest
 from conftest import CORPUS
 
-from kafkadump.capture_report import CaptureRequest, capture_report
-from kafkadump.findings import DecodeError
-from kafkadump.protocol import decoder
-from kafkadump.protocol import schema as S
+from kafkadump.reports.capture import CaptureRequest
+from kafkadump.reports.capture import capture_report
+from kafkadump.base.findings import DecodeError
+from kafkadump.decoders.protocol import decoder
+from kafkadump.decoders.protocol import schema as S
 from kafkadump.render import frame_views
-from kafkadump.report.status import Tally
+from kafkadump.base.status import Tally
 
 
 @pytest.fixture(autouse=True)
@@ -167,7 +168,7 @@ def test_a_read_the_compiled_code_gives_up_keeps_no_frames(monkeypatch):
     import gc
     import types
 
-    from kafkadump.protocol import plan_code
+    from kafkadump.decoders.protocol import plan_code
 
     monkeypatch.setattr(decoder, "COMPILED_PLANS", True)
 

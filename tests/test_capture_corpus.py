@@ -30,9 +30,10 @@ import uuid
 import pytest
 from conftest import need_corpus
 
-from kafkadump.protocol import schema as S
-from kafkadump.protocol.decoder import RecordsValue
-from kafkadump.protocol.stream import CaptureDecoder, StreamNote
+from kafkadump.decoders.protocol import schema as S
+from kafkadump.decoders.protocol.decoder import RecordsValue
+from kafkadump.decoders.protocol.stream import CaptureDecoder
+from kafkadump.decoders.protocol.stream import StreamNote
 from kafkadump.sources.pcap import CaptureReader
 
 SCENARIOS = ["aiokafka_codecs", "ck216_headers_nulls", "ck216_idempotent", "ck216_large", "ck216_legacy_magic0",

@@ -22,8 +22,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import capture_builders as B  # noqa: E402
 from test_protocol import first_batch  # noqa: E402
 
-from kafkadump.findings import DESCRIPTION, SEVERITY, Code, Severity  # noqa: E402
-from kafkadump.protocol.stream import CaptureDecoder, Hints, StreamNote  # noqa: E402
+from kafkadump.base.findings import DESCRIPTION  # noqa: E402
+from kafkadump.base.findings import SEVERITY  # noqa: E402
+from kafkadump.base.findings import Code  # noqa: E402
+from kafkadump.base.findings import Severity  # noqa: E402
+from kafkadump.decoders.protocol.stream import CaptureDecoder  # noqa: E402
+from kafkadump.decoders.protocol.stream import Hints  # noqa: E402
+from kafkadump.decoders.protocol.stream import StreamNote  # noqa: E402
 from kafkadump.sources.pcap import CaptureReader  # noqa: E402
 
 # codes whose mutation tests live here (tests/test_mutations.py checks coverage)
@@ -166,7 +171,7 @@ def test_client_quirk_apiversions_answer_in_the_mock_layout():
 
 
 def test_client_quirk_metadata_v13_response_zero_byte():
-    from kafkadump.protocol.frames import decode_response
+    from kafkadump.decoders.protocol.frames import decode_response
 
     body = B.I32(0) + b"\x01" + b"\x01" + B.I32(0) + b"\x01" + B.I16(0) + b"\x00"   # no brokers, no topics
     good = B.frame(B.I32(5) + b"\x00" + body)
@@ -186,7 +191,7 @@ def test_client_quirk_control_batch_with_crc_zero_in_a_response():
     named quirk (info); any other wrong CRC, or a data batch with CRC 0, stays crc-mismatch."""
     import builders
 
-    from kafkadump.protocol.frames import decode_response
+    from kafkadump.decoders.protocol.frames import decode_response
 
     control = bytearray(builders.control_batch(7, 1).data)
 

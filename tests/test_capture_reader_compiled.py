@@ -27,9 +27,10 @@ import pytest
 from conftest import CORPUS
 
 from kafkadump.accel import capture_loops
-from kafkadump.capture_report import CaptureRequest, capture_report
+from kafkadump.reports.capture import CaptureRequest
+from kafkadump.reports.capture import capture_report
 from kafkadump.render import frame_views
-from kafkadump.report.status import Tally
+from kafkadump.base.status import Tally
 from kafkadump.sources import pcap
 
 LOOP = capture_loops()

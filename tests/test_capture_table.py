@@ -258,9 +258,10 @@ def test_rows_are_held_in_a_bounded_window(tmp_path, monkeypatch):
     """Ordering holds at most TIME_ORDER_WINDOW rows: beyond it rows come out as they were decoded."""
     import io
 
-    from kafkadump.capture_report import CaptureRequest, capture_report
+    from kafkadump.reports.capture import CaptureRequest
+    from kafkadump.reports.capture import capture_report
     from kafkadump.render import frame_views
-    from kafkadump.report.status import Tally
+    from kafkadump.base.status import Tally
 
     p = write_pcap(tmp_path, [producer(50000, T0), consumer(50001, T0 + 0.0025)])   # file order: c0 then c1
 
@@ -279,9 +280,10 @@ def test_the_table_decodes_no_more_than_the_json(tmp_path, monkeypatch):
     packet once, as --json does, and renders each frame once."""
     import io
 
-    from kafkadump.capture_report import CaptureRequest, capture_report
+    from kafkadump.reports.capture import CaptureRequest
+    from kafkadump.reports.capture import capture_report
     from kafkadump.render import frame_views
-    from kafkadump.report.status import Tally
+    from kafkadump.base.status import Tally
     from kafkadump.sources import pcap
 
     conversations = [producer(50000, T0), consumer(50001, T0 + 2 * DAY)]

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from kafkadump.capture_report import time_text
+from kafkadump.reports.capture import time_text
 from kafkadump.render.frame_views import FRAME_COLUMNS, RECORD_COLUMNS, RowClock, frame_columns
 from kafkadump.render.table import BATCH_COLUMNS, Column, TableLayout, TableStream
 
@@ -112,9 +112,10 @@ def test_the_frame_table_writes_lines_in_batches_and_keeps_what_it_had_when_it_f
     import builders as bld
     import capture_builders as cb
 
-    from kafkadump.capture_report import CaptureRequest, capture_report
+    from kafkadump.reports.capture import CaptureRequest
+    from kafkadump.reports.capture import capture_report
     from kafkadump.render import frame_views
-    from kafkadump.report.status import Tally
+    from kafkadump.base.status import Tally
 
     p = tmp_path / "c.pcap"
     p.write_bytes(cb.records_conversation(150, lambda i: bld.simple_batch(i * 3, 3).data, corr_step=10, mss=700))

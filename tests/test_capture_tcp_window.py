@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkadump.findings import Code
+from kafkadump.base.findings import Code
 from kafkadump.sources.pcap import RECENT, RECENT_HELD, HalfStream, Packet
 
 

@@ -11,12 +11,13 @@ import capture_builders as cb
 import pytest
 from conftest import need_corpus
 
-from kafkadump.capture_report import CaptureRequest, capture_report
-from kafkadump.protocol import frames
-from kafkadump.protocol.decoder import RecordsValue
-from kafkadump.protocol.frames import Frame
+from kafkadump.reports.capture import CaptureRequest
+from kafkadump.reports.capture import capture_report
+from kafkadump.decoders.protocol import frames
+from kafkadump.decoders.protocol.decoder import RecordsValue
+from kafkadump.decoders.protocol.frames import Frame
 from kafkadump.render import frame_views
-from kafkadump.report.status import Tally
+from kafkadump.base.status import Tally
 
 
 def _conversation_pcap(tmp_path, rounds: int):
@@ -133,7 +134,7 @@ def test_addresses_read_as_ipaddress_writes_them():
 
 def test_numbers_read_inline_equal_their_readers(tmp_path):
     """Without spans, fixed-width numbers are read inline; with spans, by their readers: the same body."""
-    from kafkadump.protocol.decoder import decode_message
+    from kafkadump.decoders.protocol.decoder import decode_message
 
     frames_ = [cb.fetch_v12_response(7, [(0, bld.simple_batch(0, 3).data, b"\x00"), (2, None, b"\x00")]),
                cb.metadata_v1_response(corr=3, partitions=4), cb.produce_v3_request(5, bld.simple_batch(9, 2).data)]
@@ -163,7 +164,7 @@ def test_frame_json_of_nan_and_infinite_floats():
     import json
     import struct
 
-    from kafkadump.protocol.frames import decode_request
+    from kafkadump.decoders.protocol.frames import decode_request
     from kafkadump.render.frame_views import FrameJson
 
     def op(key: str, value: float) -> bytes:

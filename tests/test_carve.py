@@ -17,7 +17,9 @@ from logdir_helpers import Seg, batch, flip, name, write
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.logdir.carve import Damaged, Recovered, carve
+from kafkadump.decoders.logfiles.carving import Damaged
+from kafkadump.decoders.logfiles.carving import Recovered
+from kafkadump.decoders.logfiles.carving import carve
 
 runner = CliRunner()
 

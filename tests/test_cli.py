@@ -10,7 +10,7 @@ from conftest import FIXTURES, ROOT
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.findings import Code
+from kafkadump.base.findings import Code
 
 V2 = str(FIXTURES / "segment-v2/00000000000000000000.log")
 MIXED = str(FIXTURES / "segment-mixed/00000000000000000000.log")

@@ -91,7 +91,7 @@ def test_the_manual_has_one_synopsis_line_a_command_and_one_examples_section():
 
 
 def test_decompression_failed_always_says_why():
-    from kafkadump.decode.compression import _failed  # the one place the message is made
+    from kafkadump.decoders.batches.compression import _failed  # the one place the message is made
 
     assert str(_failed("snappy", Exception())).endswith("snappy: Exception: the data is not valid snappy")
     assert str(_failed("gzip", ValueError("bad header"))).endswith("gzip: bad header")

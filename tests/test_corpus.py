@@ -29,7 +29,9 @@ import pytest
 from conftest import CORPUS, load_json, need_corpus
 from crc32c import crc32c
 
-from kafkadump.decode import Batch, Gap, iter_batches
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import iter_batches
 
 BATCHES = "clients/batches"
 SEGMENTS = "real/segments"

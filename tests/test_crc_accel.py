@@ -23,8 +23,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_accel_parity import compiled, pure_python
 
-from kafkadump.decode import CrcScan, Options
-from kafkadump.decode import walk as walk_module
+from kafkadump.decoders.batches import CrcScan
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import walk as walk_module
 
 pytestmark = compiled
 

@@ -4,7 +4,9 @@ from its inputs, not by any decoder)."""
 import pytest
 from conftest import FIXTURES, load_json
 
-from kafkadump.decode import Batch, Gap, iter_batches
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import iter_batches
 
 CLEAN = ["segment-v2/00000000000000000000", "segment-mixed/00000000000000000000"]
 

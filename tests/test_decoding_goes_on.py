@@ -119,8 +119,8 @@ def test_truncated_while_read_is_file_changed(tmp_path, command):
 
 def test_a_file_shrunk_before_the_walk_is_walked_to_its_new_end(tmp_path):
     """The guard itself: a mapping longer than the file (cut between open and walk)."""
-    from kafkadump.decode import iter_batches
-    from kafkadump.decode.guard import guarded_walk
+    from kafkadump.decoders.batches import iter_batches
+    from kafkadump.decoders.batches.guard import guarded_walk
     from kafkadump.sources.segment import open_segment
 
     path = tmp_path / "00000000000000000000.log"
@@ -137,10 +137,12 @@ def test_a_file_shrunk_before_the_walk_is_walked_to_its_new_end(tmp_path):
 def test_verify_crc_of_a_clean_file_truncated_mid_scan(tmp_path, monkeypatch, batches):
     """The CRC scan yields nothing on a clean file: its page-release points check the size.  The file
     is cut at the first of them (as a broker would, while the scan runs)."""
-    from kafkadump.decode import Batch, Gap, Options
-    from kafkadump.decode import walk as W
-    from kafkadump.report.status import Tally
-    from kafkadump.segment_report import crc_report
+    from kafkadump.decoders.batches import Batch
+    from kafkadump.decoders.batches import Gap
+    from kafkadump.decoders.batches import Options
+    from kafkadump.decoders.batches import walk as W
+    from kafkadump.base.status import Tally
+    from kafkadump.reports.segments import crc_report
 
     path = tmp_path / SEG_NAME
     one = bld.simple_batch(0, 1, value_size=(1 << 20) - 100).data

@@ -11,8 +11,11 @@ from conftest import FIXTURES, load_json
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode.model import Batch, Gap, Record
-from kafkadump.findings import Code, Finding
+from kafkadump.decoders.batches.model import Batch
+from kafkadump.decoders.batches.model import Gap
+from kafkadump.decoders.batches.model import Record
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Finding
 from kafkadump.render import dumplog
 
 V2 = FIXTURES / "segment-v2/00000000000000000000.log"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafkadump import errors
+from kafkadump.base import errors
 from kafkadump.sources import hextext, pcap, segment
 from kafkadump.spark import session, splits
 

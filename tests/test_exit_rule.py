@@ -13,8 +13,12 @@ import pytest
 from logdir_helpers import Seg, batch, flip, write
 from test_hardening import kd
 
-from kafkadump.report.logdir_objects import triage_exit_status
-from kafkadump.report.status import CLEAN, PROBLEMS, USAGE_OR_IO, Tally, exit_status
+from kafkadump.objects.logdir_objects import triage_exit_status
+from kafkadump.base.status import CLEAN
+from kafkadump.base.status import PROBLEMS
+from kafkadump.base.status import USAGE_OR_IO
+from kafkadump.base.status import Tally
+from kafkadump.base.status import exit_status
 
 CLI = Path(__file__).resolve().parent.parent / "kafkadump" / "cli"
 

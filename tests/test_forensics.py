@@ -25,8 +25,9 @@ from logdir_helpers import T0, Seg, batch, control, findings, name, write
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.internal_topics.coordinator import coordinator_partition, java_string_hash
-from kafkadump.logdir.triage import triage
+from kafkadump.decoders.internal_topics.coordinator import coordinator_partition
+from kafkadump.decoders.internal_topics.coordinator import java_string_hash
+from kafkadump.objects.logdir_objects import triage
 
 runner = CliRunner()
 
@@ -394,7 +395,7 @@ def test_offsets_bad_time_is_a_usage_error(offsets_dir):
 
 
 def test_offsets_cap_is_a_finding(tmp_path, monkeypatch):
-    from kafkadump.logdir import offsets_lag
+    from kafkadump.reports import offsets as offsets_lag
 
     monkeypatch.setattr(offsets_lag, "MAX_GROUP_OFFSETS", 2)
     write(tmp_path / f"__consumer_offsets-{java_partition('g')}" / name(0, ".log"),
@@ -405,7 +406,7 @@ def test_offsets_cap_is_a_finding(tmp_path, monkeypatch):
 
 
 def test_txn_cap_is_a_finding(tmp_path, monkeypatch):
-    from kafkadump.logdir import transactions
+    from kafkadump.reports import transactions
 
     monkeypatch.setattr(transactions, "MAX_TRANSACTIONS", 1)
     bs = []
@@ -559,7 +560,8 @@ def test_ids_from_the_input_reach_the_terminal_escaped(tmp_path):
 
 
 def test_txn_says_when_producers_were_not_followed(tmp_path, monkeypatch):
-    from kafkadump.logdir import partition, trackers
+    from kafkadump.reports import partition
+    from kafkadump.decoders.logfiles import trackers
 
     monkeypatch.setattr(trackers, "MAX_PRODUCERS", 2)
     monkeypatch.setattr(partition, "MAX_PRODUCERS", 2)
@@ -616,7 +618,7 @@ def test_corpus_tombstone_deletes_a_real_commit():
 def test_open_pieces_are_matched_against_a_window_not_every_transaction(tmp_path, monkeypatch):
     """Work, not time: 400 closed transactions of one producer and epoch, open data in 20 partitions:
     each open piece is compared with at most OVERLAP_WINDOW closed transactions."""
-    from kafkadump.logdir import transactions
+    from kafkadump.reports import transactions
 
     calls = []
     real = transactions._overlaps

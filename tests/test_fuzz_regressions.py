@@ -20,8 +20,8 @@ sys.path.insert(0, str(FUZZ))
 
 import targets as T  # noqa: E402
 
-from kafkadump.internal_topics.constants import KINDS  # noqa: E402
-from kafkadump.internal_topics.record_decoder import decoder_for  # noqa: E402
+from kafkadump.decoders.internal_topics.constants import KINDS  # noqa: E402
+from kafkadump.decoders.internal_topics.record_decoder import decoder_for  # noqa: E402
 from kafkadump.render import jsontext  # noqa: E402
 from kafkadump.render.internal_records import summary  # noqa: E402
 
@@ -54,7 +54,8 @@ def test_null_topic_in_a_subscription_renders_as_null():
 
 
 def test_null_strings_in_a_transaction_summary_render_as_null():
-    from kafkadump.internal_topics.decoded import DecodedRecord, Part
+    from kafkadump.decoders.internal_topics.decoded import DecodedRecord
+    from kafkadump.decoders.internal_topics.decoded import Part
 
     key = Part("TransactionLogKey", 0, {"transactionalId": None}, b"")
     value = Part("TransactionLogValue", 0, raw=b"", data={

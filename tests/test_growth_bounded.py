@@ -8,9 +8,11 @@ import growth_scaled as g
 import pytest
 from measured import RSS_LIMIT_MB, findings_of, json_lines, kd
 
-from kafkadump.findings import BoundedFindings, Code, Finding
-from kafkadump.logdir import textfiles
-from kafkadump.logdir import trackers as T
+from kafkadump.base.findings import BoundedFindings
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Finding
+from kafkadump.decoders.logfiles import textfiles
+from kafkadump.decoders.logfiles import trackers as T
 
 MUTATION_CODES = {"findings-summarised", "tracking-limit"}
 
@@ -84,7 +86,7 @@ def test_triage_follows_a_bounded_number_of_producers(tmp_path, monkeypatch):
 
 def test_producer_state_is_bounded_in_process(tmp_path):
     """The trackers' state stops growing at the bound (a count of entries, not of bytes)."""
-    from kafkadump.logdir.scan import scan_segment
+    from kafkadump.reports.scan import scan_segment
 
     for n in (T.MAX_PRODUCERS + 1000, 2 * T.MAX_PRODUCERS + 2000):
         g.producers_segment(tmp_path / SEG, n)

@@ -24,9 +24,12 @@ import pytest
 from conftest import FIXTURES
 from crc32c import crc32c
 
-from kafkadump.decode import Batch, Options, iter_batches
-from kafkadump.decode import compression as C
-from kafkadump.findings import Code, Severity
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches import compression as C
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Severity
 
 MUTATION_CODES = {"decompression-ratio", "scan-limit"}
 
@@ -159,7 +162,7 @@ def test_nesting_work_is_bounded_by_max_depth(nested_10k, monkeypatch):
     """Only --max-depth levels are decompressed, whatever the nesting (count, not time)."""
     calls = []
     real = C.decompress
-    monkeypatch.setattr("kafkadump.decode.legacy.decompress", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr("kafkadump.decoders.batches.legacy.decompress", lambda *a, **k: calls.append(1) or real(*a, **k))
     items = list(iter_batches(nested_10k.read_bytes(), options=Options(max_depth=4)))
     assert len(items) == 1 and any(f.code is Code.NESTING_TOO_DEEP for f in items[0].findings)
     assert len(calls) == 4
@@ -458,7 +461,7 @@ def _resync_attack(n: int) -> bytes:
 
 
 def test_resync_crc_work_is_bounded(monkeypatch):
-    from kafkadump.decode import walk
+    from kafkadump.decoders.batches import walk
 
     n = 4 * MiB
     spent = []

@@ -10,8 +10,9 @@ from conftest import FIXTURES, need_corpus
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, iter_batches
-from kafkadump.decode.walk import decode_spanned
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.walk import decode_spanned
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -1,4 +1,4 @@
-"""Internal topics (kafkadump.internal_topics): schema round trips, damage, CLI, hexdump, summaries.
+"""Internal topics (kafkadump.decoders.internal_topics): schema round trips, damage, CLI, hexdump, summaries.
 
 Records are built by ``internal_encoder`` straight from Kafka's JSON schema
 files (an encoder independent of kafkadump's tables and schema decoder) and
@@ -20,13 +20,17 @@ from conftest import SHARED
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, iter_batches
-from kafkadump.decode.walk import decode_spanned
-from kafkadump.findings import Code, Severity
-from kafkadump.internal_topics.decoded import Part
-from kafkadump.internal_topics.kinds import kind_from_path, resolve_kind
-from kafkadump.internal_topics.record_decoder import decoder_for, expand_spans
-from kafkadump.internal_topics.summary import summarize
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.walk import decode_spanned
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Severity
+from kafkadump.decoders.internal_topics.decoded import Part
+from kafkadump.decoders.internal_topics.kinds import kind_from_path
+from kafkadump.decoders.internal_topics.kinds import resolve_kind
+from kafkadump.decoders.internal_topics.record_decoder import decoder_for
+from kafkadump.decoders.internal_topics.record_decoder import expand_spans
+from kafkadump.decoders.internal_topics.summary import summarize
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 MUTATION_CODES = {"internal-type-unknown", "internal-version-unknown", "internal-malformed",
@@ -148,7 +152,7 @@ def test_resolve_kind():
 
 
 def test_key_version_map_comes_from_the_schemas():
-    from kafkadump.internal_topics.record_decoder import key_schemas
+    from kafkadump.decoders.internal_topics.record_decoder import key_schemas
 
     m = key_schemas("group-coordinator")
     assert m[0] == m[1] == "OffsetCommitKey" and m[2] == "GroupMetadataKey"
@@ -231,8 +235,8 @@ def test_frame_round_trip_every_record_type_and_version(kind, schema):
 
 
 def test_every_metadata_schema_in_the_tables_is_tested():
-    from kafkadump.internal_topics.newer_records import LAYOUTS
-    from kafkadump.internal_topics.record_decoder import frame_schemas
+    from kafkadump.decoders.internal_topics.newer_records import LAYOUTS
+    from kafkadump.decoders.internal_topics.record_decoder import frame_schemas
 
     newer = {"ClearElrRecord", "UnregisterControllerRecord"}  # tested in test_kafka4_records.py
     assert newer <= set(LAYOUTS)
@@ -687,7 +691,7 @@ def test_summary_offsets_last_write_wins_and_tombstones():
 def test_summary_add_batch_and_pickle():
     import pickle
 
-    from kafkadump.internal_topics.summary import Summary
+    from kafkadump.decoders.internal_topics.summary import Summary
 
     good = _offset_commit("a", 5)
     bad = (i16(99) + good[0][2:], good[1])

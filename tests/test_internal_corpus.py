@@ -21,11 +21,13 @@ from conftest import need_corpus
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, iter_batches
-from kafkadump.decode.walk import decode_spanned
-from kafkadump.internal_topics.kinds import kind_from_path
-from kafkadump.internal_topics.record_decoder import decoder_for, expand_spans
-from kafkadump.internal_topics.summary import summarize
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.walk import decode_spanned
+from kafkadump.decoders.internal_topics.kinds import kind_from_path
+from kafkadump.decoders.internal_topics.record_decoder import decoder_for
+from kafkadump.decoders.internal_topics.record_decoder import expand_spans
+from kafkadump.decoders.internal_topics.summary import summarize
 from kafkadump.render.hexdump import leaf_spans, tiling_errors
 
 runner = CliRunner()
@@ -228,7 +230,7 @@ def test_cli_records_json_on_a_corpus_log():
 
 def test_triage_reports_internal_topic_contents():
     """triage's per-segment summary carries the decoded internal-topic state."""
-    from kafkadump.logdir.scan import scan_file
+    from kafkadump.reports.scan import scan_file
 
     root = need_corpus("real/segments/ArthurArutunyan04+Backend_labs/kafka-data/__consumer_offsets-19")
     scan = scan_file(str(root / "00000000000000000000.log"))

@@ -19,9 +19,11 @@ import pytest
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, iter_batches
-from kafkadump.findings import Code, Severity
-from kafkadump.internal_topics.record_decoder import decoder_for
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Severity
+from kafkadump.decoders.internal_topics.record_decoder import decoder_for
 
 MUTATION_CODES = {"internal-layout-unknown"}
 

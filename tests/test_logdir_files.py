@@ -28,17 +28,20 @@ from logdir_helpers import (
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.logdir import names
-from kafkadump.logdir.indexes import OffsetIndex, TimeIndex, TxnIndex
-from kafkadump.logdir.snapshot import ProducerSnapshot
-from kafkadump.logdir.textfiles import (
+from kafkadump.decoders.logfiles import names
+from kafkadump.decoders.logfiles.indexes import OffsetIndex
+from kafkadump.decoders.logfiles.indexes import TimeIndex
+from kafkadump.decoders.logfiles.indexes import TxnIndex
+from kafkadump.decoders.logfiles.snapshot import ProducerSnapshot
+from kafkadump.decoders.logfiles.textfiles import (
     decode_leader_epoch_checkpoint,
     decode_meta_properties,
     decode_offset_checkpoint,
     decode_partition_metadata,
     decode_quorum_state,
 )
-from kafkadump.logdir.triage import Triage
+from kafkadump.reports.triage import Triage
+from kafkadump.objects.logdir_objects import triage_report
 
 runner = CliRunner()
 SEG = "real/segments"
@@ -272,7 +275,7 @@ _KIND_BY_NAME = [
 @pytest.fixture(scope="module")
 def corpus_report():
     root = need_corpus(SEG)
-    return Triage(str(root), jobs=2).run().report()
+    return triage_report(Triage(str(root), jobs=2).run())
 
 
 def test_corpus_has_no_error_level_findings(corpus_report):
@@ -400,8 +403,8 @@ def test_corpus_dump_every_index_and_checkpoint_kind():
 def test_garbage_under_every_name_never_raises(tmp_path, fname):
     import random
 
-    from kafkadump.logdir.scan import scan_file
-    from kafkadump.report.logdir_objects import file_object
+    from kafkadump.reports.scan import scan_file
+    from kafkadump.objects.logdir_objects import file_object
 
     rnd = random.Random(fname)
     for i, data in enumerate([b"", b"\x00", bytes(37), b"\xff" * 100, bytes(rnd.randrange(256) for _ in range(3000)),
@@ -414,7 +417,7 @@ def test_garbage_under_every_name_never_raises(tmp_path, fname):
         assert r.exit_code in (0, 1), (fname, i, r.output[-300:])
         for line in r.output.splitlines():
             json.loads(line)
-    r = Triage(str(tmp_path)).run().report()
+    r = triage_report(Triage(str(tmp_path)).run())
     assert r["totals"]["files"] == 7 and json.loads(json.dumps(r)) == r
 
 
@@ -422,6 +425,6 @@ def test_a_fifo_in_a_log_dir_is_listed_not_read(tmp_path):
     d = tmp_path / "orders-0"
     write(d / name(0, ".log"), Seg([batch(0, 3)]).data)
     os.mkfifo(d / name(3, ".log"))
-    r = Triage(str(d)).run().report()
+    r = triage_report(Triage(str(d)).run())
     bad = [f for f in r["files"] if f.get("error")]
     assert len(bad) == 1 and "not a regular file" in bad[0]["error"] and r["verdict"] == "errors"

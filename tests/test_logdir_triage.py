@@ -32,9 +32,13 @@ from logdir_helpers import (
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.findings import DESCRIPTION, SEVERITY, Code
-from kafkadump.logdir import triage as triage_mod
-from kafkadump.logdir.triage import Triage, triage
+from kafkadump.base.findings import DESCRIPTION
+from kafkadump.base.findings import SEVERITY
+from kafkadump.base.findings import Code
+from kafkadump.reports import triage as triage_mod
+from kafkadump.reports.triage import Triage
+from kafkadump.objects.logdir_objects import triage_report
+from kafkadump.objects.logdir_objects import triage
 
 runner = CliRunner()
 
@@ -633,8 +637,8 @@ def test_parallel_and_serial_give_the_same_report(tmp_path, monkeypatch):
         write(ld / f"t-{p}" / name(0, ".log"), s.data if p != 2 else flip(s.data, 70))
         write(ld / f"t-{p}" / name(0, ".index"), index_bytes([(4, s.at(1))]))
     monkeypatch.setattr(triage_mod, "PARALLEL_MIN_BYTES", 0)
-    a = Triage(str(ld), jobs=1).run().report()
-    b = Triage(str(ld), jobs=2).run().report()
+    a = triage_report(Triage(str(ld), jobs=1).run())
+    b = triage_report(Triage(str(ld), jobs=2).run())
     for rep in (a, b):
         rep.pop("elapsedSeconds")
         rep.pop("startedAt")
@@ -648,7 +652,7 @@ def test_parallel_and_serial_give_the_same_report(tmp_path, monkeypatch):
 def test_findings_are_capped_per_code_but_counted(tmp_path):
     s = Seg([batch(i * 10, 1) for i in range(30)])
     d, log = partition(tmp_path, s)
-    r = Triage(str(d), max_findings=5).run().report()
+    r = triage_report(Triage(str(d), max_findings=5).run())
     f = file_of(r, log)
     assert f["findingCounts"]["offset-gap"] == 29 and len(f["findings"]) == 5 and f["findingsOmitted"] == 24
 

@@ -19,10 +19,10 @@ import pytest
 from cli_inprocess import run
 from metadata_builders import T0, MetaLog, uuid_text
 
-from kafkadump.decode import Options
-from kafkadump.findings import Code
-from kafkadump.metadata_history import metadata_report
-from kafkadump.report.status import Tally
+from kafkadump.decoders.batches import Options
+from kafkadump.base.findings import Code
+from kafkadump.reports.metadata import metadata_report
+from kafkadump.base.status import Tally
 
 MUTATION_CODES = {"unclean-election", "topic-recreated"}
 
@@ -526,7 +526,7 @@ def test_a_log_dir_and_a_bootstrap_checkpoint():
 
 
 def test_state_is_bounded(tmp_path, monkeypatch):
-    from kafkadump.internal_topics import metadata_replay as R
+    from kafkadump.decoders.internal_topics import metadata_replay as R
 
     monkeypatch.setattr(R, "MAX_PARTITIONS", 3)
     monkeypatch.setattr(R, "MAX_BROKERS", 1)
@@ -615,9 +615,9 @@ def test_metadata_version_named_as_kafka_names_it():
     """The release name Kafka's metadata shell prints for the level (``Optional[4.1-IV1]`` for 27);
     none for a level past Kafka 4.1, whose name is not fixed yet (the broker tests check the table
     against Kafka's storage tool)."""
-    from kafkadump.internal_topics.metadata_replay import ClusterState
+    from kafkadump.decoders.internal_topics.metadata_replay import ClusterState
     from kafkadump.render.metadata_views import state_lines
-    from kafkadump.report.metadata_objects import cluster_state_object
+    from kafkadump.objects.metadata_objects import cluster_state_object
 
     def state(features):
         return cluster_state_object(ClusterState(5, T0, {}, {}, {}, features))

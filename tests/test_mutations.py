@@ -33,8 +33,12 @@ from conftest import FIXTURES, load_json
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, Gap, Options, iter_batches
-from kafkadump.findings import Code, Severity
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Severity
 
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 

@@ -40,10 +40,14 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, CrcScan, Gap, Options, iter_batches
-from kafkadump.findings import Code
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import CrcScan
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.base.findings import Code
 from kafkadump.render import jsonl
-from kafkadump.report import records as records_model
+from kafkadump.objects import records as records_model
 
 SEED_FILES = sorted(FIXTURES.glob("*/*.log"))
 SEEDS = [p.read_bytes() for p in SEED_FILES]

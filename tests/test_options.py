@@ -20,12 +20,17 @@ import capture_builders as cb
 import pytest
 from test_hardening import v2_raw
 
-from kafkadump.decode import CrcScan, Options, iter_batches
-from kafkadump.decode.step import decode_at, intact_batch_at
-from kafkadump.decode.walk import decode_spanned, locate
-from kafkadump.findings import Code
-from kafkadump.logdir.carve import Recovered, carve
-from kafkadump.protocol import frames as F
+from kafkadump.decoders.batches import CrcScan
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.step import decode_at
+from kafkadump.decoders.batches.step import intact_batch_at
+from kafkadump.decoders.batches.walk import decode_spanned
+from kafkadump.decoders.batches.walk import locate
+from kafkadump.base.findings import Code
+from kafkadump.decoders.logfiles.carving import Recovered
+from kafkadump.decoders.logfiles.carving import carve
+from kafkadump.decoders.protocol import frames as F
 from kafkadump.spark.splits import iter_task
 from kafkadump.spark.tasks import options_for
 
@@ -179,7 +184,7 @@ def test_decoders_default_to_the_ratio_limit():
     """A caller of the batch decoder that names no limits still gets the default ratio limit."""
     import zstandard
 
-    from kafkadump.decode.batch import decode_batch
+    from kafkadump.decoders.batches.batch import decode_batch
 
     bomb = v2_raw(zstandard.ZstdCompressor().compress(b"\x00" * (8 * MiB)), bld.ZSTD)
     assert len(bomb) < 1000
@@ -192,7 +197,7 @@ def test_decoders_default_to_the_ratio_limit():
 def test_walkers_release_the_mapped_pages_behind_them(tmp_path, monkeypatch):
     import mmap
 
-    from kafkadump.decode import walk
+    from kafkadump.decoders.batches import walk
 
     data = b"".join(bld.simple_batch(i * 3, 3, value_size=2000).data for i in range(40))
     p = tmp_path / "00000000000000000000.log"

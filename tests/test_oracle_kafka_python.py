@@ -28,8 +28,9 @@ from kafka.record import MemoryRecords, MemoryRecordsBuilder
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatch, LegacyRecordBatchBuilder
 
-from kafkadump.decode import Batch, iter_batches
-from kafkadump.findings import Code
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.base.findings import Code
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 TS_TYPES = {None: None, 0: "CreateTime", 1: "LogAppendTime"}

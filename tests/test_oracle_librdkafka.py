@@ -44,7 +44,8 @@ confluent_kafka = pytest.importorskip(
 
 import fakebroker as fb  # noqa: E402  (tests/ is on sys.path, as for conftest)
 
-from kafkadump.decode import Batch, iter_batches  # noqa: E402
+from kafkadump.decoders.batches import Batch  # noqa: E402
+from kafkadump.decoders.batches import iter_batches  # noqa: E402
 
 T0 = 1_700_000_000_000
 TOPIC = "oracle"

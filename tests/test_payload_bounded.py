@@ -17,8 +17,10 @@ import pytest
 from cli_inprocess import run
 from measured import RSS_LIMIT_MB, findings_of, json_lines, kd
 
-from kafkadump.decode.work import WORK
-from kafkadump.payloads.framing import MAX_JSON_DEPTH, detect_framing, json_too_deep
+from kafkadump.decoders.batches.work import WORK
+from kafkadump.decoders.payloads.framing import MAX_JSON_DEPTH
+from kafkadump.decoders.payloads.framing import detect_framing
+from kafkadump.decoders.payloads.framing import json_too_deep
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fuzz"))
 import hostile_payloads as hp  # noqa: E402
@@ -183,9 +185,9 @@ def test_huge_scale_is_a_finding_not_a_megabyte_string(tmp_path):
 
 
 def test_decimals_within_the_limit_are_exact(tmp_path):
-    from kafkadump.payloads.decode import PayloadDecoder
-    from kafkadump.payloads.model import Schema
-    from kafkadump.payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.decode import PayloadDecoder
+    from kafkadump.decoders.payloads.model import Schema
+    from kafkadump.decoders.payloads.store import SchemaStore
 
     dec = PayloadDecoder(SchemaStore())
     schema = Schema(1, "AVRO", hp.decimal_schema(60, 30))
@@ -248,9 +250,9 @@ def test_protobuf_schemas_compile_in_process_one_each(tmp_path, monkeypatch):
 
 def test_protobuf_schema_errors_are_reasons(tmp_path):
     pytest.importorskip("grpc_tools")
-    from kafkadump.payloads.decode import PayloadDecoder
-    from kafkadump.payloads.model import Schema
-    from kafkadump.payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.decode import PayloadDecoder
+    from kafkadump.decoders.payloads.model import Schema
+    from kafkadump.decoders.payloads.store import SchemaStore
 
     dec = PayloadDecoder(SchemaStore())
     got = dec.decode(Schema(9, "PROTOBUF", 'syntax = "proto3";\nmessage Bad { int32 n = 1 \n'), b"")
@@ -270,7 +272,7 @@ def test_many_protobuf_schemas_cli_bounded(tmp_path):
 # --- class 3: the schema store grows with its texts, not with versions; schemas made when looked up ----------
 
 def test_many_versions_fold_compactly_and_answer_lookups(tmp_path):
-    from kafkadump.payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.store import SchemaStore
 
     seg = hp.many_versions(tmp_path, 3000, per_batch=500)
     store = SchemaStore.load([tmp_path / "_schemas-0"])
@@ -286,7 +288,7 @@ def test_many_versions_fold_compactly_and_answer_lookups(tmp_path):
 
 
 def test_store_work_is_linear_in_versions(tmp_path):
-    from kafkadump.payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.store import SchemaStore
 
     counts = []
     for n in (4000, 8000):
@@ -328,9 +330,9 @@ def test_enum_symbols_within_the_limit_decode(tmp_path):
 # --- class 3: what one decoded value may expand to ----------------------------------------------------------
 
 def test_a_long_enum_symbol_repeated_is_a_limit_not_a_terabyte_line(tmp_path):
-    from kafkadump.payloads.decode import PayloadDecoder
-    from kafkadump.payloads.model import Schema
-    from kafkadump.payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.decode import PayloadDecoder
+    from kafkadump.decoders.payloads.model import Schema
+    from kafkadump.decoders.payloads.store import SchemaStore
 
     symbol = "S" * 100_000
     schema = Schema(1, "AVRO", json.dumps({"type": "array", "items": {"type": "enum", "name": "E",
@@ -345,9 +347,10 @@ def test_a_long_enum_symbol_repeated_is_a_limit_not_a_terabyte_line(tmp_path):
 
 def test_empty_messages_printing_every_field_are_bounded():
     pytest.importorskip("grpc_tools")
-    from kafkadump.payloads.decode import PayloadDecoder
-    from kafkadump.payloads.model import PayloadLimits, Schema
-    from kafkadump.payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.decode import PayloadDecoder
+    from kafkadump.decoders.payloads.model import PayloadLimits
+    from kafkadump.decoders.payloads.model import Schema
+    from kafkadump.decoders.payloads.store import SchemaStore
 
     fields = " ".join(f"int32 f{i} = {i};" for i in range(1, 501))
     text = f'syntax = "proto3";\nmessage Wide {{ {fields} }}\nmessage Top {{ repeated Wide w = 1; }}\n'

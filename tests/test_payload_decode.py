@@ -17,8 +17,9 @@ pytest.importorskip("fastavro")
 pytest.importorskip("grpc_tools")
 pytest.importorskip("jsonschema")
 
-from kafkadump.payloads.decode import PayloadDecoder, parse_message_indexes  # noqa: E402
-from kafkadump.payloads.store import SchemaStore  # noqa: E402
+from kafkadump.decoders.payloads.decode import PayloadDecoder  # noqa: E402
+from kafkadump.decoders.payloads.decode import parse_message_indexes  # noqa: E402
+from kafkadump.decoders.payloads.store import SchemaStore  # noqa: E402
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

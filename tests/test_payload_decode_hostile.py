@@ -17,10 +17,13 @@ from hypothesis import strategies as st
 pytest.importorskip("fastavro")
 pytest.importorskip("grpc_tools")
 
-from kafkadump.errors import UsageError  # noqa: E402
-from kafkadump.payloads.decode import PayloadDecoder, PayloadLibrariesMissing, parse_message_indexes  # noqa: E402
-from kafkadump.payloads.model import PayloadLimits, Schema  # noqa: E402
-from kafkadump.payloads.store import SchemaStore  # noqa: E402
+from kafkadump.base.errors import UsageError  # noqa: E402
+from kafkadump.decoders.payloads.decode import PayloadDecoder  # noqa: E402
+from kafkadump.decoders.payloads.decode import PayloadLibrariesMissing  # noqa: E402
+from kafkadump.decoders.payloads.decode import parse_message_indexes  # noqa: E402
+from kafkadump.decoders.payloads.model import PayloadLimits  # noqa: E402
+from kafkadump.decoders.payloads.model import Schema  # noqa: E402
+from kafkadump.decoders.payloads.store import SchemaStore  # noqa: E402
 
 
 def zz(n: int) -> bytes:
@@ -203,7 +206,7 @@ def test_a_missing_library_is_one_line_saying_how_to_install(monkeypatch):
 
 
 def test_startup_imports_no_payload_library():
-    code = ("import sys, kafkadump.cli, kafkadump.payloads.store, kafkadump.payloads.decode; "
+    code = ("import sys, kafkadump.cli, kafkadump.decoders.payloads.store, kafkadump.decoders.payloads.decode; "
             "print(sorted(m for m in ('fastavro', 'google.protobuf', 'grpc_tools', 'jsonschema') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "[]"
@@ -274,14 +277,14 @@ def test_protobuf_nesting_deeper_than_the_limit_within_protobufs_own():
 
 
 def test_limits_from_the_decoders_options():
-    from kafkadump.decode.options import Options
+    from kafkadump.decoders.batches.options import Options
 
     assert PayloadLimits.from_options(Options(max_decompressed=1000)) == PayloadLimits(max_bytes=1000)
     assert PayloadLimits.from_options(Options()).max_depth == PayloadLimits().max_depth
 
 
 def test_checking_the_libraries_before_any_output(monkeypatch):
-    from kafkadump.payloads.decode import check_payload_libraries
+    from kafkadump.decoders.payloads.decode import check_payload_libraries
 
     check_payload_libraries(("AVRO", "PROTOBUF", "JSON"))  # installed here: nothing raised
     monkeypatch.setitem(sys.modules, "jsonschema", None)

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkadump.payloads.framing import detect_framing, message_indexes
-from kafkadump.payloads.model import Framing
+from kafkadump.decoders.payloads.framing import detect_framing
+from kafkadump.decoders.payloads.framing import message_indexes
+from kafkadump.decoders.payloads.model import Framing
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -96,7 +97,7 @@ def test_magic_zero_not_plausibly_framed_is_possibly(data):
 def test_a_negative_schema_id_is_no_framing(data):
     """A registry never gives a negative id: bytes after a zero that read as one are not framed
     (no ``[-98206?]`` hint in the table, binary in --json)."""
-    from kafkadump.payloads.framing import schema_framing
+    from kafkadump.decoders.payloads.framing import schema_framing
 
     assert detect_framing(data, [], "value").kind == "binary"
     assert schema_framing(data, [], "value") is None
@@ -138,14 +139,14 @@ def test_detection_never_raises(data, headers):
 
 def _rich(data, headers, which):
     """--detect's object for a key or value, without a store (PayloadInspector, side_object)."""
-    from kafkadump.payloads.view import PayloadSide
-    from kafkadump.report.records import side_object
+    from kafkadump.decoders.payloads.view import PayloadSide
+    from kafkadump.objects.records import side_object
 
     return None if data is None else side_object(PayloadSide(detect_framing(data, headers, which)), False)
 
 
 def test_default_framing_of_confluent_serializers(registry):
-    from kafkadump.report.records import framing_object
+    from kafkadump.objects.records import framing_object
 
     framed = AvroSerializer(registry, USER)({"id": "42"}, SerializationContext("t", MessageField.VALUE))
     sid = registry.get_latest_version("t-value").schema_id
@@ -168,7 +169,7 @@ def test_default_framing_of_confluent_serializers(registry):
                                     st.binary(min_size=4, max_size=4).map(lambda b: b"\x00" + b))), max_size=3))
 def test_default_framing_is_a_subset_of_detect(data, headers):
     """Every field of the default object is in --detect's, with the same value."""
-    from kafkadump.report.records import framing_object
+    from kafkadump.objects.records import framing_object
 
     for which in ("key", "value"):
         cheap = framing_object(data, headers, which)

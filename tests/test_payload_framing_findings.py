@@ -153,9 +153,12 @@ def test_inspector_never_raises_on_any_bytes():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from kafkadump.decode import Options, iter_batches
-    from kafkadump.payloads.model import DecodedPayload, Schema
-    from kafkadump.payloads.view import PayloadInspector, Redaction
+    from kafkadump.decoders.batches import Options
+    from kafkadump.decoders.batches import iter_batches
+    from kafkadump.decoders.payloads.model import DecodedPayload
+    from kafkadump.decoders.payloads.model import Schema
+    from kafkadump.decoders.payloads.view import PayloadInspector
+    from kafkadump.decoders.payloads.view import Redaction
 
     class Store:
         def lookup(self, schema_id=None, guid=None):

@@ -8,11 +8,17 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from kafkadump.decode import Gap, Options, iter_batches
-from kafkadump.payloads.model import DecodedPayload, Schema
-from kafkadump.payloads.view import PayloadInspector, Redaction
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.payloads.model import DecodedPayload
+from kafkadump.decoders.payloads.model import Schema
+from kafkadump.decoders.payloads.view import PayloadInspector
+from kafkadump.decoders.payloads.view import Redaction
 from kafkadump.render.jsonl import RecordLines
-from kafkadump.report.records import ENCODERS, Place, record_object
+from kafkadump.objects.records import ENCODERS
+from kafkadump.objects.records import Place
+from kafkadump.objects.records import record_object
 
 SEGMENTS = sorted(FIXTURES.glob("*/*.log"))
 

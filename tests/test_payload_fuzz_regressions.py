@@ -18,9 +18,9 @@ pytest.importorskip("fastavro")
 
 import payload_targets as P  # noqa: E402
 
-from kafkadump.payloads.decode import PayloadDecoder  # noqa: E402
-from kafkadump.payloads.model import Schema  # noqa: E402
-from kafkadump.payloads.store import SchemaStore  # noqa: E402
+from kafkadump.decoders.payloads.decode import PayloadDecoder  # noqa: E402
+from kafkadump.decoders.payloads.model import Schema  # noqa: E402
+from kafkadump.decoders.payloads.store import SchemaStore  # noqa: E402
 
 
 def test_a_library_message_of_many_lines_is_one_line():
@@ -43,7 +43,7 @@ def test_protoc_in_process_prints_nothing(capfd):
 
 
 def test_brackets_past_the_stack_are_plain_text():
-    from kafkadump.payloads.framing import detect_framing
+    from kafkadump.decoders.payloads.framing import detect_framing
 
     data = (FUZZ / "regressions" / "avro" / "deep-brackets").read_bytes()
     P.avro(data)

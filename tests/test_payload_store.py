@@ -22,12 +22,17 @@ from schemas_topic_builder import (
     write_schemas_partition,
 )
 
-from kafkadump.errors import InputError
-from kafkadump.findings import Code
-from kafkadump.payloads.model import Registration, SchemaReference
-from kafkadump.payloads.store import SchemaStore, find_schemas_dir
-from kafkadump.report.schema_objects import deletion, registrations, setting_object, store_objects
-from kafkadump.report.schema_objects import settings as store_settings
+from kafkadump.base.errors import InputError
+from kafkadump.base.findings import Code
+from kafkadump.decoders.payloads.model import Registration
+from kafkadump.decoders.payloads.model import SchemaReference
+from kafkadump.decoders.payloads.store import SchemaStore
+from kafkadump.decoders.payloads.store import find_schemas_dir
+from kafkadump.objects.schema_objects import deletion
+from kafkadump.objects.schema_objects import registrations
+from kafkadump.objects.schema_objects import setting_object
+from kafkadump.objects.schema_objects import store_objects
+from kafkadump.objects.schema_objects import settings as store_settings
 
 PATIENT_LOGDIR = "real/segments/ItumelengMogase+Real-Time-Data-Pipeline-for-Patient-Admissions/kafka-data"
 

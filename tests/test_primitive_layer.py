@@ -1,4 +1,4 @@
-"""One layer of primitive readers (kafkadump.decode.primitives) under the record, protocol and
+"""One layer of primitive readers (kafkadump.decoders.batches.primitives) under the record, protocol and
 internal-topic decoders; encoders only in tests/primitive_encoders.py."""
 
 from __future__ import annotations
@@ -6,10 +6,14 @@ from __future__ import annotations
 import primitive_encoders as E
 import pytest
 
-from kafkadump.decode import primitives as P
-from kafkadump.findings import Code, DecodeError, Truncated
-from kafkadump.internal_topics.record_decoder import decoder_for
-from kafkadump.protocol.decoder import Overrun, State, uvarint
+from kafkadump.decoders.batches import primitives as P
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import DecodeError
+from kafkadump.base.findings import Truncated
+from kafkadump.decoders.internal_topics.record_decoder import decoder_for
+from kafkadump.decoders.protocol.decoder import Overrun
+from kafkadump.decoders.protocol.decoder import State
+from kafkadump.decoders.protocol.decoder import uvarint
 
 
 def test_the_library_has_no_encoders():
@@ -53,7 +57,7 @@ def test_protocol_reader_maps_primitive_errors():
 
 
 def test_protocol_fixed_reader_overrun_message():
-    from kafkadump.protocol.decoder import decode_message
+    from kafkadump.decoders.protocol.decoder import decode_message
 
     found: list = []
     value, stop = decode_message("RequestHeader", 1, b"\x00\x01\x00", findings=found, base=7)

@@ -34,9 +34,11 @@ import primitive_encoders as E
 from kafka.record.util import decode_varint as kp_decode_varint
 from kafka.record.util import encode_varint as kp_encode_varint
 
-from kafkadump.decode import iter_batches
-from kafkadump.decode import primitives as P
-from kafkadump.findings import Code, DecodeError, Truncated
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches import primitives as P
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import DecodeError
+from kafkadump.base.findings import Truncated
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1

@@ -17,8 +17,9 @@ import sys
 
 from logdir_helpers import Seg, batch, checkpoint_text, findings, name, write
 
-from kafkadump.logdir import scan as scan_mod
-from kafkadump.logdir.triage import Triage, triage
+from kafkadump.reports import scan as scan_mod
+from kafkadump.reports.triage import Triage
+from kafkadump.objects.logdir_objects import triage
 
 # the finding codes whose mutation tests live in this file (read by test_mutations.py)
 MUTATION_CODES = {"not-kafka"}
@@ -157,12 +158,12 @@ def test_progress_moves_inside_a_segment_and_names_its_partition(tmp_path, monke
     assert inside == [seg.at(i) for i in range(1, 20)] and seg.at(1) > 1000
     assert [done for done, _, _ in calls] == sorted(done for done, _, _ in calls) and calls[-1][0] == size
 
-    from kafkadump.logdir.names import partition_label
+    from kafkadump.decoders.logfiles.names import partition_label
     assert partition_label(log) == "orders-7" and partition_label(str(tmp_path / "x.log")) == "x.log"
 
 
 def test_progress_from_worker_processes_never_goes_back(tmp_path, monkeypatch):
-    from kafkadump.logdir import triage as triage_mod
+    from kafkadump.reports import triage as triage_mod
 
     monkeypatch.setattr(triage_mod, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(scan_mod, "PROGRESS_STEP", 500)

@@ -22,11 +22,17 @@ import capture_builders as B  # noqa: E402
 from conftest import FIXTURES, ROOT, SHARED, load_json, need_corpus  # noqa: E402
 from primitive_encoders import encode_compact_string  # noqa: E402
 
-from kafkadump.findings import Code, DecodeError  # noqa: E402
-from kafkadump.protocol import schema as S  # noqa: E402
-from kafkadump.protocol.decoder import RecordsValue, decode_message, kafka_uuid  # noqa: E402
-from kafkadump.protocol.frames import decode_apiversions_mock, decode_request, decode_response  # noqa: E402
-from kafkadump.protocol.stream import CaptureDecoder, Hints  # noqa: E402
+from kafkadump.base.findings import Code  # noqa: E402
+from kafkadump.base.findings import DecodeError  # noqa: E402
+from kafkadump.decoders.protocol import schema as S  # noqa: E402
+from kafkadump.decoders.protocol.decoder import RecordsValue  # noqa: E402
+from kafkadump.decoders.protocol.decoder import decode_message  # noqa: E402
+from kafkadump.decoders.protocol.decoder import kafka_uuid  # noqa: E402
+from kafkadump.decoders.protocol.frames import decode_apiversions_mock  # noqa: E402
+from kafkadump.decoders.protocol.frames import decode_request  # noqa: E402
+from kafkadump.decoders.protocol.frames import decode_response  # noqa: E402
+from kafkadump.decoders.protocol.stream import CaptureDecoder  # noqa: E402
+from kafkadump.decoders.protocol.stream import Hints  # noqa: E402
 from kafkadump.render.hexdump import tiling_errors  # noqa: E402
 
 I16, I32, I64, UV = B.I16, B.I32, B.I64, B.UV
@@ -447,7 +453,7 @@ def test_api_key_unknown_keeps_the_body_raw():
 
 
 def test_spans_tile_every_frame_byte():
-    from kafkadump.protocol.frames import Ctx
+    from kafkadump.decoders.protocol.frames import Ctx
 
     batch, _ = first_batch()
     for b, dec in [
@@ -501,8 +507,8 @@ def test_records_schema_with_tagged_defaults():
 def test_records_schemas_on_real_kraft_metadata():
     """Every metadata record a real KRaft broker wrote decodes exactly, by apiKey and version."""
     seg = need_corpus("real/segments/Niloufar1171+LDI-POC/__cluster_metadata-0/00000000000000000000.log")
-    from kafkadump.decode import iter_batches
-    from kafkadump.decode.model import Batch
+    from kafkadump.decoders.batches import iter_batches
+    from kafkadump.decoders.batches.model import Batch
 
     by_key = {S.message(n)["apiKey"]: n for n in S.record_schemas("metadata")}
     buf = seg.read_bytes()

@@ -30,10 +30,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_protocol import first_batch
 
-from kafkadump.findings import Code
-from kafkadump.protocol import schema as S
-from kafkadump.protocol.decoder import RecordsValue, camel, decode_message, kafka_uuid
-from kafkadump.protocol.frames import decode_request, decode_response
+from kafkadump.base.findings import Code
+from kafkadump.decoders.protocol import schema as S
+from kafkadump.decoders.protocol.decoder import RecordsValue
+from kafkadump.decoders.protocol.decoder import camel
+from kafkadump.decoders.protocol.decoder import decode_message
+from kafkadump.decoders.protocol.decoder import kafka_uuid
+from kafkadump.decoders.protocol.frames import decode_request
+from kafkadump.decoders.protocol.frames import decode_response
 
 kio = pytest.importorskip("kio")
 

@@ -18,8 +18,9 @@ import uuid
 import pytest
 from test_protocol import first_batch
 
-from kafkadump.protocol import schema as S
-from kafkadump.protocol.decoder import RecordsValue, decode_message
+from kafkadump.decoders.protocol import schema as S
+from kafkadump.decoders.protocol.decoder import RecordsValue
+from kafkadump.decoders.protocol.decoder import decode_message
 
 kafka = pytest.importorskip("kafka")
 

@@ -4,7 +4,7 @@ The old re-derivation re-encoded the record's varints minimally, so a record
 written with longer varints (legal: a reader takes any encoding of the
 value) got its key placed wrongly, and findings inside the key landed on the
 wrong byte.  The control-record key and marker are read by one module
-(:mod:`kafkadump.decode.control`) for both the batch and internal decoders.
+(:mod:`kafkadump.decoders.batches.control`) for both the batch and internal decoders.
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ import builders as bld
 import pytest
 from test_hardening import v2_raw
 
-from kafkadump.decode import iter_batches
-from kafkadump.decode.control import decode_control, read_control_key, read_end_txn_marker
-from kafkadump.findings import Code
-from kafkadump.internal_topics.record_decoder import decoder_for, record_locations
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.decoders.batches.control import decode_control
+from kafkadump.decoders.batches.control import read_control_key
+from kafkadump.decoders.batches.control import read_end_txn_marker
+from kafkadump.base.findings import Code
+from kafkadump.decoders.internal_topics.record_decoder import decoder_for
+from kafkadump.decoders.internal_topics.record_decoder import record_locations
 
 
 def records_of(data: bytes) -> list:

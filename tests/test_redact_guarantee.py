@@ -31,7 +31,8 @@ from cli_inprocess import run
 from redaction_evidence import SCHEMA
 
 from kafkadump.cli import app
-from kafkadump.decode import Batch, iter_batches
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import iter_batches
 
 MARK = b"QZXJ" * 3    # keys, values, header values
 FIELD = b"PWVK" * 3   # the password field's value

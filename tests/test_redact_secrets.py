@@ -9,7 +9,8 @@ import pytest
 from cli_inprocess import run
 from metadata_builders import MetaLog
 
-from kafkadump.payloads.redact import SECRET_MASK, is_sensitive_config
+from kafkadump.decoders.payloads.redact import SECRET_MASK
+from kafkadump.decoders.payloads.redact import is_sensitive_config
 
 SALT = b"\x13salt-is-secret\x99"
 STORED = b"\x07stored-key-bytes\xfe"

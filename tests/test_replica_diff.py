@@ -22,9 +22,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from logdir_helpers import T0, B, Seg
 from logdir_helpers import batch as kp_batch
 
-from kafkadump.decode import Options
-from kafkadump.replica_diff import diff_report
-from kafkadump.report.status import Tally
+from kafkadump.decoders.batches import Options
+from kafkadump.reports.diff import diff_report
+from kafkadump.base.status import Tally
 
 
 def compacted(base: int, offsets: list[int], *, n: int, leader_epoch: int = 0) -> B:

@@ -7,13 +7,26 @@ import json
 import pytest
 from conftest import FIXTURES
 
-from kafkadump.decode import Batch, Gap, Options, iter_batches
-from kafkadump.errors import UsageError
-from kafkadump.findings import Code, Finding, Severity
-from kafkadump.query import RecordQuery, parse_key, parse_time
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
+from kafkadump.base.errors import UsageError
+from kafkadump.base.findings import Code
+from kafkadump.base.findings import Finding
+from kafkadump.base.findings import Severity
+from kafkadump.reports.query import RecordQuery
+from kafkadump.reports.query import parse_key
+from kafkadump.reports.query import parse_time
 from kafkadump.render.jsonl import RecordLines
-from kafkadump.report.records import ENCODERS, Place, Sighting, encode_auto, item_object, record_object
-from kafkadump.report.status import Tally, exit_status
+from kafkadump.objects.records import ENCODERS
+from kafkadump.objects.records import Place
+from kafkadump.objects.records import Sighting
+from kafkadump.objects.records import encode_auto
+from kafkadump.objects.records import item_object
+from kafkadump.objects.records import record_object
+from kafkadump.base.status import Tally
+from kafkadump.base.status import exit_status
 
 SEGMENTS = sorted(FIXTURES.glob("*/*.log"))
 

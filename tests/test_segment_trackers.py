@@ -6,9 +6,9 @@ expected value is the builders' own bookkeeping.
 
 from logdir_helpers import ABORT, COMMIT, Seg, batch, control, flip, name, write
 
-from kafkadump.findings import Code
-from kafkadump.logdir.scan import scan_segment
-from kafkadump.logdir.trackers import (
+from kafkadump.base.findings import Code
+from kafkadump.reports.scan import scan_segment
+from kafkadump.decoders.logfiles.trackers import (
     AbortedTxn,
     EpochStart,
     Marker,

@@ -27,7 +27,7 @@ pytest.importorskip("pyspark")
 
 from pyspark.sql.pandas.types import to_arrow_schema  # noqa: E402
 
-from kafkadump.decode.model import STREAM_RECORDS  # noqa: E402
+from kafkadump.decoders.batches.model import STREAM_RECORDS  # noqa: E402
 from kafkadump.spark import record_buffers  # noqa: E402
 from kafkadump.spark.datasource import part_batch  # noqa: E402
 from kafkadump.spark.row_schema import column_names, struct_type  # noqa: E402

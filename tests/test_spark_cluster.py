@@ -130,7 +130,7 @@ def test_no_worker_is_one_line_not_a_hang(cluster, fleet):
 
 
 def _timing_free(report: dict) -> dict:
-    from kafkadump.report.logdir_objects import TIMING_FIELDS
+    from kafkadump.objects.logdir_objects import TIMING_FIELDS
 
     return {k: v for k, v in report.items() if k not in TIMING_FIELDS}
 

@@ -121,7 +121,9 @@ def test_spark_triage_packs_small_files(small_fleet):
         return runner(units, records, max_findings)
 
     planned.runner = counting
-    rep = planned.run().report()
+    from kafkadump.objects.logdir_objects import triage_report
+
+    rep = triage_report(planned.run())
     assert rep["totals"]["files"] == FILES and rep["verdict"] in ("clean", "warnings")
     assert tasks == [6]         # 159 units: 27 to a task (4 MiB open cost each), as plan() packs files
     assert [len(t) for t in jobs.unit_tasks(planned.units)] == [27] * 5 + [24]

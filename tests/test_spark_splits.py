@@ -18,7 +18,8 @@ from conftest import CORPUS, FIXTURES
 from spark_compare import assert_same, cli_lines, findings_from_cli, from_cli, from_row
 from spark_fleet import damaged_variants
 
-from kafkadump.decode import Options, iter_batches
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.batches import iter_batches
 from kafkadump.render.jsonl import item_line as render_batch_line
 from kafkadump.sources.segment import open_segment
 from kafkadump.spark.splits import ListingError, cuts, iter_task, list_local, local_path, log_dir, plan, topic_partition

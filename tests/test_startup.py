@@ -66,7 +66,7 @@ def test_the_fast_path_imports_no_typer_no_command_module_no_capture_reader(tmp_
     assert _heavy(modules) == []
     assert [m for m in modules if m.startswith(("typer", "click"))] == []
     assert not any(m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")) for m in modules)
-    assert not any(m.startswith(("kafkadump.protocol", "kafkadump.spark", "kafkadump.sources.pcap"))
+    assert not any(m.startswith(("kafkadump.decoders.protocol", "kafkadump.spark", "kafkadump.sources.pcap"))
                    for m in modules)
 
 
@@ -83,7 +83,7 @@ def test_capture_on_the_fast_path_imports_no_typer_no_command_module_no_rich(tmp
     assert code == 0 and len(out.splitlines()) >= 2  # the two records, or the four frames and more
     assert _heavy(modules) == []
     assert not any(m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")) for m in modules)
-    assert "kafkadump.cli.capture_body" in modules and "kafkadump.segment_report" not in modules
+    assert "kafkadump.cli.capture_body" in modules and "kafkadump.reports.segments" not in modules
 
 
 def test_a_command_line_left_to_typer_imports_only_its_own_command_module(tmp_path):
@@ -93,7 +93,7 @@ def test_a_command_line_left_to_typer_imports_only_its_own_command_module(tmp_pa
     assert "typer" in modules
     commands = sorted(m for m in modules if m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")))
     assert commands == ["kafkadump.cli.segment_commands"]
-    assert not any(m.startswith(("kafkadump.protocol", "kafkadump.spark", "kafkadump.sources.pcap_"))
+    assert not any(m.startswith(("kafkadump.decoders.protocol", "kafkadump.spark", "kafkadump.sources.pcap_"))
                    for m in modules)
     assert "crc32c._crc32c" in modules and "crc32c" not in modules
 
@@ -121,7 +121,7 @@ def test_help_lists_the_commands_in_one_order_whichever_module_was_imported_firs
 def test_crc32c_loaded_without_its_package_init_is_the_same_function():
     import crc32c as package
 
-    from kafkadump.decode.crc import crc32c
+    from kafkadump.decoders.batches.crc import crc32c
 
     assert crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C
     assert package.crc32c(b"123456789", 0) == crc32c(b"123456789", 0)
@@ -142,19 +142,19 @@ def test_every_command_is_in_the_entry_points_table_with_its_module():
 
 def test_batches_imports_only_the_renderer_of_its_format(tmp_path):
     segment = _uncompressed_segment(tmp_path / "0.log")
-    for args, renderer, others in ((["--json"], "kafkadump.render.jsonl", ("kafkadump.render.table", "kafkadump.describe")),
+    for args, renderer, others in ((["--json"], "kafkadump.render.jsonl", ("kafkadump.render.table", "kafkadump.render.describe")),
                                    (["--format", "table"], "kafkadump.render.table",
-                                    ("kafkadump.render.jsonl", "kafkadump.report.records"))):
+                                    ("kafkadump.render.jsonl", "kafkadump.objects.records"))):
         code, modules, _ = _imported(["batches", *args, segment])
         assert code == 0
         assert renderer in modules
-        unneeded = (*others, "kafkadump.render.dumplog", "kafkadump.query", "kafkadump.internal_topics.kinds")
+        unneeded = (*others, "kafkadump.render.dumplog", "kafkadump.reports.query", "kafkadump.decoders.internal_topics.kinds")
         assert [m for m in unneeded if m in modules] == []
 
 
 def test_the_decoder_and_renderers_of_a_data_command_import_no_uuid():
     """uuid imports platform (a few ms); only schemas with a UUID field need it (typer still imports it)."""
-    probe = ("import sys, kafkadump.segment_report, kafkadump.render.jsonl, kafkadump.render.table; "
+    probe = ("import sys, kafkadump.reports.segments, kafkadump.render.jsonl, kafkadump.render.table; "
              "print(sorted(m for m in ('uuid', 'platform') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.stdout.strip() == "[]", run.stderr

@@ -8,9 +8,9 @@ import gc
 
 from forensics_builders import kv_batch
 
-from kafkadump.decode.batch import RecordStream
-from kafkadump.decode.model import STREAM_RECORDS
-from kafkadump.decode.walk import iter_batches
+from kafkadump.decoders.batches.batch import RecordStream
+from kafkadump.decoders.batches.model import STREAM_RECORDS
+from kafkadump.decoders.batches.walk import iter_batches
 
 # Batches of more records than are kept as a list: their records stream on both paths.
 SEGMENT = b"".join(kv_batch(n * 2 * STREAM_RECORDS, [(b"k", b"v%d" % i) for i in range(2 * STREAM_RECORDS)]).data

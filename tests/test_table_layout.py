@@ -59,7 +59,7 @@ def test_piped_output_keeps_the_stable_layout():
 
 
 def test_text_with_newlines_and_tabs_is_text_with_the_escapes_visible():
-    from kafkadump.describe import preview
+    from kafkadump.render.describe import preview
 
     assert preview(b"line one\nline\ttwo\r", 40) == "line one\\nline\\ttwo\\r"
     assert preview(b"\x1b[2J", 40) == "0x1b5b324a"  # other controls: binary, shown as hex

@@ -19,8 +19,8 @@ import internal_encoder as E
 import pytest
 from logdir_helpers import Seg, batch, checkpoint_text, file_of, findings, index_bytes, snapshot_bytes, write
 
-from kafkadump.logdir import names
-from kafkadump.logdir.triage import triage
+from kafkadump.decoders.logfiles import names
+from kafkadump.objects.logdir_objects import triage
 
 MUTATION_CODES = {"remote-copy-unfinished", "remote-segment-overlap", "remote-segment-gap",
                   "remote-segment-mismatch"}

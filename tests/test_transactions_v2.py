@@ -26,7 +26,7 @@ from logdir_helpers import (
     write,
 )
 
-from kafkadump.logdir.triage import triage
+from kafkadump.objects.logdir_objects import triage
 
 
 def partition(tmp_path, seg, extra=None):
@@ -105,9 +105,9 @@ def test_transaction_state_summary_names_the_transaction_version():
     import builders as bld
     import internal_encoder as E
 
-    from kafkadump.decode import iter_batches
-    from kafkadump.internal_topics.record_decoder import decoder_for
-    from kafkadump.internal_topics.summary import summarize
+    from kafkadump.decoders.batches import iter_batches
+    from kafkadump.decoders.internal_topics.record_decoder import decoder_for
+    from kafkadump.decoders.internal_topics.summary import summarize
 
     key = struct.pack(">h", 0) + E.encode(E.load("TransactionLogKey"), 0, {"transactionalId": "tx-1"})
     value = struct.pack(">h", 1) + E.encode(E.load("TransactionLogValue"), 1, {

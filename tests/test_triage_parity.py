@@ -48,7 +48,7 @@ def both(path: str, *extra: str):
 
 
 def without_timing(report: dict) -> dict:
-    from kafkadump.report.logdir_objects import without_timing
+    from kafkadump.objects.logdir_objects import without_timing
 
     return without_timing(report)
 

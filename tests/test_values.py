@@ -1,4 +1,4 @@
-"""kafkadump/values.py: the value classes behave as the dataclasses they replace (without their import)."""
+"""kafkadump/base/values.py: the value classes behave as the dataclasses they replace (without their import)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ import sys
 
 import pytest
 
-from kafkadump.decode import Options
-from kafkadump.logdir.names import FileName, PartitionDir
+from kafkadump.decoders.batches import Options
+from kafkadump.decoders.logfiles.names import FileName
+from kafkadump.decoders.logfiles.names import PartitionDir
 from kafkadump.render.table import Column
-from kafkadump.segment_report import CrcTotals, FileStart, RecordsOf
+from kafkadump.reports.segments import CrcTotals
+from kafkadump.reports.segments import FileStart
+from kafkadump.reports.segments import RecordsOf
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +77,8 @@ def test_values_pickle_and_copy_as_dataclasses_do():
 
 
 def test_the_data_commands_modules_create_no_dataclass():
-    probe = ("import sys, kafkadump.cli.fast_path, kafkadump.cli.segment_bodies, kafkadump.segment_report, "
-             "kafkadump.render.table, kafkadump.render.jsonl, kafkadump.report.records, kafkadump.query, "
-             "kafkadump.record_window; print('dataclasses' in sys.modules, 'inspect' in sys.modules)")
+    probe = ("import sys, kafkadump.cli.fast_path, kafkadump.cli.segment_bodies, kafkadump.reports.segments, "
+             "kafkadump.render.table, kafkadump.render.jsonl, kafkadump.objects.records, kafkadump.reports.query, "
+             "kafkadump.reports.record_window; print('dataclasses' in sys.modules, 'inspect' in sys.modules)")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.stdout.split() == ["False", "False"], run.stderr

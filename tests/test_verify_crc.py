@@ -6,7 +6,10 @@ import pytest
 from conftest import FIXTURES
 from crc32c import crc32c
 
-from kafkadump.decode import Batch, CrcScan, Gap, iter_batches
+from kafkadump.decoders.batches import Batch
+from kafkadump.decoders.batches import CrcScan
+from kafkadump.decoders.batches import Gap
+from kafkadump.decoders.batches import iter_batches
 
 
 def _big_segment(copies: int) -> bytearray:

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkadump.errors import UsageError
-from kafkadump.payloads.where import WhereError, parse_where
+from kafkadump.base.errors import UsageError
+from kafkadump.decoders.payloads.where import WhereError
+from kafkadump.decoders.payloads.where import parse_where
 
 RAW = {"type": "record", "offset": 7, "timestamp": 1700000000000, "key": "user-42", "value": {"base64": "AAE="},
        "headers": [{"key": "trace-id", "value": "abc"}, {"key": "n", "value": None}], "control": None}

@@ -34,7 +34,7 @@ def _load() -> ModuleType | None:
     if pure_forced():
         return None
     try:
-        from . import hotloops
+        from kafkadump.accel import hotloops
     except ImportError:
         return None
     if getattr(hotloops, "INTERFACE", None) != INTERFACE:
@@ -67,7 +67,7 @@ def hotloops_built() -> bool:
     if _LOADED is not None:
         return True
     try:
-        from . import hotloops  # noqa: F401
+        from kafkadump.accel import hotloops  # noqa: F401
     except ImportError:
         return False
     return True
@@ -86,7 +86,7 @@ def capture_loops() -> ModuleType | None:
     if pure_forced():
         return None
     try:
-        from . import pcapread
+        from kafkadump.accel import pcapread
     except ImportError:
         return None
     return pcapread

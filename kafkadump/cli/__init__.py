@@ -1,10 +1,10 @@
 """The command line: a thin layer of typer commands over the library.
 
 A command parses its options, calls the one library function that yields
-the items of its report (:mod:`kafkadump.segment_report`, :mod:`kafkadump.logdir`,
+the items of its report (:mod:`kafkadump.reports.segments`, :mod:`kafkadump.reports.triage`,
 ...), hands them to the renderer its format names (:mod:`kafkadump.render`)
 and exits with the status the report's findings give
-(:mod:`kafkadump.report.status`): 0 clean, 1 the data has problems, 2 usage
+(:mod:`kafkadump.base.status`): 0 clean, 1 the data has problems, 2 usage
 or I/O error.  Data goes to stdout, diagnostics to stderr.  Nothing outside
 this package imports it.
 
@@ -27,39 +27,39 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .typer_app import CommandsOnDemand, app
+    from kafkadump.cli.typer_app import CommandsOnDemand, app
 
 
 def _segment_commands() -> None:
-    from . import segment_commands  # noqa: F401  (its commands register on the app)
+    from kafkadump.cli import segment_commands  # noqa: F401  (its commands register on the app)
 
 
 def _capture_command() -> None:
-    from . import capture_command  # noqa: F401
+    from kafkadump.cli import capture_command  # noqa: F401
 
 
 def _logdir_commands() -> None:
-    from . import logdir_commands  # noqa: F401
+    from kafkadump.cli import logdir_commands  # noqa: F401
 
 
 def _forensics_commands() -> None:
-    from . import forensics_commands  # noqa: F401
+    from kafkadump.cli import forensics_commands  # noqa: F401
 
 
 def _payload_commands() -> None:
-    from . import payload_commands  # noqa: F401
+    from kafkadump.cli import payload_commands  # noqa: F401
 
 
 def _replica_commands() -> None:
-    from . import replica_commands  # noqa: F401
+    from kafkadump.cli import replica_commands  # noqa: F401
 
 
 def _manual_command() -> None:
-    from . import manual_command  # noqa: F401
+    from kafkadump.cli import manual_command  # noqa: F401
 
 
 def _spark_commands() -> None:
-    from . import spark_commands  # noqa: F401
+    from kafkadump.cli import spark_commands  # noqa: F401
 
 
 # every command module, in the order their commands appear in ``kafkadump --help``
@@ -146,7 +146,7 @@ def _first_sentences(text: str) -> str:
 
 def _typer_app() -> CommandsOnDemand:
     """The typer application, every command module to be imported the first time its commands are read."""
-    from .typer_app import app
+    from kafkadump.cli.typer_app import app
 
     if not app.configured:
         app.configured = True
@@ -167,10 +167,10 @@ def main() -> None:
     else by typer, after importing the command module the command line names (all of them for
     anything else: ``--help``, ``--version``, an unknown command) (:func:`.typer_main.main`)."""
     argv = sys.argv[1:]
-    from .fast_path import run_fast
+    from kafkadump.cli.fast_path import run_fast
 
     run_fast(argv)  # returns only when the command line is not one it fully understands
-    from .typer_main import main as run_main
+    from kafkadump.cli.typer_main import main as run_main
 
     app = _typer_app()
     load = _MODULE_OF_COMMAND.get(argv[0]) if argv else None

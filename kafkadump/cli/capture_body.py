@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import UsageError
-from ..report.status import Tally
-from .option_values import As, InputLimits, Output, hex_cols, payload_request, terminal_width
-from .running import finish
+from kafkadump.base.errors import UsageError
+from kafkadump.base.status import Tally
+from kafkadump.cli.option_values import As, InputLimits, Output, hex_cols, payload_request, terminal_width
+from kafkadump.cli.running import finish
 
 
 def capture(path: str, records: bool, frame: int | None, hexdump: bool, cols: int | None, as_: As | None, api_key: int | None,
@@ -22,9 +22,9 @@ def capture(path: str, records: bool, frame: int | None, hexdump: bool, cols: in
             topic: list[str] | None, client: list[str] | None, detect: bool, schemas: list[str] | None,
             where: str | None, redact: str | None, redact_fields: str | None, redact_secrets: bool,
             output: Output, limits: InputLimits) -> int:
-    from ..capture_report import CaptureRequest, capture_report
-    from ..query import FrameFilter
-    from ..render import frame_views as render
+    from kafkadump.render import frame_views as render
+    from kafkadump.reports.capture import CaptureRequest, capture_report
+    from kafkadump.reports.query import FrameFilter
 
     if hexdump and frame is None:
         raise UsageError("--hexdump needs --frame N")
@@ -40,7 +40,7 @@ def capture(path: str, records: bool, frame: int | None, hexdump: bool, cols: in
     if hexdump and json_:
         render.write_hexdump_json(items, sys.stdout, encoding)
     elif hexdump:
-        from ..render.hexdump import HexLayout
+        from kafkadump.render.hexdump import HexLayout
 
         render.write_hexdump_text(items, sys.stdout, console, expand_records=records,
                                   layout=HexLayout(terminal_width(console), cols))

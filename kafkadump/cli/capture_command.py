@@ -6,8 +6,8 @@ from typing import List, Optional
 
 import typer
 
-from . import capture_body as body
-from .option_groups import (
+from kafkadump.cli import capture_body as body
+from kafkadump.cli.option_groups import (
     FROM_OPTIONS,
     DetectOpt,
     Encoding,
@@ -22,9 +22,9 @@ from .option_groups import (
     input_limits,
     output_options,
 )
-from .option_values import As
-from .typer_app import app
-from .typer_main import run_command
+from kafkadump.cli.option_values import As
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import run_command
 
 
 @app.command()

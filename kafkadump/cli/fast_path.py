@@ -19,19 +19,19 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .fast_options import COMMANDS
-from .option_values import CHOICES, GROUP_BUILDERS
-from .running import quiet_exit, run_body, run_guarded, set_parsed_options
+from kafkadump.cli.fast_options import COMMANDS
+from kafkadump.cli.option_values import CHOICES, GROUP_BUILDERS
+from kafkadump.cli.running import quiet_exit, run_body, run_guarded, set_parsed_options
 
 
 def _segment_bodies() -> ModuleType:
-    from . import segment_bodies
+    from kafkadump.cli import segment_bodies
 
     return segment_bodies
 
 
 def _capture_body() -> ModuleType:
-    from . import capture_body
+    from kafkadump.cli import capture_body
 
     return capture_body
 

@@ -9,11 +9,11 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import InputError, UsageError
-from ..report.status import Tally
-from .option_groups import FROM_OPTIONS, Output, output_options
-from .typer_app import app
-from .typer_main import finish, run_command
+from kafkadump.base.errors import InputError, UsageError
+from kafkadump.base.status import Tally
+from kafkadump.cli.option_groups import FROM_OPTIONS, Output, output_options
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import finish, run_command
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 PathsOpt = typer.Argument(..., show_default=False,
@@ -34,7 +34,7 @@ def _existing(paths: list[str]) -> None:
 
 
 def _holds_partitions(path: str) -> bool:
-    from ..logdir.names import parse_partition_dir
+    from kafkadump.decoders.logfiles.names import parse_partition_dir
 
     if not os.path.isdir(path):
         return parse_partition_dir(os.path.dirname(os.path.abspath(path))) is not None
@@ -87,9 +87,9 @@ def txn(
     that aborts it.  Exit 0 when no transaction hangs, 1 when one does,
     2 on usage or I/O errors.
     """
-    from ..logdir.triage import transactions_report
-    from ..render import transaction_table as render
-    from .progress import Progress
+    from kafkadump.cli.progress import Progress
+    from kafkadump.render import transaction_table as render
+    from kafkadump.reports.triage import transactions_report
 
     def body() -> int:
         _existing(paths)
@@ -140,9 +140,9 @@ def offsets(
     1 when a committed offset is beyond its partition's log end or the data
     has problems, 2 on usage or I/O errors.
     """
-    from ..logdir.offsets_lag import OffsetsQuery, offsets_report
-    from ..query import parse_time
-    from ..render import offsets_table as render
+    from kafkadump.render import offsets_table as render
+    from kafkadump.reports.offsets import OffsetsQuery, offsets_report
+    from kafkadump.reports.query import parse_time
 
     def body() -> int:
         _existing(paths)

@@ -9,13 +9,13 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import InputError, UsageError
-from ..report.status import Tally
-from .option_groups import FROM_OPTIONS, Output, output_options
-from .option_values import Format
-from .running import finish
-from .typer_app import app
-from .typer_main import run_command
+from kafkadump.base.errors import InputError, UsageError
+from kafkadump.base.status import Tally
+from kafkadump.cli.option_groups import FROM_OPTIONS, Output, output_options
+from kafkadump.cli.option_values import Format
+from kafkadump.cli.running import finish
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import run_command
 
 # the kinds --type can name (logdir.names' kinds that dump decodes)
 DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
@@ -61,8 +61,8 @@ def dump(
     .txnindex, .snapshot), its mismatch sections on stderr.  Exit 1
     when a warning or error finding is reported.
     """
-    from ..logdir.dump import dump_report
-    from ..render import logdir_files as render
+    from kafkadump.render import logdir_files as render
+    from kafkadump.reports.dump import dump_report
 
     def body() -> int:
         tally = Tally()
@@ -84,8 +84,8 @@ def dump(
 
 def _dump_dumplog(paths: list[str], kind: str | None, tally: Tally) -> int:
     """``dump --format dump-log``: Kafka's DumpLogSegments lines; its exit status."""
-    from ..logdir.dumplog_source import dumplog_events
-    from ..render.dumplog_files import write_dump_dumplog
+    from kafkadump.render.dumplog_files import write_dump_dumplog
+    from kafkadump.reports.dumplog_source import dumplog_events
 
     write_dump_dumplog(dumplog_events(paths, kind, tally), sys.stdout, sys.stderr)
     return finish(tally)
@@ -113,8 +113,9 @@ def triage(
     Exit 0 clean (info findings only), 1 any warning or error finding, 2 an
     unreadable file (the rest is still reported), usage or I/O error.
     """
-    from ..logdir.triage import Triage
-    from .progress import Progress
+    from kafkadump.cli.progress import Progress
+    from kafkadump.objects.logdir_objects import triage_report
+    from kafkadump.reports.triage import Triage
 
     def body() -> int:
         for path in paths:
@@ -122,8 +123,8 @@ def triage(
                 raise UsageError(f"{path}: no such file or directory")
         progress = Progress("triage") if sys.stderr.isatty() else None
         try:
-            report = Triage(paths[0] if len(paths) == 1 else paths, jobs=jobs, records=not shallow, max_findings=max_findings,
-                            progress=progress.update if progress else None).run().report()
+            report = triage_report(Triage(paths[0] if len(paths) == 1 else paths, jobs=jobs, records=not shallow, max_findings=max_findings,
+                            progress=progress.update if progress else None).run())
         finally:
             if progress:
                 progress.stop()
@@ -136,8 +137,8 @@ def triage(
 
 def show_triage(report: dict, output: Output, files: bool = True, show_all: bool = False) -> int:
     """Write a triage report as ``output`` asks (``kafkadump triage`` and ``spark triage``); its exit status."""
-    from ..render import triage_table as render
-    from ..report.logdir_objects import triage_exit_status
+    from kafkadump.objects.logdir_objects import triage_exit_status
+    from kafkadump.render import triage_table as render
 
     if output.json:
         render.render_triage_json(report, sys.stdout)
@@ -164,8 +165,8 @@ def carve(
     new segment holding only the intact batches.  The input is never
     modified.  Exit 0 when nothing is damaged, 1 when something is.
     """
-    from ..logdir.carve_report import carve_report
-    from ..render import logdir_files as render
+    from kafkadump.render import logdir_files as render
+    from kafkadump.reports.carve import carve_report
 
     def body() -> int:
         tally = Tally()

@@ -7,9 +7,9 @@ import shutil
 import subprocess
 import sys
 
-from ..errors import InputError
-from .typer_app import app
-from .typer_main import run_command
+from kafkadump.base.errors import InputError
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import run_command
 
 PAGE = "kafkadump.1"
 

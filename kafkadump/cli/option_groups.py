@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from .option_values import (  # noqa: F401 (re-exported: the commands import them from here)
+from kafkadump.cli.option_values import (  # noqa: F401 (re-exported: the commands import them from here)
     GROUP_BUILDERS,
     MAX_HEX_COLS,
     Decode,

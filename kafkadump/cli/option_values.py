@@ -12,14 +12,14 @@ import sys
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import UsageError
+from kafkadump.base.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..decode import Options
-    from ..payloads.view import PayloadRequest
-    from ..render.table import TableLayout
+    from kafkadump.decoders.batches import Options
+    from kafkadump.decoders.payloads.view import PayloadRequest
+    from kafkadump.render.table import TableLayout
 
 
 class Format(str, Enum):
@@ -141,8 +141,8 @@ class InputLimits(_Value):
 
     def options(self, records: bool = True) -> Options:
         """The decoder options these limits give."""
-        from ..decode.compression import DEFAULT_MAX_RATIO
-        from ..decode.options import DEFAULT_MAX_SCAN, Options
+        from kafkadump.decoders.batches.compression import DEFAULT_MAX_RATIO
+        from kafkadump.decoders.batches.options import DEFAULT_MAX_SCAN, Options
 
         return Options(records=records, max_decompressed=self.max_decompressed, max_depth=self.max_depth,
                        max_ratio=DEFAULT_MAX_RATIO if self.max_ratio is None else self.max_ratio,
@@ -192,7 +192,7 @@ class Output(_Value):
         names = tuple(n.strip() for n in chosen.split(",") if n.strip()) if chosen else None
         if self.fields is not None and not names:
             raise UsageError("--fields: name at least one column")
-        from ..render.table import TableLayout
+        from kafkadump.render.table import TableLayout
 
         return TableLayout(console.width if console is not None else None, self.wide, names, self.fields is not None)
 
@@ -215,8 +215,9 @@ def payload_request(detect: bool, schemas: list[str] | None, where: str | None, 
     when none is given (nothing of the payload modules is imported: start-up stays as it was)."""
     if not (detect or schemas or where is not None or redact or redact_fields or not redact_secrets):
         return None
-    from ..payloads.view import PayloadRequest, parse_redaction
-    from ..payloads.where import parse_where
+    from kafkadump.decoders.payloads.view import PayloadRequest, parse_redaction
+    from kafkadump.decoders.payloads.where import parse_where
+    from kafkadump.objects.records import RecordWhere
 
-    return PayloadRequest(detect, tuple(schemas or ()), None if where is None else parse_where(where),
+    return PayloadRequest(detect, tuple(schemas or ()), None if where is None else RecordWhere(parse_where(where)),
                           parse_redaction(redact, redact_fields, redact_secrets))

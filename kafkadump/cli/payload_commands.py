@@ -7,10 +7,10 @@ from typing import List
 
 import typer
 
-from ..report.status import Tally
-from .option_groups import FROM_OPTIONS, Output, output_options
-from .typer_app import app
-from .typer_main import finish, run_command
+from kafkadump.base.status import Tally
+from kafkadump.cli.option_groups import FROM_OPTIONS, Output, output_options
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import finish, run_command
 
 SchemaPathsOpt = typer.Argument(..., show_default=False,
                                 help="A _schemas partition directory or a log dir holding one, a _schemas segment "
@@ -35,8 +35,8 @@ def schemas(
     read cleanly, 1 when a _schemas record or segment is damaged, 2 on
     usage or I/O errors.
     """
-    from ..payloads.store import SchemaStore
-    from ..render import schema_views as render
+    from kafkadump.decoders.payloads.store import SchemaStore
+    from kafkadump.render import schema_views as render
 
     def body() -> int:
         tally = Tally()

@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
-from ..logdir.names import partition_label
-from ..render.lines import terminal_safe
+from kafkadump.decoders.logfiles.names import partition_label
+from kafkadump.render.lines import terminal_safe
 
 
 class Progress:

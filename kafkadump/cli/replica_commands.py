@@ -7,10 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from ..report.status import Tally
-from .option_groups import FROM_OPTIONS, InputLimits, Output, input_limits, output_options
-from .typer_app import app
-from .typer_main import finish, run_command
+from kafkadump.base.status import Tally
+from kafkadump.cli.option_groups import FROM_OPTIONS, InputLimits, Output, input_limits, output_options
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import finish, run_command
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 
@@ -45,8 +45,8 @@ def metadata(
     Exit 1 when an unclean election or a re-created topic is found (or the
     bytes are damaged), 0 otherwise.
     """
-    from ..metadata_history import metadata_report
-    from ..render import metadata_views as render
+    from kafkadump.render import metadata_views as render
+    from kafkadump.reports.metadata import metadata_report
 
     def body() -> int:
         tally = Tally()
@@ -82,8 +82,8 @@ def diff(
     b-contains-a, equivalent (each lacks only what compaction removed) or
     diverged.  Exit 1 when the copies diverge (or their bytes are damaged).
     """
-    from ..render import diff_views as render
-    from ..replica_diff import diff_report
+    from kafkadump.render import diff_views as render
+    from kafkadump.reports.diff import diff_report
 
     def body() -> int:
         tally = Tally()

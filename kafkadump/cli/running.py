@@ -3,8 +3,8 @@
 Both entry paths use these: :mod:`.main` (typer parses the command line) and
 :mod:`.fast_path` (the data commands' usual command lines, parsed without
 typer).  A body returns the exit status of the data
-(:mod:`kafkadump.report.status`); usage and input/output errors
-(:mod:`kafkadump.errors`) become one line on stderr and exit 2.
+(:mod:`kafkadump.base.status`); usage and input/output errors
+(:mod:`kafkadump.base.errors`) become one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
-from ..errors import KafkadumpError
-from ..render.lines import terminal_safe
+from kafkadump.base.errors import KafkadumpError
+from kafkadump.render.lines import terminal_safe
 
 if TYPE_CHECKING:
-    from ..report.status import Tally
+    from kafkadump.base.status import Tally
 
 _T = TypeVar("_T")
 

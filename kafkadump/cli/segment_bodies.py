@@ -13,27 +13,27 @@ import sys
 from collections.abc import Iterable
 from types import ModuleType
 
-from ..errors import UsageError
-from ..report.status import Tally
-from .option_values import Decode, Format, InputLimits, Output, hex_cols, payload_request, terminal_width
-from .running import finish
+from kafkadump.base.errors import UsageError
+from kafkadump.base.status import Tally
+from kafkadump.cli.option_values import Decode, Format, InputLimits, Output, hex_cols, payload_request, terminal_width
+from kafkadump.cli.running import finish
 
 
 def _renderer(format: Format) -> ModuleType:
     """The renderer module ``format`` names; only that one is imported (start-up time)."""
     if format is Format.json:
-        from ..render import jsonl
+        from kafkadump.render import jsonl
 
         return jsonl
     if format is Format.table:
-        from ..render import table
+        from kafkadump.render import table
 
         return table
     if format is Format.blocks:
-        from ..render import blocks
+        from kafkadump.render import blocks
 
         return blocks
-    from ..render import dumplog
+    from kafkadump.render import dumplog
 
     return dumplog
 
@@ -51,7 +51,7 @@ def _write(output: Output, report: str, items: Iterable[object]) -> None:
 
 
 def batches(paths: list[str], shallow: bool, output: Output, limits: InputLimits) -> int:
-    from ..segment_report import batch_report
+    from kafkadump.reports.segments import batch_report
 
     output.format  # noqa: B018 - a contradictory --json/--format is a usage error before any output
     tally = Tally()
@@ -63,9 +63,9 @@ def records(paths: list[str], from_offset: int | None, to_offset: int | None, fr
             to_time: str | None, key: list[str] | None, count: int | None, last: int | None, decode: Decode,
             detect: bool, schemas: list[str] | None, where: str | None, redact: str | None,
             redact_fields: str | None, redact_secrets: bool, output: Output, limits: InputLimits) -> int:
-    from ..query import RecordQuery
-    from ..record_window import first_records, last_records
-    from ..segment_report import record_report
+    from kafkadump.reports.query import RecordQuery
+    from kafkadump.reports.record_window import first_records, last_records
+    from kafkadump.reports.segments import record_report
 
     if count is not None and last is not None:
         raise UsageError("--count and --last contradict each other: give one")
@@ -87,7 +87,7 @@ def records(paths: list[str], from_offset: int | None, to_offset: int | None, fr
 
 
 def verify_crc(paths: list[str], output: Output, limits: InputLimits) -> int:
-    from ..segment_report import crc_report
+    from kafkadump.reports.segments import crc_report
 
     tally = Tally()
     _write(output, "write_crc_report", crc_report(paths, limits.options(records=False), tally))
@@ -97,8 +97,8 @@ def verify_crc(paths: list[str], output: Output, limits: InputLimits) -> int:
 def hexdump(path: str, position: int | None, offset: int | None, batch: int | None, expand_records: bool,
             context: int, cols: int | None, decode: Decode, detect: bool, schemas: list[str] | None, redact: str | None,
             redact_fields: str | None, redact_secrets: bool, output: Output, limits: InputLimits) -> int:
-    from ..render import hexdump as hd
-    from ..segment_report import hexdump_view
+    from kafkadump.render import hexdump as hd
+    from kafkadump.reports.segments import hexdump_view
 
     cols = hex_cols(cols)
     tally = Tally()

@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from . import segment_bodies as bodies
-from .option_groups import (
+from kafkadump.cli import segment_bodies as bodies
+from kafkadump.cli.option_groups import (
     FROM_OPTIONS,
     Decode,
     DecodeOpt,
@@ -29,8 +29,8 @@ from .option_groups import (
     input_limits,
     output_options,
 )
-from .typer_app import app
-from .typer_main import run_command
+from kafkadump.cli.typer_app import app
+from kafkadump.cli.typer_main import run_command
 
 
 @app.command()

@@ -15,12 +15,12 @@ from typing import Callable, List, Optional
 
 import typer
 
-from ..errors import UsageError
-from ..report.status import exit_status
-from .logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt, show_triage
-from .option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
-from .typer_app import app, command_group
-from .typer_main import run_command
+from kafkadump.base.errors import UsageError
+from kafkadump.base.status import exit_status
+from kafkadump.cli.logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt, show_triage
+from kafkadump.cli.option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
+from kafkadump.cli.typer_app import app, command_group
+from kafkadump.cli.typer_main import run_command
 
 spark_app = command_group(
     "spark",
@@ -93,7 +93,7 @@ def _spark_run(fn: Callable[[], int]) -> None:
             # Spark's own errors (output exists, bad --conf, a cluster that cannot be reached, a task that failed)
             mod = type(e).__module__ or ""
             if mod.startswith(("pyspark", "py4j")):
-                from ..spark.failures import explain
+                from kafkadump.spark.failures import explain
 
                 raise UsageError(explain(e)) from None
             raise
@@ -113,7 +113,7 @@ def _format(value: str) -> str:
 
 def _refuse_existing(output: str, mode: Mode) -> None:
     """-o OUTPUT that exists, with --mode error: refused now, before Spark starts (local outputs)."""
-    from ..spark.splits import local_path
+    from kafkadump.spark.splits import local_path
 
     lp = local_path(output)
     if mode is Mode.error and lp is not None and os.path.lexists(lp):
@@ -147,9 +147,9 @@ def scan(
     """
 
     def body():
-        from ..render import spark_scan as render
-        from ..spark import jobs
-        from ..spark.session import build
+        from kafkadump.render import spark_scan as render
+        from kafkadump.spark import jobs
+        from kafkadump.spark.session import build
 
         _refuse_existing(output, mode)
         files = _local_listing(paths, include)   # local paths: fail fast, before the JVM starts
@@ -190,8 +190,8 @@ def triage(
     """
 
     def body():
-        from ..spark import jobs
-        from ..spark.session import build, check
+        from kafkadump.spark import jobs
+        from kafkadump.spark.session import build, check
 
         check()  # say what is missing first
         planned = jobs.plan_triage(paths, records=not shallow, max_findings=max_findings)  # before the JVM starts
@@ -204,8 +204,8 @@ def triage(
 def _local_listing(paths, include):
     """The file list when every path is local (listed now, so a wrong path fails before Spark
     starts); None when some path is a URI, listed later with Spark's own file listing."""
-    from ..spark import jobs
-    from ..spark.session import check
+    from kafkadump.spark import jobs
+    from kafkadump.spark.session import check
 
     check()  # say what is missing first
     return jobs.list_files(None, paths, _globs(include)) if jobs.all_local(paths) else None

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from .. import __version__
+from kafkadump import __version__
 
 _SETTINGS: dict[str, Any] = dict(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                                  context_settings={"help_option_names": ["-h", "--help"]})
@@ -87,8 +87,8 @@ app = CommandsOnDemand(
 
 def _version(value: bool) -> None:
     if value:
-        from ..accel import active_path
-        from ..decode import batch  # noqa: F401 (sets up the compiled loops, when there are any)
+        from kafkadump.accel import active_path
+        from kafkadump.decoders.batches import batch  # noqa: F401 (sets up the compiled loops, when there are any)
 
         typer.echo(f"kafkadump {__version__} ({active_path()})")
         raise typer.Exit()

@@ -1,8 +1,8 @@
 """Running a command under typer: exit codes, one-line errors, quiet on a closed pipe or Ctrl-C.
 
 Every typer command body runs through :func:`run_command`: usage and input/output
-errors (:mod:`kafkadump.errors`) become one line on stderr and exit 2; the
-body returns the exit status of the data (:mod:`kafkadump.report.status`).
+errors (:mod:`kafkadump.base.errors`) become one line on stderr and exit 2; the
+body returns the exit status of the data (:mod:`kafkadump.base.status`).
 The typer-free part (shared with the fast path) is :mod:`.running`.
 """
 
@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import typer
 
-from .running import (  # noqa: F401 (re-exported: the command modules import them from here)
+from kafkadump.cli.running import (  # noqa: F401 (re-exported: the command modules import them from here)
     finish,
     json_wanted,
     quiet_exit,
@@ -22,7 +22,7 @@ from .running import (  # noqa: F401 (re-exported: the command modules import th
     run_guarded,
     say_error,
 )
-from .typer_app import app
+from kafkadump.cli.typer_app import app
 
 
 def run_command(fn: Callable[[], int]) -> NoReturn:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from .lines import LineWriter
-from .table import (
+from kafkadump.render.lines import LineWriter
+from kafkadump.render.record_code import RECORD_CELL_INDEX
+from kafkadump.render.table import (
     BATCH_COLUMNS,
     WHOLE,
     batch_cells,
@@ -26,19 +27,21 @@ from .table import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..decode.model import Batch, Gap
-    from ..segment_report import CrcTotals, FileStart, RecordsOf
-    from .table import TableLayout
+    from kafkadump.decoders.batches.model import Batch, Gap
+    from kafkadump.render.table import TableLayout
+    from kafkadump.reports.segments import CrcTotals, FileStart, RecordsOf
 
-# a record block's lines after its first: these cells of record_cells, by name
-_RECORD_FIELDS = ((4, "key"), (5, "value"), (6, "headers"))
+# a record block's lines after its first two: the other cells of record_cells (the field registry's
+# table columns), by name
+_CELL = RECORD_CELL_INDEX
+_RECORD_FIELDS = tuple((i, title) for title, i in _CELL.items() if title not in ("offset", "timestamp", "Δoff", "Δts"))
 
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, console: Console | None = None,
                        layout: TableLayout | None = None) -> None:
     """``batches --format blocks``: a block per batch, a line per header field."""
-    from ..decode.model import Gap
-    from ..segment_report import FileStart
+    from kafkadump.decoders.batches.model import Gap
+    from kafkadump.reports.segments import FileStart
 
     w = LineWriter(out, console)
     for item in items:
@@ -58,8 +61,8 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, co
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO, console: Console | None = None,
                         layout: TableLayout | None = None) -> None:
     """``records --format blocks``: a block per kept record (its batch's findings before it)."""
-    from ..decode.model import Gap
-    from ..segment_report import FileStart
+    from kafkadump.decoders.batches.model import Gap
+    from kafkadump.reports.segments import FileStart
 
     w = LineWriter(out, console)
     for item in items:
@@ -84,8 +87,9 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
         for r, v in zip(item.records, views):
             cells = record_cells(r, v, WHOLE, WHOLE)
             control = " (control)" if r.control is not None else ""
-            w.line(f"offset {cells[0]}  {cells[1]}{control}", "bold")
-            w.line(f"  batch: position {item.batch.position}, offsetDelta {cells[2]}, timestampDelta {cells[3]}")
+            w.line(f"offset {cells[_CELL['offset']]}  {cells[_CELL['timestamp']]}{control}", "bold")
+            w.line(f"  batch: position {item.batch.position}, offsetDelta {cells[_CELL['Δoff']]}, "
+                   f"timestampDelta {cells[_CELL['Δts']]}")
             for index, name in _RECORD_FIELDS:
                 if cells[index] != "":
                     w.line(f"  {name}: {cells[index]}", "cyan" if control else None)
@@ -95,7 +99,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
 def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
                      console: Console | None = None) -> None:
     """``verify-crc --format blocks``: its lines are whole already (the table's writer)."""
-    from .table import write_crc_report as lines
+    from kafkadump.render.table import write_crc_report as lines
 
     lines(items, out, console)
 

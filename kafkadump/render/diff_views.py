@@ -1,6 +1,6 @@
 """``kafkadump diff``: its items as JSON Lines, or a line per divergent run and the one-line verdict.
 
-The objects are :mod:`kafkadump.report.replica_objects`'; the lines read the same values.
+The objects are :mod:`kafkadump.objects.replica_objects`'; the lines read the same values.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..replica_diff import CopyProblems, DiffItem, Divergence
-from ..report import replica_objects as R
-from . import jsontext
-from .lines import LineWriter
+from kafkadump.objects import replica_objects as R
+from kafkadump.render import jsontext
+from kafkadump.render.lines import LineWriter
+from kafkadump.reports.diff import CopyProblems, DiffItem, Divergence
 
 if TYPE_CHECKING:
     from rich.console import Console

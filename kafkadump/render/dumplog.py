@@ -97,19 +97,19 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.model import Batch, Gap, Record, record_chunks
-from ..internal_topics import constants as K
-from ..internal_topics.decoded import Part
-from .java_utf8 import java_string
-from .lines import terminal_safe
+from kafkadump.decoders.batches.model import Batch, Gap, Record, record_chunks
+from kafkadump.decoders.internal_topics import constants as K
+from kafkadump.decoders.internal_topics.decoded import Part
+from kafkadump.render.java_utf8 import java_string
+from kafkadump.render.lines import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..findings import Finding
-    from ..internal_topics.decoded import DecodedRecord
-    from ..payloads.view import RecordView
-    from ..segment_report import FileStart, RecordsOf
+    from kafkadump.base.findings import Finding
+    from kafkadump.decoders.internal_topics.decoded import DecodedRecord
+    from kafkadump.decoders.payloads.view import RecordView
+    from kafkadump.reports.segments import FileStart, RecordsOf
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log(?:\.[A-Za-z]+)*$")
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
@@ -289,7 +289,7 @@ def _contents(r: Record, dec: DecodedRecord | None = None) -> str:
 def _view_contents(r: Record, view: RecordView) -> str:
     """`` key: ... payload: ...`` with the payload options applied: a redacted key or value as
     ``sha256:<hex> (n bytes)``, a decoded one as its compact JSON."""
-    from ..payloads.redact import digest_line
+    from kafkadump.decoders.payloads.redact import digest_line
 
     out = ""
     for which, label, b in (("key", "key", r.key), ("value", "payload", r.value)):
@@ -472,12 +472,12 @@ def _gap(g: Gap) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
+# --- whole reports (items from kafkadump.reports.segments) ------------------------------------------------
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
                        console: Console | None = None) -> None:
     """``batches -f dump-log``: a header per file, a line per batch."""
-    from ..segment_report import FileStart
+    from kafkadump.reports.segments import FileStart
 
     for item in items:
         text = file_header(item.path) if isinstance(item, FileStart) else render(item, records=False)
@@ -487,7 +487,7 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
                         console: Console | None = None) -> None:
     """``records -f dump-log``: batches with their kept records; batches with nothing to show are left out."""
-    from ..segment_report import FileStart
+    from kafkadump.reports.segments import FileStart
 
     for item in items:
         if isinstance(item, FileStart):

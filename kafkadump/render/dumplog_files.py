@@ -30,14 +30,14 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from ..decode.model import Gap
-from ..logdir.indexes import IndexEntry, TimeIndexEntry, TxnEntry
-from ..logdir.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, ProducerSnapshot
-from . import dumplog
-from .lines import terminal_safe
+from kafkadump.decoders.batches.model import Gap
+from kafkadump.decoders.logfiles.indexes import IndexEntry, TimeIndexEntry, TxnEntry
+from kafkadump.decoders.logfiles.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, ProducerSnapshot
+from kafkadump.render import dumplog
+from kafkadump.render.lines import terminal_safe
 
 if TYPE_CHECKING:
-    from ..segment_report import RecordsOf
+    from kafkadump.reports.segments import RecordsOf
 
 _INT_MAX = 0x7FFFFFFF
 
@@ -190,7 +190,7 @@ def _event_text(ev: tuple, st: _FileState, errors: KafkaErrors) -> str:
 
 def write_dump_dumplog(events: Iterable[tuple], out: TextIO, err: TextIO) -> None:
     """Kafka's DumpLogSegments' lines for the events of
-    :func:`kafkadump.logdir.dumplog_source.dumplog_events`: the files' lines on ``out``, then
+    :func:`kafkadump.reports.dumplog_source.dumplog_events`: the files' lines on ``out``, then
     the error sections on ``err``."""
     errors = KafkaErrors()
     st: _FileState | None = None

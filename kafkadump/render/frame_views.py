@@ -1,7 +1,7 @@
 """Renderers for protocol frames: table rows, JSON Lines, record listings, hexdump panes.
 
-Decoded :class:`~kafkadump.protocol.frames.Frame` and
-:class:`~kafkadump.protocol.stream.StreamNote` objects in, text out; nothing
+Decoded :class:`~kafkadump.decoders.protocol.frames.Frame` and
+:class:`~kafkadump.decoders.protocol.stream.StreamNote` objects in, text out; nothing
 is decoded here.  JSON uses the schemas' field names in camelCase; byte
 values follow ``--encoding``; record batches inside RECORDS fields use the
 ``batches --json`` shape and their records the ``records --json`` contract.
@@ -14,27 +14,27 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from .. import describe as d
-from ..capture_report import connection_dict, place_in_frame, sighting, time_iso, time_text, utc_time
-from ..decode.model import Batch, Gap, Record, Span, record_chunks
-from ..protocol.decoder import RecordsValue
-from ..protocol.frames import body_topic_names
-from ..report import records as records_model
-from ..report.records import Place
-from . import jsonl, jsontext
-from .lines import terminal_safe
-from .table import Column
+from kafkadump.decoders.batches.model import Batch, Gap, Record, Span, record_chunks
+from kafkadump.decoders.protocol.decoder import RecordsValue
+from kafkadump.decoders.protocol.frames import body_topic_names
+from kafkadump.objects import records as records_model
+from kafkadump.objects.records import Place
+from kafkadump.render import describe as d
+from kafkadump.render import jsonl, jsontext
+from kafkadump.render.lines import terminal_safe
+from kafkadump.render.table import Column
+from kafkadump.reports.capture import connection_dict, place_in_frame, sighting, time_iso, time_text, utc_time
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
-    from ..findings import Finding
-    from ..protocol.frames import Frame
-    from ..protocol.stream import StreamNote
-    from ..sources.pcap import Connection
-    from .hexdump import HexLayout
-    from .table import TableLayout
+    from kafkadump.base.findings import Finding
+    from kafkadump.decoders.protocol.frames import Frame
+    from kafkadump.decoders.protocol.stream import StreamNote
+    from kafkadump.render.hexdump import HexLayout
+    from kafkadump.render.table import TableLayout
+    from kafkadump.reports.capture import CaptureTotals, FrameViews, TimeSpan
+    from kafkadump.sources.pcap import Connection
 
     CaptureItem = TimeSpan | StreamNote | Frame | FrameViews | CaptureTotals
 
@@ -119,7 +119,7 @@ _NAMED_BY = ("groupId", "transactionalId", "key")   # the body's fields a summar
 
 def summary(f: Frame, findings: list[Finding] | None = None) -> str:
     """A short description: records carried, topics, groups, errors (``findings``: the frame's
-    :meth:`~kafkadump.protocol.frames.Frame.all_findings`, when the caller has them)."""
+    :meth:`~kafkadump.decoders.protocol.frames.Frame.all_findings`, when the caller has them)."""
     if f.kind == "records":
         items = f.items or []
         n = sum(len(b.records or ()) for b in items if isinstance(b, Batch))
@@ -178,7 +178,7 @@ def summary(f: Frame, findings: list[Finding] | None = None) -> str:
 
 
 class RowClock:
-    """:func:`~kafkadump.capture_report.time_text` for a table's rows in time order: the date and
+    """:func:`~kafkadump.reports.capture.time_text` for a table's rows in time order: the date and
     time of day of a second worked out once, when the rows reach it (a capture's frames come many
     to a second), the fraction as ``datetime.fromtimestamp`` rounds it (to the nearest microsecond,
     half to even)."""
@@ -407,7 +407,8 @@ class FrameJson:
 def record_rows(f: Frame, views: FrameViews | None = None, whole: bool = False) -> Iterator[tuple[list[object], Record]]:
     """A row per record of ``f`` (with payload ``views``: those ``--where`` keeps, shown by their views);
     ``whole``: values not cut (plain output)."""
-    from .table import HEADER_PREVIEW, PREVIEW_CHARS, WHOLE, record_cells
+    from kafkadump.render.record_code import RECORD_CELL_INDEX
+    from kafkadump.render.table import HEADER_PREVIEW, PREVIEW_CHARS, WHOLE, record_cells
 
     preview, header_preview = (WHOLE, WHOLE) if whole else (PREVIEW_CHARS, HEADER_PREVIEW)
     for _, ctx, rv in f.records_fields():
@@ -415,9 +416,8 @@ def record_rows(f: Frame, views: FrameViews | None = None, whole: bool = False) 
             if views is not None and not views.keeps(r, b):
                 continue
             cells = record_cells(r, None if views is None else views.view(r, b), preview, header_preview)
-            # record_cells: offset, timestamp, Δoff, Δts, key, value, headers
             yield [f.index, ctx.get("topic") or ctx.get("topicId") or "-", ctx.get("partition", "-"),
-                   cells[0], cells[1], cells[4], cells[5], cells[6]], r
+                   *(cells[RECORD_CELL_INDEX[name]] for name in ("offset", "timestamp", "key", "value", "headers"))], r
 
 
 # --- hexdump ------------------------------------------------------------------------------------
@@ -458,7 +458,7 @@ def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console |
                    layout: HexLayout | None = None) -> None:
     """Annotated hexdump of one frame: the frame's bytes, then each batch's decompressed bytes
     (``layout``: bytes per row and the width to fit, as :func:`.hexdump.render_panes` takes it)."""
-    from . import hexdump as hd
+    from kafkadump.render import hexdump as hd
 
     spans = _display_spans(f)
     leaves = hd.leaf_spans(spans, expand_records)
@@ -477,7 +477,7 @@ def render_hexdump(f: Frame, *, expand_records: bool = False, console: Console |
 
 
 def span_lines(f: Frame, encoding: str = "hex") -> str:
-    from . import hexdump as hd
+    from kafkadump.render import hexdump as hd
 
     return "".join(hd.span_json(s, encoding) + "\n" for s in (f.spans or ()))
 
@@ -536,7 +536,7 @@ def tree_lines(f: Frame, width: int = 100) -> list[str]:
     return out
 
 
-# --- whole reports (items from kafkadump.capture_report.capture_report) --------------------------------
+# --- whole reports (items from kafkadump.reports.capture.capture_report) --------------------------------
 
 def totals_object(t: CaptureTotals) -> dict[str, Any]:
     """The closing summary of a capture, as its JSON object."""
@@ -558,8 +558,8 @@ def totals_line(t: CaptureTotals) -> str:
 def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
                       encoding: str = records_model.DEFAULT_ENCODING) -> None:
     """A line per stream note and frame, then the summary."""
-    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
-    from ..protocol.stream import StreamNote
+    from kafkadump.decoders.protocol.stream import StreamNote
+    from kafkadump.reports.capture import CaptureTotals, FrameViews, TimeSpan
 
     fj = FrameJson(encoding)
     for item in items:
@@ -603,7 +603,7 @@ class _FrameTable:
     connection's line before its first row, notes wrapped to the terminal's width."""
 
     def __init__(self, out: TextIO, console: Console | None, layout: TableLayout | None, dated: bool) -> None:
-        from .table import TableStream
+        from kafkadump.render.table import TableStream
 
         self.table = TableStream(out, frame_columns(dated), console, layout)
         self.width = None if layout is None else layout.width
@@ -706,8 +706,8 @@ class _BatchedLines:
 def _frame_rows(items: Iterable[CaptureItem], out: TextIO, console: Console | None,
                 layout: TableLayout | None) -> None:
     """:func:`write_frames_table`'s rows, to ``out``."""
-    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
-    from ..protocol.stream import StreamNote
+    from kafkadump.decoders.protocol.stream import StreamNote
+    from kafkadump.reports.capture import CaptureTotals, FrameViews, TimeSpan
 
     table: _FrameTable | None = None
     for item in items:
@@ -726,8 +726,8 @@ def _frame_rows(items: Iterable[CaptureItem], out: TextIO, console: Console | No
 
 def _frames(items: Iterable[CaptureItem]) -> Iterator[tuple[Frame, FrameViews | None]]:
     """Each frame of ``items`` with its payload views (None without payload options)."""
-    from ..capture_report import CaptureTotals, FrameViews, TimeSpan
-    from ..protocol.stream import StreamNote
+    from kafkadump.decoders.protocol.stream import StreamNote
+    from kafkadump.reports.capture import CaptureTotals, FrameViews, TimeSpan
 
     for i in items:
         if isinstance(i, FrameViews):
@@ -747,7 +747,7 @@ def write_records_json(items: Iterable[CaptureItem], out: TextIO,
 
 def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
                         layout: TableLayout | None = None) -> None:
-    from .table import TableStream
+    from kafkadump.render.table import TableStream
 
     table = TableStream(out, RECORD_COLUMNS, console, layout)
     for f, views in _frames(items):
@@ -758,7 +758,7 @@ def write_records_table(items: Iterable[CaptureItem], out: TextIO, console: Cons
 def write_frame_table(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,
                       layout: TableLayout | None = None) -> None:
     """One frame in full: its row, its decoded tree, its findings."""
-    from .table import TableStream
+    from kafkadump.render.table import TableStream
 
     table = TableStream(out, FRAME_COLUMNS, console, layout)
     for f, _ in _frames(items):

@@ -22,17 +22,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, TextIO
 
-from .. import describe as d
-from ..decode.model import Batch, Gap, Span
-from ..report.records import ENCODERS
-from .lines import LineWriter, terminal_safe
+from kafkadump.decoders.batches.model import Batch, Gap, Span
+from kafkadump.objects.records import ENCODERS
+from kafkadump.render import describe as d
+from kafkadump.render.lines import LineWriter, terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..findings import Finding
-    from ..segment_report import HexdumpView
-    from ..sources.segment import MappedRange
+    from kafkadump.base.findings import Finding
+    from kafkadump.reports.segments import HexdumpView
+    from kafkadump.sources.segment import MappedRange
 
 PALETTE = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_magenta")
 UNPARSED_STYLE = "bold white on red"
@@ -567,7 +567,7 @@ def span_json(s: Span, encoding: str = "hex") -> str:
     return json.dumps(d_, separators=(",", ":"))
 
 
-# --- the hexdump command's report (a kafkadump.segment_report.HexdumpView) -------------------------------
+# --- the hexdump command's report (a kafkadump.reports.segments.HexdumpView) -------------------------------
 
 def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     """A line per leaf field (path, offset, length, value, source), then a line per finding."""

@@ -1,6 +1,6 @@
 """Decoded internal-topic records as JSON objects and one-line summaries.
 
-Input is what :mod:`kafkadump.internal_topics` decoded; nothing is decoded here.
+Input is what :mod:`kafkadump.decoders.internal_topics` decoded; nothing is decoded here.
 
 JSON: a decoded key or value is an object
 
@@ -21,14 +21,14 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .. import describe as d
-from ..internal_topics import constants as K
-from ..internal_topics.decoded import Part
-from . import jsontext
+from kafkadump.decoders.internal_topics import constants as K
+from kafkadump.decoders.internal_topics.decoded import Part
+from kafkadump.render import describe as d
+from kafkadump.render import jsontext
 
 if TYPE_CHECKING:
-    from ..internal_topics.decoded import DecodedRecord
-    from ..report.records import Encoder
+    from kafkadump.decoders.internal_topics.decoded import DecodedRecord
+    from kafkadump.objects.records import Encoder
 
 
 # --- JSON ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""JSON Lines: the objects of :mod:`kafkadump.report.records`, one per line.
+"""JSON Lines: the objects of :mod:`kafkadump.objects.records`, one per line.
 
 Every line is valid JSON whatever the input bytes: byte fields are encoded
 per ``--encoding`` (auto, the default, is text or ``{"base64": ...}``; base64 and
@@ -6,7 +6,7 @@ hex are lossless; text replaces invalid UTF-8 with U+FFFD), null stays null,
 and strings taken from the input are escaped (:mod:`kafkadump.render.jsontext`).
 
 Record lines are built with string formatting rather than ``json.dumps``
-of :func:`~kafkadump.report.records.record_object`: they are the hot path
+of :func:`~kafkadump.objects.records.record_object`: they are the hot path
 of ``records --json``; a test holds the two equal.
 """
 
@@ -19,83 +19,39 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
 from typing import TYPE_CHECKING, TextIO
 
-from ..accel import compiled_loops
-from ..decode.batch import RecordStream
-from ..decode.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
-from ..payloads.header_names import SCHEMA_ID_HEADERS
-from ..report.records import (
+from kafkadump.accel import compiled_loops
+from kafkadump.decoders.batches.batch import RecordStream
+from kafkadump.decoders.batches.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
+from kafkadump.objects.records import (
     CONTROL_BYTES,
     DEFAULT_ENCODING,
     ENCODERS,
-    PLAIN_FRAMING,
     Place,
     findings_list,
-    framing_object,
     item_object,
     place_of_file,
     record_object,
     side_object,
     sighting_object,
 )
-from ..report.records import (
+from kafkadump.objects.records import (
     as_text as _as_text,
 )
-from .jsontext import dumps as _dumps_text
-from .jsontext import escape_unsafe as _escape_unsafe
+from kafkadump.render import record_code
+from kafkadump.render.jsontext import dumps as _dumps_text
+from kafkadump.render.jsontext import escape_unsafe as _escape_unsafe
+from kafkadump.render.payload_fields import PAYLOADS, payload_fields
 
 if TYPE_CHECKING:
-    from ..internal_topics.decoded import DecodedRecord
-    from ..payloads.model import Framing
-    from ..payloads.view import PayloadSide, RecordView
-    from ..segment_report import CrcTotals, FileStart, RecordsOf
+    from kafkadump.decoders.internal_topics.decoded import DecodedRecord
+    from kafkadump.decoders.payloads.model import Framing
+    from kafkadump.decoders.payloads.view import PayloadSide, RecordView
+    from kafkadump.reports.segments import CrcTotals, FileStart, RecordsOf
 
 _dumps = functools.partial(json.dumps, separators=(",", ":"))  # the one JSON style (jsontext.SEPARATORS)
 _control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64
-_PLAIN = json.dumps(PLAIN_FRAMING, separators=(",", ":"))  # keyPayload/valuePayload of unframed bytes
-_PAYLOADS = ',"keyPayload":'  # where the payload fields start: the last fields of a record line
-_PLAIN_END = ',"valuePayload":' + _PLAIN + "}\n"  # a line's end after keyPayload, for an unframed value
-_NULL_END = ',"valuePayload":null}\n'
-_ONE = b"\x01"  # bytes >= _ONE: not empty, the first byte not the magic byte 0 (one comparison)
-
-
-def _framing_json(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
-                  control: object = None) -> str:
-    """``framing_object`` as JSON text (the common cases without a call: null, unframed bytes)."""
-    if data is None or control is not None:
-        return "null"
-    if (not data or data[0]) and not headers:
-        return _PLAIN
-    o = framing_object(data, headers, which, control)
-    return _dumps(o, separators=(",", ":"))
-
-
-
-
-# in the headers' JSON of a record whose header names a schema (the JSON of a header's value never
-# holds it: a quote in it is escaped): a cheap test before _names_schema's
-_SCHEMA_HEADER_HINT = '_schema_id","value":'
-
-
-def _names_schema(headers: list[tuple[str, bytes | None]]) -> bool:
-    """Whether a header names the key's or value's schema (else the headers change no framing)."""
-    for k, _ in headers:
-        if k in SCHEMA_ID_HEADERS:
-            return True
-    return False
-
-
-def _fj_end(v: bytes) -> str:
-    """A line's end after keyPayload, for a value with magic byte 0 and no header naming a schema."""
-    return ',"valuePayload":' + _framing_json(v, (), "value") + "}\n"
-
-
-def _payload_fields(r: Record) -> str:
-    """``,"keyPayload":...,"valuePayload":...`` of a record without the payload options."""
-    hs = r.headers if r.headers and _names_schema(r.headers) else ()
-    return (_PAYLOADS + _framing_json(r.key, hs, "key", r.control)
-            + ',"valuePayload":' + _framing_json(r.value, hs, "value", r.control))
 
 
 def item_line(item: Batch | Gap) -> str:
@@ -185,10 +141,15 @@ _COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
 _CALL_MODE = 3
 
 
+def _c_segments(segs: tuple[str, ...]) -> tuple[str, str, str]:
+    """The compiled writer's (prefix, mid_ts, tail) of plain segments (it writes the others itself)."""
+    return segs[0], segs[2], segs[7] + PAYLOADS
+
+
 class RecordLines:
     """Formats record lines for one encoding; reuse across a whole run.
 
-    ``place`` (where the records belong, :class:`~kafkadump.report.records.Place`)
+    ``place`` (where the records belong, :class:`~kafkadump.objects.records.Place`)
     defaults to what the batch's file name says, as in ``record_object``.
     """
 
@@ -220,8 +181,7 @@ class RecordLines:
             return
         self._for = key
         where = place_of_file(b.file) if place is None else place
-        self._head = (f'{{"type":"record","file":{_dumps(b.file)},"topic":{_dumps(where.topic)},'
-                      f'"partition":{_dumps(where.partition)},')
+        self._head = record_code.record_head(b, where, _dumps)
         self._sight = "" if where.sighting is None else \
             "," + _dumps(sighting_object(where.sighting), separators=(",", ":"))[1:-1]
 
@@ -229,23 +189,8 @@ class RecordLines:
         """A record's line (no newline); ``payloads``: its ``,"keyPayload":...,"valuePayload":...``
         when the payload options made them (else the cheap default of ``record_object``)."""
         self._place(b, place)
-        val = self._val
-        headers = self._headers(r.headers) if r.headers else "[]"
-        ts = r.timestamp
-        tst = r.timestamp_type
-        extra = ""
-        if r.magic < 2:
-            extra = f',"magic":{r.magic},"crc":{r.crc},"crcValid":{"true" if r.crc == r.computed_crc else "false"}'
-        control = "null" if r.control is None else _dumps(r.control)
-        return (
-            f'{self._head}"batchPosition":{b.position},'
-            f'"offset":{r.offset},"timestamp":{"null" if ts is None else ts},'
-            f'"timestampType":{"null" if tst is None else chr(34) + tst + chr(34)},'
-            f'"key":{val(r.key)},"value":{val(r.value)},"headers":{headers},'
-            f'"offsetDelta":{"null" if r.offset_delta is None else r.offset_delta},'
-            f'"timestampDelta":{"null" if r.timestamp_delta is None else r.timestamp_delta},'
-            f'"control":{control}{extra}{self._sight}{_payload_fields(r) if payloads is None else payloads}}}'
-        )
+        return (record_code.record_line(r, b, self._head, self._val, self._headers, _dumps) + self._sight
+                + (payload_fields(r) if payloads is None else payloads) + "}")
 
     def batch_lines(self, b: Batch, recs: Sequence[Record], place: Place | None = None) -> str:
         """All of ``recs`` (records of ``b``) as newline-terminated lines: the hot path.
@@ -259,52 +204,13 @@ class RecordLines:
         if b.magic < 2 or b.is_control:
             return "\n".join([self.line(r, b, place) for r in recs]) + "\n"
         self._place(b, place)
-        hdrs = self._headers
-        tst = recs[0].timestamp_type
-        prefix = f'{self._head}"batchPosition":{b.position},"offset":'
-        mid_ts = f',"timestampType":"{tst}","key":'
-        tail = ',"control":null' + self._sight + _PAYLOADS
+        segs = record_code.plain_segments(self._head, b, recs[0].timestamp_type, self._sight)
         if self.compiled and _HOT is not None and type(recs) is list:
-            text = _HOT.format_lines(recs, prefix, mid_ts, tail, self._mode, self._val_json, _dumps)
+            text = _HOT.format_lines(recs, *_c_segments(segs), self._mode, self._val_json, _dumps)
             if text is not None:  # None: something not plain; the loop below writes it
                 return text
-        out: list[str] = []
-        append = out.append
-        _fj = _framing_json
-        if self.encoding == "base64":
-            # the benchmarked case: base64 inline, no per-field Python call
-            b64 = _b64
-            for r in recs:
-                k = r.key
-                v = r.value
-                hs = r.headers
-                hj = hdrs(hs) if hs else "[]"
-                if _SCHEMA_HEADER_HINT in hj and _names_schema(hs):
-                    append(self.line(r, b, place) + "\n")
-                    continue
-                append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
-                       f'{"null" if k is None else _Q + b64(k, newline=False).decode() + _Q},'
-                       f'"value":{"null" if v is None else _Q + b64(v, newline=False).decode() + _Q},'
-                       f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
-                       f'{"null" if k is None else _PLAIN if k >= _ONE else _fj(k, (), "key")}'
-                       f'{_NULL_END if v is None else _PLAIN_END if v >= _ONE else _fj_end(v)}')
-            return "".join(out)
-        val = self._val_json
-        for r in recs:
-            k = r.key
-            v = r.value
-            hs = r.headers
-            hj = hdrs(hs) if hs else "[]"
-            if _SCHEMA_HEADER_HINT in hj and _names_schema(hs):
-                append(self.line(r, b, place) + "\n")
-                continue
-            append(f'{prefix}{r.offset},"timestamp":{r.timestamp}{mid_ts}'
-                   f'{"null" if k is None else val(k)},'
-                   f'"value":{"null" if v is None else val(v)},'
-                   f'"headers":{hj},"offsetDelta":{r.offset_delta},"timestampDelta":{r.timestamp_delta}{tail}'
-                   f'{"null" if k is None else _PLAIN if k >= _ONE else _fj(k, (), "key")}'
-                   f'{_NULL_END if v is None else _PLAIN_END if v >= _ONE else _fj_end(v)}')
-        return "".join(out)
+        lines = record_code.plain_lines_base64 if self.encoding == "base64" else record_code.plain_lines
+        return lines(recs, segs, self._val_json, self._headers, lambda r: self.line(r, b, place) + "\n")
 
     def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
         """A record with what the payload options made of it (``view``): ``record_object`` with
@@ -315,7 +221,7 @@ class RecordLines:
             return _dumps_text(record_object(r, b, self.enc, place, view), separators=(",", ":"))
         if not view.detected:
             return self.line(r, b, place)
-        return self.line(r, b, place, _PAYLOADS + self._payload_json(view.key)
+        return self.line(r, b, place, PAYLOADS + self._payload_json(view.key)
                          + ',"valuePayload":' + self._payload_json(view.value))
 
     def view_lines(self, b: Batch, recs: Sequence[Record], views: Sequence[RecordView],
@@ -330,7 +236,7 @@ class RecordLines:
         if not views[0].detected:
             return lines
         pj = self._payload_json
-        return "".join(line[:line.rindex(_PAYLOADS)] + _PAYLOADS + pj(v.key) + ',"valuePayload":' + pj(v.value)
+        return "".join(line[:line.rindex(PAYLOADS)] + PAYLOADS + pj(v.key) + ',"valuePayload":' + pj(v.value)
                        + "}\n" for line, v in zip(lines.split("\n"), views))
 
     def _payload_json(self, side: PayloadSide | None) -> str:
@@ -352,7 +258,7 @@ class RecordLines:
         """All of ``records`` (records of ``b``: a list or a stream) as newline-terminated lines,
         a bounded run at a time: :meth:`batch_lines` of each run.
 
-        A plain stream (:class:`~kafkadump.decode.batch.RecordStream`, unfiltered, of a v2
+        A plain stream (:class:`~kafkadump.decoders.batches.batch.RecordStream`, unfiltered, of a v2
         batch that is not a control batch) goes to the compiled loop, which writes the lines
         straight from the records' bytes (the same lines; a test holds them equal)."""
         if self.compiled and _HOT is not None and type(records) is RecordStream and records.keep is None \
@@ -375,14 +281,12 @@ class RecordLines:
         many were (the rest is handed back)."""
         assert _HOT is not None
         self._place(b, place)
-        prefix = f'{self._head}"batchPosition":{b.position},"offset":'
-        mid_ts = f',"timestampType":"{b.timestamp_type}","key":'
-        tail = ',"control":null' + self._sight + _PAYLOADS
+        segs = record_code.plain_segments(self._head, b, b.timestamp_type, self._sight)
         log_append = (b.attributes & 0x08) != 0
         pos, done = records.start, 0
         while pos < records.stop:
             got = _HOT.format_run(records.data, pos, records.stop, STREAM_RECORDS, b.base_offset, b.base_timestamp,
-                                  b.max_timestamp, log_append, prefix, mid_ts, tail, self._mode, self._val_json,
+                                  b.max_timestamp, log_append, *_c_segments(segs), self._mode, self._val_json,
                                   _dumps)
             if got is None:
                 return done
@@ -393,10 +297,10 @@ class RecordLines:
 
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
-        :class:`kafkadump.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
+        :class:`kafkadump.decoders.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
         ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
         (see :mod:`kafkadump.render.internal_records`)."""
-        from .internal_records import record_dict
+        from kafkadump.render.internal_records import record_dict
 
         return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
 
@@ -404,12 +308,12 @@ class RecordLines:
 __all__ = ["item_line", "batch_line", "RecordLines"]
 
 
-# --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
+# --- whole reports (items from kafkadump.reports.segments) ------------------------------------------------
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
                        encoding: str = DEFAULT_ENCODING) -> None:
     """``batches --json``: a line per batch or gap."""
-    from ..segment_report import FileStart
+    from kafkadump.reports.segments import FileStart
 
     write = out.write
     for item in items:
@@ -420,8 +324,8 @@ def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
                         encoding: str = DEFAULT_ENCODING) -> None:
     """``records --json``: a line per kept record; damage (gaps, a batch's findings) in the same stream."""
-    from ..report.records import findings_object, gap_object
-    from ..segment_report import FileStart
+    from kafkadump.objects.records import findings_object, gap_object
+    from kafkadump.reports.segments import FileStart
 
     lines = RecordLines(encoding)
     write = out.write
@@ -450,8 +354,8 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
 def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
                      encoding: str = DEFAULT_ENCODING) -> None:
     """``verify-crc --json``: a line per bad batch, message or gap, then the summary object."""
-    from ..report.records import crc_summary_object
-    from ..segment_report import CrcTotals, FileStart
+    from kafkadump.objects.records import crc_summary_object
+    from kafkadump.reports.segments import CrcTotals, FileStart
 
     for item in items:
         if isinstance(item, FileStart):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from .jsontext import BIDI_CONTROLS
+from kafkadump.render.jsontext import BIDI_CONTROLS
 
 if TYPE_CHECKING:
     from rich.console import Console

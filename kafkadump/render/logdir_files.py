@@ -13,23 +13,23 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .. import describe as d
-from ..decode.model import Gap
-from ..logdir import names
-from ..logdir.indexes import IndexEntry, TimeIndexEntry
-from ..report.records import findings_list
-from .lines import LineWriter, terminal_safe
-from .table import Column, TableLayout, TableStream
+from kafkadump.decoders.batches.model import Gap
+from kafkadump.decoders.logfiles import names
+from kafkadump.decoders.logfiles.indexes import IndexEntry, TimeIndexEntry
+from kafkadump.objects.records import findings_list
+from kafkadump.render import describe as d
+from kafkadump.render.lines import LineWriter, terminal_safe
+from kafkadump.render.table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..decode.model import Batch
-    from ..findings import Finding
-    from ..logdir.carve import Damaged, Recovered
-    from ..logdir.carve_report import CarveTotals
-    from ..logdir.indexes import TxnEntry
-    from ..logdir.snapshot import ProducerEntry, ProducerSnapshot
+    from kafkadump.base.findings import Finding
+    from kafkadump.decoders.batches.model import Batch
+    from kafkadump.decoders.logfiles.carving import Damaged, Recovered
+    from kafkadump.decoders.logfiles.indexes import TxnEntry
+    from kafkadump.decoders.logfiles.snapshot import ProducerEntry, ProducerSnapshot
+    from kafkadump.reports.carve import CarveTotals
 
     IndexRow = IndexEntry | TimeIndexEntry | TxnEntry
 
@@ -187,10 +187,10 @@ __all__ = ["entry_dict", "entry_cells", "snapshot_dict", "producer_entry_dict", 
            "COLUMNS", "SNAPSHOT_COLUMNS"]
 
 
-# --- the dump command's report (events from kafkadump.logdir.dump.dump_report) --------------------
+# --- the dump command's report (events from kafkadump.reports.dump.dump_report) --------------------
 
-def _dump_object(ev: tuple, path: str) -> dict | None:  # an event of kafkadump.logdir.dump
-    from ..report.records import item_object
+def _dump_object(ev: tuple, path: str) -> dict | None:  # an event of kafkadump.reports.dump
+    from kafkadump.objects.records import item_object
 
     tag = ev[0]
     if tag == "batch":
@@ -210,7 +210,7 @@ def _dump_object(ev: tuple, path: str) -> dict | None:  # an event of kafkadump.
     return None
 
 
-# events: kafkadump.logdir.dump's ReportEvent tuples, typed as plain tuples here: a union of
+# events: kafkadump.reports.dump's ReportEvent tuples, typed as plain tuples here: a union of
 # tuples told apart by their first item is one mypy cannot narrow by comparing that item
 def write_dump_json(events: Iterable[tuple], out: TextIO) -> None:
     """A JSON line per entry, batch, snapshot header, producer, text file or loose findings."""
@@ -270,7 +270,7 @@ class _Lines(LineWriter):
 def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | None = None,
                      layout: TableLayout | None = None) -> None:
     """Tables of entries or batches, snapshot headers, text files, findings as notes."""
-    from . import table as t
+    from kafkadump.render import table as t
 
     lines = _Lines(out, console, layout)
     path: str | None = None
@@ -311,7 +311,7 @@ def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | No
             lines.line(f"# {ev[1]}", "dim")
 
 
-# --- the carve command's report (items from kafkadump.logdir.carve_report.carve_report) ----------------
+# --- the carve command's report (items from kafkadump.reports.carve.carve_report) ----------------
 
 def carve_totals_object(t: CarveTotals) -> dict:
     d_: dict[str, Any] = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
@@ -333,8 +333,8 @@ def carve_totals_line(t: CarveTotals) -> str:
 
 
 def write_carve_json(items: Iterable[Recovered | Damaged | CarveTotals], out: TextIO) -> None:
-    from ..logdir.carve import Recovered
-    from ..logdir.carve_report import CarveTotals
+    from kafkadump.decoders.logfiles.carving import Recovered
+    from kafkadump.reports.carve import CarveTotals
 
     for item in items:
         if isinstance(item, CarveTotals):
@@ -348,8 +348,8 @@ def write_carve_json(items: Iterable[Recovered | Damaged | CarveTotals], out: Te
 
 def write_carve_table(items: Iterable[Recovered | Damaged | CarveTotals], out: TextIO, console: Console | None = None,
                       list_recovered: bool = False) -> None:
-    from ..logdir.carve import Recovered
-    from ..logdir.carve_report import CarveTotals
+    from kafkadump.decoders.logfiles.carving import Recovered
+    from kafkadump.reports.carve import CarveTotals
 
     lines = _Lines(out, console)
     for item in items:

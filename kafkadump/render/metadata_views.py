@@ -1,6 +1,6 @@
 """``kafkadump metadata``: its items as JSON Lines or as one line of text each.
 
-The objects are :mod:`kafkadump.report.metadata_objects`'; the lines read
+The objects are :mod:`kafkadump.objects.metadata_objects`'; the lines read
 the same values.  Names from the input (topics, endpoints, racks) pass
 through :class:`~kafkadump.render.lines.LineWriter`, which escapes them.
 """
@@ -10,19 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .. import describe as d
-from ..internal_topics.metadata_replay import BrokerChange, ClusterState, PartitionChange, TopicChange
-from ..metadata_history import FileProblems, MetadataItem, MetadataSummary
-from ..report import metadata_objects as M
-from . import jsontext
-from .lines import LineWriter
+from kafkadump.decoders.internal_topics.metadata_replay import BrokerChange, ClusterState, PartitionChange, TopicChange
+from kafkadump.objects import metadata_objects as M
+from kafkadump.render import describe as d
+from kafkadump.render import jsontext
+from kafkadump.render.lines import LineWriter
+from kafkadump.reports.metadata import FileProblems, MetadataItem, MetadataSummary
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
 def metadata_object(item: MetadataItem) -> dict[str, Any]:
-    """The JSON object of one item of :func:`kafkadump.metadata_history.metadata_report`."""
+    """The JSON object of one item of :func:`kafkadump.reports.metadata.metadata_report`."""
     if isinstance(item, PartitionChange):
         return M.partition_change_object(item)
     if isinstance(item, TopicChange):
@@ -45,7 +45,7 @@ def write_metadata_json(items: Iterable[MetadataItem], out: TextIO) -> None:
 
 
 def _write_state_json(st: ClusterState, out: TextIO) -> None:
-    """:func:`~kafkadump.report.metadata_objects.cluster_state_object`'s JSON line, written a topic at a time."""
+    """:func:`~kafkadump.objects.metadata_objects.cluster_state_object`'s JSON line, written a topic at a time."""
     head = jsontext.dumps({"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp})
     out.write(head[:-1] + ',"topics":[')
     sep = ""

@@ -1,7 +1,7 @@
 """``kafkadump offsets``: partitions' offsets and groups' commits and lag, as tables or JSON Lines.
 
-Input is the items of :func:`kafkadump.logdir.offsets_lag.offsets_report`;
-their objects come from :mod:`kafkadump.report.offset_objects`.
+Input is the items of :func:`kafkadump.reports.offsets.offsets_report`;
+their objects come from :mod:`kafkadump.objects.offset_objects`.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from .. import describe as d
-from ..report.offset_objects import group_offset_object, offsets_summary_object, partition_offsets_object
-from .jsontext import dumps
-from .table import Column, TableLayout, TableStream
+from kafkadump.objects.offset_objects import group_offset_object, offsets_summary_object, partition_offsets_object
+from kafkadump.render import describe as d
+from kafkadump.render.jsontext import dumps
+from kafkadump.render.table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..logdir.offsets_lag import GroupOffset, OffsetsSummary, PartitionOffsets
+    from kafkadump.reports.offsets import GroupOffset, OffsetsSummary, PartitionOffsets
 
 PARTITION_COLUMNS = (
     Column("partition", 36, False, 1, 16, name=True), Column("earliest", 12, True, 2), Column("logEnd", 12, True, 3),
@@ -51,7 +51,7 @@ def _group_cells(g: GroupOffset) -> list[object]:
 
 def write_offsets_table(items: Iterable[PartitionOffsets | GroupOffset | OffsetsSummary], out: TextIO,
                         console: Console | None = None, layout: TableLayout | None = None) -> None:
-    from ..logdir.offsets_lag import GroupOffset, PartitionOffsets
+    from kafkadump.reports.offsets import GroupOffset, PartitionOffsets
 
     parts = TableStream(out, PARTITION_COLUMNS, console, layout)
     groups: TableStream | None = None
@@ -82,7 +82,7 @@ def write_offsets_table(items: Iterable[PartitionOffsets | GroupOffset | Offsets
 
 
 def write_offsets_json(items: Iterable[PartitionOffsets | GroupOffset | OffsetsSummary], out: TextIO) -> None:
-    from ..logdir.offsets_lag import GroupOffset, PartitionOffsets
+    from kafkadump.reports.offsets import GroupOffset, PartitionOffsets
 
     for it in items:
         if isinstance(it, PartitionOffsets):

@@ -1,14 +1,14 @@
 """``kafkadump schemas``: a schema store's subjects, versions, ids, types, deletions and settings.
 
-Input is a loaded :class:`kafkadump.payloads.store.SchemaStore`; the objects come from
-:mod:`kafkadump.report.schema_objects` (the table shows the same facts as --json).
+Input is a loaded :class:`kafkadump.decoders.payloads.store.SchemaStore`; the objects come from
+:mod:`kafkadump.objects.schema_objects` (the table shows the same facts as --json).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from ..report.schema_objects import (
+from kafkadump.objects.schema_objects import (
     finding_object,
     registrations,
     schema_object,
@@ -16,14 +16,14 @@ from ..report.schema_objects import (
     settings,
     summary_object,
 )
-from .jsontext import dumps
-from .lines import terminal_safe
-from .table import Column, TableLayout, TableStream
+from kafkadump.render.jsontext import dumps
+from kafkadump.render.lines import terminal_safe
+from kafkadump.render.table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..payloads.store import SchemaStore
+    from kafkadump.decoders.payloads.store import SchemaStore
 
 SCHEMA_COLUMNS = (
     Column("subject", 40, False, 1, 16), Column("version", 7, True, 2), Column("id", 8, True, 3),
@@ -64,7 +64,7 @@ def write_schemas_table(store: SchemaStore, out: TextIO, console: Console | None
 
 
 def write_schemas_json(store: SchemaStore, out: TextIO) -> None:
-    from ..report.schema_objects import store_objects
+    from kafkadump.objects.schema_objects import store_objects
 
     for obj in store_objects(store):
         out.write(dumps(obj) + "\n")

@@ -9,24 +9,24 @@ are plain text with no escape codes.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from .. import describe as d
-from ..decode.model import Batch, Gap, Record
-from ..errors import UsageError
-from ..values import FrozenValue
-from . import jsontext
-from .lines import LineWriter, terminal_safe
+from kafkadump.base.errors import UsageError
+from kafkadump.base.values import FrozenValue
+from kafkadump.decoders.batches.model import Batch, Gap, Record
+from kafkadump.render import describe as d
+from kafkadump.render import record_code
+from kafkadump.render.lines import LineWriter, terminal_safe
+from kafkadump.render.record_cells import HEADER_PREVIEW, PREVIEW_CHARS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..internal_topics.decoded import DecodedRecord
-    from ..payloads.view import PayloadSide, RecordView
-    from ..segment_report import CrcTotals, FileStart, RecordsOf
+    from kafkadump.decoders.internal_topics.decoded import DecodedRecord
+    from kafkadump.decoders.payloads.view import RecordView
+    from kafkadump.reports.segments import CrcTotals, FileStart, RecordsOf
 
 
 class Column(FrozenValue):
@@ -60,11 +60,8 @@ BATCH_COLUMNS = (
     Column("leaderEpoch", 11, True, 13), Column("maxTimestamp", 24, False, 8), Column("crc", 4, False, 5),
 )
 
-RECORD_COLUMNS = (
-    Column("offset", 11, True, 1), Column("timestamp", 24, False, 2), Column("Δoff", 5, True, 6),
-    Column("Δts", 7, True, 7), Column("key", 24, False, 3, 12), Column("value", 40, False, 4, 16),
-    Column("headers", 24, False, 5, 10),
-)
+# the field registry's table columns (objects/fields.py)
+RECORD_COLUMNS = tuple(Column(*spec) for spec in record_code.RECORD_COLUMN_SPECS)
 
 
 # records of internal topics (--decode): the decoded record as one line of text
@@ -73,8 +70,8 @@ DECODED_COLUMNS = (
 )
 
 # how much of a key, value or header value a cell can show at most on a terminal
-PREVIEW_CHARS = 400
-HEADER_PREVIEW = 12
+
+
 # ... and in plain output, which cuts nothing
 WHOLE = sys.maxsize
 
@@ -379,87 +376,15 @@ def gap_line(g: Gap) -> str:
 
 def record_cells(r: Record, view: RecordView | None = None, preview: int = PREVIEW_CHARS,
                  header_preview: int = HEADER_PREVIEW) -> list[object]:
-    """A record's cells: key, value and header values shown up to ``preview`` / ``header_preview``
-    characters (:data:`WHOLE` for plain output, which cuts nothing)."""
-    if view is not None and r.control is None:
-        return _view_cells(r, view, preview, header_preview)
-    if r.control is not None:
-        ctl = r.control
-        value = f"<{ctl.get('type')}" + (f" coordinatorEpoch={ctl['coordinatorEpoch']}" if "coordinatorEpoch" in ctl else "") + ">"
-        key = "<control>"
-    else:
-        key = framed_cell(r.key, r.headers, "key", preview)
-        value = framed_cell(r.value, r.headers, "value", preview)
-    headers = ",".join(f"{k}={d.preview(v, header_preview)}" for k, v in r.headers) if r.headers else ""
-    return [
-        r.offset, d.iso_ms(r.timestamp),
-        "-" if r.offset_delta is None else r.offset_delta,
-        "-" if r.timestamp_delta is None else r.timestamp_delta,
-        key, value, headers,
-    ]
-
-
-def framed_cell(b: bytes | None, headers: list[tuple[str, bytes | None]], which: str,
-                preview: int = PREVIEW_CHARS) -> str:
-    """A key or value without the payload options: its preview, after the schema id when the bytes
-    or headers name one (``[17]``, ``[17?]``: the record object's ``keyPayload`` / ``valuePayload``)."""
-    if b is None or ((not b or b[0]) and not headers):
-        return d.preview(b, preview)
-    from ..payloads.framing import schema_framing
-    from ..payloads.view import PayloadSide
-
-    f = schema_framing(b, headers, which)
-    return d.preview(b, preview) if f is None else payload_cell(b, PayloadSide(f), False, preview)
-
-
-def payload_cell(b: bytes | None, side: PayloadSide | None, redacted: bool, width: int = PREVIEW_CHARS) -> str:
-    """A key or value with the payload options: its digest when redacted, else the schema id
-    (``[17]``, ``[17?]`` when only possibly framed) before the decoded payload as compact JSON
-    (or the bytes after the framing); terminal-safe."""
-    from ..payloads.redact import digest_line
-
-    if b is None:
-        return "null"
-    if redacted:
-        return d.preview(digest_line(b).encode(), width)
-    tag = ""
-    rest = b
-    if side is not None and side.framing.kind in ("confluent", "header-id"):
-        f = side.framing
-        ident = f.schema_id if f.guid is None else f.guid
-        tag = f"[{'?' if ident is None else ident}{'' if f.certain else '?'}] "
-        rest = b[f.payload_start:]
-    if side is not None and side.decoded is not None and side.decoded.ok:
-        return d.preview((tag + _compact_json(side.decoded.value)).encode(), width)
-    return tag + d.preview(rest, width - len(tag))
-
-
-def _compact_json(value: object) -> str:
-    text = jsontext.dumps(value, separators=(",", ":"))
-    return text if text.isprintable() else json.dumps(value, separators=(",", ":"))
-
-
-def _view_cells(r: Record, view: RecordView, preview: int, header_preview: int) -> list[object]:
-    from ..payloads.redact import digest_line
-
-    red = view.redaction
-    key = payload_cell(r.key, view.key, view.masked_whole("key"), preview)
-    value = payload_cell(r.value, view.value, view.masked_whole("value"), preview) if not view.secret else \
-        f"[redacted secret] ({len(r.value or b'')} bytes)"
-    if r.headers and red.headers:
-        headers = ",".join(f"{k}={d.preview(None if v is None else digest_line(v).encode(), header_preview)}"
-                           for k, v in r.headers)
-    else:
-        headers = ",".join(f"{k}={d.preview(v, header_preview)}" for k, v in r.headers) if r.headers else ""
-    return [r.offset, d.iso_ms(r.timestamp),
-            "-" if r.offset_delta is None else r.offset_delta,
-            "-" if r.timestamp_delta is None else r.timestamp_delta,
-            key, value, headers]
+    """A record's cells (the registry's columns: :data:`RECORD_COLUMNS`): key, value and header values
+    shown up to ``preview`` / ``header_preview`` characters (:data:`WHOLE` for plain output, which cuts
+    nothing)."""
+    return record_code.record_cells(r, view, preview, header_preview)
 
 
 def decoded_record_cells(r: Record, dec: DecodedRecord) -> list[object]:
     """offset, timestamp and the one-line summary of a decoded internal-topic record."""
-    from .internal_records import summary
+    from kafkadump.render.internal_records import summary
 
     return [r.offset, d.iso_ms(r.timestamp), summary(dec)]
 
@@ -481,12 +406,12 @@ def verify_line(item: Batch | Gap) -> str:
     return head + (f"  [{extra}]" if extra else "")
 
 
-# --- whole reports (items from kafkadump.segment_report) ------------------------------------------------
+# --- whole reports (items from kafkadump.reports.segments) ------------------------------------------------
 
 def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO, console: Console | None = None,
                        layout: TableLayout | None = None) -> None:
     """``batches`` as a table: a header per file (named when there are several), a row per item."""
-    from ..segment_report import FileStart
+    from kafkadump.reports.segments import FileStart
 
     t: TableStream | None = None
     where = ""
@@ -516,7 +441,7 @@ def _where(start: FileStart) -> str:
 def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
                         console: Console | None = None, layout: TableLayout | None = None) -> None:
     """``records`` as a table: findings as notes, a row per kept record (decoded ones as one line)."""
-    from ..segment_report import FileStart
+    from kafkadump.reports.segments import FileStart
 
     t: TableStream | None = None
     where = ""
@@ -548,7 +473,7 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
 def write_crc_report(items: Iterable[FileStart | Batch | Gap | CrcTotals], out: TextIO,
                      console: Console | None = None) -> None:
     """``verify-crc`` as text: a line per bad batch, message or gap, then the totals."""
-    from ..segment_report import CrcTotals, FileStart
+    from kafkadump.reports.segments import CrcTotals, FileStart
 
     where = ""
     w = LineWriter(out, console)   # on a terminal, a long line folds between words

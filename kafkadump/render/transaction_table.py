@@ -1,7 +1,7 @@
 """``kafkadump txn``: transactions as a table, or as JSON Lines.
 
-Input is the transaction report (:class:`kafkadump.logdir.transactions.TxnReport`);
-its objects come from :mod:`kafkadump.report.transaction_objects`.  The table
+Input is the transaction report (:class:`kafkadump.reports.transactions.TxnReport`);
+its objects come from :mod:`kafkadump.objects.transaction_objects`.  The table
 has one row per transaction and partition, hanging ones first, each hanging
 partition followed by why and the command that ends it; a closing summary
 says which partitions are stuck at which last stable offset.
@@ -12,20 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from .. import describe as d
-from ..report.transaction_objects import (
+from kafkadump.objects.transaction_objects import (
     BOOTSTRAP_PLACEHOLDER,
     abort_command,
     transaction_object,
     transactions_summary_object,
 )
-from .jsontext import dumps
-from .table import Column, TableLayout, TableStream
+from kafkadump.render import describe as d
+from kafkadump.render.jsontext import dumps
+from kafkadump.render.table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..logdir.transactions import Transaction, TxnPartition, TxnReport
+    from kafkadump.reports.transactions import Transaction, TxnPartition, TxnReport
 
 TXN_COLUMNS = (
     Column("state", 9, False, 1), Column("transactionalId", 24, False, 2, 12), Column("producerId", 10, True, 3),

@@ -1,6 +1,6 @@
 """The triage report as tables: one renderer for ``triage`` and ``spark triage``.
 
-Input is the report object of :mod:`kafkadump.report.logdir_objects` (plain dicts,
+Input is the report object of :mod:`kafkadump.objects.logdir_objects` (plain dicts,
 no scans, no Spark objects): partitions with their verdicts, the files'
 chain of custody, every finding kept (worst first), and a closing
 ``verdict:`` line.  A rich table on a terminal, aligned plain text otherwise.
@@ -13,10 +13,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO, cast
 
-from .. import describe as d
-from ..logdir import names
-from .lines import LineWriter, terminal_safe
-from .table import Column, TableStream
+from kafkadump.decoders.logfiles import names
+from kafkadump.render import describe as d
+from kafkadump.render.lines import LineWriter, terminal_safe
+from kafkadump.render.table import Column, TableStream
 
 if TYPE_CHECKING:
     from rich.box import Box

@@ -26,7 +26,7 @@ that are not (by name, or holding no batch).  Never raises.
 
 from __future__ import annotations
 
-from .capture_magic import is_capture
+from kafkadump.sources.capture_magic import is_capture
 
 SNIFF_BYTES = 4096
 

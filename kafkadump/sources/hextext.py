@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InputError
+from kafkadump.base.errors import InputError
 
 MAX_TEXT = 256 << 20   # refuse hex text beyond this (it would be 128 MiB of bytes)
 

@@ -39,11 +39,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from ..decode.primitives import ByteBuffer
-from ..errors import InputError
-from ..findings import Code, Finding
-from .capture_magic import PCAP_MAGICS, PCAPNG_MAGIC, is_capture
-from .segment import page_releaser
+from kafkadump.base.errors import InputError
+from kafkadump.base.findings import Code, Finding
+from kafkadump.decoders.batches.primitives import ByteBuffer
+from kafkadump.sources.capture_magic import PCAP_MAGICS, PCAPNG_MAGIC, is_capture
+from kafkadump.sources.segment import page_releaser
 
 # an endpoint: (ip, port)
 Endpoint = tuple[str, int]
@@ -171,7 +171,7 @@ _IPV4_BY_NUMBER: dict[int, tuple[str, str]] = {}
 
 def _compiled_reader() -> Any:
     """The compiled packet loop (``accel/pcapread``), or None: not built, or the pure path forced."""
-    from ..accel import capture_loops
+    from kafkadump.accel import capture_loops
 
     return capture_loops()
 
@@ -890,7 +890,7 @@ class Connection:
         self.client: Endpoint | None = None  # (ip, port) once known
         self.server: Endpoint | None = None
         self.halves: dict[Endpoint, HalfStream] = {}
-        # protocol-level state, kept here and read by kafkadump.protocol.stream (the layer above,
+        # protocol-level state, kept here and read by kafkadump.decoders.protocol.stream (the layer above,
         # which this module never imports): None (nothing yet), its probe while deciding, its
         # conversation once Kafka, False when not Kafka
         self.state: object = None

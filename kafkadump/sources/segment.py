@@ -13,7 +13,7 @@ hangs); a block device is mapped at its size; character devices
 
 A file truncated while it is mapped (log retention, recovery) would fault
 on the pages past its new end: :meth:`Segment.current_size` tells the
-walkers (:mod:`kafkadump.inputs`) how much is still there.
+walkers (:mod:`kafkadump.sources.inputs`) how much is still there.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import stat
 from collections.abc import Callable
 from typing import overload
 
-from ..errors import InputError
+from kafkadump.base.errors import InputError
 
 # the most bytes read from a pipe: a stream is held in memory, so it is bounded
 MAX_STREAM = 64 << 20

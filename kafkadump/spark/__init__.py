@@ -30,14 +30,14 @@ if TYPE_CHECKING:
 
 def build_session(master: str | None = None, conf: dict | None = None, **kw: Any) -> SparkSession:
     """A SparkSession with the ``kafkadump`` format registered (see :func:`.session.build`)."""
-    from .session import build
+    from kafkadump.spark.session import build
 
     return build(master, conf, **kw)
 
 
 def register(spark: SparkSession) -> None:
     """Register the ``kafkadump`` format in an existing session."""
-    from .datasource import register as _register
+    from kafkadump.spark.datasource import register as _register
 
     _register(spark)
 
@@ -47,7 +47,7 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", **op
     (so ``hdfs://``, ``s3a://``, ... globs work wherever the cluster's Hadoop does); such
     URIs are read through Spark's Hadoop FileSystem too (``through_hadoop=True``: local
     files as well), local paths mapped by the tasks (see :func:`.jobs.read`)."""
-    from .jobs import read as _read
+    from kafkadump.spark.jobs import read as _read
 
     return _read(spark, paths, level, **options)
 

@@ -47,10 +47,17 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from ..errors import UsageError
-from ..query import RecordQuery
-from .pushdown import Pushed, push
-from .row_schema import LEVELS, TIMESTAMP_FROM_MS, TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN, column_names, struct_type
+from kafkadump.base.errors import UsageError
+from kafkadump.reports.query import RecordQuery
+from kafkadump.spark.pushdown import Pushed, push
+from kafkadump.spark.row_schema import (
+    LEVELS,
+    TIMESTAMP_FROM_MS,
+    TIMESTAMP_MS_MAX,
+    TIMESTAMP_MS_MIN,
+    column_names,
+    struct_type,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -58,11 +65,11 @@ if TYPE_CHECKING:
     from pyarrow import RecordBatch
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
-from .record_buffers import buffer_arrays
-from .rows import ListPart, Part
-from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, plan
-from .tasks import options_for, read_task
-from .worker_files import list_for_workers
+from kafkadump.spark.record_buffers import buffer_arrays
+from kafkadump.spark.rows import ListPart, Part
+from kafkadump.spark.splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, ListingError, plan
+from kafkadump.spark.tasks import options_for, read_task
+from kafkadump.spark.worker_files import list_for_workers
 
 FORMAT = "kafkadump"
 

@@ -57,7 +57,7 @@ def explain(e: BaseException, log_path: str | None = None) -> str:
                 "driver lists (a shared mount at the same path), or give hdfs://, s3a:// or gs:// URIs")
     first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
     if log_path is None:
-        from .session import log_path as session_log
+        from kafkadump.spark.session import log_path as session_log
 
         log_path = session_log
     where = f" (Spark's log: {log_path})" if log_path else ""

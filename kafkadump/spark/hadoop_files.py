@@ -35,10 +35,17 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..decode import Options
-from ..query import RecordQuery
-from .rows import COLUMNS
-from .splits import OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, iter_share, local_path, log_dir, topic_partition
+from kafkadump.decoders.batches import Options
+from kafkadump.reports.query import RecordQuery
+from kafkadump.spark.rows import COLUMNS
+from kafkadump.spark.splits import (
+    OPEN_COST_DEFAULT,
+    SPLIT_BYTES_DEFAULT,
+    iter_share,
+    local_path,
+    log_dir,
+    topic_partition,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -126,7 +133,7 @@ def buffer_rows(level: str, path: str, buf: Any, opt: Options, query: RecordQuer
 def _arrow_out(level: str) -> Any:
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from .row_schema import struct_type
+    from kafkadump.spark.row_schema import struct_type
 
     return to_arrow_schema(struct_type(level), timezone="UTC")
 
@@ -134,7 +141,7 @@ def _arrow_out(level: str) -> Any:
 def decode_contents(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
     """What the executors run in ``mapInArrow`` on whole files: ``(path, content)`` Arrow batches of
     Spark's ``binaryFile`` source in, the level's Arrow record batches out."""
-    from .datasource import arrow_batch
+    from kafkadump.spark.datasource import arrow_batch
 
     schema = _arrow_out(level)
     for batch in batches:
@@ -148,7 +155,7 @@ def decode_contents(batches: Iterable[Any], level: str, opt: Options, query: Rec
 def decode_chunks(batches: Iterable[Any], level: str, opt: Options, query: RecordQuery | None) -> Iterator[Any]:
     """What the executors run in ``mapInArrow`` on byte ranges: ``(path, resume, start, content)`` Arrow
     batches of ``KafkaSegmentInputFormat``'s chunks in, the level's Arrow record batches out."""
-    from .datasource import arrow_batch
+    from kafkadump.spark.datasource import arrow_batch
 
     schema = _arrow_out(level)
     for batch in batches:
@@ -191,7 +198,7 @@ def planned_chunks(spark: SparkSession, uris: list[str], split_bytes: int = SPLI
 def _java_class_and_paths(spark: SparkSession, uris: list[str]) -> tuple[Any, Any]:
     """``(the py4j view of KafkaSegmentInputFormat, uris as a Java String[])``; the class loaded first
     (:func:`.jvm.load`: RuntimeError when it cannot be)."""
-    from .jvm import format_class
+    from kafkadump.spark.jvm import format_class
 
     view = format_class(spark)
     if view is None:
@@ -210,8 +217,8 @@ def read_through_hadoop(spark: SparkSession, files: list[tuple[str, int]], level
     """The ``kafkadump`` rows of ``files`` (Hadoop URIs, or plain paths read as ``file:``), read through
     Spark's Hadoop FileSystem by the tasks that decode them: in byte ranges cut at batch boundaries
     (``KafkaSegmentInputFormat``), or whole files when it cannot be built here (:func:`.jvm.load`)."""
-    from . import jvm
-    from .row_schema import struct_type
+    from kafkadump.spark import jvm
+    from kafkadump.spark.row_schema import struct_type
 
     uris = [hadoop_uri(p) for p, _ in files]
     if jvm.format_class(spark) is not None:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-    from ..logdir.scan import FileScan
-    from ..logdir.triage import Runner, Triage, Unit
+    from kafkadump.reports.scan import FileScan
+    from kafkadump.reports.triage import Runner, Triage, Unit
 
-from .hadoop_files import filesystem_error, shown_path
-from .splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
+from kafkadump.spark.hadoop_files import filesystem_error, shown_path
+from kafkadump.spark.splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
 
 # --- listing -------------------------------------------------------------------------------
 
@@ -81,13 +81,13 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
          files: list[tuple[str, int]] | None = None, through_hadoop: bool = False, **query: Any) -> DataFrame:
     """The ``kafkadump`` DataFrame of ``level`` for ``paths`` (listed with :func:`list_files`);
     ``query``: the records filters of the data source (``fromOffset``, ``toOffset``, ``fromTime``,
-    ``toTime``, ``key``, ``keys``: :class:`kafkadump.query.RecordQuery`).
+    ``toTime``, ``key``, ``keys``: :class:`kafkadump.reports.query.RecordQuery`).
 
     Local files (plain paths and ``file:`` URIs) are mapped by the tasks and large ones cut at batch
     boundaries; other URIs (``hdfs://``, ``s3a://``, ``gs://``, ...) are read through Spark's own
     Hadoop FileSystem (:mod:`.hadoop_files`), as are local files too with ``through_hadoop``.
     """
-    from .datasource import FORMAT, register
+    from kafkadump.spark.datasource import FORMAT, register
 
     register(spark)
     if files is None:
@@ -125,10 +125,10 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
 def _read_remote(spark: SparkSession, files: list[tuple[str, int]], level: str, shallow: bool,
                  max_decompressed: int | None, max_depth: int | None, query: dict,
                  split_bytes: int | None = None, open_cost: int | None = None) -> DataFrame:
-    from ..errors import UsageError
-    from .hadoop_files import query_of, read_through_hadoop
-    from .row_schema import LEVELS
-    from .tasks import options_for
+    from kafkadump.base.errors import UsageError
+    from kafkadump.spark.hadoop_files import query_of, read_through_hadoop
+    from kafkadump.spark.row_schema import LEVELS
+    from kafkadump.spark.tasks import options_for
 
     if level not in LEVELS:
         raise UsageError(f"level {level!r}: expected one of {', '.join(LEVELS)}")
@@ -196,7 +196,7 @@ def scan(spark: SparkSession, paths: Iterable[str], level: str, output: str, *, 
 # units (a segment with its indexes, or one other file); each returns its units' file
 # scans (counts, ranges, findings, the small digest the fold needs; never records).  The
 # driver folds them into partitions and the fleet summary with the CLI's own code
-# (:class:`kafkadump.logdir.triage.Triage`), so both commands give the same report.
+# (:class:`kafkadump.reports.triage.Triage`), so both commands give the same report.
 
 TRIAGE_UNITS_PER_TASK = 256   # a task's result (its units' file scans) stays small
 
@@ -217,9 +217,9 @@ def triage_roots(paths: Iterable[str]) -> list[str]:
 def plan_triage(paths: Iterable[str], *, records: bool = True, max_findings: int | None = None) -> Triage:
     """The triage of ``paths``, planned (files listed and cut into units) but not run: a wrong path fails
     here, before Spark starts.  Run it with :func:`run_triage`."""
-    from ..errors import InputError
-    from ..logdir.scan import DEFAULT_MAX_FINDINGS
-    from ..logdir.triage import Triage
+    from kafkadump.base.errors import InputError
+    from kafkadump.reports.scan import DEFAULT_MAX_FINDINGS
+    from kafkadump.reports.triage import Triage
 
     try:
         return Triage(triage_roots(paths), records=records,
@@ -230,9 +230,11 @@ def plan_triage(paths: Iterable[str], *, records: bool = True, max_findings: int
 
 def run_triage(spark: SparkSession, planned: Triage) -> dict:
     """Run a planned triage with its units scanned in Spark tasks; the report
-    (:mod:`kafkadump.report.logdir_objects`)."""
+    (:mod:`kafkadump.objects.logdir_objects`)."""
     planned.runner = spark_runner(spark)
-    return planned.run().report()
+    from kafkadump.objects.logdir_objects import triage_report
+
+    return triage_report(planned.run())
 
 
 def triage(spark: SparkSession, paths: Iterable[str], *, records: bool = True, max_findings: int | None = None) -> dict:
@@ -241,7 +243,7 @@ def triage(spark: SparkSession, paths: Iterable[str], *, records: bool = True, m
 
 
 def spark_runner(spark: SparkSession) -> Runner:
-    """A :data:`kafkadump.logdir.triage.Runner` scanning units in Spark tasks, packed by size."""
+    """A :data:`kafkadump.reports.triage.Runner` scanning units in Spark tasks, packed by size."""
     from functools import partial
 
     def run(units: list[Unit], records: bool, max_findings: int | None) -> Iterator[tuple[int, list[FileScan]]]:
@@ -258,7 +260,7 @@ def spark_runner(spark: SparkSession) -> Runner:
 def unit_tasks(units: list[Unit]) -> list[list[tuple[int, Unit]]]:
     """``(index, unit)`` packs, by the packing rule of the data source (:func:`.splits.pack`: bytes plus
     the open cost per unit, up to the default split size), at most :data:`TRIAGE_UNITS_PER_TASK` each."""
-    from .splits import SPLIT_BYTES_DEFAULT, pack
+    from kafkadump.spark.splits import SPLIT_BYTES_DEFAULT, pack
 
     indexed = list(enumerate(units))
     return pack(indexed, lambda iu: iu[1].size + OPEN_COST_DEFAULT, SPLIT_BYTES_DEFAULT, TRIAGE_UNITS_PER_TASK)
@@ -267,7 +269,7 @@ def unit_tasks(units: list[Unit]) -> list[list[tuple[int, Unit]]]:
 def _scan_task(task: list[tuple[int, Unit]], records: bool, max_findings: int | None
                ) -> list[tuple[int, list[FileScan]]]:
     """What a Spark task runs: the CLI's unit scan over its pack; ``(index, file scans)`` per unit."""
-    from ..logdir.triage import run_unit
+    from kafkadump.reports.triage import run_unit
 
     return [(i, run_unit(u, records, max_findings)) for i, u in task]
 

@@ -11,7 +11,7 @@ filter would keep, so Spark drops it from the plan:
 * ``type`` equal to / in (any level): rows of other types are not built;
 * records level, ``offset`` and ``timestamp`` / ``timestampMs`` ranges
   (``=``, ``<``, ``<=``, ``>``, ``>=``) and ``key`` equal to / in: a
-  :class:`kafkadump.query.RecordQuery`, the CLI's own ``records --from-offset
+  :class:`kafkadump.reports.query.RecordQuery`, the CLI's own ``records --from-offset
   ...`` filter, which skips whole batches by their header (``lastOffset``
   below the range, ``baseOffset`` above it, ``maxTimestamp`` before it) before
   decoding their records, and keeps records one by one after; only record rows
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..query import RecordQuery
-from .row_schema import TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN
-from .splits import log_dir, topic_partition
+from kafkadump.reports.query import RecordQuery
+from kafkadump.spark.row_schema import TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN
+from kafkadump.spark.splits import log_dir, topic_partition
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 RANGE_FILTERS = ("EqualTo", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual")

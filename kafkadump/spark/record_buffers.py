@@ -2,11 +2,11 @@
 loop (``kafkadump.accel.arrowcols``): the records level's fast path, no Python object per
 record.
 
-A plain run of a v2 batch's records (what :class:`kafkadump.decode.batch.RecordStream`
+A plain run of a v2 batch's records (what :class:`kafkadump.decoders.batches.batch.RecordStream`
 reads: checked by the decoder, not a control batch, not filtered) is appended to one
 bytearray per buffer (:class:`RecordBuffers`); the loop hands a run back (None) when
 it is not plain, and the caller then adds that run's rows from the decoder's records,
-as before.  The values are those of the decoder's :class:`~kafkadump.decode.model.Record`
+as before.  The values are those of the decoder's :class:`~kafkadump.decoders.batches.model.Record`
 (the tests hold the two paths equal, and both equal to ``records --json``).
 
 :func:`buffer_arrays` turns the buffers into Arrow arrays (pyarrow imported there only).
@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from ..accel import pure_forced
-from ..decode.batch import RecordStream, decode_record_run
-from ..decode.model import STREAM_RECORDS, Batch, Record
-from .row_schema import TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN
+from kafkadump.accel import pure_forced
+from kafkadump.decoders.batches.batch import RecordStream, decode_record_run
+from kafkadump.decoders.batches.model import STREAM_RECORDS, Batch, Record
+from kafkadump.spark.row_schema import TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN
 
 # the buffers of record_columns (arrowcols.c's B_* order)
 (B_OFFSET, B_TIMESTAMP, B_OFFSET_DELTA, B_TIMESTAMP_DELTA, B_BATCH_POSITION, B_LOG_APPEND,
@@ -46,7 +46,7 @@ def _load() -> ModuleType | None:
     if pure_forced():
         return None
     try:
-        from ..accel import arrowcols
+        from kafkadump.accel import arrowcols
     except ImportError:
         return None
     return arrowcols

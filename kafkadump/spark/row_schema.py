@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
+from kafkadump.spark.record_row_code import RECORD_ROW_FIELDS
+
 # a column's type: a Spark type name, ("array", element type) or ("struct", [(name, type), ...])
 ColumnType: TypeAlias = "str | tuple[str, ColumnType] | tuple[str, Sequence[tuple[str, ColumnType]]]"
 Fields: TypeAlias = "list[tuple[str, ColumnType]]"
@@ -41,9 +43,7 @@ FINDING: ColumnType = ("struct", [
     ("length", "bigint"), ("decompressedOffset", "bigint"),
 ])
 FINDINGS: ColumnType = ("array", FINDING)
-HEADER: ColumnType = ("struct", [("key", "string"), ("value", "binary")])
-CONTROL: ColumnType = ("struct", [("type", "string"), ("version", "int"), ("valueVersion", "int"),
-                      ("coordinatorEpoch", "int")])
+CONTROL: ColumnType = dict(RECORD_ROW_FIELDS)["control"]
 
 _WHERE: Fields = [("topic", "string"), ("partition", "int"), ("logDir", "string")]
 
@@ -61,15 +61,10 @@ BATCH_FIELDS: Fields = _WHERE + [
     ("findings", FINDINGS), ("error", "string"),
 ]
 
-RECORD_FIELDS: Fields = _WHERE + [
-    ("type", "string"), ("file", "string"),
+# the record rows' own columns are the field registry's (objects/fields.py, spark/record_row_code.py)
+RECORD_FIELDS: Fields = _WHERE + RECORD_ROW_FIELDS[:2] + [
     ("position", "bigint"), ("size", "bigint"),          # gap and findings lines
-    ("batchPosition", "bigint"), ("offset", "bigint"), ("timestamp", "timestamp"), ("timestampMs", "bigint"),
-    ("timestampType", "string"), ("key", "binary"), ("value", "binary"),
-    ("headers", ("array", HEADER)), ("offsetDelta", "int"), ("timestampDelta", "bigint"),
-    ("control", CONTROL), ("magic", "int"), ("crc", "bigint"), ("crcValid", "boolean"),
-    ("findings", FINDINGS), ("error", "string"),
-]
+] + RECORD_ROW_FIELDS[2:] + [("findings", FINDINGS), ("error", "string")]
 
 FINDING_FIELDS: Fields = _WHERE + [
     ("type", "string"), ("file", "string"), ("position", "bigint"), ("size", "bigint"),

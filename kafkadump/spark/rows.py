@@ -1,6 +1,6 @@
 """Decoded items to rows of the three levels (a renderer: objects in, columns out).
 
-Batch and gap rows are built from ``kafkadump.report.records.batch_object`` /
+Batch and gap rows are built from ``kafkadump.objects.records.batch_object`` /
 ``gap_object``, the functions behind ``batches --json``, so a row holds the
 very values of the JSON line.  Record rows are built field by field (the hot
 path), with the values ``RecordLines`` writes; the tests hold the two equal.
@@ -21,17 +21,24 @@ No pyspark or pyarrow here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter
 from typing import Any, TypeAlias
 
-from ..decode.batch import RecordStream
-from ..decode.model import Batch, Gap, Record, RecordSource
-from ..query import RecordQuery
-from ..report.records import batch_object as batch_dict
-from ..report.records import findings_list
-from ..report.records import gap_object as gap_dict
-from .record_buffers import RecordBuffers, available, plain_stream, run_records
-from .row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
+from kafkadump.decoders.batches.batch import RecordStream
+from kafkadump.decoders.batches.model import Batch, Gap, Record, RecordSource
+from kafkadump.objects.records import batch_object as batch_dict
+from kafkadump.objects.records import findings_list
+from kafkadump.objects.records import gap_object as gap_dict
+from kafkadump.reports.query import RecordQuery
+from kafkadump.spark.record_buffers import (
+    BUFFER_COLUMNS,
+    CONSTANT_COLUMNS,
+    RecordBuffers,
+    available,
+    plain_stream,
+    run_records,
+)
+from kafkadump.spark.record_row_code import FILLS, PLAIN_NULL_COLUMNS
+from kafkadump.spark.row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
 
 CHUNK_ROWS = 8192            # rows held as Python lists (an object per cell) before a chunk is handed out
 # rows held in the compiled loop's buffers: larger Arrow batches cost less per row on both sides (Spark's
@@ -77,7 +84,7 @@ class Columns:
         self.partition = partition
         self.log_dir = log_dir
         self.types = None if types is None else frozenset(types)
-        self.query: RecordQuery | None = None  # records level: the records kept (kafkadump.query)
+        self.query: RecordQuery | None = None  # records level: the records kept (kafkadump.reports.query)
         self.decoded = 0
         self.values = 0
         self._reset()
@@ -191,39 +198,27 @@ class FindingColumns(Columns):
             self.add_dict({**base, **f})
 
 
-# record columns: a record attribute each (``timestamp`` in epoch ms: see the module's doc)
-_RECORD_ATTR = {"offset": "offset", "timestamp": "timestamp", "timestampMs": "timestamp",
-                "timestampType": "timestamp_type", "key": "key", "value": "value", "headers": "headers",
-                "offsetDelta": "offset_delta", "timestampDelta": "timestamp_delta", "control": "control"}
-_LEGACY_ATTR = {"magic": "magic", "crc": "crc"}   # null in a v2 batch's records
 _ABSENT = ("position", "size", "findings", "error")  # a record line has none
-
-
-def _crc_valid(r: Record) -> bool:
-    return r.crc == r.computed_crc
-
+# the columns the compiled column loop (record_buffers) fills for the rows of a plain run: its buffers,
+# the part's constants, and those null in every row of a plain v2 batch (a registry field outside these
+# sends the records through the fills)
+_FAST_COLUMNS = frozenset(BUFFER_COLUMNS + CONSTANT_COLUMNS + PLAIN_NULL_COLUMNS + _ABSENT)
 
 # one column's values for ``n`` records ``recs`` of batch ``b``, added to ``cols`` by the caller
 Fill: TypeAlias = "Callable[[RecordColumns, Batch, Sequence[Record], int], Iterable[Any]]"
 
 
 def _fill(name: str) -> Fill:
-    attr = _RECORD_ATTR.get(name)
-    if attr is not None:
-        get = attrgetter(attr)
-        return lambda _c, _b, recs, _n: map(get, recs)
-    legacy = _LEGACY_ATTR.get(name)
-    if legacy is not None or name == "crcValid":
-        each = attrgetter(legacy) if legacy is not None else _crc_valid
-        return lambda _c, b, recs, n: [None] * n if b.magic >= 2 else map(each, recs)
+    registered = FILLS.get(name)   # the field registry's (objects/fields.py)
+    if registered is not None:
+        return lambda _c, b, recs, n: registered(b, recs, n)
     if name in _ABSENT:
         return lambda _c, _b, _recs, n: [None] * n
-    fixed: dict[str, Callable[[RecordColumns, Batch], Any]] = {
-        "topic": lambda c, _b: c.topic, "partition": lambda c, _b: c.partition, "logDir": lambda c, _b: c.log_dir,
-        "type": lambda _c, _b: "record", "file": lambda _c, b: b.file, "batchPosition": lambda _c, b: b.position,
+    fixed: dict[str, Callable[[RecordColumns], Any]] = {
+        "topic": lambda c: c.topic, "partition": lambda c: c.partition, "logDir": lambda c: c.log_dir,
     }
     value = fixed[name]
-    return lambda c, b, _recs, n: [value(c, b)] * n
+    return lambda c, _b, _recs, n: [value(c)] * n
 
 
 class RecordColumns(Columns):
@@ -236,7 +231,7 @@ class RecordColumns(Columns):
         self._fills = [(i, _fill(n)) for i, n in enumerate(self.names)]
         self._sized = [i for i, n in enumerate(self.names) if n in ("key", "value")]
         self._records = self.keeps("record")
-        self.fast = fast and available()
+        self.fast = fast and available() and _FAST_COLUMNS.issuperset(self.names)
         self.fast_rows = 0     # rows the compiled loop built (what the tests check it did)
 
     def add(self, item: Batch | Gap) -> None:

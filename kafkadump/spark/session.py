@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from ..errors import KafkadumpError
+from kafkadump.base.errors import KafkadumpError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -199,7 +199,7 @@ def build(master: str | None = None, conf: dict | None = None, app_name: str = "
     check()
     from pyspark.sql import SparkSession
 
-    from .datasource import register
+    from kafkadump.spark.datasource import register
 
     conf = dict(conf or {})
     submitted = in_spark_submit()

@@ -6,7 +6,7 @@ The cut rule
 ------------
 A file of ``size`` bytes read with split size ``S`` becomes
 ``n = ceil(size / S)`` tasks.  Task ``k`` owns the items of the whole-file
-walk (:func:`kafkadump.decode.iter_batches`) whose position lies in
+walk (:func:`kafkadump.decoders.batches.iter_batches`) whose position lies in
 ``[c_k, c_k+1)``, where ``c_k`` is the first position *the walk itself
 visits* at or after ``k * S`` (``c_0 = 0``, ``c_n = end``).  Every task
 computes its own two cuts, without coordination, by replaying the walk's
@@ -45,11 +45,11 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from ..decode import Batch, Gap, Options, iter_batches
-from ..decode.primitives import ByteBuffer
-from ..decode.step import decode_at, intact_batch_at, length_step
-from ..errors import InputError
-from ..logdir.names import topic_partition
+from kafkadump.base.errors import InputError
+from kafkadump.decoders.batches import Batch, Gap, Options, iter_batches
+from kafkadump.decoders.batches.primitives import ByteBuffer
+from kafkadump.decoders.batches.step import decode_at, intact_batch_at, length_step
+from kafkadump.decoders.logfiles.names import topic_partition
 
 SPLIT_BYTES_DEFAULT = 128 << 20
 OPEN_COST_DEFAULT = 4 << 20      # as Spark's spark.sql.files.openCostInBytes

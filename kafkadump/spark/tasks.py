@@ -10,12 +10,12 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 
-from ..decode import Options
-from ..errors import InputError
-from ..query import RecordQuery
-from ..sources.segment import Segment, open_segment
-from .rows import COLUMNS, Columns, Part, RecordColumns
-from .splits import iter_task, local_path, log_dir, topic_partition
+from kafkadump.base.errors import InputError
+from kafkadump.decoders.batches import Options
+from kafkadump.reports.query import RecordQuery
+from kafkadump.sources.segment import Segment, open_segment
+from kafkadump.spark.rows import COLUMNS, Columns, Part, RecordColumns
+from kafkadump.spark.splits import iter_task, local_path, log_dir, topic_partition
 
 SPOOL_CHUNK = 8 << 20
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .splits import ListingError, list_local, local_path
+from kafkadump.spark.splits import ListingError, list_local, local_path
 
 
 def list_for_workers(paths: Iterable[str], include: Iterable[str]) -> list[tuple[str, int]]:
