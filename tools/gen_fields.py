@@ -4,10 +4,10 @@
     python tools/gen_fields.py          (rewrites the generated files)
     python tools/gen_fields.py --check  (exit 1 when one is stale)
 
-The files (each says it is generated): kafkadump/objects/record_fields.py (the record object's
-fields), kafkadump/render/record_code.py (the fast line writer and the table's record cells),
-kafkadump/accel/record_fields.h (the per-record fields of the compiled line writer),
-kafkadump/spark/record_row_code.py (the records level's Spark columns and fills).
+The files (each says it is generated): kafkadump/objects/generated_fields.py (the record object's
+fields), kafkadump/render/generated_lines.py (the fast line writer and the table's record cells),
+kafkadump/accel/generated_fields.h (the per-record fields of the compiled line writer),
+kafkadump/spark/generated_rows.py (the records level's Spark columns and fills).
 tests/test_field_registry.py checks they are current.
 """
 
@@ -56,7 +56,7 @@ def _check_order(fields: Any) -> None:
     assert {"key", "value", "headers"} <= names, "the payload fields read key, value and headers"
 
 
-# --- objects/record_fields.py -------------------------------------------------------------------
+# --- objects/generated_fields.py -------------------------------------------------------------------
 
 def _object_value(f: Any) -> str:
     if f.kind == "const":
@@ -71,12 +71,12 @@ def _object_value(f: Any) -> str:
 def render_objects(fields: Any) -> str:
     main = [f for f in fields if not f.legacy]
     legacy = [f for f in fields if f.legacy]
-    lines = [_doc("A record object's own fields, in the contract's order (``records.record_object`` adds a\n"
-                  "capture's sighting and the payload fields after them)."), "",
+    lines = [_doc("The fields of record, batch and gap objects, in the contract's order (``records.record_object``\n"
+                  "adds a capture's sighting and the payload fields after a record's)."), "",
              "from __future__ import annotations", "", "from collections.abc import Callable",
              "from typing import TYPE_CHECKING, Any", "",
              "if TYPE_CHECKING:",
-             "    from kafkadump.decoders.batches.model import Batch, Record",
+             "    from kafkadump.decoders.batches.model import Batch, Gap, Record",
              "    from kafkadump.reports.places import Place", "", "",
              "def record_fields(r: Record, b: Batch, encode: Callable[[Any], Any], where: Place) -> dict[str, Any]:",
              '    """The fields of record ``r`` of batch ``b`` (``where``: its place), byte fields by ``encode``."""',
@@ -86,14 +86,47 @@ def render_objects(fields: Any) -> str:
     if legacy:
         lines.append("    if r.magic < 2:")
         lines += [f"        d[{f.name!r}] = {_object_value(f)}" for f in legacy]
-    lines += ["    return d", "", "", 'FIELD_NAMES = ' + repr(tuple(f.name for f in fields)), "",
-              '__all__ = ["record_fields", "FIELD_NAMES"]', ""]
+    lines += ["    return d", "", "", 'FIELD_NAMES = ' + repr(tuple(f.name for f in fields)), "", ""]
     return "\n".join(lines)
 
 
-# --- render/record_code.py ----------------------------------------------------------------------
+def _assign(f: Any, indent: str) -> list[str]:
+    if getattr(f, "optional", False):
+        return [f"{indent}if {f.value} is not None:", f"{indent}    d[{f.name!r}] = {_object_value(f)}"]
+    return [f"{indent}d[{f.name!r}] = {_object_value(f)}"]
 
-def _json_text(f: Any, local: str | None = None, inline_b64: bool = False) -> str:
+
+def render_batch_objects(batch: Any, gap: Any) -> str:
+    head = [f for f in batch if f.group == "head"]
+    lines = ["def batch_fields(b: Batch, where: Place) -> dict[str, Any]:",
+             '    """A batch\'s (or top-level legacy message\'s) object (``where``: its place)."""',
+             "    d: dict[str, Any] = {"]
+    lines += [f"        {f.name!r}: {_object_value(f)}," for f in head]
+    lines.append("    }")
+    lines.append("    if b.magic >= 2:")
+    for f in batch:
+        if f.group == "v2":
+            lines += _assign(f, "        ")
+    lines.append("    else:")
+    for f in batch:
+        if f.group == "legacy":
+            lines += _assign(f, "        ")
+    for f in batch:
+        if f.group == "tail":
+            lines += _assign(f, "    ")
+    lines += ["    return d", "", "",
+              "def gap_fields(g: Gap, where: Place) -> dict[str, Any]:",
+              '    """Bytes that are not a batch, with the findings that say why (``where``: their place)."""',
+              "    return {"]
+    lines += [f"        {f.name!r}: {_object_value(f)}," for f in gap]
+    lines += ["    }", "", "",
+              '__all__ = ["record_fields", "batch_fields", "gap_fields", "FIELD_NAMES"]', ""]
+    return "\n".join(lines)
+
+
+# --- render/generated_lines.py ----------------------------------------------------------------------
+
+def _json_text(f: Any, local: str | None = None) -> str:
     """The f-string part that writes field ``f``'s JSON value (``local``: a local variable holds it)."""
     x = local or f.value
     if not x.replace(".", "").replace("_", "").isalnum():
@@ -107,8 +140,6 @@ def _json_text(f: Any, local: str | None = None, inline_b64: bool = False) -> st
     if f.kind in ("text", "json"):
         return f'{{"null" if {x} is None else dumps({x})}}'
     if f.kind == "bytes":
-        if inline_b64:
-            return f'{{"null" if {x} is None else _Q + b64({x}, newline=False).decode() + _Q}}'
         return f'{{"null" if {x} is None else val({x})}}'
     if f.kind == "headers":
         return f'{{hdrs({x}) if {x} else "[]"}}'
@@ -119,7 +150,7 @@ def _field_label(f: Any, first: bool) -> str:
     return ("" if first else ",") + json.dumps(f.name) + ":"
 
 
-def render_code(fields: Any) -> str:
+def render_code(fields: Any, batch: Any) -> str:
     head = [f for f in fields if f.scope == "file"]
     rest = [f for f in fields if f.scope != "file" and not f.legacy]
     legacy = [f for f in fields if f.legacy]
@@ -128,7 +159,6 @@ def render_code(fields: Any) -> str:
                            "field registry: :class:`kafkadump.render.jsonl.RecordLines` and :mod:`kafkadump.render.table`\n"
                            "call these."), "",
                       "from __future__ import annotations", "",
-                      "import binascii",
                       "from collections.abc import Callable, Sequence",
                       "from typing import TYPE_CHECKING, Any", "",
                       "from kafkadump.render import describe as d",
@@ -136,13 +166,12 @@ def render_code(fields: Any) -> str:
                       "    NULL_END,", "    ONE,", "    PAYLOADS,", "    PLAIN,", "    PLAIN_END,", "    SCHEMA_HEADER_HINT,",
                       "    framing_json,", "    framing_json_end,", "    names_schema,", ")",
                       "from kafkadump.render.record_cells import (",
-                      "    framed_cell,", "    headers_cell,", "    payload_cell,", "    view_headers_cell,",
+                      "    framed_cell,", "    headers_cell,", "    payload_cell,", "    sequence_cell,", "    view_headers_cell,",
                       "    view_value_cell,", ")", "",
                       "if TYPE_CHECKING:",
                       "    from kafkadump.decoders.batches.model import Batch, Record",
                       "    from kafkadump.decoders.payloads.view import RecordView",
                       "    from kafkadump.reports.places import Place", "",
-                      "_Q = '\"'", "b64 = binascii.b2a_base64", "",
                       "Text = Callable[[Any], str]", "", ""]
     # the head
     parts = []
@@ -190,17 +219,17 @@ def render_code(fields: Any) -> str:
             '    """The text between the per-record fields of a plain v2 batch\'s records (not control: every',
             "    field but the per-record ones is the same in each), the last one ending where the payload",
             "    fields start (``sight``: a capture's sighting fields).  The compiled writer writes a line as",
-            "    these with the per-record fields (accel/record_fields.h) between them.\"\"\"",
+            "    these with the per-record fields (accel/generated_fields.h) between them.\"\"\"",
             "    return (", *seg_lines, "    )", "", "",
             f"PLAIN_SEGMENTS = {len(segs)}",
             "PER_RECORD_FIELDS = " + repr(tuple(f.name for f in per_record)), "", ""]
     # the loops of plain records
 
-    def loop(name: str, inline_b64: bool) -> list[str]:
+    def loop(name: str) -> list[str]:
         locals_ = {"key": "k", "value": "v", "headers": "hs"}
         text = ""
         for k, f in enumerate(per_record):
-            text += "{s" + str(k) + "}" + _json_text(f, locals_.get(f.name), inline_b64)
+            text += "{s" + str(k) + "}" + _json_text(f, locals_.get(f.name))
         text += "{s" + str(len(per_record)) + "}"
         unpack = ", ".join(f"s{k}" for k in range(len(segs))) + ("," if len(segs) == 1 else "")
         return [f"def {name}(recs: Sequence[Record], segs: tuple[str, ...], val: Text, hdrs: Text,",
@@ -223,7 +252,8 @@ def render_code(fields: Any) -> str:
                 + "{PAYLOADS}{\"null\" if k is None else PLAIN if k >= ONE else framing_json(k, (), \"key\")}'",
                 "               f'{NULL_END if v is None else PLAIN_END if v >= ONE else framing_json_end(v)}')",
                 '    return "".join(out)', "", ""]
-    out += loop("plain_lines", False) + loop("plain_lines_base64", True)
+    out += loop("plain_lines")
+    out += batch_code(batch)
     # the table
     cols = sorted(((f, f.column) for f in fields if f.column is not None), key=lambda fc: fc[1].at)
     out += ["# the records table's columns: (title, width, right, priority, min_width), in order",
@@ -237,18 +267,62 @@ def render_code(fields: Any) -> str:
             "    if view is not None:",
             "        return [" + ", ".join(c.view_cell or c.cell for _, c in cols) + "]",
             "    return [" + ", ".join(c.cell for _, c in cols) + "]", "", "",
-            '__all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "plain_lines_base64",',
+            '__all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "v2_batch_line", "batch_cells",',
+            '           "BATCH_COLUMN_SPECS",',
             '           "record_cells", "RECORD_COLUMN_SPECS", "RECORD_CELL_INDEX", "PLAIN_SEGMENTS", "PER_RECORD_FIELDS"]',
             ""]
     return "\n".join(out)
 
 
-# --- accel/record_fields.h ---------------------------------------------------------------------
+def batch_code(batch: Any) -> list[str]:
+    head = [f for f in batch if f.group == "head"][4:]   # after type, file, topic, partition
+    v2 = [f for f in batch if f.group in ("v2", "tail") and not f.optional and f.name != "findings"]
+    text = "".join("," + json.dumps(f.name) + ":" + _json_text(f) for f in head + v2)
+    optional = [f for f in batch if f.group == "tail" and f.optional]
+    out = ["def v2_batch_line(b: Batch, head: str, dumps: Text) -> str:",
+           '    """A v2 batch\'s line (``head``: its file\'s ``file``, ``topic`` and ``partition`` values, as they',
+           "    follow ``\"file\":``); the compiled batch writer's twin (it writes the header integers of",
+           '    accel/generated_fields.h and computes the rest)."""']
+    for f in optional:
+        out.append(f"    {f.name}_json = '' if {f.value} is None else f',{json.dumps(f.name)}:{{{f.value}}}'")
+    findings = next(f for f in batch if f.name == "findings")
+    out += ["    return (f'{{\"type\":\"batch\",\"file\":{head}" + text + "'",
+            "            + " + " + ".join(f"{f.name}_json" for f in optional) + (" + " if optional else "")
+            + f"',\"findings\":' + (dumps({findings.value}) if b.findings else '[]') + '}}')", "", ""]
+    cols = sorted(((f, f.column) for f in batch if f.column is not None), key=lambda fc: fc[1].at)
+    out += ["# the batches table's columns: (title, width, right, priority, min_width), in order",
+            "BATCH_COLUMN_SPECS = " + pformat(tuple(tuple(c[1:6]) for _, c in cols), width=100), "", "",
+            "def batch_cells(b: Batch) -> list[object]:",
+            '    """A batch\'s cells in the batches table."""',
+            "    return [" + ", ".join(c.cell for _, c in cols) + "]", "", ""]
+    return out
+
+
+# the fields the compiled batch writer computes itself, after the header integers it reads from slots
+C_DERIVED = ("lastOffset", "lastSequence", "compression", "timestampType", "isTransactional", "isControlBatch",
+             "hasDeleteHorizonMs", "crcValid", "computedCrc", "decompressedSize", "findings")
+
+
+def _check_batch(batch: Any) -> None:
+    names = [f.name for f in batch]
+    assert names[:4] == ["type", "file", "topic", "partition"], "a batch line starts with its file's fields"
+    written = [f for f in batch if f.group in ("head", "v2", "tail")][4:]
+    with_slot = [f.name for f in written if f.c]
+    assert [f.name for f in written[:len(with_slot)]] == with_slot, "the header integers come first"
+    rest = tuple(f.name for f in written[len(with_slot):])
+    assert rest == C_DERIVED, (f"the compiled batch writer writes {C_DERIVED} after the header integers: "
+                               f"a batch field that is not a header integer (a slot) needs kafkadump/accel's "
+                               f"batch writer changed too (the registry has {rest})")
+    for f in batch:
+        assert f.group in ("head", "v2", "legacy", "tail"), f
+
+
+# --- accel/generated_fields.h ---------------------------------------------------------------------
 
 C_KINDS = {"int": "INT", "bytes": "BYTES", "headers": "HEADERS"}
 
 
-def render_header(fields: Any) -> str:
+def render_header(fields: Any, batch: Any) -> str:
     per_record = [f for f in fields if f.scope == "record" and not f.legacy]
     for f in per_record:
         assert f.kind in C_KINDS, f"{f.name}: the compiled writer writes int, bytes and headers fields"
@@ -258,14 +332,18 @@ def render_header(fields: Any) -> str:
             " * GENERATED by tools/gen_fields.py from kafkadump/objects/fields.py (the field registry): do not\n"
             " * edit.  X(kind, the Record slot format_lines reads, the variable of format_run): kind INT (an\n"
             " * integer), BYTES (a key or value, per --encoding), HEADERS.  The text before, between and after\n"
-            " * them (KD_PLAIN_SEGMENTS strings) comes from Python: render/record_code.plain_segments.\n"
+            " * them (KD_PLAIN_SEGMENTS strings) comes from Python: render/generated_lines.plain_segments.\n"
             " */\n"
             "#ifndef KAFKADUMP_RECORD_FIELDS_H\n#define KAFKADUMP_RECORD_FIELDS_H\n\n"
             f"#define KD_PLAIN_SEGMENTS {len(per_record) + 1}\n\n"
-            f"#define KD_RECORD_FIELDS(X) \\\n{entries}\n\n#endif\n")
+            f"#define KD_RECORD_FIELDS(X) \\\n{entries}\n\n"
+            "/* A v2 batch line's header integers after its file's fields: X(the JSON text before the value, the\n"
+            " * Batch slot); the compiled batch writer computes the fields after them (lastOffset ...). */\n"
+            "#define KD_BATCH_INTS(X) \\\n" + " \\\n".join(
+                f"    X({json.dumps(',' + json.dumps(f.name) + ':')}, {f.c})" for f in batch if f.c) + "\n\n#endif\n")
 
 
-# --- spark/record_row_code.py ------------------------------------------------------------------
+# --- spark/generated_rows.py ------------------------------------------------------------------
 
 def _fill_code(f: Any) -> str:
     x = f.spark_value or ("r.timestamp" if f.name == "timestamp" else f.value)
@@ -280,7 +358,20 @@ def _fill_code(f: Any) -> str:
     return each
 
 
-def render_spark(fields: Any) -> str:
+def _batch_row(batch: Any) -> list[tuple[str, Any]]:
+    row: list[tuple[str, Any]] = []
+    seen: set[str] = set()
+    for group in ("head", "v2", "legacy", "tail"):
+        for f in batch:
+            if f.group == group and f.spark is not None and f.name not in seen:
+                seen.add(f.name)
+                row.append((f.name, f.spark))
+                if f.name == "timestamp":
+                    row.append(("timestampMs", "bigint"))
+    return row
+
+
+def render_spark(fields: Any, batch: Any) -> str:
     spark = [f for f in fields if f.spark is not None]
     row = []
     for f in spark:
@@ -310,7 +401,9 @@ def render_spark(fields: Any) -> str:
             names.append(("timestampMs", fn))
     lines += ["# a column's values for the ``n`` records ``recs`` of batch ``b``",
               "FILLS: dict[str, Fill] = {" + ", ".join(f"{n!r}: {fn}" for n, fn in names) + "}", "",
-              '__all__ = ["RECORD_ROW_FIELDS", "PLAIN_NULL_COLUMNS", "FILLS"]', ""]
+              "", "# the batches level's own columns, in the row's order (legacy-only ones after the v2 header's)",
+              "BATCH_ROW_FIELDS: list[tuple[str, Any]] = " + pformat(_batch_row(batch), width=100), "",
+              '__all__ = ["RECORD_ROW_FIELDS", "BATCH_ROW_FIELDS", "PLAIN_NULL_COLUMNS", "FILLS"]', ""]
     return "\n".join(lines)
 
 
@@ -319,13 +412,15 @@ def render_spark(fields: Any) -> str:
 def outputs(root: Path = ROOT) -> dict[Path, str]:
     reg = load_registry(root)
     fields = reg.RECORD_FIELDS
+    batch, gap = reg.BATCH_FIELDS, reg.GAP_FIELDS
     _check_order(fields)
+    _check_batch(batch)
     pkg = root / "kafkadump"
     return {
-        pkg / "objects" / "record_fields.py": render_objects(fields),
-        pkg / "render" / "record_code.py": render_code(fields),
-        pkg / "accel" / "record_fields.h": render_header(fields),
-        pkg / "spark" / "record_row_code.py": render_spark(fields),
+        pkg / "objects" / "generated_fields.py": render_objects(fields) + render_batch_objects(batch, gap),
+        pkg / "render" / "generated_lines.py": render_code(fields, batch),
+        pkg / "accel" / "generated_fields.h": render_header(fields, batch),
+        pkg / "spark" / "generated_rows.py": render_spark(fields, batch),
     }
 
 

@@ -4,13 +4,19 @@ A field's JSON name, how its value is read from the decoded objects, how it is e
 records carry it, its table column and its Spark column are all written here, and only here.
 ``tools/gen_fields.py`` writes from this table the code that builds and writes records:
 
-* ``objects/record_fields.py``: the record object's fields (``records.record_object`` adds the
+* ``objects/generated_fields.py``: the record object's fields (``records.record_object`` adds the
   capture's sighting and the payload fields after them);
-* ``render/record_code.py``: the fast line writer of ``records --json`` (straight-line Python, one
+* ``render/generated_lines.py``: the fast line writer of ``records --json`` (straight-line Python, one
   f-string per line) and the cells of the records table;
-* ``accel/record_fields.h``: the per-record fields the compiled line writer writes, in order (the
-  text between them comes from Python: :func:`kafkadump.render.record_code.plain_segments`);
-* ``spark/record_row_code.py``: the ``records`` level's Spark columns and how each is filled.
+* ``accel/generated_fields.h``: the per-record fields the compiled line writer writes, in order (the
+  text between them comes from Python: :func:`kafkadump.render.generated_lines.plain_segments`);
+* ``spark/generated_rows.py``: the ``records`` level's Spark columns and how each is filled; the
+  ``batches`` level's columns.
+
+Batch lines (:data:`BATCH_FIELDS`) and gap lines (:data:`GAP_FIELDS`) are registered the same way:
+their objects, the fast v2 batch line, the batch table and the ``batches`` level's Spark columns are
+generated from them; the compiled batch writer reads the header integers' names and slots from
+``accel/generated_fields.h``.
 
 Adding a field: a row in :data:`RECORD_FIELDS` (fields are only ever added, and only at the end
 of their kind of record: ``legacy`` fields after the others), ``python tools/gen_fields.py``,
@@ -112,4 +118,103 @@ RECORD_FIELDS: tuple[Field, ...] = (
     Field("crcValid", "r.crc == r.computed_crc", "bool", legacy=True, spark="boolean"),
 )
 
-__all__ = ["Field", "ColumnSpec", "RECORD_FIELDS"]
+
+
+class BatchField(NamedTuple):
+    """A field of a batch line (``batches --json``: a v2 batch or a top-level legacy message).
+
+    ``group``: ``head`` (every batch, first), ``v2`` (a v2 batch's header and what follows from it),
+    ``legacy`` (a magic 0/1 message's, in place of the v2 group; a name may be in both), ``tail``
+    (every batch, last).  ``value``: Python over ``b`` (the Batch) and ``where`` (its Place).
+    ``c``: the Batch slot (``B_*``) the compiled batch writer reads a v2 header integer from (the
+    head's and v2 group's fields with one come first, in order: the writer writes those from the
+    registry, the rest of a v2 line it computes itself).  ``optional``: absent when null.
+    """
+
+    name: str
+    value: str
+    kind: str                          # const, int, bool, text, json
+    group: str
+    c: str | None = None
+    optional: bool = False
+    spark: Any = None
+    column: ColumnSpec | None = None   # ``cell``: Python over ``b``
+
+
+_H = "head"
+BATCH_FIELDS: tuple[BatchField, ...] = (
+    BatchField("type", '"batch"', "const", _H, spark="string"),
+    BatchField("file", "b.file", "text", _H, spark="string"),
+    BatchField("topic", "where.topic", "text", _H),
+    BatchField("partition", "where.partition", "int", _H),
+    BatchField("position", "b.position", "int", _H, "B_POSITION", spark="bigint",
+               column=ColumnSpec(0, "position", 10, True, 1, 0, "b.position")),
+    BatchField("size", "b.size", "int", _H, "B_SIZE", spark="bigint",
+               column=ColumnSpec(3, "size", 7, True, 6, 0, "b.size")),
+    BatchField("baseOffset", "b.base_offset", "int", "v2", "B_BASE_OFFSET", spark="bigint",
+               column=ColumnSpec(1, "baseOffset", 11, True, 2, 0, '"-" if b.base_offset is None else b.base_offset')),
+    BatchField("batchLength", "b.batch_length", "int", "v2", "B_BATCH_LENGTH", spark="int"),
+    BatchField("partitionLeaderEpoch", "b.partition_leader_epoch", "int", "v2", "B_LEADER_EPOCH", spark="int",
+               column=ColumnSpec(12, "leaderEpoch", 11, True, 13, 0,
+                                 '"-" if b.partition_leader_epoch is None else b.partition_leader_epoch')),
+    BatchField("magic", "b.magic", "int", "v2", "B_MAGIC", spark="int",
+               column=ColumnSpec(4, "magic", 5, True, 14, 0, "b.magic")),
+    BatchField("crc", "b.crc", "int", "v2", "B_CRC", spark="bigint"),
+    BatchField("attributes", "b.attributes", "int", "v2", "B_ATTRIBUTES", spark="int",
+               column=ColumnSpec(7, "flags", 5, False, 9, 0, "d.flags(b)")),
+    BatchField("lastOffsetDelta", "b.last_offset_delta", "int", "v2", "B_LAST_OFFSET_DELTA", spark="int"),
+    BatchField("baseTimestamp", "b.base_timestamp", "int", "v2", "B_BASE_TIMESTAMP", spark="bigint"),
+    BatchField("maxTimestamp", "b.max_timestamp", "int", "v2", "B_MAX_TIMESTAMP", spark="bigint",
+               column=ColumnSpec(13, "maxTimestamp", 24, False, 8, 0,
+                                 "d.iso_ms(b.max_timestamp if b.magic >= 2 else b.timestamp)")),
+    BatchField("producerId", "b.producer_id", "int", "v2", "B_PRODUCER_ID", spark="bigint",
+               column=ColumnSpec(8, "producerId", 10, True, 10, 0, '"-" if b.producer_id is None else b.producer_id')),
+    BatchField("producerEpoch", "b.producer_epoch", "int", "v2", "B_PRODUCER_EPOCH", spark="int",
+               column=ColumnSpec(9, "epoch", 5, True, 11, 0, '"-" if b.producer_epoch is None else b.producer_epoch')),
+    BatchField("baseSequence", "b.base_sequence", "int", "v2", "B_BASE_SEQUENCE", spark="int",
+               column=ColumnSpec(10, "seq", 10, True, 12, 0, "sequence_cell(b)")),
+    BatchField("recordCount", "b.record_count", "int", "v2", "B_RECORD_COUNT", spark="int",
+               column=ColumnSpec(11, "count", 6, True, 4, 0, '"-" if b.record_count is None else b.record_count')),
+    BatchField("lastOffset", "b.last_offset", "int", "v2", spark="bigint",
+               column=ColumnSpec(2, "lastOffset", 11, True, 3, 0, '"-" if b.last_offset is None else b.last_offset')),
+    BatchField("lastSequence", "b.last_sequence", "int", "v2", spark="int"),
+    BatchField("offset", "b.offset", "int", "legacy", spark="bigint"),
+    BatchField("messageSize", "b.message_size", "int", "legacy", spark="int"),
+    BatchField("magic", "b.magic", "int", "legacy"),
+    BatchField("crc", "b.crc", "int", "legacy"),
+    BatchField("attributes", "b.attributes", "int", "legacy"),
+    BatchField("timestamp", "b.timestamp", "int", "legacy", spark="timestamp"),
+    BatchField("baseOffset", "b.base_offset", "int", "legacy"),
+    BatchField("lastOffset", "b.last_offset", "int", "legacy"),
+    BatchField("recordCount", "b.record_count", "int", "legacy"),
+    # what Kafka reports for a legacy batch, so that one jq filter serves every magic
+    BatchField("partitionLeaderEpoch", "-1", "const", "legacy"),
+    BatchField("producerId", "-1", "const", "legacy"),
+    BatchField("producerEpoch", "-1", "const", "legacy"),
+    BatchField("baseSequence", "-1", "const", "legacy"),
+    BatchField("compression", "b.compression", "text", "tail", spark="string",
+               column=ColumnSpec(5, "codec", 6, False, 7, 0, "b.compression")),
+    BatchField("timestampType", "b.timestamp_type", "text", "tail", spark="string",
+               column=ColumnSpec(6, "tsType", 13, False, 15, 0, 'b.timestamp_type or "-"')),
+    BatchField("isTransactional", "b.is_transactional", "bool", "tail", spark="boolean"),
+    BatchField("isControlBatch", "b.is_control", "bool", "tail", spark="boolean"),
+    BatchField("hasDeleteHorizonMs", "b.has_delete_horizon", "bool", "tail", spark="boolean"),
+    BatchField("crcValid", "b.crc_valid", "bool", "tail", spark="boolean",
+               column=ColumnSpec(14, "crc", 4, False, 5, 0, "d.crc_verdict(b.crc_valid)")),
+    BatchField("computedCrc", "b.computed_crc", "int", "tail", spark="bigint"),
+    BatchField("decompressedSize", "b.decompressed_size", "int", "tail", optional=True, spark="bigint"),
+    BatchField("findings", "[f.to_dict() for f in b.findings]", "json", "tail"),
+)
+
+# a gap line: bytes that are not a batch
+GAP_FIELDS: tuple[Field, ...] = (
+    Field("type", '"gap"', "const", "file"),
+    Field("file", "g.file", "text", "file"),
+    Field("topic", "where.topic", "text", "file"),
+    Field("partition", "where.partition", "int", "file"),
+    Field("position", "g.position", "int"),
+    Field("size", "g.size", "int"),
+    Field("findings", "[f.to_dict() for f in g.findings]", "json"),
+)
+
+__all__ = ["Field", "ColumnSpec", "BatchField", "RECORD_FIELDS", "BATCH_FIELDS", "GAP_FIELDS"]

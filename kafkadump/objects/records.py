@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from kafkadump.base.findings import Finding
 from kafkadump.decoders.batches.model import Batch, Gap, Record
-from kafkadump.objects.record_fields import record_fields
+from kafkadump.objects.generated_fields import batch_fields, gap_fields, record_fields
 from kafkadump.reports.places import Place, Sighting, place_of_file
 
 if TYPE_CHECKING:
@@ -116,66 +116,15 @@ def findings_list(findings: Iterable[Finding]) -> list[dict[str, Any]]:
 
 def batch_object(b: Batch, place: Place | None = None) -> dict[str, Any]:
     """A batch (or top-level legacy message) as a JSON-ready dict; ``topic`` and ``partition`` are
-    ``place``'s, by default the file's partition directory's (null when it is not a partition's)."""
-    where = place_of_file(b.file) if place is None else place
-    d: dict[str, Any] = {"type": "batch", "file": b.file, "topic": where.topic, "partition": where.partition,
-                         "position": b.position, "size": b.size}
-    if b.magic >= 2:
-        d.update({
-            "baseOffset": b.base_offset,
-            "batchLength": b.batch_length,
-            "partitionLeaderEpoch": b.partition_leader_epoch,
-            "magic": b.magic,
-            "crc": b.crc,
-            "attributes": b.attributes,
-            "lastOffsetDelta": b.last_offset_delta,
-            "baseTimestamp": b.base_timestamp,
-            "maxTimestamp": b.max_timestamp,
-            "producerId": b.producer_id,
-            "producerEpoch": b.producer_epoch,
-            "baseSequence": b.base_sequence,
-            "recordCount": b.record_count,
-            "lastOffset": b.last_offset,
-            "lastSequence": b.last_sequence,
-        })
-    else:
-        d.update({
-            "offset": b.offset,
-            "messageSize": b.message_size,
-            "magic": b.magic,
-            "crc": b.crc,
-            "attributes": b.attributes,
-            "timestamp": b.timestamp,
-            "baseOffset": b.base_offset,
-            "lastOffset": b.last_offset,
-            "recordCount": b.record_count,
-            # what Kafka reports for a legacy batch, so that one jq filter serves every magic
-            "partitionLeaderEpoch": -1,
-            "producerId": -1,
-            "producerEpoch": -1,
-            "baseSequence": -1,
-        })
-    d.update({
-        "compression": b.compression,
-        "timestampType": b.timestamp_type,
-        "isTransactional": b.is_transactional,
-        "isControlBatch": b.is_control,
-        "hasDeleteHorizonMs": b.has_delete_horizon,
-        "crcValid": b.crc_valid,
-        "computedCrc": b.computed_crc,
-    })
-    if b.decompressed_size is not None:
-        d["decompressedSize"] = b.decompressed_size
-    d["findings"] = findings_list(b.findings)
-    return d
+    ``place``'s, by default the file's partition directory's (null when it is not a partition's).
+    Its fields are the field registry's (objects/fields.py)."""
+    return batch_fields(b, place_of_file(b.file) if place is None else place)
 
 
 def gap_object(g: Gap, place: Place | None = None) -> dict[str, Any]:
     """Bytes that are not a batch, with the findings that say why (``topic``, ``partition`` as in
     :func:`batch_object`)."""
-    where = place_of_file(g.file) if place is None else place
-    return {"type": "gap", "file": g.file, "topic": where.topic, "partition": where.partition,
-            "position": g.position, "size": g.size, "findings": findings_list(g.findings)}
+    return gap_fields(g, place_of_file(g.file) if place is None else place)
 
 
 def item_object(item: Batch | Gap) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
+from kafkadump.render.generated_lines import RECORD_CELL_INDEX
 from kafkadump.render.lines import LineWriter
-from kafkadump.render.record_code import RECORD_CELL_INDEX
 from kafkadump.render.table import (
     BATCH_COLUMNS,
     WHOLE,

@@ -27,7 +27,6 @@ from kafkadump.objects.records import (
     DEFAULT_ENCODING,
     ENCODERS,
     Place,
-    findings_list,
     item_object,
     place_of_file,
     record_object,
@@ -37,7 +36,7 @@ from kafkadump.objects.records import (
 from kafkadump.objects.records import (
     as_text as _as_text,
 )
-from kafkadump.render import record_code
+from kafkadump.render import generated_lines
 from kafkadump.render.jsontext import dumps as _dumps_text
 from kafkadump.render.jsontext import escape_unsafe as _escape_unsafe
 from kafkadump.render.payload_fields import PAYLOADS, payload_fields
@@ -90,23 +89,7 @@ def batch_line(b: Batch) -> str:
 
 def python_batch_line(b: Batch) -> str:
     """:func:`batch_line` by the pure-Python code (the reference of the compiled twin)."""
-    dsize = "" if b.decompressed_size is None else f'"decompressedSize":{b.decompressed_size},'
-    findings = _dumps(findings_list(b.findings)) if b.findings else "[]"
-    tst = b.timestamp_type
-    a = b.attributes
-    return (f'{{"type":"batch","file":{batch_head_json(b.file)},"position":{b.position},"size":{b.size},'
-            f'"baseOffset":{b.base_offset},"batchLength":{b.batch_length},'
-            f'"partitionLeaderEpoch":{b.partition_leader_epoch},"magic":{b.magic},'
-            f'"crc":{b.crc},"attributes":{a},"lastOffsetDelta":{b.last_offset_delta},'
-            f'"baseTimestamp":{b.base_timestamp},"maxTimestamp":{b.max_timestamp},'
-            f'"producerId":{b.producer_id},"producerEpoch":{b.producer_epoch},'
-            f'"baseSequence":{b.base_sequence},"recordCount":{b.record_count},'
-            f'"lastOffset":{_scalar(b.last_offset)},"lastSequence":{_scalar(b.last_sequence)},'
-            f'"compression":{_dumps(b.compression)},"timestampType":{"null" if tst is None else _dumps(tst)},'
-            f'"isTransactional":{"true" if a & 0x10 else "false"},'
-            f'"isControlBatch":{"true" if a & 0x20 else "false"},'
-            f'"hasDeleteHorizonMs":{"true" if a & 0x40 else "false"},"crcValid":{_scalar(b.crc_valid)},'
-            f'"computedCrc":{_scalar(b.computed_crc)},{dsize}"findings":{findings}}}')
+    return generated_lines.v2_batch_line(b, batch_head_json(b.file), _dumps)
 
 
 def _base64_json(b: bytes) -> str:
@@ -181,7 +164,7 @@ class RecordLines:
             return
         self._for = key
         where = place_of_file(b.file) if place is None else place
-        self._head = record_code.record_head(b, where, _dumps)
+        self._head = generated_lines.record_head(b, where, _dumps)
         self._sight = "" if where.sighting is None else \
             "," + _dumps(sighting_object(where.sighting), separators=(",", ":"))[1:-1]
 
@@ -189,7 +172,7 @@ class RecordLines:
         """A record's line (no newline); ``payloads``: its ``,"keyPayload":...,"valuePayload":...``
         when the payload options made them (else the cheap default of ``record_object``)."""
         self._place(b, place)
-        return (record_code.record_line(r, b, self._head, self._val, self._headers, _dumps) + self._sight
+        return (generated_lines.record_line(r, b, self._head, self._val, self._headers, _dumps) + self._sight
                 + (payload_fields(r) if payloads is None else payloads) + "}")
 
     def batch_lines(self, b: Batch, recs: Sequence[Record], place: Place | None = None) -> str:
@@ -204,13 +187,13 @@ class RecordLines:
         if b.magic < 2 or b.is_control:
             return "\n".join([self.line(r, b, place) for r in recs]) + "\n"
         self._place(b, place)
-        segs = record_code.plain_segments(self._head, b, recs[0].timestamp_type, self._sight)
+        segs = generated_lines.plain_segments(self._head, b, recs[0].timestamp_type, self._sight)
         if self.compiled and _HOT is not None and type(recs) is list:
             text = _HOT.format_lines(recs, *_c_segments(segs), self._mode, self._val_json, _dumps)
             if text is not None:  # None: something not plain; the loop below writes it
                 return text
-        lines = record_code.plain_lines_base64 if self.encoding == "base64" else record_code.plain_lines
-        return lines(recs, segs, self._val_json, self._headers, lambda r: self.line(r, b, place) + "\n")
+        return generated_lines.plain_lines(recs, segs, self._val_json, self._headers,
+                                       lambda r: self.line(r, b, place) + "\n")
 
     def view_line(self, r: Record, b: Batch, view: RecordView, place: Place | None = None) -> str:
         """A record with what the payload options made of it (``view``): ``record_object`` with
@@ -281,7 +264,7 @@ class RecordLines:
         many were (the rest is handed back)."""
         assert _HOT is not None
         self._place(b, place)
-        segs = record_code.plain_segments(self._head, b, b.timestamp_type, self._sight)
+        segs = generated_lines.plain_segments(self._head, b, b.timestamp_type, self._sight)
         log_append = (b.attributes & 0x08) != 0
         pos, done = records.start, 0
         while pos < records.stop:

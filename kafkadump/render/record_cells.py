@@ -1,7 +1,7 @@
 """The cells of a record's key, value and headers in a table: previews, schema ids, digests.
 
 The records table's columns and which of these fill them are the field registry's
-(:mod:`kafkadump.objects.fields`, written out in :mod:`kafkadump.render.record_code`).
+(:mod:`kafkadump.objects.fields`, written out in :mod:`kafkadump.render.generated_lines`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kafkadump.render import describe as d
 from kafkadump.render import jsontext
 
 if TYPE_CHECKING:
-    from kafkadump.decoders.batches.model import Record
+    from kafkadump.decoders.batches.model import Batch, Record
     from kafkadump.decoders.payloads.view import PayloadSide, RecordView
 
 PREVIEW_CHARS = 400
@@ -60,6 +60,13 @@ def _compact_json(value: object) -> str:
     return text if text.isprintable() else json.dumps(value, separators=(",", ":"))
 
 
+def sequence_cell(b: Batch) -> str:
+    """A batch's producer sequence: ``-`` (none), the base sequence when negative, else its range."""
+    if b.base_sequence is None:
+        return "-"
+    return str(b.base_sequence) if b.base_sequence < 0 else f"{b.base_sequence}..{b.last_sequence}"
+
+
 def headers_cell(headers: list[tuple[str, bytes | None]], header_preview: int) -> str:
     """``name=value`` per header, each value shown up to ``header_preview`` characters."""
     return ",".join(f"{k}={d.preview(v, header_preview)}" for k, v in headers) if headers else ""
@@ -82,4 +89,4 @@ def view_value_cell(r: Record, view: RecordView, preview: int) -> str:
     return payload_cell(r.value, view.value, view.masked_whole("value"), preview)
 
 
-__all__ = ["framed_cell", "payload_cell", "headers_cell", "view_headers_cell", "view_value_cell"]
+__all__ = ["sequence_cell", "framed_cell", "payload_cell", "headers_cell", "view_headers_cell", "view_value_cell"]

@@ -17,7 +17,7 @@ from kafkadump.base.errors import UsageError
 from kafkadump.base.values import FrozenValue
 from kafkadump.decoders.batches.model import Batch, Gap, Record
 from kafkadump.render import describe as d
-from kafkadump.render import record_code
+from kafkadump.render import generated_lines
 from kafkadump.render.lines import LineWriter, terminal_safe
 from kafkadump.render.record_cells import HEADER_PREVIEW, PREVIEW_CHARS
 
@@ -52,16 +52,9 @@ class Column(FrozenValue):
                   fold=fold)
 
 
-BATCH_COLUMNS = (
-    Column("position", 10, True, 1), Column("baseOffset", 11, True, 2), Column("lastOffset", 11, True, 3),
-    Column("size", 7, True, 6), Column("magic", 5, True, 14), Column("codec", 6, False, 7),
-    Column("tsType", 13, False, 15), Column("flags", 5, False, 9), Column("producerId", 10, True, 10),
-    Column("epoch", 5, True, 11), Column("seq", 10, True, 12), Column("count", 6, True, 4),
-    Column("leaderEpoch", 11, True, 13), Column("maxTimestamp", 24, False, 8), Column("crc", 4, False, 5),
-)
-
 # the field registry's table columns (objects/fields.py)
-RECORD_COLUMNS = tuple(Column(*spec) for spec in record_code.RECORD_COLUMN_SPECS)
+BATCH_COLUMNS = tuple(Column(*spec) for spec in generated_lines.BATCH_COLUMN_SPECS)
+RECORD_COLUMNS = tuple(Column(*spec) for spec in generated_lines.RECORD_COLUMN_SPECS)
 
 
 # records of internal topics (--decode): the decoded record as one line of text
@@ -337,21 +330,8 @@ class TableStream(LineWriter):
 
 
 def batch_cells(b: Batch) -> list[object]:
-    seq = "-" if b.base_sequence is None else (
-        str(b.base_sequence) if b.base_sequence < 0 else f"{b.base_sequence}..{b.last_sequence}")
-    return [
-        b.position,
-        "-" if b.base_offset is None else b.base_offset,
-        "-" if b.last_offset is None else b.last_offset,
-        b.size, b.magic, b.compression, b.timestamp_type or "-", d.flags(b),
-        "-" if b.producer_id is None else b.producer_id,
-        "-" if b.producer_epoch is None else b.producer_epoch,
-        seq,
-        "-" if b.record_count is None else b.record_count,
-        "-" if b.partition_leader_epoch is None else b.partition_leader_epoch,
-        d.iso_ms(b.max_timestamp if b.magic >= 2 else b.timestamp),
-        d.crc_verdict(b.crc_valid),
-    ]
+    """A batch's cells (the registry's columns: :data:`BATCH_COLUMNS`)."""
+    return generated_lines.batch_cells(b)
 
 
 def batch_style(b: Batch) -> str | None:
@@ -379,7 +359,7 @@ def record_cells(r: Record, view: RecordView | None = None, preview: int = PREVI
     """A record's cells (the registry's columns: :data:`RECORD_COLUMNS`): key, value and header values
     shown up to ``preview`` / ``header_preview`` characters (:data:`WHOLE` for plain output, which cuts
     nothing)."""
-    return record_code.record_cells(r, view, preview, header_preview)
+    return generated_lines.record_cells(r, view, preview, header_preview)
 
 
 def decoded_record_cells(r: Record, dec: DecodedRecord) -> list[object]:

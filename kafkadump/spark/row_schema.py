@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
-from kafkadump.spark.record_row_code import RECORD_ROW_FIELDS
+from kafkadump.spark.generated_rows import BATCH_ROW_FIELDS, RECORD_ROW_FIELDS
 
 # a column's type: a Spark type name, ("array", element type) or ("struct", [(name, type), ...])
 ColumnType: TypeAlias = "str | tuple[str, ColumnType] | tuple[str, Sequence[tuple[str, ColumnType]]]"
@@ -47,21 +47,10 @@ CONTROL: ColumnType = dict(RECORD_ROW_FIELDS)["control"]
 
 _WHERE: Fields = [("topic", "string"), ("partition", "int"), ("logDir", "string")]
 
-BATCH_FIELDS: Fields = _WHERE + [
-    ("type", "string"), ("file", "string"), ("position", "bigint"), ("size", "bigint"),
-    ("baseOffset", "bigint"), ("batchLength", "int"), ("partitionLeaderEpoch", "int"),
-    ("magic", "int"), ("crc", "bigint"), ("attributes", "int"), ("lastOffsetDelta", "int"),
-    ("baseTimestamp", "bigint"), ("maxTimestamp", "bigint"), ("producerId", "bigint"),
-    ("producerEpoch", "int"), ("baseSequence", "int"), ("recordCount", "int"),
-    ("lastOffset", "bigint"), ("lastSequence", "int"),
-    ("offset", "bigint"), ("messageSize", "int"), ("timestamp", "timestamp"), ("timestampMs", "bigint"),
-    ("compression", "string"), ("timestampType", "string"), ("isTransactional", "boolean"),
-    ("isControlBatch", "boolean"), ("hasDeleteHorizonMs", "boolean"), ("crcValid", "boolean"),
-    ("computedCrc", "bigint"), ("decompressedSize", "bigint"),
-    ("findings", FINDINGS), ("error", "string"),
-]
+# the batch rows' own columns are the field registry's too
+BATCH_FIELDS: Fields = _WHERE + BATCH_ROW_FIELDS + [("findings", FINDINGS), ("error", "string")]
 
-# the record rows' own columns are the field registry's (objects/fields.py, spark/record_row_code.py)
+# the record rows' own columns are the field registry's (objects/fields.py, spark/generated_rows.py)
 RECORD_FIELDS: Fields = _WHERE + RECORD_ROW_FIELDS[:2] + [
     ("position", "bigint"), ("size", "bigint"),          # gap and findings lines
 ] + RECORD_ROW_FIELDS[2:] + [("findings", FINDINGS), ("error", "string")]

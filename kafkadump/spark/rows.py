@@ -29,6 +29,7 @@ from kafkadump.objects.records import batch_object as batch_dict
 from kafkadump.objects.records import findings_list
 from kafkadump.objects.records import gap_object as gap_dict
 from kafkadump.reports.query import RecordQuery
+from kafkadump.spark.generated_rows import FILLS, PLAIN_NULL_COLUMNS
 from kafkadump.spark.record_buffers import (
     BUFFER_COLUMNS,
     CONSTANT_COLUMNS,
@@ -37,7 +38,6 @@ from kafkadump.spark.record_buffers import (
     plain_stream,
     run_records,
 )
-from kafkadump.spark.record_row_code import FILLS, PLAIN_NULL_COLUMNS
 from kafkadump.spark.row_schema import BATCH_FIELDS, FINDING_FIELDS, RECORD_FIELDS, Fields
 
 CHUNK_ROWS = 8192            # rows held as Python lists (an object per cell) before a chunk is handed out

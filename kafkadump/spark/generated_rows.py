@@ -105,4 +105,38 @@ def fill_crc_valid(b: Batch, recs: Sequence[Record], n: int) -> list[Any]:
 # a column's values for the ``n`` records ``recs`` of batch ``b``
 FILLS: dict[str, Fill] = {'type': fill_type, 'file': fill_file, 'batchPosition': fill_batch_position, 'offset': fill_offset, 'timestamp': fill_timestamp, 'timestampMs': fill_timestamp, 'timestampType': fill_timestamp_type, 'key': fill_key, 'value': fill_value, 'headers': fill_headers, 'offsetDelta': fill_offset_delta, 'timestampDelta': fill_timestamp_delta, 'control': fill_control, 'magic': fill_magic, 'crc': fill_crc, 'crcValid': fill_crc_valid}
 
-__all__ = ["RECORD_ROW_FIELDS", "PLAIN_NULL_COLUMNS", "FILLS"]
+
+# the batches level's own columns, in the row's order (legacy-only ones after the v2 header's)
+BATCH_ROW_FIELDS: list[tuple[str, Any]] = [('type', 'string'),
+ ('file', 'string'),
+ ('position', 'bigint'),
+ ('size', 'bigint'),
+ ('baseOffset', 'bigint'),
+ ('batchLength', 'int'),
+ ('partitionLeaderEpoch', 'int'),
+ ('magic', 'int'),
+ ('crc', 'bigint'),
+ ('attributes', 'int'),
+ ('lastOffsetDelta', 'int'),
+ ('baseTimestamp', 'bigint'),
+ ('maxTimestamp', 'bigint'),
+ ('producerId', 'bigint'),
+ ('producerEpoch', 'int'),
+ ('baseSequence', 'int'),
+ ('recordCount', 'int'),
+ ('lastOffset', 'bigint'),
+ ('lastSequence', 'int'),
+ ('offset', 'bigint'),
+ ('messageSize', 'int'),
+ ('timestamp', 'timestamp'),
+ ('timestampMs', 'bigint'),
+ ('compression', 'string'),
+ ('timestampType', 'string'),
+ ('isTransactional', 'boolean'),
+ ('isControlBatch', 'boolean'),
+ ('hasDeleteHorizonMs', 'boolean'),
+ ('crcValid', 'boolean'),
+ ('computedCrc', 'bigint'),
+ ('decompressedSize', 'bigint')]
+
+__all__ = ["RECORD_ROW_FIELDS", "BATCH_ROW_FIELDS", "PLAIN_NULL_COLUMNS", "FILLS"]

@@ -10,7 +10,6 @@ file is current).
 
 from __future__ import annotations
 
-import binascii
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from kafkadump.render.record_cells import (
     framed_cell,
     headers_cell,
     payload_cell,
+    sequence_cell,
     view_headers_cell,
     view_value_cell,
 )
@@ -38,9 +38,6 @@ if TYPE_CHECKING:
     from kafkadump.decoders.batches.model import Batch, Record
     from kafkadump.decoders.payloads.view import RecordView
     from kafkadump.reports.places import Place
-
-_Q = '"'
-b64 = binascii.b2a_base64
 
 Text = Callable[[Any], str]
 
@@ -63,7 +60,7 @@ def plain_segments(head: str, b: Batch, tst: str | None, sight: str) -> tuple[st
     """The text between the per-record fields of a plain v2 batch's records (not control: every
     field but the per-record ones is the same in each), the last one ending where the payload
     fields start (``sight``: a capture's sighting fields).  The compiled writer writes a line as
-    these with the per-record fields (accel/record_fields.h) between them."""
+    these with the per-record fields (accel/generated_fields.h) between them."""
     return (
         head + '"batchPosition":' + (str(b.position)) + ',"offset":',
         ',"timestamp":',
@@ -101,25 +98,36 @@ def plain_lines(recs: Sequence[Record], segs: tuple[str, ...], val: Text, hdrs: 
     return "".join(out)
 
 
-def plain_lines_base64(recs: Sequence[Record], segs: tuple[str, ...], val: Text, hdrs: Text,
-                slow: Callable[[Record], str]) -> str:
-    """Newline-terminated lines of plain records (``segs``: :func:`plain_segments`; ``val``: a
-    byte field's JSON; ``hdrs``: the headers'); a record whose header names a schema is written
-    by ``slow`` (the line with its framing read from the headers)."""
-    s0, s1, s2, s3, s4, s5, s6, s7 = segs
-    out: list[str] = []
-    append = out.append
-    for r in recs:
-        k = r.key
-        v = r.value
-        hs = r.headers
-        hj = hdrs(hs) if hs else "[]"
-        if SCHEMA_HEADER_HINT in hj and names_schema(hs):
-            append(slow(r))
-            continue
-        append(f'{s0}{"null" if r.offset is None else r.offset}{s1}{"null" if r.timestamp is None else r.timestamp}{s2}{"null" if k is None else _Q + b64(k, newline=False).decode() + _Q}{s3}{"null" if v is None else _Q + b64(v, newline=False).decode() + _Q}{s4}{hj}{s5}{"null" if r.offset_delta is None else r.offset_delta}{s6}{"null" if r.timestamp_delta is None else r.timestamp_delta}{s7}{PAYLOADS}{"null" if k is None else PLAIN if k >= ONE else framing_json(k, (), "key")}'
-               f'{NULL_END if v is None else PLAIN_END if v >= ONE else framing_json_end(v)}')
-    return "".join(out)
+def v2_batch_line(b: Batch, head: str, dumps: Text) -> str:
+    """A v2 batch's line (``head``: its file's ``file``, ``topic`` and ``partition`` values, as they
+    follow ``"file":``); the compiled batch writer's twin (it writes the header integers of
+    accel/generated_fields.h and computes the rest)."""
+    decompressedSize_json = '' if b.decompressed_size is None else f',"decompressedSize":{b.decompressed_size}'
+    return (f'{{"type":"batch","file":{head},"position":{"null" if b.position is None else b.position},"size":{"null" if b.size is None else b.size},"baseOffset":{"null" if b.base_offset is None else b.base_offset},"batchLength":{"null" if b.batch_length is None else b.batch_length},"partitionLeaderEpoch":{"null" if b.partition_leader_epoch is None else b.partition_leader_epoch},"magic":{"null" if b.magic is None else b.magic},"crc":{"null" if b.crc is None else b.crc},"attributes":{"null" if b.attributes is None else b.attributes},"lastOffsetDelta":{"null" if b.last_offset_delta is None else b.last_offset_delta},"baseTimestamp":{"null" if b.base_timestamp is None else b.base_timestamp},"maxTimestamp":{"null" if b.max_timestamp is None else b.max_timestamp},"producerId":{"null" if b.producer_id is None else b.producer_id},"producerEpoch":{"null" if b.producer_epoch is None else b.producer_epoch},"baseSequence":{"null" if b.base_sequence is None else b.base_sequence},"recordCount":{"null" if b.record_count is None else b.record_count},"lastOffset":{"null" if b.last_offset is None else b.last_offset},"lastSequence":{"null" if b.last_sequence is None else b.last_sequence},"compression":{"null" if b.compression is None else dumps(b.compression)},"timestampType":{"null" if b.timestamp_type is None else dumps(b.timestamp_type)},"isTransactional":{"null" if b.is_transactional is None else "true" if b.is_transactional else "false"},"isControlBatch":{"null" if b.is_control is None else "true" if b.is_control else "false"},"hasDeleteHorizonMs":{"null" if b.has_delete_horizon is None else "true" if b.has_delete_horizon else "false"},"crcValid":{"null" if b.crc_valid is None else "true" if b.crc_valid else "false"},"computedCrc":{"null" if b.computed_crc is None else b.computed_crc}'
+            + decompressedSize_json + ',"findings":' + (dumps([f.to_dict() for f in b.findings]) if b.findings else '[]') + '}')
+
+
+# the batches table's columns: (title, width, right, priority, min_width), in order
+BATCH_COLUMN_SPECS = (('position', 10, True, 1, 0),
+ ('baseOffset', 11, True, 2, 0),
+ ('lastOffset', 11, True, 3, 0),
+ ('size', 7, True, 6, 0),
+ ('magic', 5, True, 14, 0),
+ ('codec', 6, False, 7, 0),
+ ('tsType', 13, False, 15, 0),
+ ('flags', 5, False, 9, 0),
+ ('producerId', 10, True, 10, 0),
+ ('epoch', 5, True, 11, 0),
+ ('seq', 10, True, 12, 0),
+ ('count', 6, True, 4, 0),
+ ('leaderEpoch', 11, True, 13, 0),
+ ('maxTimestamp', 24, False, 8, 0),
+ ('crc', 4, False, 5, 0))
+
+
+def batch_cells(b: Batch) -> list[object]:
+    """A batch's cells in the batches table."""
+    return [b.position, "-" if b.base_offset is None else b.base_offset, "-" if b.last_offset is None else b.last_offset, b.size, b.magic, b.compression, b.timestamp_type or "-", d.flags(b), "-" if b.producer_id is None else b.producer_id, "-" if b.producer_epoch is None else b.producer_epoch, sequence_cell(b), "-" if b.record_count is None else b.record_count, "-" if b.partition_leader_epoch is None else b.partition_leader_epoch, d.iso_ms(b.max_timestamp if b.magic >= 2 else b.timestamp), d.crc_verdict(b.crc_valid)]
 
 
 # the records table's columns: (title, width, right, priority, min_width), in order
@@ -144,5 +152,6 @@ def record_cells(r: Record, view: RecordView | None, preview: int, header_previe
     return [r.offset, d.iso_ms(r.timestamp), "-" if r.offset_delta is None else r.offset_delta, "-" if r.timestamp_delta is None else r.timestamp_delta, framed_cell(r.key, r.headers, "key", preview), framed_cell(r.value, r.headers, "value", preview), headers_cell(r.headers, header_preview)]
 
 
-__all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "plain_lines_base64",
+__all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "v2_batch_line", "batch_cells",
+           "BATCH_COLUMN_SPECS",
            "record_cells", "RECORD_COLUMN_SPECS", "RECORD_CELL_INDEX", "PLAIN_SEGMENTS", "PER_RECORD_FIELDS"]
