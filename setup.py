@@ -46,8 +46,6 @@ def twin(name: str, *headers: str) -> Extension:
 
 setup(
     ext_modules=[
-        Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"],
-                  depends=["kafkadump/accel/varint.h", "kafkadump/accel/crc32c.h"], optional=True),
         # the record loop of a plain v2 batch
         twin("recordloop", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h"),
         # the record lines of --json

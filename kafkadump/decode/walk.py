@@ -16,19 +16,19 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from ..accel import compiled_loops
+from ..accel import compiled
 from ..findings import Code, Finding
 from .batch import MIN_BATCH_LENGTH
 from .crc import crc32c as _crc32c
 from .inplace import RELEASE_STEP, page_releaser
-from .model import Batch, Gap, Record, Span
+from .model import Batch, Gap, Span
 from .options import DEFAULT_MAX_SCAN, SCAN_FLOOR, Options  # noqa: F401 (re-exported)
 from .primitives import ByteBuffer
 from .step import ScanBudget, decode_at, decode_item, decode_spanned_at, find_next_batch, plausible_at  # noqa: F401 (re-exported)
 from .work import WORK
 
 # the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel)
-_HOT = compiled_loops(Record)
+_HOT = compiled("crchop")
 # the hop's CRC-32C: its own (None), unless it has only its portable tables, slower than the crc32c package's
 # hardware code on such a CPU: then the package's, called per batch
 _HOP_CRC = None if _HOT is None or _HOT.crc32c_codes()[0] != "table" else _crc32c
