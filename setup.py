@@ -1,8 +1,9 @@
-"""Build script: the optional C extension of the hot loops (kafkadump/accel/hotloops.c).
+"""Build script: the optional C extensions of the compiled twin (kafkadump/accel/*.c).
 
-Everything else is in pyproject.toml.  The extension is optional: when it cannot
+Everything else is in pyproject.toml.  Each extension is optional: when one cannot
 be built (no compiler, no Python headers) the install goes on without it and
-kafkadump runs on its pure-Python path (``kafkadump --version`` says which).
+kafkadump runs that part on its pure-Python path (``kafkadump --version`` says which).
+kafkadump/accel/__init__.py's MODULES names every extension built here.
 """
 
 from __future__ import annotations
@@ -34,13 +35,32 @@ class OptionalBuildExt(build_ext):
               "kafkadump will run on its pure-Python path", file=sys.stderr)
 
 
+ACCEL = "kafkadump/accel/"
+
+
+def twin(name: str, *headers: str) -> Extension:
+    """The optional extension kafkadump.accel.``name`` of ``accel/name.c`` (``headers``: what it includes)."""
+    return Extension(f"kafkadump.accel.{name}", [f"{ACCEL}{name}.c"], depends=[ACCEL + h for h in headers],
+                     optional=True)
+
+
 setup(
-    ext_modules=[Extension("kafkadump.accel.hotloops", ["kafkadump/accel/hotloops.c"],
-                           depends=["kafkadump/accel/varint.h", "kafkadump/accel/crc32c.h"], optional=True),
-                 # the Spark data source's record columns as Arrow buffers
-                 Extension("kafkadump.accel.arrowcols", ["kafkadump/accel/arrowcols.c"],
-                           depends=["kafkadump/accel/varint.h"], optional=True),
-                 # the capture reader's packet loop (pcap records to TCP segments)
-                 Extension("kafkadump.accel.pcapread", ["kafkadump/accel/pcapread.c"], optional=True)],
+    ext_modules=[
+        # the record loop of a plain v2 batch
+        twin("recordloop", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h"),
+        # the record lines of --json
+        twin("recordlines", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h", "jsonout.h",
+             "line_literals.h"),
+        # the walk's step over an intact plain v2 batch
+        twin("batchstep", "batch_slots.h", "slots.h", "runs.h"),
+        # the batch lines of batches --json
+        twin("batchlines", "batch_slots.h", "slots.h", "jsonout.h", "line_literals.h"),
+        # verify-crc's hop and its CRC-32C
+        twin("crchop", "runs.h", "crc32c.h"),
+        # the Spark data source's record columns as Arrow buffers
+        twin("arrowcols", "varint.h"),
+        # the capture reader's packet loop (pcap records to TCP segments)
+        twin("pcapread"),
+    ],
     cmdclass={"build_ext": OptionalBuildExt},
 )

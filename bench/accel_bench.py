@@ -52,7 +52,6 @@ from kafkadump.decoders.batches import Options  # noqa: E402
 from kafkadump.decoders.batches import batch as batch_module  # noqa: E402
 from kafkadump.decoders.batches import step as step_module  # noqa: E402
 from kafkadump.decoders.batches import walk as walk_module  # noqa: E402
-from kafkadump.decoders.batches.model import Record  # noqa: E402
 from kafkadump.decoders.batches.walk import CrcScan  # noqa: E402
 from kafkadump.reports.query import RecordQuery  # noqa: E402
 from kafkadump.render import jsonl  # noqa: E402
@@ -77,12 +76,12 @@ def log(msg: str) -> None:
 @contextmanager
 def pure_python():
     """The compiled loops switched off in this process (what KAFKADUMP_PURE_PYTHON=1 does at start)."""
-    saved = batch_module._HOT, jsonl._HOT, walk_module._HOT, step_module._HOT
-    batch_module._HOT = jsonl._HOT = walk_module._HOT = step_module._HOT = None
+    saved = batch_module._HOT, jsonl._HOT, jsonl._BATCH_HOT, walk_module._HOT, step_module._HOT
+    batch_module._HOT = jsonl._HOT = jsonl._BATCH_HOT = walk_module._HOT = step_module._HOT = None
     try:
         yield
     finally:
-        batch_module._HOT, jsonl._HOT, walk_module._HOT, step_module._HOT = saved
+        batch_module._HOT, jsonl._HOT, jsonl._BATCH_HOT, walk_module._HOT, step_module._HOT = saved
 
 
 def ensure(path: Path, size: int, shape: dict) -> dict:
@@ -263,7 +262,7 @@ def interleaved(jobs: dict[str, Callable[[], None]], repeat: int, label: str,
 def run(args: argparse.Namespace) -> dict:
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kafkadump-accel-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    res: dict = {"path": accel.active_path(), "compiled_built": accel.compiled_loops(Record) is not None}
+    res: dict = {"path": accel.active_path(), "compiled_built": all(accel.compiled(name) is not None for name in accel.HOT_PATH)}
     parts = set(args.only or ["records", "batches", "crc"])
     if "records" in parts or "batches" in parts:
         rec_path = work / f"records-1h-{args.records_size}.log"

@@ -271,11 +271,10 @@ def bare_crc_whole(path: Path, fn=crc32c):
 
 def compiled_crc32c():
     """kafkadump's own CRC-32C (the compiled hot path's ``crc32c``, as verify-crc's hop computes it), or None."""
-    try:
-        from kafkadump.accel import hotloops
-    except ImportError:
-        return None
-    return getattr(hotloops, "crc32c", None)
+    from kafkadump.accel import compiled
+
+    hop = compiled("crchop")
+    return None if hop is None else hop.crc32c
 
 
 _LEN_MAGIC_CRC = struct.Struct(">qiibI")

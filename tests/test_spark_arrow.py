@@ -7,12 +7,12 @@ lines: on the shared corpus, the project's fixtures, the Spark tests' fleet and 
 built here for the cases the loop hands back (a header key that is not UTF-8, a run in
 the middle of a many-record batch).  The rows are read in this process, as a Spark
 task reads them (no session), and turned into Arrow record batches as the data source does.
+(The column loop against the decoder's records, without Spark: tests/test_compiled_twins.py.)
 """
 
 from __future__ import annotations
 
 import os
-import struct
 from pathlib import Path
 
 import pytest
@@ -164,21 +164,6 @@ def test_a_run_handed_back_in_a_many_record_batch_keeps_the_order(monkeypatch, t
     assert counts["fast"] == STREAM_RECORDS + 1      # the first run and the last batch; the second run handed back
     _, kinds = task_table([path])
     assert kinds == [record_buffers.RecordBuffers, ListPart, record_buffers.RecordBuffers]
-
-
-def test_the_loop_hands_back_without_touching_the_buffers():
-    """A run that is not plain (a record cut short) leaves every buffer as it was."""
-    from kafkadump.accel import arrowcols
-
-    data = v2_batch(0, [Rec(b"k", b"v", headers=(("h", b"x"),)), Rec(b"k2", b"v2")]).data
-    bufs = [bytearray(4) if i in (6, 9, 12, 13, 15) else bytearray() for i in range(record_buffers.NBUFS)]
-    args = (0, 2, 2, 100, 0, 0, False, 0, 15, -62135596800000, 253402300799999, bufs)
-    assert arrowcols.record_columns(data, 61, len(data), *args) == (len(data), 2, True)
-    before = [bytes(b) for b in bufs]
-    assert struct.unpack("<2q", before[record_buffers.B_OFFSET]) == (100, 101)
-    assert before[record_buffers.B_KEY_DATA] == b"kk2" and before[record_buffers.B_HKEY_DATA] == b"h"
-    assert arrowcols.record_columns(data, 61, len(data) - 1, *args) is None       # the last byte missing
-    assert [bytes(b) for b in bufs] == before
 
 
 _bytes = st.one_of(st.none(), st.binary(max_size=12))

@@ -5,7 +5,8 @@
     python tools/gen_fields.py --check  (exit 1 when one is stale)
 
 The files (each says it is generated): kafkadump/objects/generated_fields.py (the record object's
-fields), kafkadump/render/generated_lines.py (the fast line writer and the table's record cells),
+fields), kafkadump/render/generated_lines.py (the fast line writers), kafkadump/render/generated_cells.py
+(the tables' cells),
 kafkadump/accel/generated_fields.h (the per-record fields of the compiled line writer),
 kafkadump/spark/generated_rows.py (the records level's Spark columns and fills).
 tests/test_field_registry.py checks they are current.
@@ -155,22 +156,16 @@ def render_code(fields: Any, batch: Any) -> str:
     rest = [f for f in fields if f.scope != "file" and not f.legacy]
     legacy = [f for f in fields if f.legacy]
     per_record = [f for f in rest if f.scope == "record"]
-    out: list[str] = [_doc("The record lines of ``records --json`` and the cells of the records table, from the\n"
-                           "field registry: :class:`kafkadump.render.jsonl.RecordLines` and :mod:`kafkadump.render.table`\n"
-                           "call these."), "",
+    out: list[str] = [_doc("The record and batch lines of ``--json``, from the field registry:\n"
+                           ":mod:`kafkadump.render.jsonl` calls these."), "",
                       "from __future__ import annotations", "",
                       "from collections.abc import Callable, Sequence",
                       "from typing import TYPE_CHECKING, Any", "",
-                      "from kafkadump.render import describe as d",
                       "from kafkadump.render.payload_fields import (",
                       "    NULL_END,", "    ONE,", "    PAYLOADS,", "    PLAIN,", "    PLAIN_END,", "    SCHEMA_HEADER_HINT,",
-                      "    framing_json,", "    framing_json_end,", "    names_schema,", ")",
-                      "from kafkadump.render.record_cells import (",
-                      "    framed_cell,", "    headers_cell,", "    payload_cell,", "    sequence_cell,", "    view_headers_cell,",
-                      "    view_value_cell,", ")", "",
+                      "    framing_json,", "    framing_json_end,", "    names_schema,", ")", "",
                       "if TYPE_CHECKING:",
                       "    from kafkadump.decoders.batches.model import Batch, Record",
-                      "    from kafkadump.decoders.payloads.view import RecordView",
                       "    from kafkadump.reports.places import Place", "",
                       "Text = Callable[[Any], str]", "", ""]
     # the head
@@ -254,6 +249,24 @@ def render_code(fields: Any, batch: Any) -> str:
                 '    return "".join(out)', "", ""]
     out += loop("plain_lines")
     out += batch_code(batch)
+    out += ['__all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "v2_batch_line",',
+            '           "PLAIN_SEGMENTS", "PER_RECORD_FIELDS"]', ""]
+    return "\n".join(out)
+
+
+def render_cells(fields: Any, batch: Any) -> str:
+    out: list[str] = [_doc("The cells of the records and batches tables, from the field registry:\n"
+                           ":mod:`kafkadump.render.table` calls these."), "",
+                      "from __future__ import annotations", "",
+                      "from typing import TYPE_CHECKING", "",
+                      "from kafkadump.render import describe as d",
+                      "from kafkadump.render.record_cells import (",
+                      "    framed_cell,", "    headers_cell,", "    payload_cell,", "    sequence_cell,", "    view_headers_cell,",
+                      "    view_value_cell,", ")", "",
+                      "if TYPE_CHECKING:",
+                      "    from kafkadump.decoders.batches.model import Batch, Record",
+                      "    from kafkadump.decoders.payloads.view import RecordView", "", ""]
+    out += batch_cells_code(batch)
     # the table
     cols = sorted(((f, f.column) for f in fields if f.column is not None), key=lambda fc: fc[1].at)
     out += ["# the records table's columns: (title, width, right, priority, min_width), in order",
@@ -267,9 +280,7 @@ def render_code(fields: Any, batch: Any) -> str:
             "    if view is not None:",
             "        return [" + ", ".join(c.view_cell or c.cell for _, c in cols) + "]",
             "    return [" + ", ".join(c.cell for _, c in cols) + "]", "", "",
-            '__all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "v2_batch_line", "batch_cells",',
-            '           "BATCH_COLUMN_SPECS",',
-            '           "record_cells", "RECORD_COLUMN_SPECS", "RECORD_CELL_INDEX", "PLAIN_SEGMENTS", "PER_RECORD_FIELDS"]',
+            '__all__ = ["batch_cells", "BATCH_COLUMN_SPECS", "record_cells", "RECORD_COLUMN_SPECS", "RECORD_CELL_INDEX"]',
             ""]
     return "\n".join(out)
 
@@ -289,8 +300,12 @@ def batch_code(batch: Any) -> list[str]:
     out += ["    return (f'{{\"type\":\"batch\",\"file\":{head}" + text + "'",
             "            + " + " + ".join(f"{f.name}_json" for f in optional) + (" + " if optional else "")
             + f"',\"findings\":' + (dumps({findings.value}) if b.findings else '[]') + '}}')", "", ""]
+    return out
+
+
+def batch_cells_code(batch: Any) -> list[str]:
     cols = sorted(((f, f.column) for f in batch if f.column is not None), key=lambda fc: fc[1].at)
-    out += ["# the batches table's columns: (title, width, right, priority, min_width), in order",
+    out = ["# the batches table's columns: (title, width, right, priority, min_width), in order",
             "BATCH_COLUMN_SPECS = " + pformat(tuple(tuple(c[1:6]) for _, c in cols), width=100), "", "",
             "def batch_cells(b: Batch) -> list[object]:",
             '    """A batch\'s cells in the batches table."""',
@@ -419,6 +434,7 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
     return {
         pkg / "objects" / "generated_fields.py": render_objects(fields) + render_batch_objects(batch, gap),
         pkg / "render" / "generated_lines.py": render_code(fields, batch),
+        pkg / "render" / "generated_cells.py": render_cells(fields, batch),
         pkg / "accel" / "generated_fields.h": render_header(fields, batch),
         pkg / "spark" / "generated_rows.py": render_spark(fields, batch),
     }

@@ -2,7 +2,7 @@
  * the batch's bytes (the Spark data source's fast path: no Python object per record).
  *
  * The pure-Python code is the reference: the record fields here are those of
- * decode.batch.decode_record_run (and of hotloops.c's record loop) for a plain run,
+ * decode.batch.decode_record_run (and of recordloop.c's record loop) for a plain run,
  * and anything else is handed back (None, the buffers left as they were): a
  * malformed record, trailing bytes, an integer past 64 bits, a header key that
  * is not UTF-8 (Python shows it with backslash escapes), a column past 2 GiB.
@@ -406,8 +406,16 @@ static struct PyModuleDef module = {
     "A plain v2 batch's records as Arrow column buffers (the pure-Python code is the reference).", -1, methods,
 };
 
+/* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
+#define ARROWCOLS_INTERFACE 1
+
 PyMODINIT_FUNC
 PyInit_arrowcols(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the functions' signatures, as accel/__init__.py's MODULES expects them: a build older than the Python
+     * code (an in-place build not redone) is left unused rather than called with arguments it does not take */
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", ARROWCOLS_INTERFACE) < 0)
+        Py_CLEAR(m);
+    return m;
 }

@@ -1,4 +1,4 @@
-/* CRC-32C (Castagnoli), the checksum of v2 record batches, for the compiled twin (hotloops.c).
+/* CRC-32C (Castagnoli), the checksum of v2 record batches, for verify-crc's compiled hop (crchop.c).
  *
  * kafkadump_crc32c(value, data, n) is what the crc32c package's crc32c(data, value) returns: the
  * finished CRC of ``data`` continuing a finished CRC ``value`` (0 to start).  Which code runs is chosen
@@ -12,7 +12,7 @@
  *   - anything else: slicing-by-8 tables (little-endian hosts; byte by byte on others).  Built with
  *     KAFKADUMP_CRC32C_PORTABLE defined, only these (to check that build on an x86-64 machine).
  * The folding constants and the tables are computed by crc32c_setup from the polynomial (nothing is
- * copied in), and tests/test_crc_accel.py checks every path against the crc32c package.
+ * copied in), and tests/test_compiled_twins.py checks every path against the crc32c package.
  *
  * The math, in the reflected bit order the crc32 instruction uses (bit 0 of the first byte is the
  * highest power of x): the carry-less product of a 64-bit value (coefficient of x^(63-i) in bit i) and

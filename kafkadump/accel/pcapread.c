@@ -245,8 +245,16 @@ static struct PyModuleDef module = {
     "The compiled twin of the pcap reader's packet loop (the pure-Python reader is the reference).", -1, methods,
 };
 
+/* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
+#define PCAPREAD_INTERFACE 1
+
 PyMODINIT_FUNC
 PyInit_pcapread(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the functions' signatures, as accel/__init__.py's MODULES expects them: a build older than the Python
+     * code (an in-place build not redone) is left unused rather than called with arguments it does not take */
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", PCAPREAD_INTERFACE) < 0)
+        Py_CLEAR(m);
+    return m;
 }

@@ -1,4 +1,4 @@
-/* The zig-zag varint reader both compiled modules use (hotloops.c, arrowcols.c): one definition.
+/* The zig-zag varint reader the compiled modules use (recordparse.h, arrowcols.c): one definition.
  * Include after <Python.h> and <stdint.h>. */
 #ifndef KAFKADUMP_VARINT_H
 #define KAFKADUMP_VARINT_H

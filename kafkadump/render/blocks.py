@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, TextIO
 
-from kafkadump.render.generated_lines import RECORD_CELL_INDEX
+from kafkadump.render.generated_cells import RECORD_CELL_INDEX
 from kafkadump.render.lines import LineWriter
 from kafkadump.render.table import (
     BATCH_COLUMNS,

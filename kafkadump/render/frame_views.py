@@ -407,7 +407,7 @@ class FrameJson:
 def record_rows(f: Frame, views: FrameViews | None = None, whole: bool = False) -> Iterator[tuple[list[object], Record]]:
     """A row per record of ``f`` (with payload ``views``: those ``--where`` keeps, shown by their views);
     ``whole``: values not cut (plain output)."""
-    from kafkadump.render.generated_lines import RECORD_CELL_INDEX
+    from kafkadump.render.generated_cells import RECORD_CELL_INDEX
     from kafkadump.render.table import HEADER_PREVIEW, PREVIEW_CHARS, WHOLE, record_cells
 
     preview, header_preview = (WHOLE, WHOLE) if whole else (PREVIEW_CHARS, HEADER_PREVIEW)

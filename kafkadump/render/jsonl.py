@@ -19,7 +19,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
 from typing import TYPE_CHECKING, TextIO
 
-from kafkadump.accel import compiled_loops
+from kafkadump.accel import compiled
 from kafkadump.decoders.batches.batch import RecordStream
 from kafkadump.decoders.batches.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
 from kafkadump.objects.records import (
@@ -80,8 +80,8 @@ def batch_line(b: Batch) -> str:
     ``batches --json``); a test holds the two equal.  The 13 header fields are ints (a v2
     batch is only made by the header decoder).  A batch without findings is written by the
     compiled twin when there is one (:func:`python_batch_line` is the reference)."""
-    if _HOT is not None:
-        line = _HOT.batch_json(b, batch_head_json(b.file))
+    if _BATCH_HOT is not None:
+        line = _BATCH_HOT.batch_json(b, batch_head_json(b.file))
         if line is not None:
             return line
     return python_batch_line(b)
@@ -117,9 +117,11 @@ def _auto_json(b: bytes) -> str:
 # a non-null byte field as JSON text, per --encoding (null is written by the caller)
 VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
 
-# the compiled twin of batch_lines' loop and of batch_line (None: pure Python; see kafkadump.accel); it
-# writes the encodings it knows itself (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
-_HOT = compiled_loops(Record, Batch)
+# the compiled twins of batch_lines' loop (and of the stream writer's) and of batch_line (None: pure Python;
+# see kafkadump.accel); the first writes the encodings it knows itself (ASCII text under auto, base64, hex)
+# and calls VALUE_JSON for the rest
+_HOT = compiled("recordlines", Record)
+_BATCH_HOT = compiled("batchlines", batch_class=Batch)
 _COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
 _CALL_MODE = 3
 

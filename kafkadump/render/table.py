@@ -17,7 +17,7 @@ from kafkadump.base.errors import UsageError
 from kafkadump.base.values import FrozenValue
 from kafkadump.decoders.batches.model import Batch, Gap, Record
 from kafkadump.render import describe as d
-from kafkadump.render import generated_lines
+from kafkadump.render import generated_cells
 from kafkadump.render.lines import LineWriter, terminal_safe
 from kafkadump.render.record_cells import HEADER_PREVIEW, PREVIEW_CHARS
 
@@ -53,8 +53,8 @@ class Column(FrozenValue):
 
 
 # the field registry's table columns (objects/fields.py)
-BATCH_COLUMNS = tuple(Column(*spec) for spec in generated_lines.BATCH_COLUMN_SPECS)
-RECORD_COLUMNS = tuple(Column(*spec) for spec in generated_lines.RECORD_COLUMN_SPECS)
+BATCH_COLUMNS = tuple(Column(*spec) for spec in generated_cells.BATCH_COLUMN_SPECS)
+RECORD_COLUMNS = tuple(Column(*spec) for spec in generated_cells.RECORD_COLUMN_SPECS)
 
 
 # records of internal topics (--decode): the decoded record as one line of text
@@ -331,7 +331,7 @@ class TableStream(LineWriter):
 
 def batch_cells(b: Batch) -> list[object]:
     """A batch's cells (the registry's columns: :data:`BATCH_COLUMNS`)."""
-    return generated_lines.batch_cells(b)
+    return generated_cells.batch_cells(b)
 
 
 def batch_style(b: Batch) -> str | None:
@@ -359,7 +359,7 @@ def record_cells(r: Record, view: RecordView | None = None, preview: int = PREVI
     """A record's cells (the registry's columns: :data:`RECORD_COLUMNS`): key, value and header values
     shown up to ``preview`` / ``header_preview`` characters (:data:`WHOLE` for plain output, which cuts
     nothing)."""
-    return generated_lines.record_cells(r, view, preview, header_preview)
+    return generated_cells.record_cells(r, view, preview, header_preview)
 
 
 def decoded_record_cells(r: Record, dec: DecodedRecord) -> list[object]:

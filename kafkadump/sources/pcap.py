@@ -171,9 +171,9 @@ _IPV4_BY_NUMBER: dict[int, tuple[str, str]] = {}
 
 def _compiled_reader() -> Any:
     """The compiled packet loop (``accel/pcapread``), or None: not built, or the pure path forced."""
-    from kafkadump.accel import capture_loops
+    from kafkadump.accel import compiled
 
-    return capture_loops()
+    return compiled("pcapread")
 
 
 def parse_ip(data: ByteBuffer, pos: int, strict: bool = False) -> IpInfo | None:

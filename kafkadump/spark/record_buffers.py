@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from kafkadump.accel import pure_forced
+from kafkadump.accel import compiled
 from kafkadump.decoders.batches.batch import RecordStream, decode_record_run
 from kafkadump.decoders.batches.model import STREAM_RECORDS, Batch, Record
 from kafkadump.spark.row_schema import TIMESTAMP_MS_MAX, TIMESTAMP_MS_MIN
@@ -42,17 +42,7 @@ CONSTANT_COLUMNS = ("topic", "partition", "logDir", "type", "file")
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")   # by the batch's timestamp-type bit
 
 
-def _load() -> ModuleType | None:
-    if pure_forced():
-        return None
-    try:
-        from kafkadump.accel import arrowcols
-    except ImportError:
-        return None
-    return arrowcols
-
-
-_COLS = _load()
+_COLS: ModuleType | None = compiled("arrowcols")
 
 
 def available() -> bool:

@@ -53,7 +53,7 @@ import struct
 from collections.abc import Callable, Iterator
 from operator import attrgetter
 
-from kafkadump.accel import compiled_loops
+from kafkadump.accel import compiled
 from kafkadump.base.findings import Code, DecodeError, Finding, Truncated
 from kafkadump.decoders.batches.compression import DEFAULT_MAX_DECOMPRESSED, DEFAULT_MAX_RATIO, decompress
 from kafkadump.decoders.batches.control import decode_control
@@ -87,7 +87,7 @@ assert HEADER.size == HEADER_SIZE
 
 _unpack_header = HEADER.unpack_from
 # the compiled twin of the record loop (None: the pure-Python path; see kafkadump.accel)
-_HOT = compiled_loops(Record)
+_HOT = compiled("recordloop", Record)
 _OFFSET_DELTA = attrgetter("offset_delta")
 _TIMESTAMP = attrgetter("timestamp")
 

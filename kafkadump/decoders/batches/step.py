@@ -33,7 +33,7 @@ import struct
 import zlib
 from collections.abc import Callable
 
-from kafkadump.accel import compiled_loops
+from kafkadump.accel import compiled
 from kafkadump.base.findings import Code, Finding
 from kafkadump.decoders.batches.batch import (
     CRC_START,
@@ -46,7 +46,7 @@ from kafkadump.decoders.batches.batch import (
 from kafkadump.decoders.batches.crc import crc32c
 from kafkadump.decoders.batches.inplace import RELEASE_STEP, checksum, page_releaser
 from kafkadump.decoders.batches.legacy import LOG_OVERHEAD, MIN_MESSAGE_SIZE, decode_legacy, framing_error
-from kafkadump.decoders.batches.model import Batch, Gap, Record, Span
+from kafkadump.decoders.batches.model import Batch, Gap, Span
 from kafkadump.decoders.batches.options import SCAN_FLOOR, Options
 from kafkadump.decoders.batches.primitives import ByteBuffer
 from kafkadump.decoders.batches.work import WORK
@@ -57,7 +57,7 @@ COPY_MAX = 1 << 20  # items up to this size are decoded from a copy; larger ones
 _MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 or 2
 
 # the compiled twin of decode_at's step over an intact plain batch (None: pure Python; see kafkadump.accel)
-_HOT = compiled_loops(Record, Batch)
+_HOT = compiled("batchstep", batch_class=Batch)
 
 
 def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import struct
 from typing import Iterator
 
-from kafkadump.accel import compiled_loops
+from kafkadump.accel import compiled
 from kafkadump.base.findings import Code, Finding
 from kafkadump.decoders.batches.batch import MIN_BATCH_LENGTH
 from kafkadump.decoders.batches.crc import crc32c as _crc32c
 from kafkadump.decoders.batches.inplace import RELEASE_STEP, page_releaser
-from kafkadump.decoders.batches.model import Batch, Gap, Record, Span
+from kafkadump.decoders.batches.model import Batch, Gap, Span
 from kafkadump.decoders.batches.options import (
     DEFAULT_MAX_SCAN,  # noqa: F401 (re-exported)
     SCAN_FLOOR,  # noqa: F401 (re-exported)
@@ -39,7 +39,7 @@ from kafkadump.decoders.batches.step import (
 from kafkadump.decoders.batches.work import WORK
 
 # the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel)
-_HOT = compiled_loops(Record)
+_HOT = compiled("crchop")
 # the hop's CRC-32C: its own (None), unless it has only its portable tables, slower than the crc32c package's
 # hardware code on such a CPU: then the package's, called per batch
 _HOP_CRC = None if _HOT is None or _HOT.crc32c_codes()[0] != "table" else _crc32c

@@ -1,0 +1,6 @@
+from typing import Any
+
+INTERFACE: int
+
+def configure_batch(batch_class: type[Any], /) -> None: ...
+def batch_json(batch: Any, file_json: str, /) -> str | None: ...

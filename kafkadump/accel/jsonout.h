@@ -1,0 +1,103 @@
+/* The text buffer the JSON line writers fill (recordlines.c, batchlines.c) and what they put in it
+ * that both write: text, str objects, 64-bit ints.  The literals they write are line_literals.h's.
+ * Include after <Python.h> and <stdint.h>. */
+#ifndef KAFKADUMP_JSONOUT_H
+#define KAFKADUMP_JSONOUT_H
+
+#include <string.h>
+
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+    int ascii;
+} Out;
+
+static int
+out_grow(Out *o, Py_ssize_t more)
+{
+    if (o->len + more <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap ? o->cap : 4096;
+    while (cap < o->len + more)
+        cap *= 2;
+    char *b = PyMem_Realloc(o->buf, (size_t)cap);
+    if (b == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->buf = b;
+    o->cap = cap;
+    return 0;
+}
+
+static inline int
+out_put(Out *o, const char *s, Py_ssize_t n)
+{
+    if (out_grow(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+#define PUT_LIT(o, s) out_put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+/* the text written, as a str; the buffer freed */
+static PyObject *
+out_finish(Out *o)
+{
+    PyObject *s;
+    if (o->ascii) {
+        s = PyUnicode_New(o->len, 127);
+        if (s != NULL && o->len)
+            memcpy(PyUnicode_1BYTE_DATA(s), o->buf, (size_t)o->len);
+    } else
+        s = PyUnicode_DecodeUTF8(o->buf, o->len, NULL);
+    PyMem_Free(o->buf);
+    o->buf = NULL;
+    return s;
+}
+
+/* what a writer returns for its status ``rc``: the text written (0), None (1: hand back) or NULL
+ * (-1: an exception is set); the buffer freed */
+static PyObject *
+out_result(Out *o, int rc)
+{
+    if (rc == 0)
+        return out_finish(o);
+    PyMem_Free(o->buf);
+    o->buf = NULL;
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* a str, as its UTF-8 */
+static int
+out_str(Out *o, PyObject *s)
+{
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (u == NULL)
+        return -1;
+    if (!PyUnicode_IS_ASCII(s))
+        o->ascii = 0;
+    return out_put(o, u, n);
+}
+
+static inline int
+out_i64(Out *o, int64_t x)
+{
+    char tmp[24];
+    char *e = tmp + sizeof tmp, *p = e;
+    uint64_t u = x < 0 ? 0ull - (uint64_t)x : (uint64_t)x;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        *--p = '-';
+    return out_put(o, p, e - p);
+}
+
+#endif
