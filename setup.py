@@ -50,11 +50,11 @@ setup(
         twin("recordloop", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h"),
         # the record lines of --json
         twin("recordlines", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h", "jsonout.h",
-             "line_literals.h"),
+             "line_literals.h", "generated_fields.h"),
         # the walk's step over an intact plain v2 batch
         twin("batchstep", "batch_slots.h", "slots.h", "runs.h"),
         # the batch lines of batches --json
-        twin("batchlines", "batch_slots.h", "slots.h", "jsonout.h", "line_literals.h"),
+        twin("batchlines", "batch_slots.h", "slots.h", "jsonout.h", "line_literals.h", "generated_fields.h"),
         # verify-crc's hop and its CRC-32C
         twin("crchop", "runs.h", "crc32c.h"),
         # the Spark data source's record columns as Arrow buffers

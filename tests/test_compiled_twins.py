@@ -65,7 +65,7 @@ from kafkadump.decoders.batches.model import Record
 from kafkadump.decoders.batches.model import record_chunks
 from kafkadump.base.findings import Code
 from kafkadump.base.findings import Finding
-from kafkadump.render import frame_views, jsonl
+from kafkadump.render import frame_views, generated_lines, jsonl
 from kafkadump.render.jsonl import RecordLines, item_line
 from kafkadump.objects.records import item_object
 from kafkadump.base.status import Tally
@@ -564,6 +564,10 @@ def test_a_batch_class_the_loops_do_not_know_is_handed_back():
     assert jsonl._BATCH_HOT.batch_json(_batch(), '"x"') is not None  # the configured class is kept
 
 
+# the text between a plain record line's fields (generated_lines.plain_segments: its length is the registry's)
+SEGMENTS = ('{"offset":', *[","] * (generated_lines.PLAIN_SEGMENTS - 1))
+
+
 @compiled
 def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
     rec_loop, rec_lines, crc_hop, step = batch_module._HOT, jsonl._HOT, walk_module._HOT, step_module._HOT
@@ -573,8 +577,8 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
         "record_check": lambda p, e, base=0: rec_loop.record_check(data, p, e, 1, base, T0, T0, False, 0),
         "record_run": lambda p, e, base=0: rec_loop.record_run(data, p, e, 0, 1, 1, base, T0, T0, False,
                                                                "CreateTime", "file", 0, 0),
-        "format_run": lambda p, e, base=0: rec_lines.format_run(data, p, e, 8, base, T0, T0, False, '{"offset":',
-                                                                ",", ',"keyPayload":', 0, str, json.dumps),
+        "format_run": lambda p, e, base=0: rec_lines.format_run(data, p, e, 8, base, T0, T0, False, SEGMENTS, 0, str,
+                                                                json.dumps),
         "crc_hop": lambda p, e, base=0: crc_hop.crc_hop(data, p, e, e + base, 1 << 20),
         "batch_hop": lambda p, e, base=0: step.batch_hop(data, p, e, 1 << 20, (1 << 20) + base, crc32c, "x", 0),
     }

@@ -16,6 +16,7 @@
 #include "batch_slots.h"
 #include "jsonout.h"
 #include "line_literals.h"
+#include "generated_fields.h"
 
 /* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
 #define BATCHLINES_INTERFACE 1
@@ -35,18 +36,15 @@ slot_int(PyObject *v, long long *x)
     return (*x == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* the header fields batch_line writes as they are (ints, in this order, each after its label) */
+/* the header integers a batch line holds after its file's fields, in order, each after its label: the
+ * field registry's (generated_fields.h); the fields after them are computed in out_batch */
 static const struct {
     const char *label;
     int slot;
 } BATCH_INTS[] = {
-    {BATCH_POSITION, B_POSITION}, {BATCH_SIZE, B_SIZE}, {BATCH_BASE_OFFSET, B_BASE_OFFSET},
-    {BATCH_BATCH_LENGTH, B_BATCH_LENGTH}, {BATCH_PARTITION_LEADER_EPOCH, B_LEADER_EPOCH},
-    {BATCH_MAGIC, B_MAGIC}, {BATCH_CRC, B_CRC}, {BATCH_ATTRIBUTES, B_ATTRIBUTES},
-    {BATCH_LAST_OFFSET_DELTA, B_LAST_OFFSET_DELTA}, {BATCH_BASE_TIMESTAMP, B_BASE_TIMESTAMP},
-    {BATCH_MAX_TIMESTAMP, B_MAX_TIMESTAMP}, {BATCH_PRODUCER_ID, B_PRODUCER_ID},
-    {BATCH_PRODUCER_EPOCH, B_PRODUCER_EPOCH}, {BATCH_BASE_SEQUENCE, B_BASE_SEQUENCE},
-    {BATCH_RECORD_COUNT, B_RECORD_COUNT},
+#define BATCH_INT(label, slot) {label, slot},
+    KD_BATCH_INTS(BATCH_INT)
+#undef BATCH_INT
 };
 #define N_BATCH_INTS ((int)(sizeof BATCH_INTS / sizeof BATCH_INTS[0]))
 
@@ -95,15 +93,15 @@ out_batch(Out *o, PyObject *b, PyObject *file_json)
 {
     long long v[B_NSLOTS];
     int none[B_NSLOTS];
-    static const int ints[] = {B_POSITION, B_SIZE, B_MAGIC, B_BASE_OFFSET, B_BATCH_LENGTH, B_LEADER_EPOCH,
-                               B_CRC, B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA, B_BASE_TIMESTAMP,
-                               B_MAX_TIMESTAMP, B_PRODUCER_ID, B_PRODUCER_EPOCH, B_BASE_SEQUENCE,
-                               B_RECORD_COUNT, B_DECOMPRESSED_SIZE};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        int rc = slot_int(BSLOT(b, ints[i]), &v[ints[i]]);
+    /* the header integers, and those the fields after them are computed from */
+    static const int derived[] = {B_MAGIC, B_BASE_OFFSET, B_CRC, B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA,
+                                  B_BASE_SEQUENCE, B_DECOMPRESSED_SIZE};
+    for (int i = 0; i < N_BATCH_INTS + (int)(sizeof derived / sizeof derived[0]); i++) {
+        int slot = i < N_BATCH_INTS ? BATCH_INTS[i].slot : derived[i - N_BATCH_INTS];
+        int rc = slot_int(BSLOT(b, slot), &v[slot]);
         if (rc < 0 || rc == 2)
             return rc < 0 ? -1 : 1;
-        none[ints[i]] = rc;
+        none[slot] = rc;
     }
     for (int i = 0; i < N_BATCH_INTS; i++)
         if (none[BATCH_INTS[i].slot])

@@ -1,10 +1,7 @@
 /* Every literal the compiled JSON line writers put in a line: the record lines (recordlines.c) and the
- * batch lines (batchlines.c).  Each is the exact text render.jsonl's Python writers put there (the
- * reference; the parity tests hold the two byte-identical), named here so that this header can be made
- * from the field registry.  The start of a record line (its prefix, up to "offset":), the part after its
- * timestamp (mid_ts: timestampType, up to "key":) and the part before its payload fields (tail: up to
- * "keyPayload":) are not here: RecordLines passes them in.  Only #defines of string literals, so that a
- * writer may take sizeof of one (PUT_LIT). */
+ * batch lines (batchlines.c) besides the fields the registry gives (generated_fields.h).  Each is the
+ * exact text render.jsonl's Python writers put there (the reference; the parity tests hold the two
+ * byte-identical).  Only #defines of string literals, so that a writer may take sizeof of one (PUT_LIT). */
 #ifndef KAFKADUMP_LINE_LITERALS_H
 #define KAFKADUMP_LINE_LITERALS_H
 
@@ -16,12 +13,9 @@
 #define JSON_LIST_CLOSE "]"
 #define JSON_OBJECT_CLOSE "}"
 
-/* ---- a record line (render.jsonl.RecordLines) ---- */
-#define REC_TIMESTAMP ",\"timestamp\":"
-#define REC_VALUE ",\"value\":"
-#define REC_HEADERS ",\"headers\":"
-#define REC_OFFSET_DELTA ",\"offsetDelta\":"
-#define REC_TIMESTAMP_DELTA ",\"timestampDelta\":"
+/* ---- a record line (render.jsonl.RecordLines): its own fields are the registry's (generated_fields.h,
+ * the text between them from Python); then these ---- */
+#define REC_KEY_PAYLOAD ",\"keyPayload\":"
 #define REC_VALUE_PAYLOAD ",\"valuePayload\":"
 #define REC_LINE_END "}\n"
 /* one header of "headers": {"key":..,"value":..} */
@@ -37,23 +31,9 @@
 #define REC_FRAMING_UNCERTAIN_ID "{\"framing\":\"confluent\",\"certain\":false,\"schemaId\":"
 #define REC_FRAMING_ID_END ",\"guid\":null}"
 
-/* ---- a batch line (render.jsonl.python_batch_line), in the order it writes them ---- */
+/* ---- a batch line (render.generated_lines.v2_batch_line): its start, then the header integers
+ * (generated_fields.h's KD_BATCH_INTS), then these, in the order it writes them ---- */
 #define BATCH_START "{\"type\":\"batch\",\"file\":"
-#define BATCH_POSITION ",\"position\":"
-#define BATCH_SIZE ",\"size\":"
-#define BATCH_BASE_OFFSET ",\"baseOffset\":"
-#define BATCH_BATCH_LENGTH ",\"batchLength\":"
-#define BATCH_PARTITION_LEADER_EPOCH ",\"partitionLeaderEpoch\":"
-#define BATCH_MAGIC ",\"magic\":"
-#define BATCH_CRC ",\"crc\":"
-#define BATCH_ATTRIBUTES ",\"attributes\":"
-#define BATCH_LAST_OFFSET_DELTA ",\"lastOffsetDelta\":"
-#define BATCH_BASE_TIMESTAMP ",\"baseTimestamp\":"
-#define BATCH_MAX_TIMESTAMP ",\"maxTimestamp\":"
-#define BATCH_PRODUCER_ID ",\"producerId\":"
-#define BATCH_PRODUCER_EPOCH ",\"producerEpoch\":"
-#define BATCH_BASE_SEQUENCE ",\"baseSequence\":"
-#define BATCH_RECORD_COUNT ",\"recordCount\":"
 #define BATCH_LAST_OFFSET ",\"lastOffset\":"
 #define BATCH_LAST_SEQUENCE ",\"lastSequence\":"
 #define BATCH_COMPRESSION ",\"compression\":"

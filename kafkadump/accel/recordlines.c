@@ -2,14 +2,15 @@
  *
  * The pure-Python code (render.jsonl.RecordLines) is the reference; a writer here writes exactly the
  * text Python writes for plain records and hands anything else back (returns None), and Python then
- * writes the lines.  The literals the lines hold are line_literals.h's; the line's start (prefix), the
- * part after the timestamp (mid_ts) and the part before the payload fields (tail) come from Python.
+ * writes the lines.  Which per-record fields a line holds, in which order, is the field registry's
+ * (generated_fields.h's KD_RECORD_FIELDS); the text before, between and after them (``segs``: a tuple of
+ * KD_PLAIN_SEGMENTS str, render.generated_lines.plain_segments) comes from Python; the payload fields and
+ * the other literals are line_literals.h's.
  *
  *   configure(Record)                       Record's slot offsets (format_lines reads records by them)
- *   format_lines(records, prefix, mid_ts, tail, mode, val_json, dumps)   (tail ends with ,"keyPayload":)
+ *   format_lines(records, segs, mode, val_json, dumps)
  *       twin of render.jsonl.RecordLines.batch_lines' loop: None, or the lines as one str
- *   format_run(data, pos, end, limit, base_offset, base_ts, max_ts, log_append, prefix, mid_ts, tail,
- *              mode, val_json, dumps)
+ *   format_run(data, pos, end, limit, base_offset, base_ts, max_ts, log_append, segs, mode, val_json, dumps)
  *       the lines of a plain run's records straight from its bytes (no Record objects): None, or
  *       (the lines, pos, n)
  */
@@ -23,9 +24,10 @@
 #include "recordparse.h"
 #include "jsonout.h"
 #include "line_literals.h"
+#include "generated_fields.h"
 
 /* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
-#define RECORDLINES_INTERFACE 1
+#define RECORDLINES_INTERFACE 2
 
 /* an exact int that fits 64 bits, in decimal; 1 when it is not one (hand back) */
 static int
@@ -408,27 +410,28 @@ framing_of(PyObject *x, const unsigned char **s, Py_ssize_t *n)
     return 0;
 }
 
+/* a per-record field of a Record, by its kind (generated_fields.h) */
+#define SLOT_INT(x) out_int(o, (x))
+#define SLOT_BYTES(x) out_field(o, (x), mode, val_json)
+#define SLOT_HEADERS(x) out_headers(o, (x), mode, val_json, dumps)
+
 /* one record's line; 0, -1 (exception), 1 (hand back) */
 static int
-out_record(Out *o, PyObject *r, PyObject *prefix, PyObject *mid_ts, PyObject *tail, int mode,
-           PyObject *val_json, PyObject *dumps)
+out_record(Out *o, PyObject *r, PyObject *segs, int mode, PyObject *val_json, PyObject *dumps)
 {
     int rc;
+    Py_ssize_t seg = 0;
     if (Py_TYPE(r) != record_type)
         return 1;
     for (int i = 0; i < R_NSLOTS; i++)
         if (SLOT(r, i) == NULL)
             return 1;
-    if ((rc = out_str(o, prefix)) != 0 || (rc = out_int(o, SLOT(r, R_OFFSET))) != 0
-        || (rc = PUT_LIT(o, REC_TIMESTAMP)) != 0 || (rc = out_int(o, SLOT(r, R_TIMESTAMP))) != 0
-        || (rc = out_str(o, mid_ts)) != 0 || (rc = out_field(o, SLOT(r, R_KEY), mode, val_json)) != 0
-        || (rc = PUT_LIT(o, REC_VALUE)) != 0
-        || (rc = out_field(o, SLOT(r, R_VALUE), mode, val_json)) != 0
-        || (rc = PUT_LIT(o, REC_HEADERS)) != 0
-        || (rc = out_headers(o, SLOT(r, R_HEADERS), mode, val_json, dumps)) != 0
-        || (rc = PUT_LIT(o, REC_OFFSET_DELTA)) != 0 || (rc = out_int(o, SLOT(r, R_OFFSET_DELTA))) != 0
-        || (rc = PUT_LIT(o, REC_TIMESTAMP_DELTA)) != 0
-        || (rc = out_int(o, SLOT(r, R_TIMESTAMP_DELTA))) != 0 || (rc = out_str(o, tail)) != 0)
+#define WRITE_SLOT(kind, slot, var) \
+    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg++))) != 0 || (rc = SLOT_##kind(SLOT(r, slot))) != 0) \
+        return rc;
+    KD_RECORD_FIELDS(WRITE_SLOT)
+#undef WRITE_SLOT
+    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg))) != 0 || (rc = PUT_LIT(o, REC_KEY_PAYLOAD)) != 0)
         return rc;
     const unsigned char *ks, *vs;
     Py_ssize_t kn, vn;
@@ -437,13 +440,29 @@ out_record(Out *o, PyObject *r, PyObject *prefix, PyObject *mid_ts, PyObject *ta
     return out_payloads(o, ks, kn, vs, vn);
 }
 
+/* segs: a tuple of KD_PLAIN_SEGMENTS str (else a TypeError) */
+static int
+segments_ok(PyObject *segs)
+{
+    if (!PyTuple_CheckExact(segs) || PyTuple_GET_SIZE(segs) != KD_PLAIN_SEGMENTS) {
+        PyErr_Format(PyExc_TypeError, "segs must be a tuple of %d str", KD_PLAIN_SEGMENTS);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < KD_PLAIN_SEGMENTS; i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(segs, i))) {
+            PyErr_Format(PyExc_TypeError, "segs must be a tuple of %d str", KD_PLAIN_SEGMENTS);
+            return 0;
+        }
+    return 1;
+}
+
 static PyObject *
 format_lines(PyObject *self, PyObject *args)
 {
-    PyObject *recs, *prefix, *mid_ts, *tail, *val_json, *dumps;
+    PyObject *recs, *segs, *val_json, *dumps;
     int mode;
-    if (!PyArg_ParseTuple(args, "O!UUUiOO", &PyList_Type, &recs, &prefix, &mid_ts, &tail, &mode, &val_json,
-                          &dumps))
+    if (!PyArg_ParseTuple(args, "O!OiOO", &PyList_Type, &recs, &segs, &mode, &val_json, &dumps)
+        || !segments_ok(segs))
         return NULL;
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "configure() was not called");
@@ -454,7 +473,7 @@ format_lines(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(recs); i++) {
         PyObject *r = PyList_GET_ITEM(recs, i);
         Py_INCREF(r);
-        int rc = out_record(&o, r, prefix, mid_ts, tail, mode, val_json, dumps);
+        int rc = out_record(&o, r, segs, mode, val_json, dumps);
         Py_DECREF(r);
         if (rc != 0)
             return out_result(&o, rc);
@@ -513,24 +532,39 @@ out_raw_headers(Out *o, const unsigned char *d, const Fields *f, int mode, PyObj
     return PUT_LIT(o, JSON_LIST_CLOSE);
 }
 
+/* a per-record field of a checked record, by the name generated_fields.h gives its variable: the
+ * values format_run knows (a registry field naming another one needs a line here) */
+#define RAW_INT(x) out_i64(o, (x))
+#define RAW_BYTES(x) out_raw_bytes(o, d, x, mode, val_json)
+#define RAW_HEADERS(x) out_raw_headers(o, d, f, mode, val_json, dumps)
+#define RAW_offset f->offset
+#define RAW_timestamp f->timestamp
+#define RAW_key f->p_key, f->klen
+#define RAW_value f->p_val, f->vlen
+#define RAW_headers 0
+#define RAW_offset_delta f->off_delta
+#define RAW_timestamp_delta f->ts_delta
+#define RAW_size ((int64_t)(f->rend - f->start))
+
+/* a key or value of a checked record (at d + at, n bytes; n < 0: null) */
 static int
-out_raw_record(Out *o, const unsigned char *d, const Fields *f, PyObject *prefix, PyObject *mid_ts,
-               PyObject *tail, int mode, PyObject *val_json, PyObject *dumps)
+out_raw_bytes(Out *o, const unsigned char *d, Py_ssize_t at, int64_t n, int mode, PyObject *val_json)
+{
+    return n < 0 ? PUT_LIT(o, JSON_NULL) : out_bytes(o, d + at, (Py_ssize_t)n, NULL, mode, val_json);
+}
+
+static int
+out_raw_record(Out *o, const unsigned char *d, const Fields *f, PyObject *segs, int mode, PyObject *val_json,
+               PyObject *dumps)
 {
     int rc;
-    if ((rc = out_str(o, prefix)) != 0 || (rc = out_i64(o, f->offset)) != 0
-        || (rc = PUT_LIT(o, REC_TIMESTAMP)) != 0 || (rc = out_i64(o, f->timestamp)) != 0
-        || (rc = out_str(o, mid_ts)) != 0)
+    Py_ssize_t seg = 0;
+#define WRITE_RAW(kind, slot, var) \
+    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg++))) != 0 || (rc = RAW_##kind(RAW_##var)) != 0) \
         return rc;
-    rc = f->klen < 0 ? PUT_LIT(o, JSON_NULL) : out_bytes(o, d + f->p_key, (Py_ssize_t)f->klen, NULL, mode, val_json);
-    if (rc != 0 || (rc = PUT_LIT(o, REC_VALUE)) != 0)
-        return rc;
-    rc = f->vlen < 0 ? PUT_LIT(o, JSON_NULL) : out_bytes(o, d + f->p_val, (Py_ssize_t)f->vlen, NULL, mode, val_json);
-    if (rc != 0 || (rc = PUT_LIT(o, REC_HEADERS)) != 0
-        || (rc = out_raw_headers(o, d, f, mode, val_json, dumps)) != 0
-        || (rc = PUT_LIT(o, REC_OFFSET_DELTA)) != 0 || (rc = out_i64(o, f->off_delta)) != 0
-        || (rc = PUT_LIT(o, REC_TIMESTAMP_DELTA)) != 0 || (rc = out_i64(o, f->ts_delta)) != 0
-        || (rc = out_str(o, tail)) != 0)
+    KD_RECORD_FIELDS(WRITE_RAW)
+#undef WRITE_RAW
+    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg))) != 0 || (rc = PUT_LIT(o, REC_KEY_PAYLOAD)) != 0)
         return rc;
     return out_payloads(o, f->klen < 0 ? NULL : d + f->p_key, (Py_ssize_t)(f->klen < 0 ? 0 : f->klen),
                         f->vlen < 0 ? NULL : d + f->p_val, (Py_ssize_t)(f->vlen < 0 ? 0 : f->vlen));
@@ -539,15 +573,19 @@ out_raw_record(Out *o, const unsigned char *d, const Fields *f, PyObject *prefix
 static PyObject *
 format_run(PyObject *self, PyObject *args)
 {
-    PyObject *data, *prefix, *mid_ts, *tail, *val_json, *dumps;
+    PyObject *data, *segs, *val_json, *dumps;
     Py_ssize_t pos, end, limit;
     long long base_offset, base_ts, max_ts;
     int log_append, mode;
     Py_buffer view;
-    int opened = open_run(args, "OnnnLLLpUUUiOO", &view, &data, &pos, &end, &limit, &base_offset, &base_ts,
-                          &max_ts, &log_append, &prefix, &mid_ts, &tail, &mode, &val_json, &dumps);
+    int opened = open_run(args, "OnnnLLLpOiOO", &view, &data, &pos, &end, &limit, &base_offset, &base_ts,
+                          &max_ts, &log_append, &segs, &mode, &val_json, &dumps);
     if (opened <= 0)
         return not_opened(opened);
+    if (!segments_ok(segs)) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     const unsigned char *d = (const unsigned char *)view.buf;
     RunConsts k;
     consts_from(&k, base_offset, base_ts, max_ts, log_append);
@@ -556,7 +594,7 @@ format_run(PyObject *self, PyObject *args)
     Fields f;
     while (pos < end && n < limit) {
         int rc = parse_one(d, pos, end, &k, &f) < 0 ? 1
-                 : out_raw_record(&o, d, &f, prefix, mid_ts, tail, mode, val_json, dumps);
+                 : out_raw_record(&o, d, &f, segs, mode, val_json, dumps);
         if (rc != 0) {
             PyBuffer_Release(&view);
             return out_result(&o, rc);

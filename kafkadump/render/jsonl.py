@@ -126,11 +126,6 @@ _COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
 _CALL_MODE = 3
 
 
-def _c_segments(segs: tuple[str, ...]) -> tuple[str, str, str]:
-    """The compiled writer's (prefix, mid_ts, tail) of plain segments (it writes the others itself)."""
-    return segs[0], segs[2], segs[7] + PAYLOADS
-
-
 class RecordLines:
     """Formats record lines for one encoding; reuse across a whole run.
 
@@ -191,7 +186,7 @@ class RecordLines:
         self._place(b, place)
         segs = generated_lines.plain_segments(self._head, b, recs[0].timestamp_type, self._sight)
         if self.compiled and _HOT is not None and type(recs) is list:
-            text = _HOT.format_lines(recs, *_c_segments(segs), self._mode, self._val_json, _dumps)
+            text = _HOT.format_lines(recs, segs, self._mode, self._val_json, _dumps)
             if text is not None:  # None: something not plain; the loop below writes it
                 return text
         return generated_lines.plain_lines(recs, segs, self._val_json, self._headers,
@@ -271,8 +266,7 @@ class RecordLines:
         pos, done = records.start, 0
         while pos < records.stop:
             got = _HOT.format_run(records.data, pos, records.stop, STREAM_RECORDS, b.base_offset, b.base_timestamp,
-                                  b.max_timestamp, log_append, *_c_segments(segs), self._mode, self._val_json,
-                                  _dumps)
+                                  b.max_timestamp, log_append, segs, self._mode, self._val_json, _dumps)
             if got is None:
                 return done
             text, pos, n = got
