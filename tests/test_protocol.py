@@ -64,7 +64,7 @@ def test_committed_tables_are_what_the_generator_writes(tmp_path, monkeypatch):
     monkeypatch.setattr(gen_schemas, "OUT", tmp_path)
     written = gen_schemas.generate(schemas)
     for p in written:
-        committed = ROOT / "kafkadump" / "protocol" / "tables" / p.name
+        committed = ROOT / "kafkadump" / "decoders" / "protocol" / "tables" / p.name
         assert p.read_text() == committed.read_text(), f"{p.name} is stale: rerun tools/gen_schemas.py"
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from kio_layouts import kio_version, merge_kio
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "kafkadump" / "protocol" / "tables"
+OUT = ROOT / "kafkadump" / "decoders" / "protocol" / "tables"
 OPEN = 32767  # the upper end of an open-ended range ("3+")
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
