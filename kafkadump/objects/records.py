@@ -341,3 +341,11 @@ class RecordWhere:
                 if part is not None:
                     obj[name] = {"schema": part.schema, "version": part.version, "data": part.data}
         return bool(self.where.matches(obj))
+
+
+def finding_object(f: Finding) -> dict[str, Any]:
+    """A finding as a line of its own (hexdump's JSON, after the spans)."""
+    return {"type": "finding", **f.to_dict()}
+
+
+__all__ += ["finding_object"]

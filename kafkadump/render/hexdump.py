@@ -23,7 +23,7 @@ import json
 from typing import TYPE_CHECKING, TextIO
 
 from kafkadump.decoders.batches.model import Batch, Gap, Span
-from kafkadump.objects.records import ENCODERS
+from kafkadump.objects.records import ENCODERS, finding_object
 from kafkadump.render import describe as d
 from kafkadump.render.lines import LineWriter, terminal_safe
 
@@ -575,7 +575,7 @@ def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     for sp in leaf_spans(view.spans, expand_records=True):
         out.write(span_json(sp, encoding) + "\n")
     for f in view.decoded.findings:
-        out.write(json.dumps({"type": "finding", **f.to_dict()}, separators=(",", ":")) + "\n")
+        out.write(json.dumps(finding_object(f), separators=(",", ":")) + "\n")
 
 def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False,
                layout: HexLayout | None = None) -> None:
