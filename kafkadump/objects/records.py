@@ -349,3 +349,23 @@ def finding_object(f: Finding) -> dict[str, Any]:
 
 
 __all__ += ["finding_object"]
+
+
+def file_error_object(file: str, message: str) -> dict[str, Any]:
+    """A file that could not be read, as a row of its own (the Spark data source's ``error`` rows)."""
+    return {"type": "error", "file": file, "error": message}
+
+
+def item_findings_objects(item: Batch | Gap) -> list[dict[str, Any]]:
+    """The findings of a batch or gap, an object each: where it was found (``type`` batch or gap,
+    ``file position size baseOffset lastOffset``), then the finding's fields (the Spark data
+    source's findings level)."""
+    batch = item if isinstance(item, Batch) else None
+    where = {"type": "batch" if batch is not None else "gap", "file": item.file, "position": item.position,
+             "size": item.size,
+             "baseOffset": batch.base_offset if batch is not None else None,
+             "lastOffset": batch.last_offset if batch is not None else None}
+    return [{**where, **f} for f in findings_list(item.findings)]
+
+
+__all__ += ["file_error_object", "item_findings_objects"]
