@@ -369,3 +369,23 @@ def item_findings_objects(item: Batch | Gap) -> list[dict[str, Any]]:
 
 
 __all__ += ["file_error_object", "item_findings_objects"]
+
+
+if TYPE_CHECKING:
+    from kafkadump.decoders.payloads.model import Framing
+
+
+def record_framing(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
+                   control: object = None) -> Framing | None:
+    """The framing that names the schema of a record's key or value (``which``), as
+    :func:`framing_object` reads it (the cheap part of detection, no store): None for a null key
+    or value, a control record's, or bytes that name no schema.  The table's ``[17]`` cell shows
+    the same fact."""
+    if data is None or control is not None or ((not data or data[0]) and not headers):
+        return None
+    from kafkadump.decoders.payloads.framing import schema_framing
+
+    return schema_framing(data, headers, which)
+
+
+__all__ += ["record_framing"]
