@@ -389,3 +389,25 @@ def record_framing(data: bytes | None, headers: Sequence[tuple[str, bytes | None
 
 
 __all__ += ["record_framing"]
+
+
+if TYPE_CHECKING:
+    from kafkadump.decoders.batches.model import Span
+
+
+def span_object(s: Span, encoding: str = "hex") -> dict[str, Any]:
+    """A named field of the bytes, as ``hexdump --json`` writes it: ``path offset length value
+    source`` (``unparsed`` when the bytes were not parsed); bytes values per ``encoding``, values
+    of other types as their text."""
+    v = s.value
+    if isinstance(v, (bytes, bytearray)):
+        v = ENCODERS[encoding](bytes(v))
+    elif v is not None and not isinstance(v, (int, float, str, bool, dict, list)):
+        v = str(v)
+    d = {"path": s.path, "offset": s.offset, "length": s.length, "value": v, "source": s.source}
+    if s.raw == "unparsed":
+        d["unparsed"] = True
+    return d
+
+
+__all__ += ["span_object"]
