@@ -17,6 +17,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 from kafkadump.base.errors import KafkadumpError
+from kafkadump.objects.command_objects import error_line_object
 from kafkadump.render.lines import terminal_safe
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def say_error(message: str, code: int = 2, as_json: bool | None = None) -> None:
     if as_json is None:
         as_json = json_wanted()
     if as_json:
-        line = json.dumps({"type": "error", "message": message, "exitStatus": code}, separators=(",", ":"))
+        line = json.dumps(error_line_object(message, code), separators=(",", ":"))
     else:
         line = f"kafkadump: {message}"
     try:

@@ -147,6 +147,7 @@ def scan(
     """
 
     def body():
+        from kafkadump.objects.command_objects import scan_summary_object
         from kafkadump.render import spark_scan as render
         from kafkadump.spark import jobs
         from kafkadump.spark.session import build
@@ -159,7 +160,7 @@ def scan(
                           split_bytes=split_bytes, include=_globs(include), shallow=shallow,
                           max_decompressed=max_decompressed, max_depth=max_depth)
         if json_:
-            sys.stdout.write(json.dumps({"type": "summary", **stats}, separators=(",", ":")) + "\n")
+            sys.stdout.write(json.dumps(scan_summary_object(stats), separators=(",", ":")) + "\n")
         else:
             sys.stdout.write(render.scan_text(stats) + "\n")
         return exit_status(stats["problemRows"], stats["unreadable"])

@@ -99,8 +99,12 @@ def _partition_state(p: PartitionState) -> dict[str, Any]:
 def cluster_state_object(st: ClusterState) -> dict[str, Any]:
     """The state at ``--at``: topics by name (their partitions by number), brokers by id, features
     (whole; :func:`cluster_state_topics` and :func:`cluster_state_rest` give it a topic at a time)."""
-    return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp,
-            "topics": list(cluster_state_topics(st)), **cluster_state_rest(st)}
+    return {**cluster_state_head(st), "topics": list(cluster_state_topics(st)), **cluster_state_rest(st)}
+
+
+def cluster_state_head(st: ClusterState) -> dict[str, Any]:
+    """The fields of :func:`cluster_state_object` before its topics."""
+    return {"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp}
 
 
 def cluster_state_topics(st: ClusterState) -> Iterator[dict[str, Any]]:
@@ -165,5 +169,5 @@ def file_problems_object(p: FileProblems) -> dict[str, Any]:
     return {"type": "findings", "file": p.file, "position": p.position, "findings": findings_list(p.findings)}
 
 
-__all__ = ["partition_change_object", "topic_change_object", "broker_change_object", "cluster_state_object",
+__all__ = ["partition_change_object", "topic_change_object", "broker_change_object", "cluster_state_object", "cluster_state_head",
            "metadata_summary_object", "file_problems_object", "recovery_state_name", "LEADER_RECOVERY_STATES"]

@@ -290,3 +290,73 @@ class RecordWhere:
                 if part is not None:
                     obj[name] = {"schema": part.schema, "version": part.version, "data": part.data}
         return bool(self.where.matches(obj))
+
+
+def finding_object(f: Finding) -> dict[str, Any]:
+    """A finding as a line of its own (hexdump's JSON, after the spans)."""
+    return {"type": "finding", **f.to_dict()}
+
+
+__all__ += ["finding_object"]
+
+
+def file_error_object(file: str, message: str) -> dict[str, Any]:
+    """A file that could not be read, as a row of its own (the Spark data source's ``error`` rows)."""
+    return {"type": "error", "file": file, "error": message}
+
+
+def item_findings_objects(item: Batch | Gap) -> list[dict[str, Any]]:
+    """The findings of a batch or gap, an object each: where it was found (``type`` batch or gap,
+    ``file position size baseOffset lastOffset``), then the finding's fields (the Spark data
+    source's findings level)."""
+    batch = item if isinstance(item, Batch) else None
+    where = {"type": "batch" if batch is not None else "gap", "file": item.file, "position": item.position,
+             "size": item.size,
+             "baseOffset": batch.base_offset if batch is not None else None,
+             "lastOffset": batch.last_offset if batch is not None else None}
+    return [{**where, **f} for f in findings_list(item.findings)]
+
+
+__all__ += ["file_error_object", "item_findings_objects"]
+
+
+if TYPE_CHECKING:
+    from kafkadump.decoders.payloads.model import Framing
+
+
+def record_framing(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
+                   control: object = None) -> Framing | None:
+    """The framing that names the schema of a record's key or value (``which``), as
+    :func:`framing_object` reads it (the cheap part of detection, no store): None for a null key
+    or value, a control record's, or bytes that name no schema.  The table's ``[17]`` cell shows
+    the same fact."""
+    if data is None or control is not None or ((not data or data[0]) and not headers):
+        return None
+    from kafkadump.decoders.payloads.framing import schema_framing
+
+    return schema_framing(data, headers, which)
+
+
+__all__ += ["record_framing"]
+
+
+if TYPE_CHECKING:
+    from kafkadump.decoders.batches.model import Span
+
+
+def span_object(s: Span, encoding: str = "hex") -> dict[str, Any]:
+    """A named field of the bytes, as ``hexdump --json`` writes it: ``path offset length value
+    source`` (``unparsed`` when the bytes were not parsed); bytes values per ``encoding``, values
+    of other types as their text."""
+    v = s.value
+    if isinstance(v, (bytes, bytearray)):
+        v = ENCODERS[encoding](bytes(v))
+    elif v is not None and not isinstance(v, (int, float, str, bool, dict, list)):
+        v = str(v)
+    d = {"path": s.path, "offset": s.offset, "length": s.length, "value": v, "source": s.source}
+    if s.raw == "unparsed":
+        d["unparsed"] = True
+    return d
+
+
+__all__ += ["span_object"]

@@ -35,6 +35,16 @@ from kafkadump.decoders.logfiles.indexes import IndexEntry, TimeIndexEntry, TxnE
 from kafkadump.decoders.logfiles.snapshot import ENTRY_SIZE, HEAD_SIZE, ProducerEntry, ProducerSnapshot
 from kafkadump.render import dumplog
 from kafkadump.render.lines import terminal_safe
+from kafkadump.reports.dump import FileEvent, ProducerEntryEvent, SnapshotEvent
+from kafkadump.reports.dumplog_source import (
+    Event,
+    OffsetEntryEvent,
+    RecordsEvent,
+    SlotsEvent,
+    TimeEntryEvent,
+    TxnEntryEvent,
+    UnknownFileEvent,
+)
 
 if TYPE_CHECKING:
     from kafkadump.reports.segments import RecordsOf
@@ -167,43 +177,42 @@ def _batch(st: _FileState, errors: KafkaErrors, item: RecordsOf | Gap) -> str:
                                                                            decoded=by_record, views=by_view)
 
 
-def _event_text(ev: tuple, st: _FileState, errors: KafkaErrors) -> str:
-    tag = ev[0]
-    if tag == "slots":
-        return f"{st.path} is empty.\n" if ev[1] == "offset-index" and ev[2] == 0 else ""
-    if tag == "offset-entry":
-        e, log_last = ev[1], ev[2]
-        if log_last != e.offset:
-            errors.index_mismatches.setdefault(st.abs, []).append((e.offset, -1 if log_last is None else log_last))
-        return offset_entry_line(e) + "\n"
-    if tag == "time-entry":
-        _time_entry(st, errors, ev[1], ev[2], ev[3])
-        return time_entry_line(ev[1]) + "\n"
-    if tag == "txn-entry":
-        return txn_entry_line(ev[1]) + "\n"
-    if tag == "producer-entry":
-        return "" if st.refused else producer_entry_line(ev[1]) + "\n"
-    if tag == "batch":
-        return _batch(st, errors, ev[1])
+def _event_text(ev: Event, st: _FileState, errors: KafkaErrors) -> str:
+    match ev:
+        case SlotsEvent(kind=kind, slots=slots):
+            return f"{st.path} is empty.\n" if kind == "offset-index" and slots == 0 else ""
+        case OffsetEntryEvent(entry=e, log_last_offset=log_last):
+            if log_last != e.offset:
+                errors.index_mismatches.setdefault(st.abs, []).append((e.offset, -1 if log_last is None else log_last))
+            return offset_entry_line(e) + "\n"
+        case TimeEntryEvent(entry=e, batch_last_offset=last, max_timestamp=max_ts):
+            _time_entry(st, errors, e, last, max_ts)
+            return time_entry_line(e) + "\n"
+        case TxnEntryEvent(entry=e):
+            return txn_entry_line(e) + "\n"
+        case ProducerEntryEvent(entry=e):
+            return "" if st.refused else producer_entry_line(e) + "\n"
+        case RecordsEvent(item=item):
+            return _batch(st, errors, item)
     return ""
 
 
-def write_dump_dumplog(events: Iterable[tuple], out: TextIO, err: TextIO) -> None:
+def write_dump_dumplog(events: Iterable[Event], out: TextIO, err: TextIO) -> None:
     """Kafka's DumpLogSegments' lines for the events of
     :func:`kafkadump.reports.dumplog_source.dumplog_events`: the files' lines on ``out``, then
     the error sections on ``err``."""
     errors = KafkaErrors()
     st: _FileState | None = None
     for ev in events:
-        if ev[0] == "file":
-            st = _FileState(ev[1])
-            out.write(terminal_safe(dumplog.file_header(ev[1]), keep_newlines=True))
+        if isinstance(ev, FileEvent):
+            st = _FileState(ev.path)
+            out.write(terminal_safe(dumplog.file_header(ev.path), keep_newlines=True))
             continue
-        if ev[0] == "unknown":
-            err.write(terminal_safe(f"Ignoring unknown file {ev[1]}\n", keep_newlines=True))
+        if isinstance(ev, UnknownFileEvent):
+            err.write(terminal_safe(f"Ignoring unknown file {ev.path}\n", keep_newlines=True))
             continue
-        if ev[0] == "snapshot" and st is not None:
-            why = snapshot_error(ev[1])
+        if isinstance(ev, SnapshotEvent) and st is not None:
+            why = snapshot_error(ev.snapshot)
             st.refused = why is not None
             if why is not None:
                 err.write(why + "\n")

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 from kafkadump.decoders.batches.model import Batch, Gap, Record, Span, record_chunks
 from kafkadump.decoders.protocol.decoder import RecordsValue
 from kafkadump.decoders.protocol.frames import body_topic_names
+from kafkadump.objects import frame_objects
 from kafkadump.objects import records as records_model
 from kafkadump.objects.records import Place
 from kafkadump.render import describe as d
 from kafkadump.render import jsonl, jsontext
 from kafkadump.render.lines import terminal_safe
 from kafkadump.render.table import Column
-from kafkadump.reports.capture import connection_dict, place_in_frame, sighting, time_iso, time_text, utc_time
+from kafkadump.reports.capture import place_in_frame, sighting, time_text, utc_time
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -292,30 +293,15 @@ class FrameJson:
                 else:
                     bd["records"] = [self._record(r, item, place) for r in item.records]
             out.append(bd)
-        return {"position": rv.position, "size": rv.size, "recordCount": rv.record_count, "batches": out}
+        return frame_objects.records_value_object(rv, out)
 
     def frame(self, f: Frame) -> str:
         # RECORDS values of a body live as long as the frame, so their ids name them (bare record
         # data has no body and no place)
         self._places = {} if f.kind == "records" else \
             {id(rv): place_in_frame(ctx) for _, ctx, rv in f.records_fields()}
-        d_: dict[str, Any] = {
-            "type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
-            "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
-            "source": f.source, "packets": f.packets, "position": f.position, "size": f.size}
-        if f.kind == "records":
-            rv = next(iter(f.records_fields()))[2]
-            d_["records"] = self.records_value(rv)
-        else:
-            d_.update({
-                "sizePrefix": f.declared, "apiKey": f.api_key, "apiName": f.api_name if f.api_key is not None else None,
-                "apiVersion": f.api_version, "correlationId": f.correlation_id, "clientId": f.client_id,
-                "requestIndex": f.request_index, "latency": f.latency,
-                "guessed": None if not f.guessed else {"apiKey": f.guessed[0], "versions": f.guessed[1]},
-                "bodyVersion": f.body_version, "header": f.header, "body": f.body,
-            })
-        d_["recordCount"] = f.record_count()
-        d_["findings"] = records_model.findings_list(f.all_findings())
+        records = self.records_value(next(iter(f.records_fields()))[2]) if f.kind == "records" else None
+        d_ = frame_objects.frame_object(f, records)
         return self._dumps(d_)
 
     def _dumps(self, d_: dict[str, Any]) -> str:
@@ -376,9 +362,7 @@ class FrameJson:
         yield "[]" if sep == "[" else "]"
 
     def note(self, n: StreamNote) -> str:
-        return jsontext.dumps({"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
-                           "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
-                           "findings": records_model.findings_list(n.findings)})
+        return jsontext.dumps(frame_objects.stream_note_object(n))
 
     def record_lines(self, f: Frame) -> str:
         """The records a frame carries, in the ``records --json`` contract plus frame/topic/partition."""
@@ -538,14 +522,6 @@ def tree_lines(f: Frame, width: int = 100) -> list[str]:
 
 # --- whole reports (items from kafkadump.reports.capture.capture_report) --------------------------------
 
-def totals_object(t: CaptureTotals) -> dict[str, Any]:
-    """The closing summary of a capture, as its JSON object."""
-    return {"type": "summary", "file": t.file, "input": t.input, "frames": t.frames, "requests": t.requests,
-            "responses": t.responses, "records": t.records, "findings": t.findings,
-            "connections": t.connections, "ignoredConnections": t.ignored_connections, "packets": t.packets,
-            "shown": t.shown, "valid": not t.problems}
-
-
 def totals_line(t: CaptureTotals) -> str:
     extra = "" if t.packets is None else f"  packets: {t.packets}  connections: {t.connections}"
     if t.ignored_connections:
@@ -566,7 +542,7 @@ def write_frames_json(items: Iterable[CaptureItem], out: TextIO,
         if isinstance(item, StreamNote):
             out.write(fj.note(item) + "\n")
         elif isinstance(item, CaptureTotals):
-            out.write(jsontext.dumps(totals_object(item)) + "\n")
+            out.write(jsontext.dumps(frame_objects.capture_summary_object(item)) + "\n")
         elif isinstance(item, TimeSpan):
             continue
         else:
@@ -774,7 +750,7 @@ def write_hexdump_json(items: Iterable[CaptureItem], out: TextIO, encoding: str 
     for f, _ in _frames(items):
         out.write(span_lines(f, encoding))
         for x in f.all_findings():
-            out.write(jsontext.dumps({"type": "finding", **x.to_dict()}) + "\n")
+            out.write(jsontext.dumps(records_model.finding_object(x)) + "\n")
 
 
 def write_hexdump_text(items: Iterable[CaptureItem], out: TextIO, console: Console | None = None,

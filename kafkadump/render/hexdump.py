@@ -23,7 +23,7 @@ import json
 from typing import TYPE_CHECKING, TextIO
 
 from kafkadump.decoders.batches.model import Batch, Gap, Span
-from kafkadump.objects.records import ENCODERS
+from kafkadump.objects.records import finding_object, span_object
 from kafkadump.render import describe as d
 from kafkadump.render.lines import LineWriter, terminal_safe
 
@@ -556,15 +556,8 @@ def _note_style(pane: Pane, idx: int) -> str:
 
 
 def span_json(s: Span, encoding: str = "hex") -> str:
-    v = s.value
-    if isinstance(v, (bytes, bytearray)):
-        v = ENCODERS[encoding](bytes(v))
-    elif v is not None and not isinstance(v, (int, float, str, bool, dict, list)):
-        v = str(v)
-    d_ = {"path": s.path, "offset": s.offset, "length": s.length, "value": v, "source": s.source}
-    if s.raw == "unparsed":
-        d_["unparsed"] = True
-    return json.dumps(d_, separators=(",", ":"))
+    """:func:`~kafkadump.objects.records.span_object` as a JSON line's text."""
+    return json.dumps(span_object(s, encoding), separators=(",", ":"))
 
 
 # --- the hexdump command's report (a kafkadump.reports.segments.HexdumpView) -------------------------------
@@ -575,7 +568,7 @@ def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     for sp in leaf_spans(view.spans, expand_records=True):
         out.write(span_json(sp, encoding) + "\n")
     for f in view.decoded.findings:
-        out.write(json.dumps({"type": "finding", **f.to_dict()}, separators=(",", ":")) + "\n")
+        out.write(json.dumps(finding_object(f), separators=(",", ":")) + "\n")
 
 def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False,
                layout: HexLayout | None = None) -> None:

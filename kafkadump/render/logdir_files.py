@@ -11,15 +11,27 @@ import itertools
 import json
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kafkadump.decoders.batches.model import Gap
 from kafkadump.decoders.logfiles import names
 from kafkadump.decoders.logfiles.indexes import IndexEntry, TimeIndexEntry
-from kafkadump.objects.records import findings_list
+from kafkadump.objects import logdir_file_objects as O
+from kafkadump.objects.records import findings_list, item_object
 from kafkadump.render import describe as d
 from kafkadump.render.lines import LineWriter, terminal_safe
 from kafkadump.render.table import Column, TableLayout, TableStream
+from kafkadump.reports.dump import (
+    BatchEvent,
+    FileEvent,
+    FindingsEvent,
+    IndexEntryEvent,
+    NoteEvent,
+    ProducerEntryEvent,
+    ReportEvent,
+    SnapshotEvent,
+    TextEvent,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,44 +61,12 @@ SNAPSHOT_COLUMNS = (Column("position", 10, True), Column("producerId", 20, True)
 COLUMNS = {names.OFFSET_INDEX: INDEX_COLUMNS, names.TIME_INDEX: TIMEINDEX_COLUMNS, names.TXN_INDEX: TXNINDEX_COLUMNS}
 
 
-def entry_dict(kind: str, file: str, e: IndexRow, findings: list[Finding]) -> dict:
-    """One index entry as a JSON-ready dict."""
-    body: dict[str, Any]
-    if isinstance(e, IndexEntry):  # kind: names.OFFSET_INDEX
-        body = {"type": "index-entry", "relativeOffset": e.relative_offset, "offset": e.offset,
-                "logPosition": e.log_position}
-    elif isinstance(e, TimeIndexEntry):  # names.TIME_INDEX
-        body = {"type": "timeindex-entry", "timestamp": e.timestamp, "relativeOffset": e.relative_offset,
-                "offset": e.offset}
-    else:
-        body = {"type": "txnindex-entry", "version": e.version, "producerId": e.producer_id,
-                "firstOffset": e.first_offset, "lastOffset": e.last_offset,
-                "lastStableOffset": e.last_stable_offset}
-    out: dict[str, Any] = {"type": body.pop("type"), "file": file, "position": e.position, "entry": e.index}
-    out.update(body)
-    out["findings"] = findings_list(findings)
-    return out
-
-
 def entry_cells(kind: str, e: IndexRow) -> list:
     if isinstance(e, IndexEntry):  # kind: names.OFFSET_INDEX
         return [e.position, e.index, e.relative_offset, e.offset, e.log_position]
     if isinstance(e, TimeIndexEntry):  # names.TIME_INDEX
         return [e.position, e.index, d.iso_ms(e.timestamp), e.relative_offset, e.offset]
     return [e.position, e.index, e.version, e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset]
-
-
-def snapshot_dict(file: str, s: ProducerSnapshot) -> dict:
-    return {"type": "producer-snapshot", "file": file, "version": s.version, "crc": s.crc,
-            "computedCrc": s.computed_crc, "crcValid": s.crc_valid, "producerCount": s.count,
-            "findings": findings_list(s.findings)}
-
-
-def producer_entry_dict(file: str, e: ProducerEntry) -> dict:
-    return {"type": "producer-entry", "file": file, "position": e.position, "entry": e.index,
-            "producerId": e.producer_id, "epoch": e.epoch, "lastSequence": e.last_sequence,
-            "lastOffset": e.last_offset, "offsetDelta": e.offset_delta, "timestamp": e.timestamp,
-            "coordinatorEpoch": e.coordinator_epoch, "currentTxnFirstOffset": e.current_txn_first_offset}
 
 
 def producer_entry_cells(e: ProducerEntry) -> list:
@@ -98,16 +78,6 @@ def snapshot_header_line(file: str, s: ProducerSnapshot) -> str:
     crc = d.crc_verdict(s.crc_valid)
     return (f"version: {s.version}  crc: {s.crc}  computedCrc: {s.computed_crc}  crcValid: {crc}  "
             f"producers: {s.count}")
-
-
-def text_dict(kind: str, file: str, content: dict, findings: list[Finding]) -> dict:
-    out: dict[str, Any] = {"type": kind, "file": file}
-    body = dict(content)
-    if "entries" in body:
-        body["entries"] = [{k: v for k, v in e.items()} for e in body["entries"]]
-    out.update(body)
-    out["findings"] = findings_list(findings)
-    return out
 
 
 def text_lines(kind: str, content: dict) -> Iterable[str]:
@@ -138,33 +108,8 @@ def findings_lines(findings: Iterable[Finding]) -> list[str]:
 
 # --- carve --------------------------------------------------------------------------------
 
-def recovered_dict(file: str, b: Batch) -> dict:
-    return {"type": "recovered", "file": file, "position": b.position, "size": b.size, "magic": b.magic,
-            "baseOffset": b.base_offset, "lastOffset": b.last_offset, "recordCount": b.record_count,
-            "crc": b.crc, "findings": findings_list(b.findings)}
-
-
-def lost_dict(dmg: Damaged) -> dict | None:
-    if dmg.nothing_lost:
-        return None
-    out: dict[str, int | None] = {"first": dmg.lost_first, "last": dmg.lost_last}
-    if dmg.lost_first is not None and dmg.lost_last is not None:
-        out["count"] = dmg.lost_last - dmg.lost_first + 1
-    return out
-
-
-def damaged_dict(dmg: Damaged) -> dict:
-    out = {"type": "damaged", "file": dmg.file, "start": dmg.start, "end": dmg.end, "size": dmg.size,
-           "lostOffsets": lost_dict(dmg),
-           "claimedOffsets": None if dmg.claimed_first is None else {"first": dmg.claimed_first,
-                                                                      "last": dmg.claimed_last},
-           "damagedBatchHeaders": dmg.batches,
-           "findings": findings_list(dmg.findings)}
-    return out
-
-
 def damaged_line(dmg: Damaged) -> str:
-    lost = lost_dict(dmg)
+    lost = O.lost_offsets_object(dmg)
     if lost is None:
         what = "no offsets lost (its intact neighbours are contiguous)"
     else:
@@ -182,56 +127,49 @@ def recovered_line(b: Batch) -> str:
             f"offsets: {b.base_offset}..{b.last_offset} records: {b.record_count}")
 
 
-__all__ = ["entry_dict", "entry_cells", "snapshot_dict", "producer_entry_dict", "text_dict", "text_lines",
-           "damaged_dict", "damaged_line", "recovered_dict", "recovered_line",
-           "COLUMNS", "SNAPSHOT_COLUMNS"]
+__all__ = ["entry_cells", "text_lines", "damaged_line", "recovered_line", "COLUMNS", "SNAPSHOT_COLUMNS"]
 
 
 # --- the dump command's report (events from kafkadump.reports.dump.dump_report) --------------------
 
-def _dump_object(ev: tuple, path: str) -> dict | None:  # an event of kafkadump.reports.dump
-    from kafkadump.objects.records import item_object
-
-    tag = ev[0]
-    if tag == "batch":
-        return item_object(ev[1])
-    if tag == "entry":
-        return entry_dict(ev[1], path, ev[2], ev[3])
-    if tag == "snapshot":
-        return snapshot_dict(path, ev[1])
-    if tag == "producer-entry":
-        return producer_entry_dict(path, ev[1])
-    if tag == "text":
-        return text_dict(ev[1], path, ev[2], ev[3])
-    if tag == "findings":
-        fs = ev[1]
-        return {"type": "findings", "file": path, "position": min(f.offset for f in fs),
-                "findings": findings_list(fs)}
+def dump_object(ev: ReportEvent, path: str) -> dict | None:
+    """The JSON object of a dump event (None for a file's start, a note, a segment's announcement)."""
+    match ev:
+        case BatchEvent(item=item):
+            return item_object(item)
+        case IndexEntryEvent(entry=e, findings=fs):
+            return O.index_entry_object(path, e, fs)
+        case SnapshotEvent(snapshot=snap):
+            return O.snapshot_object(path, snap)
+        case ProducerEntryEvent(entry=e):
+            return O.producer_entry_object(path, e)
+        case TextEvent(kind=kind, content=content, findings=fs):
+            return O.text_file_object(kind, path, content, fs)
+        case FindingsEvent(findings=fs):
+            return O.loose_findings_object(path, fs)
     return None
 
 
-# events: kafkadump.reports.dump's ReportEvent tuples, typed as plain tuples here: a union of
-# tuples told apart by their first item is one mypy cannot narrow by comparing that item
-def write_dump_json(events: Iterable[tuple], out: TextIO) -> None:
+def write_dump_json(events: Iterable[ReportEvent], out: TextIO) -> None:
     """A JSON line per entry, batch, snapshot header, producer, text file or loose findings."""
     path: str | None = None
     for ev in events:
-        if ev[0] == "file":
-            path = ev[1]
+        if isinstance(ev, FileEvent):
+            path = ev.path
             continue
-        if ev[0] == "text" and "entries" in ev[2]:
-            write_text_json(ev[1], path or "-", ev[2], ev[3], out)
+        if isinstance(ev, TextEvent) and "entries" in ev.content:
+            write_text_json(ev.kind, path or "-", ev.content, ev.findings, out)
             continue
-        obj = _dump_object(ev, path or "-")
+        obj = dump_object(ev, path or "-")
         if obj is not None:
             out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
 
 def write_text_json(kind: str, file: str, content: dict, findings: list[Finding], out: TextIO) -> None:
-    """A checkpoint's JSON line (as :func:`text_dict`), its entries written one at a time as they are
-    read, its findings (complete once the entries are) last."""
-    head = {"type": kind, "file": file}
-    head.update((k, v) for k, v in content.items() if k != "entries")
+    """A checkpoint's JSON line (:func:`~kafkadump.objects.logdir_file_objects.text_file_object`),
+    its entries written one at a time as they are read, its findings (complete once the entries
+    are) last."""
+    head = O.text_file_head(kind, file, content)
     out.write(json.dumps(head, separators=(",", ":"))[:-1] + ',"entries":[')
     def dumps(entry: object) -> str:
         return json.dumps(entry, separators=(",", ":"))
@@ -267,7 +205,7 @@ class _Lines(LineWriter):
         super().line(text, style, fold)
 
 
-def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | None = None,
+def write_dump_table(events: Iterable[ReportEvent], out: TextIO, console: Console | None = None,
                      layout: TableLayout | None = None) -> None:
     """Tables of entries or batches, snapshot headers, text files, findings as notes."""
     from kafkadump.render import table as t
@@ -275,53 +213,44 @@ def write_dump_table(events: Iterable[tuple], out: TextIO, console: Console | No
     lines = _Lines(out, console, layout)
     path: str | None = None
     for ev in events:
-        tag = ev[0]
-        if tag == "file":
-            path, lines.stream = ev[1], None
-            if ev[2] > 1:
-                lines.line(f"== {path}", "bold")
-        elif tag == "batch":
-            item = ev[1]
-            gap = isinstance(item, Gap)
-            batches = lines.table(t.BATCH_COLUMNS)
-            batches.row(t.gap_cells(item) if gap else t.batch_cells(item), "red" if gap else t.batch_style(item))
-            for line in t.findings_lines(item):
-                batches.note(line, "yellow")
-        elif tag == "entry":
-            stream = lines.table(COLUMNS[ev[1]])
-            stream.row(entry_cells(ev[1], ev[2]), "red" if ev[3] else None)
-            for line in findings_lines(ev[3]):
-                stream.note(line, "yellow")
-        elif tag == "snapshot":
-            assert path is not None, "a file's events come after its file event"
-            lines.line(snapshot_header_line(path, ev[1]), "bold")
-            for line in findings_lines(ev[1].findings):
-                lines.line(line, "yellow")
-        elif tag == "producer-entry":
-            lines.table(SNAPSHOT_COLUMNS).row(producer_entry_cells(ev[1]))
-        elif tag == "text":
-            for line in text_lines(ev[1], ev[2]):
-                lines.line(line)
-            for line in findings_lines(ev[3]):
-                lines.line(line, "yellow")
-        elif tag == "findings":
-            for line in findings_lines(ev[1]):
-                lines.line(line, "yellow")
-        elif tag == "note":
-            lines.line(f"# {ev[1]}", "dim")
+        match ev:
+            case FileEvent(path=path, count=count):
+                lines.stream = None
+                if count > 1:
+                    lines.line(f"== {path}", "bold")
+            case BatchEvent(item=item):
+                batches = lines.table(t.BATCH_COLUMNS)
+                if isinstance(item, Gap):
+                    batches.row(t.gap_cells(item), "red")
+                else:
+                    batches.row(t.batch_cells(item), t.batch_style(item))
+                for line in t.findings_lines(item):
+                    batches.note(line, "yellow")
+            case IndexEntryEvent(kind=kind, entry=e, findings=fs):
+                stream = lines.table(COLUMNS[kind])
+                stream.row(entry_cells(kind, e), "red" if fs else None)
+                for line in findings_lines(fs):
+                    stream.note(line, "yellow")
+            case SnapshotEvent(snapshot=snap):
+                assert path is not None, "a file's events come after its file event"
+                lines.line(snapshot_header_line(path, snap), "bold")
+                for line in findings_lines(snap.findings):
+                    lines.line(line, "yellow")
+            case ProducerEntryEvent(entry=e):
+                lines.table(SNAPSHOT_COLUMNS).row(producer_entry_cells(e))
+            case TextEvent(kind=kind, content=content, findings=fs):
+                for line in text_lines(kind, content):
+                    lines.line(line)
+                for line in findings_lines(fs):
+                    lines.line(line, "yellow")
+            case FindingsEvent(findings=fs):
+                for line in findings_lines(fs):
+                    lines.line(line, "yellow")
+            case NoteEvent(text=text):
+                lines.line(f"# {text}", "dim")
 
 
 # --- the carve command's report (items from kafkadump.reports.carve.carve_report) ----------------
-
-def carve_totals_object(t: CarveTotals) -> dict:
-    d_: dict[str, Any] = {"type": "summary", "file": t.file, "size": t.size, "output": t.output, "recovered": t.recovered,
-          "recoveredBytes": t.recovered_bytes, "damagedRanges": t.damaged_ranges, "damagedBytes": t.damaged_bytes,
-          "paddingBytes": t.padding_bytes, "lengthRepaired": t.length_repaired, "firstOffset": t.first_offset,
-          "lastOffset": t.last_offset}
-    if t.output is not None:
-        d_["outputSha256"] = t.output_sha256
-    return d_
-
 
 def carve_totals_line(t: CarveTotals) -> str:
     offsets = "no offsets" if t.first_offset is None else f"offsets {t.first_offset}..{t.last_offset}"
@@ -338,11 +267,11 @@ def write_carve_json(items: Iterable[Recovered | Damaged | CarveTotals], out: Te
 
     for item in items:
         if isinstance(item, CarveTotals):
-            obj = carve_totals_object(item)
+            obj = O.carve_summary_object(item)
         elif isinstance(item, Recovered):
-            obj = recovered_dict(item.batch.file, item.batch)
+            obj = O.recovered_object(item.batch.file, item.batch)
         else:
-            obj = damaged_dict(item)
+            obj = O.damaged_object(item)
         out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
 

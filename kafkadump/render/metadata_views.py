@@ -46,7 +46,7 @@ def write_metadata_json(items: Iterable[MetadataItem], out: TextIO) -> None:
 
 def _write_state_json(st: ClusterState, out: TextIO) -> None:
     """:func:`~kafkadump.objects.metadata_objects.cluster_state_object`'s JSON line, written a topic at a time."""
-    head = jsontext.dumps({"type": "cluster-state", "offset": st.offset, "timestamp": st.timestamp})
+    head = jsontext.dumps(M.cluster_state_head(st))
     out.write(head[:-1] + ',"topics":[')
     sep = ""
     for topic in M.cluster_state_topics(st):

@@ -23,13 +23,14 @@ HEADER_PREVIEW = 12
 def framed_cell(b: bytes | None, headers: list[tuple[str, bytes | None]], which: str,
                 preview: int = PREVIEW_CHARS) -> str:
     """A key or value without the payload options: its preview, after the schema id when the bytes
-    or headers name one (``[17]``, ``[17?]``: the record object's ``keyPayload`` / ``valuePayload``)."""
-    if b is None or ((not b or b[0]) and not headers):
+    or headers name one (``[17]``, ``[17?]``: the framing of the record object's ``keyPayload`` /
+    ``valuePayload``, :func:`~kafkadump.objects.records.record_framing`)."""
+    if b is None or ((not b or b[0]) and not headers):   # (most keys and values: named by nothing)
         return d.preview(b, preview)
-    from kafkadump.decoders.payloads.framing import schema_framing
     from kafkadump.decoders.payloads.view import PayloadSide
+    from kafkadump.objects.records import record_framing  # (here: batches' table needs none of it)
 
-    f = schema_framing(b, headers, which)
+    f = record_framing(b, headers, which)
     return d.preview(b, preview) if f is None else payload_cell(b, PayloadSide(f), False, preview)
 
 

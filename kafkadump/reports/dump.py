@@ -6,25 +6,26 @@ attached (order findings from the reader; with ``verify`` and a sibling
 matched to the entry by byte position).  Findings that belong to no entry
 (a zero tail, a partial last entry, a summary) come last.
 
-Events, as tuples:
+Events, as small named classes (read them with ``match`` on the class):
 
-    ("entry", kind, entry, findings)          .index / .timeindex / .txnindex entry
-    ("snapshot", ProducerSnapshot)            producer snapshot header, then
-    ("producer-entry", ProducerEntry)         one per producer
-    ("text", kind, content, findings)         a checkpoint / properties / metadata file
-    ("batches", kind)                         a segment or KRaft snapshot: the caller walks its batches
-    ("findings", [Finding])                   findings not attached to an entry
-    ("note", text)                            e.g. which log the index was checked against
+    IndexEntryEvent(kind, entry, findings)      .index / .timeindex / .txnindex entry
+    SnapshotEvent(snapshot)                     producer snapshot header, then
+    ProducerEntryEvent(entry)                   one per producer
+    TextEvent(kind, content, findings)          a checkpoint / properties / metadata file
+    BatchesEvent(kind)                          a segment or KRaft snapshot: the caller walks its batches
+    FindingsEvent(findings)                     findings not attached to an entry
+    NoteEvent(text)                             e.g. which log the index was checked against
 
-:func:`dump_report` adds ``("file", path, count)`` before each file's events and
-walks a segment's batches itself: ``("batch", Batch | Gap)``.
+:func:`dump_report` adds ``FileEvent(path, count)`` before each file's events and
+walks a segment's batches itself: ``BatchEvent(item)`` (a ``Batch`` or ``Gap``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from kafkadump.base.findings import Code, Finding
 from kafkadump.base.status import Tally
@@ -37,18 +38,82 @@ from kafkadump.decoders.logfiles.textfiles import CHECKPOINT_KINDS, DECODERS, MA
 from kafkadump.reports.scan import scan_segment
 from kafkadump.sources.segment import open_segment
 
+
+@dataclass(frozen=True, slots=True)
+class IndexEntryEvent:
+    """An entry of an offset, time or transaction index (``kind``), with its findings."""
+
+    kind: str
+    entry: IndexEntry | TimeIndexEntry | TxnEntry
+    findings: list[Finding]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotEvent:
+    """A producer snapshot's header; a :class:`ProducerEntryEvent` per producer follows."""
+
+    snapshot: ProducerSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerEntryEvent:
+    """One producer of a producer snapshot."""
+
+    entry: ProducerEntry
+
+
+@dataclass(frozen=True, slots=True)
+class TextEvent:
+    """A checkpoint, properties, partition metadata or quorum state file (``kind``): its decoded
+    content (a checkpoint's ``entries`` read as they are asked for) and findings (a checkpoint's
+    complete once its entries are read)."""
+
+    kind: str
+    content: dict[str, Any]
+    findings: list[Finding]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchesEvent:
+    """A segment or KRaft snapshot (``kind``): the caller walks its batches."""
+
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class FindingsEvent:
+    """Findings of the file that belong to no entry."""
+
+    findings: list[Finding]
+
+
+@dataclass(frozen=True, slots=True)
+class NoteEvent:
+    """A line about the dump itself (which log an index was checked against)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileEvent:
+    """The start of a file's events: its path, and how many files the dump reads."""
+
+    path: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchEvent:
+    """A batch or gap of a segment (or KRaft snapshot) the dump walked."""
+
+    item: Batch | Gap
+
+
 # the events of iter_dump (see the module docstring)
-DumpEvent = (
-    tuple[Literal["entry"], str, IndexEntry | TimeIndexEntry | TxnEntry, list[Finding]]
-    | tuple[Literal["snapshot"], ProducerSnapshot]
-    | tuple[Literal["producer-entry"], ProducerEntry]
-    | tuple[Literal["text"], str, dict[str, Any], list[Finding]]
-    | tuple[Literal["batches"], str]
-    | tuple[Literal["findings"], list[Finding]]
-    | tuple[Literal["note"], str]
-)
+DumpEvent: TypeAlias = (IndexEntryEvent | SnapshotEvent | ProducerEntryEvent | TextEvent | BatchesEvent
+                        | FindingsEvent | NoteEvent)
 # ... and of dump_report, which adds these two
-ReportEvent = DumpEvent | tuple[Literal["file"], str, int] | tuple[Literal["batch"], Batch | Gap]
+ReportEvent: TypeAlias = DumpEvent | FileEvent | BatchEvent
 
 DUMP_MAX_FINDINGS = 10_000
 _READERS: dict[str, type[OffsetIndex] | type[TimeIndex] | type[TxnIndex]] = {
@@ -71,7 +136,7 @@ def iter_dump(path: str, kind: str | None = None, *, verify: bool = True,
     fn = names.classify(path)
     kind = kind or fn.kind
     if kind in (names.SEGMENT, names.KRAFT_SNAPSHOT):
-        yield ("batches", kind)
+        yield BatchesEvent(kind)
         return
     if kind in _READERS:
         yield from _index_events(path, kind, fn, verify, options)
@@ -80,26 +145,26 @@ def iter_dump(path: str, kind: str | None = None, *, verify: bool = True,
         buf = seg.buf
         if kind == names.PRODUCER_SNAPSHOT:
             s = ProducerSnapshot(buf, path)
-            yield ("snapshot", s)
+            yield SnapshotEvent(s)
             for e in s.entries:
-                yield ("producer-entry", e)
+                yield ProducerEntryEvent(e)
             return
         if kind in CHECKPOINT_KINDS:
             # read line by line as the renderer asks for the entries: memory is one line
             text = CheckpointText(buf, kind)
             content = text.content()
             content["entries"] = text.entries()
-            yield ("text", kind, content, text.findings)
+            yield TextEvent(kind, content, text.findings)
             return
         if kind in DECODERS:
             if len(buf) > MAX_TEXT_BYTES:
-                yield ("findings", [Finding(Code.FILE_MALFORMED, 0, f"{len(buf)} bytes: far larger than a {kind} "
+                yield FindingsEvent([Finding(Code.FILE_MALFORMED, 0, f"{len(buf)} bytes: far larger than a {kind} "
                                                                      f"file can be; not decoded")])
                 return
             content, findings = DECODERS[kind](bytes(buf))
-            yield ("text", kind, content, findings)
+            yield TextEvent(kind, content, findings)
             return
-    yield ("note", f"{path}: not a file kafkadump knows by its name; give --type")
+    yield NoteEvent(f"{path}: not a file kafkadump knows by its name; give --type")
 
 
 def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
@@ -113,12 +178,12 @@ def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
                              custody_of=False)
         for f in scans[1].findings:
             extra.setdefault(f.offset, []).append(f)
-        yield ("note", f"checked against {log}")
+        yield NoteEvent(f"checked against {log}")
     elif verify and kind != names.TXN_INDEX and fn.tier == names.INDEX_CACHE:
-        yield ("note", f"{os.path.basename(path)}: the broker's cached copy of remote segment {fn.remote_id}'s "
+        yield NoteEvent(f"{os.path.basename(path)}: the broker's cached copy of remote segment {fn.remote_id}'s "
                        f"index (the segment is in remote storage): entries not checked against a log")
     elif verify and kind != names.TXN_INDEX:
-        yield ("note", f"no {fn.stem}.log beside {os.path.basename(path)}: entries not checked against a log")
+        yield NoteEvent(f"no {fn.stem}.log beside {os.path.basename(path)}: entries not checked against a log")
     with open_segment(path) as seg:
         reader = _READERS[kind](seg.buf, path, fn.offset)
         file_level = {(f.code, f.offset) for f in reader.findings}
@@ -127,7 +192,7 @@ def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
             for f in extra.pop(e.position, ()):
                 if (f.code, f.offset) not in {(g.code, g.offset) for g in fs}:
                     fs.append(f)
-            yield ("entry", kind, e, fs)
+            yield IndexEntryEvent(kind, e, fs)
         for _off, fs in sorted(extra.items()):
             for f in fs:
                 if (f.code, f.offset) in file_level or f.code in (Code.ZERO_PADDING, Code.TRUNCATED):
@@ -135,16 +200,18 @@ def _index_events(path: str, kind: str, fn: names.FileName, verify: bool,
                 loose.append(f)
         loose = list(reader.findings) + loose
     if loose:
-        yield ("findings", loose)
+        yield FindingsEvent(loose)
 
 
-__all__ = ["iter_dump", "sibling_log"]
+__all__ = ["iter_dump", "sibling_log", "dump_report", "event_findings", "DumpEvent", "ReportEvent", "IndexEntryEvent",
+           "SnapshotEvent", "ProducerEntryEvent", "TextEvent", "BatchesEvent", "FindingsEvent", "NoteEvent",
+           "FileEvent", "BatchEvent"]
 
 
 def dump_report(paths: list[str], kind: str | None, tally: Tally, *,
                 verify: bool = True) -> Iterator[ReportEvent]:
-    """``kafkadump dump``: for each path a ``("file", path, count)`` event, then its events,
-    a segment's batches walked here (as ``("batch", item)``).  Every problem finding passes
+    """``kafkadump dump``: for each path a :class:`FileEvent`, then its events, a segment's
+    batches walked here (as :class:`BatchEvent`).  Every problem finding passes
     through ``tally`` (a :class:`kafkadump.base.status.Tally`).
 
     A name that says nothing (without ``kind``) or an unreadable file raises before any
@@ -162,27 +229,27 @@ def dump_report(paths: list[str], kind: str | None, tally: Tally, *,
         open_segment(path).close()
         if kind is None and names.classify(path).kind == names.UNKNOWN:
             raise UsageError(f"{path}: cannot tell what kind of file this is from its name; give --type")
-        yield ("file", path, len(paths))
+        yield FileEvent(path, len(paths))
         for ev in iter_dump(path, kind, verify=verify):
-            if ev[0] == "text" and not isinstance(ev[2].get("entries", ()), (list, tuple)):
+            if isinstance(ev, TextEvent) and not isinstance(ev.content.get("entries", ()), (list, tuple)):
                 yield ev  # a checkpoint's entries are read as the renderer writes them:
-                tally.see(ev[3])  # its findings are complete once it has
+                tally.see(ev.findings)  # its findings are complete once it has
                 continue
-            if ev[0] != "batches":
-                tally.see(_event_findings(ev))
+            if not isinstance(ev, BatchesEvent):
+                tally.see(event_findings(ev))
                 yield ev
                 continue
             with open_segment(path) as seg:
                 for item in iter_batches(seg.buf, path, options=Options(records=True)):
                     tally.see(item.findings)
-                    yield ("batch", item)
+                    yield BatchEvent(item)
 
 
-def _event_findings(ev: DumpEvent) -> list[Finding]:
-    if ev[0] in ("entry", "text"):
-        return ev[3]
-    if ev[0] == "snapshot":
-        return ev[1].findings
-    if ev[0] == "findings":
-        return ev[1]
+def event_findings(ev: DumpEvent) -> list[Finding]:
+    """The findings an event carries (those of a snapshot's header for a :class:`SnapshotEvent`)."""
+    match ev:
+        case IndexEntryEvent(findings=fs) | TextEvent(findings=fs) | FindingsEvent(findings=fs):
+            return fs
+        case SnapshotEvent(snapshot=s):
+            return s.findings
     return []

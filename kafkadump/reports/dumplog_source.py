@@ -10,17 +10,17 @@ slot) and checks each entry against the ``.log`` beside it:
   index's position for it on, whose last offset is not below it (else "not found", with that
   batch's last offset or -1), and its timestamp the largest record timestamp of that batch.
 
-Events, as tuples (never printed here):
+Events, as small named classes (never printed here):
 
-    ("file", path, count)
-    ("slots", kind, n)                                  .index / .timeindex: Kafka's entry count
-    ("offset-entry", IndexEntry, log_last_offset)       None: no batch at that position
-    ("time-entry", TimeIndexEntry, batch_last_offset, max_record_timestamp)
-    ("txn-entry", TxnEntry)
-    ("snapshot", ProducerSnapshot)                      then a ("producer-entry", ProducerEntry) each
-    ("batch", RecordsOf | Gap)                          segments and KRaft snapshots: every record, control
-                                                        records decoded (``segment_report.record_report``)
-    ("unknown", path)                                   a kind Kafka's tool ignores
+    FileEvent(path, count)                              (of :mod:`.dump`)
+    SlotsEvent(kind, slots)                             .index / .timeindex: Kafka's entry count
+    OffsetEntryEvent(entry, log_last_offset)            None: no batch at that position
+    TimeEntryEvent(entry, batch_last_offset, max_timestamp)
+    TxnEntryEvent(entry)
+    SnapshotEvent(snapshot)                             then a ProducerEntryEvent(entry) each (of :mod:`.dump`)
+    RecordsEvent(item)                                  segments and KRaft snapshots: a RecordsOf or Gap, every
+                                                        record, control records decoded (``segments.record_report``)
+    UnknownFileEvent(path)                              a kind Kafka's tool ignores
 """
 
 from __future__ import annotations
@@ -28,24 +28,78 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kafkadump.base.errors import UsageError
 from kafkadump.base.status import Tally
 from kafkadump.decoders.batches import Options, iter_batches
-from kafkadump.decoders.batches.model import Batch
+from kafkadump.decoders.batches.model import Batch, Gap
 from kafkadump.decoders.logfiles import names
-from kafkadump.decoders.logfiles.indexes import OffsetIndex, TimeIndex, TxnIndex
+from kafkadump.decoders.logfiles.indexes import IndexEntry, OffsetIndex, TimeIndex, TimeIndexEntry, TxnEntry, TxnIndex
 from kafkadump.decoders.logfiles.snapshot import ProducerSnapshot
-from kafkadump.reports.dump import sibling_log
+from kafkadump.reports.dump import FileEvent, ProducerEntryEvent, SnapshotEvent, sibling_log
 from kafkadump.sources.segment import open_segment
+
+if TYPE_CHECKING:
+    from kafkadump.reports.segments import RecordsOf
 
 # the file kinds Kafka's DumpLogSegments reads (by suffix: .log, .checkpoint, .index, .timeindex,
 # .snapshot, .txnindex)
 KAFKA_KINDS = (names.SEGMENT, names.KRAFT_SNAPSHOT, names.OFFSET_INDEX, names.TIME_INDEX,
                names.PRODUCER_SNAPSHOT, names.TXN_INDEX)
 
-Event = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotsEvent:
+    """An offset or time index (``kind``): how many entries Kafka's tool counts in it."""
+
+    kind: str
+    slots: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetEntryEvent:
+    """An offset index entry and the last offset of the batch at its position (None: no batch there)."""
+
+    entry: IndexEntry
+    log_last_offset: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimeEntryEvent:
+    """A time index entry and the batch Kafka checks it against: its last offset and largest record
+    timestamp (None, None: no such batch)."""
+
+    entry: TimeIndexEntry
+    batch_last_offset: int | None
+    max_timestamp: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class TxnEntryEvent:
+    """A transaction index entry."""
+
+    entry: TxnEntry
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsEvent:
+    """A batch of a segment or KRaft snapshot with its records (or a gap)."""
+
+    item: RecordsOf | Gap
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownFileEvent:
+    """A file of a kind Kafka's tool ignores."""
+
+    path: str
+
+
+Event: TypeAlias = (FileEvent | SlotsEvent | OffsetEntryEvent | TimeEntryEvent | TxnEntryEvent | SnapshotEvent
+                    | ProducerEntryEvent | RecordsEvent | UnknownFileEvent)
 
 
 class LogBatches:
@@ -115,9 +169,9 @@ def _offset_index_events(path: str, fn: names.FileName, tally: Tally) -> Iterato
     with open_segment(path) as seg:
         reader = OffsetIndex(seg.buf, path, fn.offset, zero_tail=False)
         tally.see(reader.findings)
-        yield ("slots", names.OFFSET_INDEX, reader.slots)
+        yield SlotsEvent(names.OFFSET_INDEX, reader.slots)
         for e in _kafka_entries(reader):
-            yield ("offset-entry", e, log.last_offset_at(e.log_position))
+            yield OffsetEntryEvent(e, log.last_offset_at(e.log_position))
 
 
 def _time_index_events(path: str, fn: names.FileName, tally: Tally) -> Iterator[Event]:
@@ -127,9 +181,9 @@ def _time_index_events(path: str, fn: names.FileName, tally: Tally) -> Iterator[
     with open_segment(path) as seg:
         reader = TimeIndex(seg.buf, path, fn.offset, zero_tail=False)
         tally.see(reader.findings)
-        yield ("slots", names.TIME_INDEX, reader.slots)
+        yield SlotsEvent(names.TIME_INDEX, reader.slots)
         for e in _kafka_entries(reader):
-            yield ("time-entry", e, *log.first_reaching(lookup.position(e.offset), e.offset))
+            yield TimeEntryEvent(e, *log.first_reaching(lookup.position(e.offset), e.offset))
 
 
 def _plain_events(path: str, kind: str, tally: Tally) -> Iterator[Event]:
@@ -139,14 +193,14 @@ def _plain_events(path: str, kind: str, tally: Tally) -> Iterator[Event]:
             tally.see(txn.findings)
             for t in txn:
                 tally.see(t.findings)
-                yield ("txn-entry", t)
+                yield TxnEntryEvent(t)
             return
         if kind == names.PRODUCER_SNAPSHOT:
             snap = ProducerSnapshot(seg.buf, path)
             tally.see(snap.findings)
-            yield ("snapshot", snap)
+            yield SnapshotEvent(snap)
             for p in snap.entries:
-                yield ("producer-entry", p)
+                yield ProducerEntryEvent(p)
 
 def _batch_events(path: str, tally: Tally) -> Iterator[Event]:
     """A segment's or KRaft snapshot's batches with every record, control records decoded (as
@@ -156,7 +210,7 @@ def _batch_events(path: str, tally: Tally) -> Iterator[Event]:
 
     for item in record_report([path], Options(), RecordQuery(), tally, "none", control_values=True):
         if not isinstance(item, FileStart):
-            yield ("batch", item)
+            yield RecordsEvent(item)
 
 
 def dumplog_events(paths: list[str], kind: str | None, tally: Tally) -> Iterator[Event]:
@@ -168,7 +222,7 @@ def dumplog_events(paths: list[str], kind: str | None, tally: Tally) -> Iterator
         open_segment(path).close()  # a missing or unreadable file: one error line, before any output
         fn = names.classify(path)
         k = kind or fn.kind
-        yield ("file", path, len(paths))
+        yield FileEvent(path, len(paths))
         if k == names.OFFSET_INDEX:
             yield from _offset_index_events(path, fn, tally)
         elif k == names.TIME_INDEX:
@@ -178,7 +232,8 @@ def dumplog_events(paths: list[str], kind: str | None, tally: Tally) -> Iterator
         elif k in KAFKA_KINDS:
             yield from _plain_events(path, k, tally)
         else:
-            yield ("unknown", path)
+            yield UnknownFileEvent(path)
 
 
-__all__ = ["KAFKA_KINDS", "LogBatches", "dumplog_events"]
+__all__ = ["KAFKA_KINDS", "LogBatches", "dumplog_events", "Event", "SlotsEvent", "OffsetEntryEvent", "TimeEntryEvent",
+           "TxnEntryEvent", "RecordsEvent", "UnknownFileEvent"]

@@ -26,7 +26,7 @@ from typing import Any, TypeAlias
 from kafkadump.decoders.batches.batch import RecordStream
 from kafkadump.decoders.batches.model import Batch, Gap, Record, RecordSource
 from kafkadump.objects.records import batch_object as batch_dict
-from kafkadump.objects.records import findings_list
+from kafkadump.objects.records import file_error_object, findings_object, item_findings_objects
 from kafkadump.objects.records import gap_object as gap_dict
 from kafkadump.reports.query import RecordQuery
 from kafkadump.spark.generated_rows import FILLS, PLAIN_NULL_COLUMNS
@@ -155,7 +155,7 @@ class Columns:
         return d
 
     def error(self, file: str, message: str) -> None:
-        self.add_dict(self.where({"type": "error", "file": file, "error": message}))
+        self.add_dict(self.where(file_error_object(file, message)))
 
     def add(self, item: Batch | Gap) -> None:
         """The rows of one decoded item (each level has its own)."""
@@ -187,15 +187,8 @@ class FindingColumns(Columns):
         self.count_decoded(item)
         if not item.findings:
             return
-        batch = item if isinstance(item, Batch) else None
-        base = self.where({
-            "type": "batch" if batch is not None else "gap", "file": item.file, "position": item.position,
-            "size": item.size,
-            "baseOffset": batch.base_offset if batch is not None else None,
-            "lastOffset": batch.last_offset if batch is not None else None,
-        })
-        for f in findings_list(item.findings):
-            self.add_dict({**base, **f})
+        for obj in item_findings_objects(item):
+            self.add_dict(self.where(obj))
 
 
 _ABSENT = ("position", "size", "findings", "error")  # a record line has none
@@ -240,8 +233,7 @@ class RecordColumns(Columns):
             self.add_dict(self.where(gap_dict(item)))
             return
         if item.findings:
-            self.add_dict(self.where({"type": "findings", "file": item.file, "position": item.position,
-                                      "findings": findings_list(item.findings)}))
+            self.add_dict(self.where(findings_object(item)))
         if not self._records or item.records is None:
             return
         recs = item.records if self.query is None else self.query.select(item.records)
