@@ -31,6 +31,8 @@ from kafkadump.objects.generated_fields import batch_fields, gap_fields, record_
 from kafkadump.reports.places import Place, Sighting, place_of_file
 
 if TYPE_CHECKING:
+    from kafkadump.decoders.batches.model import Span
+    from kafkadump.decoders.payloads.model import Framing
     from kafkadump.decoders.payloads.view import PayloadSide, RecordView
 
 _b64 = binascii.b2a_base64
@@ -182,11 +184,7 @@ def framing_object(data: bytes | None, headers: Sequence[tuple[str, bytes | None
     (a subset of it: the schema's type, and whether plain bytes are JSON, need more work)."""
     if data is None or control is not None:
         return None
-    if (not data or data[0]) and not headers:
-        return dict(PLAIN_FRAMING)
-    from kafkadump.decoders.payloads.framing import schema_framing
-
-    f = schema_framing(data, headers, which)
+    f = record_framing(data, headers, which)
     if f is None:
         return dict(PLAIN_FRAMING)
     return {"framing": f.kind, "certain": f.certain, "schemaId": f.schema_id, "guid": f.guid}
@@ -268,9 +266,6 @@ def crc_summary_object(files: int, batches: int, size: int, bad: int, findings: 
             "findings": findings, "valid": valid}
 
 
-__all__ = ["ENCODERS", "batch_object", "gap_object", "item_object", "findings_list", "findings_object",
-           "record_object", "framing_object", "PLAIN_FRAMING", "with_view", "side_object", "redacted_object", "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text",
-           "as_text", "CONTROL_BYTES", "C1_OR_INVALID", "DEFAULT_ENCODING", "Encoded", "Place", "Sighting", "place_of_file", "sighting_object"]
 
 
 class RecordWhere:
@@ -297,8 +292,6 @@ def finding_object(f: Finding) -> dict[str, Any]:
     return {"type": "finding", **f.to_dict()}
 
 
-__all__ += ["finding_object"]
-
 
 def file_error_object(file: str, message: str) -> dict[str, Any]:
     """A file that could not be read, as a row of its own (the Spark data source's ``error`` rows)."""
@@ -317,13 +310,6 @@ def item_findings_objects(item: Batch | Gap) -> list[dict[str, Any]]:
     return [{**where, **f} for f in findings_list(item.findings)]
 
 
-__all__ += ["file_error_object", "item_findings_objects"]
-
-
-if TYPE_CHECKING:
-    from kafkadump.decoders.payloads.model import Framing
-
-
 def record_framing(data: bytes | None, headers: Sequence[tuple[str, bytes | None]], which: str,
                    control: object = None) -> Framing | None:
     """The framing that names the schema of a record's key or value (``which``), as
@@ -337,11 +323,6 @@ def record_framing(data: bytes | None, headers: Sequence[tuple[str, bytes | None
     return schema_framing(data, headers, which)
 
 
-__all__ += ["record_framing"]
-
-
-if TYPE_CHECKING:
-    from kafkadump.decoders.batches.model import Span
 
 
 def span_object(s: Span, encoding: str = "hex") -> dict[str, Any]:
@@ -359,4 +340,9 @@ def span_object(s: Span, encoding: str = "hex") -> dict[str, Any]:
     return d
 
 
-__all__ += ["span_object"]
+__all__ = ["ENCODERS", "batch_object", "gap_object", "item_object", "findings_list", "findings_object", "record_object",
+           "framing_object", "PLAIN_FRAMING", "with_view", "side_object", "redacted_object",
+           "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text", "as_text",
+           "CONTROL_BYTES", "C1_OR_INVALID", "DEFAULT_ENCODING", "Encoded", "Place", "Sighting",
+           "place_of_file", "sighting_object", "finding_object", "file_error_object", "item_findings_objects",
+           "record_framing", "span_object"]
