@@ -97,7 +97,7 @@ def test_regression_inputs_are_the_ones_the_issue_names():
 
 
 def test_a_capture_timestamp_beyond_the_calendar_is_kept_as_a_number():
-    from kafkadump.render.frame_views import time_iso, time_text
+    from kafkadump.reports.capture import time_iso, time_text
 
     assert time_iso(2.0e12) is None and time_text(2.0e12) == "2000000000000.000000"
     assert time_iso(1_700_000_000.5) == "2023-11-14T22:13:20.500000Z"
