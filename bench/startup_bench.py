@@ -9,6 +9,9 @@ Times, interleaved round by round so both see the same background load:
 * ``python -m kafkadump batches tiny.log`` and ``--json``, ``records`` and
   ``--json``, ``verify-crc`` (the fast path: no typer), and ``batches``
   with a command line typer parses (what the fast path leaves to it);
+* every other data command on a tiny input it accepts (exit 0 or 1):
+  ``carve``, ``dump``, ``triage``, ``txn``, ``offsets``, ``metadata``,
+  ``diff``, ``schemas`` and ``capture`` (``--only`` picks some);
 * the ``kafkadump`` console script, when it is on PATH beside the interpreter;
 * with ``--other CHECKOUT``, ``batches`` and ``records --json`` of another
   checkout (before/after, in the same rounds).
@@ -61,12 +64,49 @@ def tiny_segment(directory: str) -> str:
 # the data commands timed on tiny.log (the first is the issue's target)
 DATA_COMMANDS = (["batches"], ["batches", "--json"], ["records"], ["records", "--json"], ["verify-crc"])
 
+FIXTURES = HERE.parent / "fixtures"
+# a tiny ApiVersions v0 request frame as hex text (size, key 18, version 0, correlation id 1, null client id)
+REQUEST_HEX = "0000000a00120000 00000001ffff\n"
 
-def commands(tiny: str, other: str | None = None) -> dict[str, list[str]]:
+
+def tiny_inputs(directory: str, tiny: str) -> dict[str, str]:
+    """Small inputs of the other commands, under ``directory``: a log dir of one partition (the v2
+    fixture segment), a damaged segment, a schema file, a captured request as hex text."""
+    import shutil
+
+    part = os.path.join(directory, "logdir", "t-0")
+    os.makedirs(part)
+    segment = os.path.join(part, "00000000000000000000.log")
+    shutil.copyfile(FIXTURES / "segment-v2" / "00000000000000000000.log", segment)
+    schemas = os.path.join(directory, "schemas")
+    os.makedirs(schemas)
+    Path(schemas, "1.avsc").write_text('"string"\n')
+    hex_text = os.path.join(directory, "request.hex")
+    Path(hex_text).write_text(REQUEST_HEX)
+    return {"logdir": os.path.dirname(part), "partition": part, "segment": segment, "tiny": tiny,
+            "damaged": str(FIXTURES / "damaged" / "00000000000000000000.log"), "schemas": schemas,
+            "hex": hex_text}
+
+
+# every other data command and its arguments (names of tiny_inputs' files), each exits 0 or 1
+OTHER_COMMANDS = (("carve", ["damaged"]), ("dump", ["segment"]), ("triage", ["logdir"]), ("txn", ["logdir"]),
+                  ("offsets", ["logdir"]), ("metadata", ["segment"]), ("diff", ["partition", "tiny"]),
+                  ("schemas", ["schemas"]), ("capture", ["hex"]))
+
+
+def commands(tiny: str, other: str | None = None, inputs: dict[str, str] | None = None,
+             only: list[str] | None = None) -> dict[str, list[str]]:
     py = sys.executable
     cmds = {"python -c 'import json'": [py, "-c", "import json"]}
     for args in DATA_COMMANDS:
-        cmds[f"python -m kafkadump {' '.join(args)} tiny.log"] = [py, "-m", "kafkadump", *args, tiny]
+        if only is None or args[0] in only:
+            cmds[f"python -m kafkadump {' '.join(args)} tiny.log"] = [py, "-m", "kafkadump", *args, tiny]
+    for name, files in OTHER_COMMANDS:
+        if inputs is not None and (only is None or name in only):
+            cmds[f"python -m kafkadump {name} {' '.join(files)}"] = [py, "-m", "kafkadump", name,
+                                                                       *(inputs[f] for f in files)]
+    if only is not None:
+        return cmds
     # "+4" is an integer to typer, not plain digits to the fast path: the same command line parsed by typer
     cmds["same, parsed by typer (--max-depth +4)"] = [py, "-m", "kafkadump", "batches", "--max-depth", "+4", tiny]
     script = Path(py).with_name("kafkadump")
@@ -89,10 +129,12 @@ def child_env(tmp: str, bytecode: bool) -> dict[str, str]:
     return env
 
 
-def measure(rounds: int, bytecode: bool = True, other: str | None = None) -> list[dict[str, object]]:
+def measure(rounds: int, bytecode: bool = True, other: str | None = None,
+            only: list[str] | None = None) -> list[dict[str, object]]:
     """Median CPU seconds of each command and its ratio to the bare start."""
     with tempfile.TemporaryDirectory(prefix="kd-startup-") as tmp:
-        cmds = commands(tiny_segment(tmp), other)
+        tiny = tiny_segment(tmp)
+        cmds = commands(tiny, other, tiny_inputs(tmp, tiny), only)
         env = child_env(tmp, bytecode)
         for cmd in cmds.values():  # warm the page cache and the .pyc files
             child_cpu(cmd, env, tmp)
@@ -114,9 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="10 rounds")
     ap.add_argument("--no-bytecode", action="store_true", help="compile every module from source on each start")
     ap.add_argument("--other", metavar="CHECKOUT", help="also time another checkout's kafkadump (before/after)")
+    ap.add_argument("--only", metavar="COMMAND", action="append",
+                    help="time only this command (repeatable; the baseline is always timed)")
     args = ap.parse_args(argv)
     rounds = 10 if args.quick else args.rounds
-    rows = measure(rounds, bytecode=not args.no_bytecode, other=args.other)
+    rows = measure(rounds, bytecode=not args.no_bytecode, other=args.other, only=args.only)
     print(f"start-up, {rounds} interleaved rounds{', no bytecode' if args.no_bytecode else ''}, "
           f"median CPU seconds (user+sys) per run, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
