@@ -313,7 +313,12 @@ def inputs(tmp_path_factory) -> dict[str, str]:
 
 
 def _real(argv: list[str], files: dict[str, str]) -> list[str]:
-    return [files.get(a, a) for a in argv]
+    """The command line with the inputs' names replaced by their paths (``--option=NAME`` too)."""
+    def real(arg: str) -> str:
+        option, eq, value = arg.partition("=")
+        return f"{option}={files.get(value, value)}" if eq and option.startswith("--") else files.get(arg, arg)
+
+    return [real(a) for a in argv]
 
 
 @pytest.fixture
