@@ -47,9 +47,9 @@ class CarveTotals(Value):
     output_sha256: str | None
 
     def __init__(self, file: str, size: int = 0, output: str | None = None, recovered: int = 0,
-                 recovered_bytes: int = 0, length_repaired: int = 0, damaged_ranges: int = 0, damaged_bytes: int = 0,
-                 padding_bytes: int = 0, first_offset: int | None = None, last_offset: int | None = None,
-                 output_sha256: str | None = None) -> None:
+                 recovered_bytes: int = 0, length_repaired: int = 0, damaged_ranges: int = 0,
+                 damaged_bytes: int = 0, padding_bytes: int = 0, first_offset: int | None = None,
+                 last_offset: int | None = None, output_sha256: str | None = None) -> None:
         self.file = file
         self.size = size
         self.output = output

@@ -82,8 +82,8 @@ class CopyInfo(Value):
     log_start: int | None     # the first segment's base offset, from its name
 
     def __init__(self, path: str, files: list[str] | None = None, batches: int = 0, records: int = 0,
-                 first_offset: int | None = None, last_offset: int | None = None, leader_epochs: list[tuple[int,
-                 int]] | None = None, log_start: int | None = None) -> None:
+                 first_offset: int | None = None, last_offset: int | None = None,
+                 leader_epochs: list[tuple[int, int]] | None = None, log_start: int | None = None) -> None:
         self.path = path
         self.files = list() if files is None else files
         self.batches = batches

@@ -93,9 +93,9 @@ class ProducerRun(Value):
     batches: int
     bumps: int                    # markers that raised the epoch (transactions v2, KIP-890)
 
-    def __init__(self, first: SequencePoint | None = None, epoch: int | None = None, last_sequence: int | None = None,
-                 last_offset: int | None = None, last_position: int | None = None, missing_at: int = 0,
-                 batches: int = 0, bumps: int = 0) -> None:
+    def __init__(self, first: SequencePoint | None = None, epoch: int | None = None,
+                 last_sequence: int | None = None, last_offset: int | None = None,
+                 last_position: int | None = None, missing_at: int = 0, batches: int = 0, bumps: int = 0) -> None:
         self.first = first
         self.epoch = epoch
         self.last_sequence = last_sequence
@@ -129,7 +129,8 @@ class Marker(FrozenValue):
     open_before: TxnStart | None
     epoch: int | None
 
-    def __init__(self, type: str, offset: int, position: int, open_before: TxnStart | None, epoch: int | None) -> None:
+    def __init__(self, type: str, offset: int, position: int, open_before: TxnStart | None,
+                 epoch: int | None) -> None:
         self._set(type=type, offset=offset, position=position, open_before=open_before, epoch=epoch)
 
 
@@ -234,8 +235,8 @@ class ProducerTxns(Value):
     span: TxnSpan | None           # the data of ``open``
     head: TxnSpan | None           # what the first marker closed (it may continue an earlier segment's)
 
-    def __init__(self, open: TxnStart | None = None, first_marker: Marker | None = None, transactional: bool = False,
-                 span: TxnSpan | None = None, head: TxnSpan | None = None) -> None:
+    def __init__(self, open: TxnStart | None = None, first_marker: Marker | None = None,
+                 transactional: bool = False, span: TxnSpan | None = None, head: TxnSpan | None = None) -> None:
         self.open = open
         self.first_marker = first_marker
         self.transactional = transactional
@@ -304,11 +305,11 @@ class OffsetFacts(Value):
     magics: Counter
 
     def __init__(self, base: int | None, batches: int = 0, records: int = 0, first: int | None = None,
-                 first_position: int | None = None, last: int | None = None, offset_gaps: int = 0, missing: int = 0,
-                 compacted_batches: int = 0, damaged_ranges: int = 0, damaged_bytes: int = 0, crc_failures: int = 0,
-                 valid_bytes: int | None = None, ends_damaged: bool = False, first_timestamp: int | None = None,
-                 max_timestamp: int | None = None, codecs: Counter | None = None,
-                 magics: Counter | None = None) -> None:
+                 first_position: int | None = None, last: int | None = None, offset_gaps: int = 0,
+                 missing: int = 0, compacted_batches: int = 0, damaged_ranges: int = 0, damaged_bytes: int = 0,
+                 crc_failures: int = 0, valid_bytes: int | None = None, ends_damaged: bool = False,
+                 first_timestamp: int | None = None, max_timestamp: int | None = None,
+                 codecs: Counter | None = None, magics: Counter | None = None) -> None:
         self.base = base
         self.batches = batches
         self.records = records
@@ -347,9 +348,10 @@ class SegmentDigest(Value):
     closed_spans_dropped: int                                # beyond MAX_SPANS: counted only
 
     def __init__(self, offsets: OffsetFacts, epochs: list[EpochStart], producers: dict[int, ProducerRun],
-                 transactions: dict[int, ProducerTxns], aborted: list[AbortedTxn], sequence_gaps_explained: int = 0,
-                 txnindex: list[TxnIndexEntry] | None = None, txnindex_path: str | None = None,
-                 closed_spans: list[TxnSpan] | None = None, closed_spans_dropped: int = 0) -> None:
+                 transactions: dict[int, ProducerTxns], aborted: list[AbortedTxn],
+                 sequence_gaps_explained: int = 0, txnindex: list[TxnIndexEntry] | None = None,
+                 txnindex_path: str | None = None, closed_spans: list[TxnSpan] | None = None,
+                 closed_spans_dropped: int = 0) -> None:
         self.offsets = offsets
         self.epochs = epochs
         self.producers = producers
