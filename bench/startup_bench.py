@@ -13,8 +13,8 @@ Times, interleaved round by round so both see the same background load:
   ``carve``, ``dump``, ``triage``, ``txn``, ``offsets``, ``metadata``,
   ``diff``, ``schemas`` and ``capture`` (``--only`` picks some);
 * the ``kafkadump`` console script, when it is on PATH beside the interpreter;
-* with ``--other CHECKOUT``, ``batches`` and ``records --json`` of another
-  checkout (before/after, in the same rounds).
+* with ``--other CHECKOUT``, each of those kafkadump runs with another
+  checkout's package first on the path (before/after, in the same rounds).
 
 ``tiny.log`` is one one-record batch (``make_segment.py``). Each run's CPU
 time is the child's user + system time from ``wait4``; the median over the
@@ -98,13 +98,17 @@ def commands(tiny: str, other: str | None = None, inputs: dict[str, str] | None 
              only: list[str] | None = None) -> dict[str, list[str]]:
     py = sys.executable
     cmds = {"python -c 'import json'": [py, "-c", "import json"]}
+    timed: list[tuple[str, list[str]]] = []
     for args in DATA_COMMANDS:
         if only is None or args[0] in only:
-            cmds[f"python -m kafkadump {' '.join(args)} tiny.log"] = [py, "-m", "kafkadump", *args, tiny]
+            timed.append((f"{' '.join(args)} tiny.log", [*args, tiny]))
     for name, files in OTHER_COMMANDS:
         if inputs is not None and (only is None or name in only):
-            cmds[f"python -m kafkadump {name} {' '.join(files)}"] = [py, "-m", "kafkadump", name,
-                                                                       *(inputs[f] for f in files)]
+            timed.append((f"{name} {' '.join(files)}", [name, *(inputs[f] for f in files)]))
+    for what, args in timed:
+        cmds[f"python -m kafkadump {what}"] = [py, "-m", "kafkadump", *args]
+        if other is not None:  # the other checkout's package first on the path
+            cmds[f"  {what}, other checkout"] = ["env", f"PYTHONPATH={other}", py, "-m", "kafkadump", *args]
     if only is not None:
         return cmds
     # "+4" is an integer to typer, not plain digits to the fast path: the same command line parsed by typer
@@ -112,9 +116,6 @@ def commands(tiny: str, other: str | None = None, inputs: dict[str, str] | None 
     script = Path(py).with_name("kafkadump")
     if script.exists():
         cmds["kafkadump batches tiny.log (console script)"] = [str(script), "batches", tiny]
-    if other is not None:  # the other checkout's package first on the path
-        for args in (["batches"], ["records", "--json"]):
-            cmds[f"{' '.join(args)}, {other}"] = ["env", f"PYTHONPATH={other}", py, "-m", "kafkadump", *args, tiny]
     return cmds
 
 
