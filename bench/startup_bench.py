@@ -69,9 +69,26 @@ FIXTURES = HERE.parent / "fixtures"
 REQUEST_HEX = "0000000a00120000 00000001ffff\n"
 
 
+def tiny_pcap(path: str) -> None:
+    """A classic pcap of one packet: that request over TCP to port 9092 (IPv4, Ethernet)."""
+    import struct
+
+    frame = bytes.fromhex(REQUEST_HEX.replace(" ", ""))
+    tcp = struct.pack("!HHIIBBHHH", 40000, 9092, 1, 0, 5 << 4, 0x18, 65535, 0, 0) + frame
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0, 64, 6, 0, bytes([10, 0, 0, 1]),
+                     bytes([10, 0, 0, 2]))
+    total = sum(struct.unpack("!10H", ip))
+    total = (total >> 16) + (total & 0xFFFF)
+    ip = ip[:10] + struct.pack("!H", ~(total + (total >> 16)) & 0xFFFF) + ip[12:]
+    packet = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + tcp
+    Path(path).write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+                           + struct.pack("<IIII", 1_700_000_000, 0, len(packet), len(packet)) + packet)
+
+
 def tiny_inputs(directory: str, tiny: str) -> dict[str, str]:
     """Small inputs of the other commands, under ``directory``: a log dir of one partition (the v2
-    fixture segment), a damaged segment, a schema file, a captured request as hex text."""
+    fixture segment), a damaged segment, a schema file, a captured request in a pcap and as hex text
+    (pasted hex: request or response is detected, by trying it as every API's response)."""
     import shutil
 
     part = os.path.join(directory, "logdir", "t-0")
@@ -83,15 +100,17 @@ def tiny_inputs(directory: str, tiny: str) -> dict[str, str]:
     Path(schemas, "1.avsc").write_text('"string"\n')
     hex_text = os.path.join(directory, "request.hex")
     Path(hex_text).write_text(REQUEST_HEX)
+    pcap = os.path.join(directory, "request.pcap")
+    tiny_pcap(pcap)
     return {"logdir": os.path.dirname(part), "partition": part, "segment": segment, "tiny": tiny,
             "damaged": str(FIXTURES / "damaged" / "00000000000000000000.log"), "schemas": schemas,
-            "hex": hex_text}
+            "hex": hex_text, "pcap": pcap}
 
 
 # every other data command and its arguments (names of tiny_inputs' files), each exits 0 or 1
 OTHER_COMMANDS = (("carve", ["damaged"]), ("dump", ["segment"]), ("triage", ["logdir"]), ("txn", ["logdir"]),
                   ("offsets", ["logdir"]), ("metadata", ["segment"]), ("diff", ["partition", "tiny"]),
-                  ("schemas", ["schemas"]), ("capture", ["hex"]))
+                  ("schemas", ["schemas"]), ("capture", ["pcap"]), ("capture", ["hex"]))
 
 
 def commands(tiny: str, other: str | None = None, inputs: dict[str, str] | None = None,
