@@ -9,10 +9,8 @@ a :class:`CarveTotals`.  Nothing here prints.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
-import tempfile
 from collections.abc import Iterator
 
 from kafkadump.base.errors import OutputError, UsageError
@@ -83,6 +81,9 @@ class CarveOutput:
         self.target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced
         self.force = force
         directory = os.path.dirname(self.target)
+        import hashlib  # (only with --output: start-up time)
+        import tempfile
+
         try:
             fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".carving", dir=directory)
         except OSError as e:
