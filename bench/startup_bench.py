@@ -86,15 +86,15 @@ def tiny_pcap(path: str) -> None:
 
 
 def tiny_inputs(directory: str, tiny: str) -> dict[str, str]:
-    """Small inputs of the other commands, under ``directory``: a log dir of one partition (the v2
-    fixture segment), a damaged segment, a schema file, a captured request in a pcap and as hex text
+    """Small inputs of the other commands, under ``directory``: a log dir of one partition (a copy of
+    ``tiny``), the damaged fixture segment, a schema file, a captured request in a pcap and as hex text
     (pasted hex: request or response is detected, by trying it as every API's response)."""
     import shutil
 
     part = os.path.join(directory, "logdir", "t-0")
     os.makedirs(part)
     segment = os.path.join(part, "00000000000000000000.log")
-    shutil.copyfile(FIXTURES / "segment-v2" / "00000000000000000000.log", segment)
+    shutil.copyfile(tiny, segment)  # uncompressed: no codec library imported (input, not start-up)
     schemas = os.path.join(directory, "schemas")
     os.makedirs(schemas)
     Path(schemas, "1.avsc").write_text('"string"\n')
