@@ -55,7 +55,7 @@ PARTS = [
     Part("capture", "capture --json and the table vs a bare pcap pass, the previous commit, and tshark -T json / "
          "one-line output when tshark is on PATH", "capture_bench.py",
          quick_args=["--size", "4M", "--repeat", "1", "--previous", ""]),
-    Part("startup", "kafkadump batches tiny.log vs python -c 'import json'", "startup_bench.py",
+    Part("startup", "every data command on a tiny input vs python -c 'import json'", "startup_bench.py",
          quick_args=["--rounds", "10"]),
     Part("triage", "peak RSS of every command on one large segment; triage --jobs 2 vs --jobs 1",
          "triage_bench.py", quick_args=["--size", "256M", "--jobs-size", "64M", "--rounds", "2"]),

@@ -86,6 +86,43 @@ def test_capture_on_the_fast_path_imports_no_typer_no_command_module_no_rich(tmp
     assert "kafkadump.cli.capture_body" in modules and "kafkadump.reports.segments" not in modules
 
 
+# every other data command's usual command line (inputs by name: see _small_inputs) and its body module
+OTHER_COMMANDS = [(["carve", "DAMAGED"], "logdir_bodies"), (["carve", "--json", "DAMAGED"], "logdir_bodies"),
+                  (["dump", "SEGMENT"], "logdir_bodies"), (["dump", "--json", "SEGMENT"], "logdir_bodies"),
+                  (["triage", "LOGDIR"], "logdir_bodies"), (["triage", "--json", "LOGDIR"], "logdir_bodies"),
+                  (["txn", "LOGDIR"], "forensics_bodies"), (["txn", "--json", "LOGDIR"], "forensics_bodies"),
+                  (["offsets", "LOGDIR"], "forensics_bodies"), (["offsets", "--json", "LOGDIR"], "forensics_bodies"),
+                  (["metadata", "SEGMENT"], "replica_bodies"), (["metadata", "--json", "SEGMENT"], "replica_bodies"),
+                  (["diff", "PARTITION", "SEGMENT"], "replica_bodies"),
+                  (["diff", "--json", "PARTITION", "SEGMENT"], "replica_bodies"),
+                  (["schemas", "SCHEMAS"], "payload_bodies"), (["schemas", "--json", "SCHEMAS"], "payload_bodies")]
+
+
+def _small_inputs(tmp_path: Path) -> dict[str, str]:
+    """A log dir of one partition (one uncompressed batch), a damaged segment, a directory of one schema."""
+    partition = tmp_path / "logdir" / "t-0"
+    partition.mkdir(parents=True)
+    segment = _uncompressed_segment(partition / "00000000000000000000.log")
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "1.avsc").write_text('"string"\n')
+    return {"LOGDIR": str(tmp_path / "logdir"), "PARTITION": str(partition), "SEGMENT": segment,
+            "DAMAGED": str(ROOT / "fixtures/damaged/00000000000000000000.log"), "SCHEMAS": str(tmp_path / "schemas")}
+
+
+@pytest.mark.parametrize(("args", "bodies"), OTHER_COMMANDS, ids=[" ".join(a) for a, _ in OTHER_COMMANDS])
+def test_every_data_command_runs_on_the_fast_path_without_typer(tmp_path, args, bodies):
+    files = _small_inputs(tmp_path)
+    code, modules, out = _imported([files.get(a, a) for a in args])
+    assert code in (0, 1) and out
+    assert [m for m in modules if m.startswith(("typer", "click"))] == []
+    assert _heavy(modules) == []
+    assert not any(m.startswith("kafkadump.cli.") and m.endswith(("_commands", "_command")) for m in modules)
+    assert f"kafkadump.cli.{bodies}" in modules
+    assert not any(m.startswith(("kafkadump.spark", "kafkadump.sources.pcap")) for m in modules)
+    # their reports' values are base.values classes: no dataclasses, and so no inspect (issue 29)
+    assert [m for m in ("dataclasses", "inspect") if m in modules] == []
+
+
 def test_a_command_line_left_to_typer_imports_only_its_own_command_module(tmp_path):
     # "+4" is an integer to typer, not plain digits to the fast path: typer parses this one
     code, modules, _ = _imported(["verify-crc", "--max-depth", "+4", _uncompressed_segment(tmp_path / "0.log")])

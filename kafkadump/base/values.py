@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # (a TypeVar bound by name compiles the name at run time: mil
 class Value:
     """Equality, repr and :meth:`replace` by the fields named in ``__match_args__``."""
 
+    __slots__ = ()  # a subclass naming its fields in __slots__ has no __dict__ (as @dataclass(slots=True))
     __match_args__: tuple[str, ...] = ()
     __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as @dataclass with eq
 
@@ -52,6 +53,8 @@ class Value:
 
 class FrozenValue(Value):
     """A :class:`Value` whose fields are set once, by ``__init__`` (through :meth:`_set`): hashable."""
+
+    __slots__ = ()
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(self._field_values())

@@ -3,7 +3,7 @@
 Importing typer costs more than a small ``batches`` run.  For the commands
 in :mod:`.fast_options` (generated from the typer app by
 tools/gen_fast_options.py), :func:`run_fast` parses the command line as
-typer's parser would and runs the same command body (:mod:`.segment_bodies`)
+typer's parser would and runs the same command body (:mod:`.segment_bodies`, ...)
 through the same runner (:mod:`.running`).  It parses only what it fully
 understands: known options with valid values and the arguments the command
 takes.  Anything else (``--help``, an unknown or misspelt option, a bad value,
@@ -36,9 +36,37 @@ def _capture_body() -> ModuleType:
     return capture_body
 
 
+def _logdir_bodies() -> ModuleType:
+    from kafkadump.cli import logdir_bodies
+
+    return logdir_bodies
+
+
+def _forensics_bodies() -> ModuleType:
+    from kafkadump.cli import forensics_bodies
+
+    return forensics_bodies
+
+
+def _replica_bodies() -> ModuleType:
+    from kafkadump.cli import replica_bodies
+
+    return replica_bodies
+
+
+def _payload_bodies() -> ModuleType:
+    from kafkadump.cli import payload_bodies
+
+    return payload_bodies
+
+
 # the typer command module -> the module of its commands' bodies (by the same function names)
 BODY_MODULES: dict[str, Callable[[], ModuleType]] = {"segment_commands": _segment_bodies,
-                                                     "capture_command": _capture_body}
+                                                     "capture_command": _capture_body,
+                                                     "logdir_commands": _logdir_bodies,
+                                                     "forensics_commands": _forensics_bodies,
+                                                     "replica_commands": _replica_bodies,
+                                                     "payload_commands": _payload_bodies}
 
 
 # set, typer answers a shell's completion request instead of running the command

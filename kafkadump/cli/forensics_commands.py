@@ -1,62 +1,25 @@
-"""txn, offsets: incident forensics joining the files of log dirs (transactions, offsets and lag)."""
+"""txn, offsets: incident forensics joining the files of log dirs (transactions, offsets and lag).
+
+The options are declared here, for typer; the bodies are in :mod:`.forensics_bodies`
+(the fast path runs the same ones).
+"""
 
 from __future__ import annotations
 
-import os
-import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
-from kafkadump.base.errors import InputError, UsageError
-from kafkadump.base.status import Tally
+from kafkadump.cli import forensics_bodies as bodies
 from kafkadump.cli.option_groups import FROM_OPTIONS, Output, output_options
+from kafkadump.cli.option_values import TxnState
 from kafkadump.cli.typer_app import app
-from kafkadump.cli.typer_main import finish, run_command
+from kafkadump.cli.typer_main import run_command
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 PathsOpt = typer.Argument(..., show_default=False,
                           help="Log dirs, partition directories (or trees of log dirs: several brokers side by side).")
-TxnState = Enum("TxnState", {s: s for s in ("committed", "aborted", "ongoing", "hanging")}, type=str)  # type: ignore[misc]
 JobsOpt = typer.Option(2, "--jobs", "-j", min=1, max=64, help="Worker processes scanning separate files in parallel.")
-
-
-def _existing(paths: list[str]) -> None:
-    """Every path exists, and one at least is (or holds, or is inside) a partition directory: txn and
-    offsets read partitions; anything else is an input that holds nothing they can read (exit 2)."""
-    for path in paths:
-        if not os.path.exists(path):
-            raise UsageError(f"{path}: no such file or directory")
-    if not any(_holds_partitions(p) for p in paths):
-        raise InputError(f"{', '.join(paths)}: no partition directory (TOPIC-N) among the inputs; give log dirs, "
-                         "partition directories or the segments inside them")
-
-
-def _holds_partitions(path: str) -> bool:
-    from kafkadump.decoders.logfiles.names import parse_partition_dir
-
-    if not os.path.isdir(path):
-        return parse_partition_dir(os.path.dirname(os.path.abspath(path))) is not None
-    level, seen = [path], 0
-    for _ in range(PARTITION_SEARCH_DEPTH):   # a partition directory at most this deep, as the reports look
-        below = []
-        for d in level:
-            if parse_partition_dir(d) is not None:
-                return True
-            try:
-                below += [e.path for e in os.scandir(d) if e.is_dir(follow_symlinks=False)]
-            except OSError:
-                return True   # the report says what is wrong with it
-        seen += len(below)
-        if seen > PARTITION_SEARCH_DIRS:
-            return True   # too many to look through here: the report looks
-        level = below
-    return False
-
-
-PARTITION_SEARCH_DEPTH = 5
-PARTITION_SEARCH_DIRS = 100_000
 
 
 @app.command()
@@ -87,30 +50,7 @@ def txn(
     that aborts it.  Exit 0 when no transaction hangs, 1 when one does,
     2 on usage or I/O errors.
     """
-    from kafkadump.cli.progress import Progress
-    from kafkadump.render import transaction_table as render
-    from kafkadump.reports.triage import transactions_report
-
-    def body() -> int:
-        _existing(paths)
-        tally = Tally()
-        progress = Progress("txn") if sys.stderr.isatty() else None
-        try:
-            report = transactions_report(paths, tally, jobs=jobs, txn_partitions=txn_partitions,
-                                         transactional_ids=tuple(transactional_id or ()),
-                                         progress=progress.update if progress else None)
-        finally:
-            if progress:
-                progress.stop()
-        states = [s.value for s in state] if state else None
-        if output.json:
-            render.write_txn_json(report, sys.stdout, bootstrap, states)
-        else:
-            console = output.console()
-            render.write_txn_table(report, sys.stdout, console, output.layout(console), bootstrap, states)
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.txn(paths, txn_partitions, bootstrap, transactional_id, state, jobs, output))
 
 
 @app.command()
@@ -140,21 +80,4 @@ def offsets(
     1 when a committed offset is beyond its partition's log end or the data
     has problems, 2 on usage or I/O errors.
     """
-    from kafkadump.render import offsets_table as render
-    from kafkadump.reports.offsets import OffsetsQuery, offsets_report
-    from kafkadump.reports.query import parse_time
-
-    def body() -> int:
-        _existing(paths)
-        tally = Tally()
-        query = OffsetsQuery(parse_time(time, "--time"), history, tuple(group) if group else None,
-                             offsets_partitions)
-        items = offsets_report(paths, query, tally)
-        if output.json:
-            render.write_offsets_json(items, sys.stdout)
-        else:
-            console = output.console()
-            render.write_offsets_table(items, sys.stdout, console, output.layout(console))
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.offsets(paths, time, history, group, offsets_partitions, output))

@@ -1,27 +1,20 @@
-"""dump, triage, carve: the files of a Kafka log directory."""
+"""dump, triage, carve: the files of a Kafka log directory.
+
+The options are declared here, for typer; the bodies are in :mod:`.logdir_bodies`
+(the fast path runs the same ones).
+"""
 
 from __future__ import annotations
 
-import os
-import sys
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
-from kafkadump.base.errors import InputError, UsageError
-from kafkadump.base.status import Tally
+from kafkadump.cli import logdir_bodies as bodies
 from kafkadump.cli.option_groups import FROM_OPTIONS, Output, output_options
-from kafkadump.cli.option_values import Format
-from kafkadump.cli.running import finish
+from kafkadump.cli.option_values import FileType
 from kafkadump.cli.typer_app import app
 from kafkadump.cli.typer_main import run_command
-
-# the kinds --type can name (logdir.names' kinds that dump decodes)
-DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
-                  "leader-epoch-checkpoint", "partition-metadata", "offset-checkpoint", "meta-properties",
-                  "quorum-state", "kraft-snapshot")
-FileType = Enum("FileType", {t.replace("-", "_"): t for t in DUMPABLE_KINDS}, type=str)  # type: ignore[misc]
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 # the options of both triages (kafkadump triage and spark triage), defined once
@@ -61,34 +54,7 @@ def dump(
     .txnindex, .snapshot), its mismatch sections on stderr.  Exit 1
     when a warning or error finding is reported.
     """
-    from kafkadump.render import logdir_files as render
-    from kafkadump.reports.dump import dump_report
-
-    def body() -> int:
-        tally = Tally()
-        kind = type_.value if type_ else None
-        if output.format is Format.dump_log:
-            return _dump_dumplog(paths, kind, tally)
-        if output.format is Format.blocks:
-            raise UsageError("--format blocks is for batches and records: dump writes table, json or dump-log")
-        events = dump_report(paths, kind, tally, verify=not no_verify)
-        if output.json:
-            render.write_dump_json(events, sys.stdout)
-        else:
-            console = output.console()
-            render.write_dump_table(events, sys.stdout, console, output.layout(console))
-        return finish(tally)
-
-    run_command(body)
-
-
-def _dump_dumplog(paths: list[str], kind: str | None, tally: Tally) -> int:
-    """``dump --format dump-log``: Kafka's DumpLogSegments lines; its exit status."""
-    from kafkadump.render.dumplog_files import write_dump_dumplog
-    from kafkadump.reports.dumplog_source import dumplog_events
-
-    write_dump_dumplog(dumplog_events(paths, kind, tally), sys.stdout, sys.stderr)
-    return finish(tally)
+    run_command(lambda: bodies.dump(paths, type_, no_verify, output))
 
 
 @app.command()
@@ -113,38 +79,7 @@ def triage(
     Exit 0 clean (info findings only), 1 any warning or error finding, 2 an
     unreadable file (the rest is still reported), usage or I/O error.
     """
-    from kafkadump.cli.progress import Progress
-    from kafkadump.objects.logdir_objects import triage_report
-    from kafkadump.reports.triage import Triage
-
-    def body() -> int:
-        for path in paths:
-            if not os.path.exists(path):
-                raise UsageError(f"{path}: no such file or directory")
-        progress = Progress("triage") if sys.stderr.isatty() else None
-        try:
-            report = triage_report(Triage(paths[0] if len(paths) == 1 else paths, jobs=jobs, records=not shallow, max_findings=max_findings,
-                            progress=progress.update if progress else None).run())
-        finally:
-            if progress:
-                progress.stop()
-        if not report["files"]:   # nothing to read: said and exit 2, as batches says it
-            raise InputError(f"{', '.join(paths)}: no Kafka file (segment, index, checkpoint, snapshot) to triage")
-        return show_triage(report, output, files=not no_files, show_all=show_all)
-
-    run_command(body)
-
-
-def show_triage(report: dict, output: Output, files: bool = True, show_all: bool = False) -> int:
-    """Write a triage report as ``output`` asks (``kafkadump triage`` and ``spark triage``); its exit status."""
-    from kafkadump.objects.logdir_objects import triage_exit_status
-    from kafkadump.render import triage_table as render
-
-    if output.json:
-        render.render_triage_json(report, sys.stdout)
-    else:
-        render.render_triage(report, sys.stdout, output.console(), files=files, show_all=show_all)
-    return triage_exit_status(report)
+    run_command(lambda: bodies.triage(paths, jobs, shallow, max_findings, no_files, show_all, output))
 
 
 @app.command()
@@ -165,16 +100,4 @@ def carve(
     new segment holding only the intact batches.  The input is never
     modified.  Exit 0 when nothing is damaged, 1 when something is.
     """
-    from kafkadump.render import logdir_files as render
-    from kafkadump.reports.carve import carve_report
-
-    def body() -> int:
-        tally = Tally()
-        items = carve_report(segment, tally, output_file, force)
-        if output.json:
-            render.write_carve_json(items, sys.stdout)
-        else:
-            render.write_carve_table(items, sys.stdout, output.console(), list_recovered=list_)
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.carve(segment, output_file, force, list_, output))

@@ -53,8 +53,17 @@ class As(str, Enum):
     records = "records"
 
 
+# the kinds dump --type can name (logdir.names' kinds that dump decodes)
+DUMPABLE_KINDS = ("segment", "offset-index", "time-index", "txn-index", "producer-snapshot",
+                  "leader-epoch-checkpoint", "partition-metadata", "offset-checkpoint", "meta-properties",
+                  "quorum-state", "kraft-snapshot")
+FileType = Enum("FileType", {t.replace("-", "_"): t for t in DUMPABLE_KINDS}, type=str)  # type: ignore[misc]
+# txn --state: the states a transaction is listed in
+TxnState = Enum("TxnState", {s: s for s in ("committed", "aborted", "ongoing", "hanging")}, type=str)  # type: ignore[misc]
+
 # the choice types of the options, by name (the fast path's option table names them)
-CHOICES: dict[str, type[Enum]] = {"Format": Format, "Encoding": Encoding, "Decode": Decode, "As": As}
+CHOICES: dict[str, type[Enum]] = {"Format": Format, "Encoding": Encoding, "Decode": Decode, "As": As,
+                                  "FileType": FileType, "TxnState": TxnState}
 
 
 def output_format(json_flag: bool, fmt: Format | None) -> Format:

@@ -1,16 +1,19 @@
-"""schemas: the Schema Registry's schemas found in the evidence (a _schemas partition) or in files."""
+"""schemas: the Schema Registry's schemas found in the evidence (a _schemas partition) or in files.
+
+The options are declared here, for typer; the body is in :mod:`.payload_bodies`
+(the fast path runs the same one).
+"""
 
 from __future__ import annotations
 
-import sys
 from typing import List
 
 import typer
 
-from kafkadump.base.status import Tally
+from kafkadump.cli import payload_bodies as bodies
 from kafkadump.cli.option_groups import FROM_OPTIONS, Output, output_options
 from kafkadump.cli.typer_app import app
-from kafkadump.cli.typer_main import finish, run_command
+from kafkadump.cli.typer_main import run_command
 
 SchemaPathsOpt = typer.Argument(..., show_default=False,
                                 help="A _schemas partition directory or a log dir holding one, a _schemas segment "
@@ -35,18 +38,4 @@ def schemas(
     read cleanly, 1 when a _schemas record or segment is damaged, 2 on
     usage or I/O errors.
     """
-    from kafkadump.decoders.payloads.store import SchemaStore
-    from kafkadump.render import schema_views as render
-
-    def body() -> int:
-        tally = Tally()
-        store = SchemaStore.load(paths)
-        tally.see(located.finding for located in store.findings)
-        if output.json:
-            render.write_schemas_json(store, sys.stdout)
-        else:
-            console = output.console()
-            render.write_schemas_table(store, sys.stdout, console, output.layout(console))
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.schemas(paths, output))

@@ -1,16 +1,19 @@
-"""diff, metadata: two copies of a partition compared; KRaft metadata history."""
+"""diff, metadata: two copies of a partition compared; KRaft metadata history.
+
+The options are declared here, for typer; the bodies are in :mod:`.replica_bodies`
+(the fast path runs the same ones).
+"""
 
 from __future__ import annotations
 
-import sys
 from typing import List, Optional
 
 import typer
 
-from kafkadump.base.status import Tally
+from kafkadump.cli import replica_bodies as bodies
 from kafkadump.cli.option_groups import FROM_OPTIONS, InputLimits, Output, input_limits, output_options
 from kafkadump.cli.typer_app import app
-from kafkadump.cli.typer_main import finish, run_command
+from kafkadump.cli.typer_main import run_command
 
 JSON_LINES = "JSON Lines on stdout, one object per line."
 
@@ -45,19 +48,7 @@ def metadata(
     Exit 1 when an unclean election or a re-created topic is found (or the
     bytes are damaged), 0 otherwise.
     """
-    from kafkadump.render import metadata_views as render
-    from kafkadump.reports.metadata import metadata_report
-
-    def body() -> int:
-        tally = Tally()
-        items = metadata_report(path, limits.options(), tally, at=at, brokers=brokers, topics=topic)
-        if output.json:
-            render.write_metadata_json(items, sys.stdout)
-        else:
-            render.write_metadata_table(items, sys.stdout, output.console())
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.metadata(path, at, brokers, topic, output, limits))
 
 
 @app.command()
@@ -82,16 +73,4 @@ def diff(
     b-contains-a, equivalent (each lacks only what compaction removed) or
     diverged.  Exit 1 when the copies diverge (or their bytes are damaged).
     """
-    from kafkadump.render import diff_views as render
-    from kafkadump.reports.diff import diff_report
-
-    def body() -> int:
-        tally = Tally()
-        items = diff_report(a, b, limits.options(records=False), tally)
-        if output.json:
-            render.write_diff_json(items, sys.stdout)
-        else:
-            render.write_diff_table(items, sys.stdout, output.console())
-        return finish(tally)
-
-    run_command(body)
+    run_command(lambda: bodies.diff(a, b, output, limits))

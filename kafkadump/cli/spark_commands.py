@@ -17,7 +17,8 @@ import typer
 
 from kafkadump.base.errors import UsageError
 from kafkadump.base.status import exit_status
-from kafkadump.cli.logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt, show_triage
+from kafkadump.cli.logdir_bodies import show_triage
+from kafkadump.cli.logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt, TriageShallowOpt
 from kafkadump.cli.option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
 from kafkadump.cli.typer_app import app, command_group
 from kafkadump.cli.typer_main import run_command

@@ -22,12 +22,12 @@ differ between two runs over the same files.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafkadump import __version__
 from kafkadump.base.findings import SEVERITY, Severity, worst_severity
 from kafkadump.base.status import exit_status
+from kafkadump.base.values import Value
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafkadump.reports.partition import PartitionFacts
@@ -109,15 +109,24 @@ def partition_object(p: PartitionFacts, scans: list[FileScan]) -> dict:
     }
 
 
-@dataclass
-class TriageRun:
+class TriageRun(Value):
     """What a triage run hands the report: its paths, timing, files (in plan order) and partitions."""
+
+    __match_args__ = ("paths", "files", "partitions", "started", "elapsed")
 
     paths: list[str]
     files: list[FileScan]
     partitions: list[dict]        # partition objects, in plan order
-    started: float | None = None  # epoch seconds
-    elapsed: float | None = None  # seconds
+    started: float | None  # epoch seconds
+    elapsed: float | None  # seconds
+
+    def __init__(self, paths: list[str], files: list[FileScan], partitions: list[dict],
+                 started: float | None = None, elapsed: float | None = None) -> None:
+        self.paths = paths
+        self.files = files
+        self.partitions = partitions
+        self.started = started
+        self.elapsed = elapsed
 
 
 def _iso(t: float | None) -> str | None:

@@ -9,15 +9,13 @@ a :class:`CarveTotals`.  Nothing here prints.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from kafkadump.base.errors import OutputError, UsageError
 from kafkadump.base.status import Tally
+from kafkadump.base.values import Value
 from kafkadump.decoders.batches.guard import file_changed, guarded_walk
 from kafkadump.decoders.batches.model import Batch
 from kafkadump.decoders.batches.primitives import ByteBuffer
@@ -26,22 +24,42 @@ from kafkadump.decoders.logfiles.carving import Damaged, Padding, Recovered, car
 from kafkadump.sources.segment import open_segment
 
 
-@dataclass
-class CarveTotals:
+class CarveTotals(Value):
     """The closing summary of a carve."""
 
+    __match_args__ = ("file", "size", "output", "recovered", "recovered_bytes", "length_repaired",
+                       "damaged_ranges", "damaged_bytes", "padding_bytes", "first_offset", "last_offset",
+                       "output_sha256")
+
     file: str
-    size: int = 0
-    output: str | None = None
-    recovered: int = 0
-    recovered_bytes: int = 0
-    length_repaired: int = 0   # recovered batches whose length field was damaged (written repaired)
-    damaged_ranges: int = 0
-    damaged_bytes: int = 0
-    padding_bytes: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    output_sha256: str | None = None
+    size: int
+    output: str | None
+    recovered: int
+    recovered_bytes: int
+    length_repaired: int   # recovered batches whose length field was damaged (written repaired)
+    damaged_ranges: int
+    damaged_bytes: int
+    padding_bytes: int
+    first_offset: int | None
+    last_offset: int | None
+    output_sha256: str | None
+
+    def __init__(self, file: str, size: int = 0, output: str | None = None, recovered: int = 0,
+                 recovered_bytes: int = 0, length_repaired: int = 0, damaged_ranges: int = 0,
+                 damaged_bytes: int = 0, padding_bytes: int = 0, first_offset: int | None = None,
+                 last_offset: int | None = None, output_sha256: str | None = None) -> None:
+        self.file = file
+        self.size = size
+        self.output = output
+        self.recovered = recovered
+        self.recovered_bytes = recovered_bytes
+        self.length_repaired = length_repaired
+        self.damaged_ranges = damaged_ranges
+        self.damaged_bytes = damaged_bytes
+        self.padding_bytes = padding_bytes
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.output_sha256 = output_sha256
 
     def add_recovered(self, b: Batch) -> None:
         self.recovered += 1
@@ -63,6 +81,9 @@ class CarveOutput:
         self.target = os.path.realpath(path)  # through a symbolic link: the file it names is replaced
         self.force = force
         directory = os.path.dirname(self.target)
+        import hashlib  # (only with --output: start-up time)
+        import tempfile
+
         try:
             fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".carving", dir=directory)
         except OSError as e:

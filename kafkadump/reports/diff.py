@@ -45,11 +45,11 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from kafkadump.base.errors import InputError
 from kafkadump.base.findings import DecodeError, Finding
 from kafkadump.base.status import Tally
+from kafkadump.base.values import Value
 from kafkadump.decoders.batches import Batch, Gap, Options, Record, iter_batches
 from kafkadump.decoders.batches.guard import Walk, guarded_walk
 from kafkadump.decoders.batches.step import decode_item
@@ -66,18 +66,32 @@ NO_END = 1 << 63
 MAX_EPOCHS = 1000   # leader epoch starts kept per copy for the summary
 
 
-@dataclass
-class CopyInfo:
+class CopyInfo(Value):
     """One copy, as far as the walk read it."""
 
+    __match_args__ = ("path", "files", "batches", "records", "first_offset", "last_offset", "leader_epochs",
+                       "log_start")
+
     path: str
-    files: list[str] = field(default_factory=list)
-    batches: int = 0
-    records: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
-    leader_epochs: list[tuple[int, int]] = field(default_factory=list)   # (epoch, first offset)
-    log_start: int | None = None     # the first segment's base offset, from its name
+    files: list[str]
+    batches: int
+    records: int
+    first_offset: int | None
+    last_offset: int | None
+    leader_epochs: list[tuple[int, int]]   # (epoch, first offset)
+    log_start: int | None     # the first segment's base offset, from its name
+
+    def __init__(self, path: str, files: list[str] | None = None, batches: int = 0, records: int = 0,
+                 first_offset: int | None = None, last_offset: int | None = None,
+                 leader_epochs: list[tuple[int, int]] | None = None, log_start: int | None = None) -> None:
+        self.path = path
+        self.files = list() if files is None else files
+        self.batches = batches
+        self.records = records
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.leader_epochs = list() if leader_epochs is None else leader_epochs
+        self.log_start = log_start
 
     def saw(self, b: Batch) -> None:
         self.batches += 1
@@ -94,37 +108,66 @@ class CopyInfo:
         self.last_offset = last
 
 
-@dataclass
-class Divergence:
+class Divergence(Value):
     """A run of offsets of one kind and one pair of leader epochs."""
+
+    __match_args__ = ("kind", "from_offset", "to_offset", "leader_epoch_a", "leader_epoch_b", "records",
+                       "pattern", "fields", "file_a", "position_a", "file_b", "position_b")
 
     kind: str
     from_offset: int
     to_offset: int
     leader_epoch_a: int | None
     leader_epoch_b: int | None
-    records: int = 0
-    pattern: str | None = None                              # for only-in-a / only-in-b
-    fields: list[str] = field(default_factory=list)         # for different: what differs
-    file_a: str | None = None
-    position_a: int | None = None                           # the batch holding fromOffset in A
-    file_b: str | None = None
-    position_b: int | None = None
+    records: int
+    pattern: str | None                              # for only-in-a / only-in-b
+    fields: list[str]         # for different: what differs
+    file_a: str | None
+    position_a: int | None                           # the batch holding fromOffset in A
+    file_b: str | None
+    position_b: int | None
+
+    def __init__(self, kind: str, from_offset: int, to_offset: int, leader_epoch_a: int | None,
+                 leader_epoch_b: int | None, records: int = 0, pattern: str | None = None,
+                 fields: list[str] | None = None, file_a: str | None = None, position_a: int | None = None,
+                 file_b: str | None = None, position_b: int | None = None) -> None:
+        self.kind = kind
+        self.from_offset = from_offset
+        self.to_offset = to_offset
+        self.leader_epoch_a = leader_epoch_a
+        self.leader_epoch_b = leader_epoch_b
+        self.records = records
+        self.pattern = pattern
+        self.fields = list() if fields is None else fields
+        self.file_a = file_a
+        self.position_a = position_a
+        self.file_b = file_b
+        self.position_b = position_b
 
 
-@dataclass
-class CopyProblems:
+class CopyProblems(Value):
     """Problem findings met in one copy (``side``: a or b)."""
+
+    __match_args__ = ("side", "file", "position", "findings")
 
     side: str
     file: str
     position: int
     findings: list[Finding]
 
+    def __init__(self, side: str, file: str, position: int, findings: list[Finding]) -> None:
+        self.side = side
+        self.file = file
+        self.position = position
+        self.findings = findings
 
-@dataclass
-class DiffSummary:
+
+class DiffSummary(Value):
     """The closing item."""
+
+    __match_args__ = ("verdict", "identical_through", "first_divergent_offset", "same", "only_in_a", "only_in_b",
+                       "different", "only_in_a_by_pattern", "only_in_b_by_pattern", "identical_batches",
+                       "records_compared", "a", "b")
 
     verdict: str
     identical_through: int | None
@@ -139,6 +182,24 @@ class DiffSummary:
     records_compared: int
     a: CopyInfo
     b: CopyInfo
+
+    def __init__(self, verdict: str, identical_through: int | None, first_divergent_offset: int | None, same: int,
+                 only_in_a: int, only_in_b: int, different: int, only_in_a_by_pattern: dict[str, int],
+                 only_in_b_by_pattern: dict[str, int], identical_batches: int, records_compared: int, a: CopyInfo,
+                 b: CopyInfo) -> None:
+        self.verdict = verdict
+        self.identical_through = identical_through
+        self.first_divergent_offset = first_divergent_offset
+        self.same = same
+        self.only_in_a = only_in_a
+        self.only_in_b = only_in_b
+        self.different = different
+        self.only_in_a_by_pattern = only_in_a_by_pattern
+        self.only_in_b_by_pattern = only_in_b_by_pattern
+        self.identical_batches = identical_batches
+        self.records_compared = records_compared
+        self.a = a
+        self.b = b
 
 
 DiffItem = Divergence | CopyProblems | DiffSummary

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from kafkadump.base.findings import Code, Finding
 from kafkadump.base.status import Tally
+from kafkadump.base.values import FrozenValue
 from kafkadump.decoders.batches import Options
 from kafkadump.decoders.batches.model import Batch, Gap
 from kafkadump.decoders.logfiles import names
@@ -39,74 +39,119 @@ from kafkadump.reports.scan import scan_segment
 from kafkadump.sources.segment import open_segment
 
 
-@dataclass(frozen=True, slots=True)
-class IndexEntryEvent:
+class IndexEntryEvent(FrozenValue):
     """An entry of an offset, time or transaction index (``kind``), with its findings."""
+
+    __match_args__ = ("kind", "entry", "findings")
+    __slots__ = __match_args__
 
     kind: str
     entry: IndexEntry | TimeIndexEntry | TxnEntry
     findings: list[Finding]
 
+    def __init__(self, kind: str, entry: IndexEntry | TimeIndexEntry | TxnEntry, findings: list[Finding]) -> None:
+        self._set(kind=kind, entry=entry, findings=findings)
 
-@dataclass(frozen=True, slots=True)
-class SnapshotEvent:
+
+class SnapshotEvent(FrozenValue):
     """A producer snapshot's header; a :class:`ProducerEntryEvent` per producer follows."""
+
+    __match_args__ = ("snapshot",)
+    __slots__ = __match_args__
 
     snapshot: ProducerSnapshot
 
+    def __init__(self, snapshot: ProducerSnapshot) -> None:
+        self._set(snapshot=snapshot)
 
-@dataclass(frozen=True, slots=True)
-class ProducerEntryEvent:
+
+class ProducerEntryEvent(FrozenValue):
     """One producer of a producer snapshot."""
+
+    __match_args__ = ("entry",)
+    __slots__ = __match_args__
 
     entry: ProducerEntry
 
+    def __init__(self, entry: ProducerEntry) -> None:
+        self._set(entry=entry)
 
-@dataclass(frozen=True, slots=True)
-class TextEvent:
+
+class TextEvent(FrozenValue):
     """A checkpoint, properties, partition metadata or quorum state file (``kind``): its decoded
     content (a checkpoint's ``entries`` read as they are asked for) and findings (a checkpoint's
     complete once its entries are read)."""
+
+    __match_args__ = ("kind", "content", "findings")
+    __slots__ = __match_args__
 
     kind: str
     content: dict[str, Any]
     findings: list[Finding]
 
+    def __init__(self, kind: str, content: dict[str, Any], findings: list[Finding]) -> None:
+        self._set(kind=kind, content=content, findings=findings)
 
-@dataclass(frozen=True, slots=True)
-class BatchesEvent:
+
+class BatchesEvent(FrozenValue):
     """A segment or KRaft snapshot (``kind``): the caller walks its batches."""
+
+    __match_args__ = ("kind",)
+    __slots__ = __match_args__
 
     kind: str
 
+    def __init__(self, kind: str) -> None:
+        self._set(kind=kind)
 
-@dataclass(frozen=True, slots=True)
-class FindingsEvent:
+
+class FindingsEvent(FrozenValue):
     """Findings of the file that belong to no entry."""
+
+    __match_args__ = ("findings",)
+    __slots__ = __match_args__
 
     findings: list[Finding]
 
+    def __init__(self, findings: list[Finding]) -> None:
+        self._set(findings=findings)
 
-@dataclass(frozen=True, slots=True)
-class NoteEvent:
+
+class NoteEvent(FrozenValue):
     """A line about the dump itself (which log an index was checked against)."""
+
+    __match_args__ = ("text",)
+    __slots__ = __match_args__
 
     text: str
 
+    def __init__(self, text: str) -> None:
+        self._set(text=text)
 
-@dataclass(frozen=True, slots=True)
-class FileEvent:
+
+class FileEvent(FrozenValue):
     """The start of a file's events: its path, and how many files the dump reads."""
+
+    __match_args__ = ("path", "count")
+    __slots__ = __match_args__
 
     path: str
     count: int
 
+    def __init__(self, path: str, count: int) -> None:
+        self._set(path=path, count=count)
 
-@dataclass(frozen=True, slots=True)
-class BatchEvent:
+
+class BatchEvent(FrozenValue):
     """A batch or gap of a segment (or KRaft snapshot) the dump walked."""
 
+    __match_args__ = ("item",)
+    __slots__ = __match_args__
+
     item: Batch | Gap
+
+    def __init__(self, item: Batch | Gap) -> None:
+        self._set(item=item)
 
 
 # the events of iter_dump (see the module docstring)

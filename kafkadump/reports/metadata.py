@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from kafkadump.base.errors import InputError, UsageError
 from kafkadump.base.findings import Finding
 from kafkadump.base.status import Tally
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.batches import Batch, Gap, Options, iter_batches
 from kafkadump.decoders.batches.guard import Walk, guarded_walk
 from kafkadump.decoders.batches.primitives import ByteBuffer
@@ -50,12 +50,16 @@ OFFSET_OR_TIME = 10 ** 12
 V2_PAYLOAD = 61
 
 
-@dataclass(frozen=True)
-class At:
+class At(FrozenValue):
     """The point ``--at`` names: an offset (the state after it) or a time (after the last record at or before it)."""
 
-    offset: int | None = None
-    time: int | None = None
+    __match_args__ = ("offset", "time")
+
+    offset: int | None
+    time: int | None
+
+    def __init__(self, offset: int | None = None, time: int | None = None) -> None:
+        self._set(offset=offset, time=time)
 
     @classmethod
     def parse(cls, text: str | None) -> At | None:
@@ -75,41 +79,73 @@ class At:
         return timestamp is not None and self.time is not None and timestamp > self.time
 
 
-@dataclass
-class MetadataFiles:
+class MetadataFiles(Value):
     """What is replayed: a snapshot (or none), then the log segments from its offset on."""
+
+    __match_args__ = ("snapshot", "snapshot_offset", "logs")
 
     snapshot: str | None
     snapshot_offset: int | None
     logs: list[str]
 
+    def __init__(self, snapshot: str | None, snapshot_offset: int | None, logs: list[str]) -> None:
+        self.snapshot = snapshot
+        self.snapshot_offset = snapshot_offset
+        self.logs = logs
 
-@dataclass
-class FileProblems:
+
+class FileProblems(Value):
     """Problem findings met while reading a file (damage in a batch or between batches)."""
+
+    __match_args__ = ("file", "position", "findings")
 
     file: str
     position: int
     findings: list[Finding]
 
+    def __init__(self, file: str, position: int, findings: list[Finding]) -> None:
+        self.file = file
+        self.position = position
+        self.findings = findings
 
-@dataclass
-class MetadataSummary:
+
+class MetadataSummary(Value):
     """The closing item: what was read and what the replay found."""
+
+    __match_args__ = ("path", "files", "counts", "first_offset", "last_offset", "history_from", "topics",
+                       "partitions", "brokers", "at", "problems", "unclean", "recreated")
 
     path: str
     files: MetadataFiles
     counts: ReplayCounts
-    first_offset: int | None = None
-    last_offset: int | None = None
-    history_from: int | None = None     # the first offset whose state before it is known (0: complete)
-    topics: int = 0
-    partitions: int = 0
-    brokers: int = 0
-    at: At | None = None
-    problems: int = 0
-    unclean: list[str] = field(default_factory=list)      # "topic-partition@offset", the first few
-    recreated: list[str] = field(default_factory=list)    # topic names re-created, the first few
+    first_offset: int | None
+    last_offset: int | None
+    history_from: int | None     # the first offset whose state before it is known (0: complete)
+    topics: int
+    partitions: int
+    brokers: int
+    at: At | None
+    problems: int
+    unclean: list[str]      # "topic-partition@offset", the first few
+    recreated: list[str]    # topic names re-created, the first few
+
+    def __init__(self, path: str, files: MetadataFiles, counts: ReplayCounts, first_offset: int | None = None,
+                 last_offset: int | None = None, history_from: int | None = None, topics: int = 0,
+                 partitions: int = 0, brokers: int = 0, at: At | None = None, problems: int = 0,
+                 unclean: list[str] | None = None, recreated: list[str] | None = None) -> None:
+        self.path = path
+        self.files = files
+        self.counts = counts
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+        self.history_from = history_from
+        self.topics = topics
+        self.partitions = partitions
+        self.brokers = brokers
+        self.at = at
+        self.problems = problems
+        self.unclean = list() if unclean is None else unclean
+        self.recreated = list() if recreated is None else recreated
 
 
 MetadataItem = MetadataEvent | FileProblems | ClusterState | MetadataSummary
@@ -302,14 +338,21 @@ def _of_topics(st: ClusterState, topics: frozenset[str] | None) -> ClusterState:
     return ClusterState(st.offset, st.timestamp, kept, parts, st.brokers, st.features, configs, st.controllers)
 
 
-@dataclass
-class MetadataCheck:
+class MetadataCheck(Value):
     """What triage reports about a ``__cluster_metadata`` directory: the replay's problems, each with
     the file it is anchored in (at most :data:`MAX_CHECK_FINDINGS`; the counts are exact)."""
 
-    unclean_elections: int = 0
-    topics_recreated: int = 0
-    findings: list[tuple[str, Finding]] = field(default_factory=list)
+    __match_args__ = ("unclean_elections", "topics_recreated", "findings")
+
+    unclean_elections: int
+    topics_recreated: int
+    findings: list[tuple[str, Finding]]
+
+    def __init__(self, unclean_elections: int = 0, topics_recreated: int = 0,
+                 findings: list[tuple[str, Finding]] | None = None) -> None:
+        self.unclean_elections = unclean_elections
+        self.topics_recreated = topics_recreated
+        self.findings = list() if findings is None else findings
 
 
 MAX_CHECK_FINDINGS = 10_000

@@ -34,12 +34,12 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafkadump.base.errors import InputError
 from kafkadump.base.findings import Code, Finding
 from kafkadump.base.status import Tally
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.batches import Batch, Options, iter_batches
 from kafkadump.decoders.batches.guard import guarded_walk
 from kafkadump.decoders.internal_topics.coordinator import (
@@ -58,34 +58,61 @@ OFFSETS_TOPIC = "__consumer_offsets"
 MAX_GROUP_OFFSETS = 200_000   # latest commits kept (group, topic, partition); more are counted
 
 
-@dataclass(frozen=True)
-class OffsetsQuery:
+class OffsetsQuery(FrozenValue):
     """What ``kafkadump offsets`` asks: a time to look up, every commit or the latest, which groups."""
 
-    time: int | None = None
-    history: bool = False
-    groups: tuple[str, ...] | None = None
-    offsets_partitions: int = DEFAULT_PARTITIONS
+    __match_args__ = ("time", "history", "groups", "offsets_partitions")
+
+    time: int | None
+    history: bool
+    groups: tuple[str, ...] | None
+    offsets_partitions: int
+
+    def __init__(self, time: int | None = None, history: bool = False, groups: tuple[str, ...] | None = None,
+                 offsets_partitions: int = DEFAULT_PARTITIONS) -> None:
+        self._set(time=time, history=history, groups=groups, offsets_partitions=offsets_partitions)
 
 
-@dataclass
-class PartitionOffsets:
+class PartitionOffsets(Value):
     """One partition directory's offsets."""
+
+    __match_args__ = ("path", "topic", "partition", "segments", "first_offset", "log_start_offset", "log_end",
+                       "high_watermark", "max_timestamp", "max_timestamp_offset", "offset_for_time",
+                       "finding_counts", "segment_base")
 
     path: str
     topic: str | None
     partition: int | None
-    segments: int = 0
-    first_offset: int | None = None        # of the first batch on disk
-    log_start_offset: int | None = None    # log-start-offset-checkpoint
-    log_end: int | None = None
-    high_watermark: int | None = None      # replication-offset-checkpoint
-    max_timestamp: int | None = None
-    max_timestamp_offset: int | None = None
-    offset_for_time: int | None = None
-    finding_counts: Counter = field(default_factory=Counter)
+    segments: int
+    first_offset: int | None        # of the first batch on disk
+    log_start_offset: int | None    # log-start-offset-checkpoint
+    log_end: int | None
+    high_watermark: int | None      # replication-offset-checkpoint
+    max_timestamp: int | None
+    max_timestamp_offset: int | None
+    offset_for_time: int | None
+    finding_counts: Counter
 
-    segment_base: int | None = None        # the first segment's base offset (its file name)
+    segment_base: int | None        # the first segment's base offset (its file name)
+
+    def __init__(self, path: str, topic: str | None, partition: int | None, segments: int = 0,
+                 first_offset: int | None = None, log_start_offset: int | None = None, log_end: int | None = None,
+                 high_watermark: int | None = None, max_timestamp: int | None = None,
+                 max_timestamp_offset: int | None = None, offset_for_time: int | None = None,
+                 finding_counts: Counter | None = None, segment_base: int | None = None) -> None:
+        self.path = path
+        self.topic = topic
+        self.partition = partition
+        self.segments = segments
+        self.first_offset = first_offset
+        self.log_start_offset = log_start_offset
+        self.log_end = log_end
+        self.high_watermark = high_watermark
+        self.max_timestamp = max_timestamp
+        self.max_timestamp_offset = max_timestamp_offset
+        self.offset_for_time = offset_for_time
+        self.finding_counts = Counter() if finding_counts is None else finding_counts
+        self.segment_base = segment_base
 
     @property
     def earliest(self) -> int | None:
@@ -99,9 +126,12 @@ class PartitionOffsets:
         return base
 
 
-@dataclass
-class GroupOffset:
+class GroupOffset(Value):
     """A group's commit for one partition (the latest, or, with ``history``, any)."""
+
+    __match_args__ = ("group", "topic", "partition", "committed", "commit_timestamp", "leader_epoch", "metadata",
+                       "expire_timestamp", "deleted", "record_offset", "file", "position", "offsets_partition",
+                       "coordinator_partition", "log_end", "findings")
 
     group: str
     topic: str
@@ -117,8 +147,30 @@ class GroupOffset:
     position: int                 # of the batch holding it
     offsets_partition: int | None
     coordinator_partition: int
-    log_end: int | None = None
-    findings: list[Finding] = field(default_factory=list)
+    log_end: int | None
+    findings: list[Finding]
+
+    def __init__(self, group: str, topic: str, partition: int, committed: int | None, commit_timestamp: int | None,
+                 leader_epoch: int | None, metadata: str | None, expire_timestamp: int | None, deleted: bool,
+                 record_offset: int, file: str, position: int, offsets_partition: int | None,
+                 coordinator_partition: int, log_end: int | None = None,
+                 findings: list[Finding] | None = None) -> None:
+        self.group = group
+        self.topic = topic
+        self.partition = partition
+        self.committed = committed
+        self.commit_timestamp = commit_timestamp
+        self.leader_epoch = leader_epoch
+        self.metadata = metadata
+        self.expire_timestamp = expire_timestamp
+        self.deleted = deleted
+        self.record_offset = record_offset
+        self.file = file
+        self.position = position
+        self.offsets_partition = offsets_partition
+        self.coordinator_partition = coordinator_partition
+        self.log_end = log_end
+        self.findings = list() if findings is None else findings
 
     @property
     def lag(self) -> int | None:
@@ -127,18 +179,35 @@ class GroupOffset:
         return self.log_end - self.committed
 
 
-@dataclass
-class OffsetsSummary:
-    partitions: int = 0
-    groups: int = 0
-    group_offsets: int = 0
-    commits: int = 0
-    tombstones: int = 0
-    beyond_log_end: int = 0
-    not_tracked: int = 0
-    lookups: list[IdLookup] = field(default_factory=list)   # the --group ids: where they live
-    seen_groups: set[str] = field(default_factory=set)
-    findings: list[Finding] = field(default_factory=list)
+class OffsetsSummary(Value):
+    __match_args__ = ("partitions", "groups", "group_offsets", "commits", "tombstones", "beyond_log_end",
+                      "not_tracked", "lookups", "seen_groups", "findings")
+
+    partitions: int
+    groups: int
+    group_offsets: int
+    commits: int
+    tombstones: int
+    beyond_log_end: int
+    not_tracked: int
+    lookups: list[IdLookup]   # the --group ids: where they live
+    seen_groups: set[str]
+    findings: list[Finding]
+
+    def __init__(self, partitions: int = 0, groups: int = 0, group_offsets: int = 0, commits: int = 0,
+                 tombstones: int = 0, beyond_log_end: int = 0, not_tracked: int = 0,
+                 lookups: list[IdLookup] | None = None, seen_groups: set[str] | None = None,
+                 findings: list[Finding] | None = None) -> None:
+        self.partitions = partitions
+        self.groups = groups
+        self.group_offsets = group_offsets
+        self.commits = commits
+        self.tombstones = tombstones
+        self.beyond_log_end = beyond_log_end
+        self.not_tracked = not_tracked
+        self.lookups = list() if lookups is None else lookups
+        self.seen_groups = set() if seen_groups is None else seen_groups
+        self.findings = list() if findings is None else findings
 
 
 # --- checkpoints ----------------------------------------------------------------------------------
@@ -174,12 +243,19 @@ class _Checkpoints:
 
 # --- one partition --------------------------------------------------------------------------------
 
-@dataclass
-class _Hit:
+class _Hit(Value):
+    __match_args__ = ("path", "position", "size", "timestamp")
+
     path: str
     position: int
     size: int
     timestamp: int
+
+    def __init__(self, path: str, position: int, size: int, timestamp: int) -> None:
+        self.path = path
+        self.position = position
+        self.size = size
+        self.timestamp = timestamp
 
 
 def _segments(files: Iterable[str]) -> list[str]:

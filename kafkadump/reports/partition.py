@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
 
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.internal_topics.constants import REMOTE_LOG_METADATA
 from kafkadump.decoders.internal_topics.kinds import kind_from_path
 from kafkadump.decoders.logfiles import names
@@ -50,9 +50,17 @@ from kafkadump.reports.scan import FileScan
 MAX_PARTITION_SPANS = 100_000   # closed transactions listed per partition when kept
 
 
-@dataclass(slots=True)
-class PartitionFacts:
+class PartitionFacts(Value):
     """What the fold of one partition directory found (the report's partition object is built from it)."""
+
+    __match_args__ = ("path", "log_dir", "topic", "partition", "state", "files", "segments", "bytes", "batches",
+                       "records", "first_offset", "log_end_offset", "missing_offsets", "first_timestamp",
+                       "max_timestamp", "crc_failures", "damaged_ranges", "damaged_bytes", "producers",
+                       "aborted_transactions", "open_transactions", "sequence_gaps_explained", "leader_epochs",
+                       "snapshots_checked", "snapshots_beyond_log", "topic_id", "unclean_elections",
+                       "topics_recreated", "hanging_transactions", "open_spans", "closed_spans",
+                       "closed_spans_dropped", "remote_segments", "outside_findings")
+    __slots__ = __match_args__
 
     path: str
     log_dir: str | None
@@ -60,60 +68,122 @@ class PartitionFacts:
     partition: int | None
     state: str | None
     files: int
-    segments: int = 0
-    bytes: int = 0
-    batches: int = 0
-    records: int = 0
-    first_offset: int | None = None
-    log_end_offset: int | None = None
-    missing_offsets: int = 0
-    first_timestamp: int | None = None
-    max_timestamp: int | None = None
-    crc_failures: int = 0
-    damaged_ranges: int = 0
-    damaged_bytes: int = 0
-    producers: int = 0
-    aborted_transactions: int = 0
-    open_transactions: int = 0
-    sequence_gaps_explained: int = 0
-    leader_epochs: list[int] = field(default_factory=list)
-    snapshots_checked: int = 0
-    snapshots_beyond_log: int = 0
-    topic_id: str | None = None
-    unclean_elections: int | None = None    # a __cluster_metadata partition: what its replay found
-    topics_recreated: int | None = None
-    hanging_transactions: int = 0     # set by the transaction join (:mod:`kafkadump.reports.transactions`)
+    segments: int
+    bytes: int
+    batches: int
+    records: int
+    first_offset: int | None
+    log_end_offset: int | None
+    missing_offsets: int
+    first_timestamp: int | None
+    max_timestamp: int | None
+    crc_failures: int
+    damaged_ranges: int
+    damaged_bytes: int
+    producers: int
+    aborted_transactions: int
+    open_transactions: int
+    sequence_gaps_explained: int
+    leader_epochs: list[int]
+    snapshots_checked: int
+    snapshots_beyond_log: int
+    topic_id: str | None
+    unclean_elections: int | None    # a __cluster_metadata partition: what its replay found
+    topics_recreated: int | None
+    hanging_transactions: int     # set by the transaction join (:mod:`kafkadump.reports.transactions`)
     # transactions (:mod:`kafkadump.reports.transactions` joins them across partitions): the open ones
     # with the segment scan holding their first batch (bounded by the producers followed), and, when
     # the fold is asked to keep them, the closed ones (at most MAX_PARTITION_SPANS, the rest counted)
-    open_spans: list[tuple[TxnSpan, FileScan]] = field(default_factory=list)
-    closed_spans: list[TxnSpan] = field(default_factory=list)
-    closed_spans_dropped: int = 0
+    open_spans: list[tuple[TxnSpan, FileScan]]
+    closed_spans: list[TxnSpan]
+    closed_spans_dropped: int
     # a __remote_log_metadata partition: segment id -> its last metadata (for the remote files' check)
-    remote_segments: dict[str, RemoteSegment] | None = None
+    remote_segments: dict[str, RemoteSegment] | None
     # findings about this partition anchored in files outside its directory (a log dir's checkpoints),
     # by code: they count in its verdict
-    outside_findings: Counter = field(default_factory=Counter)
+    outside_findings: Counter
+
+    def __init__(self, path: str, log_dir: str | None, topic: str | None, partition: int | None, state: str | None,
+                 files: int, segments: int = 0, bytes: int = 0, batches: int = 0, records: int = 0,
+                 first_offset: int | None = None, log_end_offset: int | None = None, missing_offsets: int = 0,
+                 first_timestamp: int | None = None, max_timestamp: int | None = None, crc_failures: int = 0,
+                 damaged_ranges: int = 0, damaged_bytes: int = 0, producers: int = 0, aborted_transactions: int = 0,
+                 open_transactions: int = 0, sequence_gaps_explained: int = 0, leader_epochs: list[int] | None = None,
+                 snapshots_checked: int = 0, snapshots_beyond_log: int = 0, topic_id: str | None = None,
+                 unclean_elections: int | None = None, topics_recreated: int | None = None,
+                 hanging_transactions: int = 0, open_spans: list[tuple[TxnSpan, FileScan]] | None = None,
+                 closed_spans: list[TxnSpan] | None = None, closed_spans_dropped: int = 0, remote_segments: dict[str,
+                 RemoteSegment] | None = None, outside_findings: Counter | None = None) -> None:
+        self.path = path
+        self.log_dir = log_dir
+        self.topic = topic
+        self.partition = partition
+        self.state = state
+        self.files = files
+        self.segments = segments
+        self.bytes = bytes
+        self.batches = batches
+        self.records = records
+        self.first_offset = first_offset
+        self.log_end_offset = log_end_offset
+        self.missing_offsets = missing_offsets
+        self.first_timestamp = first_timestamp
+        self.max_timestamp = max_timestamp
+        self.crc_failures = crc_failures
+        self.damaged_ranges = damaged_ranges
+        self.damaged_bytes = damaged_bytes
+        self.producers = producers
+        self.aborted_transactions = aborted_transactions
+        self.open_transactions = open_transactions
+        self.sequence_gaps_explained = sequence_gaps_explained
+        self.leader_epochs = list() if leader_epochs is None else leader_epochs
+        self.snapshots_checked = snapshots_checked
+        self.snapshots_beyond_log = snapshots_beyond_log
+        self.topic_id = topic_id
+        self.unclean_elections = unclean_elections
+        self.topics_recreated = topics_recreated
+        self.hanging_transactions = hanging_transactions
+        self.open_spans = list() if open_spans is None else open_spans
+        self.closed_spans = list() if closed_spans is None else closed_spans
+        self.closed_spans_dropped = closed_spans_dropped
+        self.remote_segments = remote_segments
+        self.outside_findings = Counter() if outside_findings is None else outside_findings
 
 
-@dataclass
-class _ProducerState:
+class _ProducerState(Value):
     """One producer across the segments folded so far."""
 
-    epoch: int | None = None
-    last_seq: int | None = None
-    last_offset: int | None = None
-    missing_at: int = 0
-    open: tuple[TxnStart, FileScan] | None = None
-    span: TxnSpan | None = None     # the data of ``open``
+    __match_args__ = ("epoch", "last_seq", "last_offset", "missing_at", "open", "span")
+
+    epoch: int | None
+    last_seq: int | None
+    last_offset: int | None
+    missing_at: int
+    open: tuple[TxnStart, FileScan] | None
+    span: TxnSpan | None     # the data of ``open``
+
+    def __init__(self, epoch: int | None = None, last_seq: int | None = None, last_offset: int | None = None,
+                 missing_at: int = 0, open: tuple[TxnStart, FileScan] | None = None,
+                 span: TxnSpan | None = None) -> None:
+        self.epoch = epoch
+        self.last_seq = last_seq
+        self.last_offset = last_offset
+        self.missing_at = missing_at
+        self.open = open
+        self.span = span
 
 
-@dataclass(frozen=True)
-class _ExpectedAbort:
+class _ExpectedAbort(FrozenValue):
+    __match_args__ = ("producer_id", "first_offset", "marker_offset", "marker_position")
+
     producer_id: int
     first_offset: int
     marker_offset: int
     marker_position: int
+
+    def __init__(self, producer_id: int, first_offset: int, marker_offset: int, marker_position: int) -> None:
+        self._set(producer_id=producer_id, first_offset=first_offset, marker_offset=marker_offset,
+                  marker_position=marker_position)
 
 
 def _digest(s: FileScan) -> SegmentDigest:

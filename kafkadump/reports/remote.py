@@ -26,18 +26,18 @@ internal-topic summary of each segment file (:mod:`kafkadump.decoders.internal_t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import Value
 from kafkadump.reports.scan import FileScan
 
 COPY_STARTED = "COPY_SEGMENT_STARTED"
 COPY_FINISHED = "COPY_SEGMENT_FINISHED"
 
 
-@dataclass
-class RemoteSegment:
+class RemoteSegment(Value):
     """One remote log segment's last known metadata, and where the record that set it is."""
+
+    __match_args__ = ("segment_id", "topic", "topic_id", "partition", "start", "end", "state", "scan", "position")
 
     segment_id: str
     topic: str | None
@@ -48,6 +48,18 @@ class RemoteSegment:
     state: str
     scan: FileScan
     position: int
+
+    def __init__(self, segment_id: str, topic: str | None, topic_id: str | None, partition: int | None,
+                 start: int | None, end: int | None, state: str, scan: FileScan, position: int) -> None:
+        self.segment_id = segment_id
+        self.topic = topic
+        self.topic_id = topic_id
+        self.partition = partition
+        self.start = start
+        self.end = end
+        self.state = state
+        self.scan = scan
+        self.position = position
 
 
 def remote_segments(segment_scans: list[FileScan]) -> dict[str, RemoteSegment]:

@@ -21,7 +21,6 @@ transitions, not batches.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -168,6 +167,8 @@ def custody(path: str, scan: FileScan, buf: ByteBuffer | None = None) -> None:
         scan.mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).isoformat().replace("+00:00", "Z")
     except (OverflowError, OSError, ValueError):  # an mtime set beyond the calendar: kept as a number
         scan.mtime = str(st.st_mtime)
+    import hashlib  # (triage's digests only: dump and carve start without it)
+
     h = hashlib.sha256()
     if buf is not None:
         _hash_mapped(path, buf, h)

@@ -48,10 +48,10 @@ import os
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.internal_topics.coordinator import DEFAULT_PARTITIONS, IdLookup, coordinator_partition
 from kafkadump.decoders.logfiles import names
 from kafkadump.decoders.logfiles.trackers import MAX_SPANS, TxnSpan
@@ -75,9 +75,12 @@ def abort_command(topic: str | None, partition: int | None, start_offset: int | 
             f"--partition {partition} --start-offset {start_offset}")
 
 
-@dataclass(frozen=True)
-class CoordinatorRecord:
+class CoordinatorRecord(FrozenValue):
     """The coordinator's latest record for one transactional id (``__transaction_state``)."""
+
+    __match_args__ = ("transactional_id", "state", "producer_id", "producer_epoch", "previous_producer_id",
+                       "next_producer_id", "timeout_ms", "partitions", "start_timestamp", "last_update_timestamp",
+                       "record_offset", "state_partition", "deleted")
 
     transactional_id: str
     state: str
@@ -93,36 +96,77 @@ class CoordinatorRecord:
     state_partition: int | None        # the __transaction_state partition it was read from
     deleted: bool
 
+    def __init__(self, transactional_id: str, state: str, producer_id: int | None, producer_epoch: int | None,
+                 previous_producer_id: int, next_producer_id: int, timeout_ms: int | None,
+                 partitions: tuple[tuple[str, int], ...], start_timestamp: int | None,
+                 last_update_timestamp: int | None, record_offset: int | None, state_partition: int | None,
+                 deleted: bool) -> None:
+        self._set(transactional_id=transactional_id, state=state, producer_id=producer_id,
+                  producer_epoch=producer_epoch, previous_producer_id=previous_producer_id,
+                  next_producer_id=next_producer_id, timeout_ms=timeout_ms, partitions=partitions,
+                  start_timestamp=start_timestamp, last_update_timestamp=last_update_timestamp,
+                  record_offset=record_offset, state_partition=state_partition, deleted=deleted)
+
     def lists(self, topic: str | None, partition: int | None) -> bool:
         return (topic, partition) in self.partitions
 
 
-@dataclass(slots=True)
-class TxnPartition:
+class TxnPartition(Value):
     """A transaction's data in one partition (slotted: a report lists up to :data:`MAX_TRANSACTIONS`)."""
+
+    __match_args__ = ("topic", "partition", "path", "span", "state", "reason", "last_stable_offset",
+                       "log_end_offset", "anchor")
+    __slots__ = __match_args__
 
     topic: str | None
     partition: int | None
     path: str
     span: TxnSpan
     state: str                          # committed / aborted / ongoing / hanging
-    reason: str | None = None           # why open data is hanging or ongoing
-    last_stable_offset: int | None = None   # open data: where read_committed consumers stop
-    log_end_offset: int | None = None
-    anchor: FileScan | None = None      # open data: the segment scan of its first batch
+    reason: str | None           # why open data is hanging or ongoing
+    last_stable_offset: int | None   # open data: where read_committed consumers stop
+    log_end_offset: int | None
+    anchor: FileScan | None      # open data: the segment scan of its first batch
+
+    def __init__(self, topic: str | None, partition: int | None, path: str, span: TxnSpan, state: str,
+                 reason: str | None = None, last_stable_offset: int | None = None,
+                 log_end_offset: int | None = None, anchor: FileScan | None = None) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.path = path
+        self.span = span
+        self.state = state
+        self.reason = reason
+        self.last_stable_offset = last_stable_offset
+        self.log_end_offset = log_end_offset
+        self.anchor = anchor
 
 
-@dataclass(slots=True)
-class Transaction:
+class Transaction(Value):
     """One transaction: its partitions, its state, the coordinator's word on it."""
+
+    __match_args__ = ("producer_id", "producer_epoch", "partitions", "state", "transactional_id", "coordinator",
+                       "coordinator_partition")
+    __slots__ = __match_args__
 
     producer_id: int
     producer_epoch: int
     partitions: list[TxnPartition]
-    state: str = COMMITTED
-    transactional_id: str | None = None
-    coordinator: CoordinatorRecord | None = None
-    coordinator_partition: int | None = None
+    state: str
+    transactional_id: str | None
+    coordinator: CoordinatorRecord | None
+    coordinator_partition: int | None
+
+    def __init__(self, producer_id: int, producer_epoch: int, partitions: list[TxnPartition],
+                 state: str = COMMITTED, transactional_id: str | None = None,
+                 coordinator: CoordinatorRecord | None = None, coordinator_partition: int | None = None) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.partitions = partitions
+        self.state = state
+        self.transactional_id = transactional_id
+        self.coordinator = coordinator
+        self.coordinator_partition = coordinator_partition
 
     @property
     def first_timestamp(self) -> int | None:
@@ -133,17 +177,30 @@ class Transaction:
         return _max(x for p in self.partitions for x in (p.span.last_timestamp, p.span.marker_timestamp))
 
 
-@dataclass
-class TxnReport:
+class TxnReport(Value):
     """What the join found: the transactions (hanging and ongoing first), counts, bounds met."""
 
-    transactions: list[Transaction] = field(default_factory=list)
-    not_listed: int = 0                   # closed transactions beyond the bounds: counted only
-    partitions: int = 0                   # partitions with data on disk
-    state_partitions: list[int] = field(default_factory=list)   # __transaction_state partitions read
-    coordinators: int = 0                 # transactional ids known from them
-    lookups: list[IdLookup] = field(default_factory=list)   # the ids asked about: where they live
-    findings: list[Finding] = field(default_factory=list)
+    __match_args__ = ("transactions", "not_listed", "partitions", "state_partitions", "coordinators", "lookups",
+                       "findings")
+
+    transactions: list[Transaction]
+    not_listed: int                   # closed transactions beyond the bounds: counted only
+    partitions: int                   # partitions with data on disk
+    state_partitions: list[int]   # __transaction_state partitions read
+    coordinators: int                 # transactional ids known from them
+    lookups: list[IdLookup]   # the ids asked about: where they live
+    findings: list[Finding]
+
+    def __init__(self, transactions: list[Transaction] | None = None, not_listed: int = 0, partitions: int = 0,
+                 state_partitions: list[int] | None = None, coordinators: int = 0,
+                 lookups: list[IdLookup] | None = None, findings: list[Finding] | None = None) -> None:
+        self.transactions = list() if transactions is None else transactions
+        self.not_listed = not_listed
+        self.partitions = partitions
+        self.state_partitions = list() if state_partitions is None else state_partitions
+        self.coordinators = coordinators
+        self.lookups = list() if lookups is None else lookups
+        self.findings = list() if findings is None else findings
 
     def listed(self, states: Iterable[str] | None = None) -> list[Transaction]:
         """The transactions in ``states`` (None: all), in report order."""

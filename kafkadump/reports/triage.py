@@ -22,12 +22,12 @@ import stat
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kafkadump.base.errors import InputError
 from kafkadump.base.findings import Code, Finding
 from kafkadump.base.status import Tally
+from kafkadump.base.values import Value
 from kafkadump.decoders.batches import Options
 from kafkadump.decoders.internal_topics.coordinator import DEFAULT_PARTITIONS, placement_note
 from kafkadump.decoders.logfiles import names
@@ -53,27 +53,45 @@ _PARTITION_KINDS = {names.SEGMENT, names.OFFSET_INDEX, names.TIME_INDEX, names.T
 _SIBLINGS = {names.OFFSET_INDEX: ".index", names.TIME_INDEX: ".timeindex", names.TXN_INDEX: ".txnindex"}
 
 
-@dataclass
-class Unit:
+class Unit(Value):
     """One piece of work: a segment with its indexes, or one file."""
+
+    __match_args__ = ("group", "kind", "path", "siblings", "size", "orphan", "irregular")
 
     group: int
     kind: str                       # "segment" or "file"
     path: str
-    siblings: dict = field(default_factory=dict)   # index kind -> path
-    size: int = 0
-    orphan: bool = False
-    irregular: str | None = None    # not a regular file: why
+    siblings: dict   # index kind -> path
+    size: int
+    orphan: bool
+    irregular: str | None    # not a regular file: why
+
+    def __init__(self, group: int, kind: str, path: str, siblings: dict | None = None, size: int = 0,
+                 orphan: bool = False, irregular: str | None = None) -> None:
+        self.group = group
+        self.kind = kind
+        self.path = path
+        self.siblings = dict() if siblings is None else siblings
+        self.size = size
+        self.orphan = orphan
+        self.irregular = irregular
 
 
-@dataclass
-class Group:
+class Group(Value):
     """The files directly inside one directory."""
+
+    __match_args__ = ("path", "files", "units", "is_partition")
 
     path: str
     files: list
-    units: list = field(default_factory=list)
-    is_partition: bool = False
+    units: list
+    is_partition: bool
+
+    def __init__(self, path: str, files: list, units: list | None = None, is_partition: bool = False) -> None:
+        self.path = path
+        self.files = files
+        self.units = list() if units is None else units
+        self.is_partition = is_partition
 
 
 def _file_size(path: str) -> tuple[int, None] | tuple[None, str]:

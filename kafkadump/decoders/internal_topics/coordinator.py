@@ -13,7 +13,7 @@ partition tells a user which directory to collect.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kafkadump.base.values import FrozenValue
 
 DEFAULT_PARTITIONS = 50   # transaction.state.log.num.partitions and offsets.topic.num.partitions
 INT32_MIN = -(1 << 31)
@@ -36,14 +36,18 @@ def coordinator_partition(key: str, partitions: int = DEFAULT_PARTITIONS) -> int
     return (0 if h == INT32_MIN else abs(h)) % partitions
 
 
-@dataclass(frozen=True)
-class IdLookup:
+class IdLookup(FrozenValue):
     """Where a transactional id or a group id lives, and whether that partition was read."""
+
+    __match_args__ = ("key", "partition", "on_disk", "known")
 
     key: str
     partition: int
     on_disk: bool        # that coordinator partition was among the inputs
     known: bool          # a record of this id was found there
+
+    def __init__(self, key: str, partition: int, on_disk: bool, known: bool) -> None:
+        self._set(key=key, partition=partition, on_disk=on_disk, known=known)
 
 
 def placement_note(topic: str, option: str, found: dict[str, int], partitions: int) -> str | None:

@@ -42,10 +42,10 @@ records about others are counted in ``untracked``.  Decoding only: nothing here 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.internal_topics.constants import CONFIG_RESOURCE_TYPES, enum_name
 from kafkadump.decoders.internal_topics.decoded import DecodedRecord
 
@@ -58,35 +58,60 @@ MAX_TOPIC_NAMES = 1_000_000
 MAX_CONFIGS = 10_000    # configs followed per resource
 
 
-@dataclass(frozen=True)
-class RecordPlace:
+class RecordPlace(FrozenValue):
     """Where a record is: its file and the absolute byte position the finding about it anchors at
     (the record itself; in a compressed batch, the batch's payload with ``source_offset``)."""
 
+    __match_args__ = ("file", "position", "source_offset")
+
     file: str | None
     position: int
-    source_offset: int | None = None
+    source_offset: int | None
+
+    def __init__(self, file: str | None, position: int, source_offset: int | None = None) -> None:
+        self._set(file=file, position=position, source_offset=source_offset)
 
 
-@dataclass(slots=True)
-class PartitionState:
+class PartitionState(Value):
     """A partition as the controller holds it."""
+
+    __match_args__ = ("topic_id", "partition", "replicas", "isr", "elr", "last_known_elr", "leader",
+                       "leader_epoch", "partition_epoch", "leader_recovery_state")
+    __slots__ = __match_args__
 
     topic_id: str
     partition: int
-    replicas: tuple[int, ...] | None = None      # None: not known (first seen in a PartitionChangeRecord)
-    isr: tuple[int, ...] | None = None
-    elr: tuple[int, ...] | None = None
-    last_known_elr: tuple[int, ...] | None = None
-    leader: int = NO_LEADER
-    leader_epoch: int | None = None
-    partition_epoch: int | None = None
-    leader_recovery_state: int | None = None
+    replicas: tuple[int, ...] | None      # None: not known (first seen in a PartitionChangeRecord)
+    isr: tuple[int, ...] | None
+    elr: tuple[int, ...] | None
+    last_known_elr: tuple[int, ...] | None
+    leader: int
+    leader_epoch: int | None
+    partition_epoch: int | None
+    leader_recovery_state: int | None
+
+    def __init__(self, topic_id: str, partition: int, replicas: tuple[int, ...] | None = None,
+                 isr: tuple[int, ...] | None = None, elr: tuple[int, ...] | None = None,
+                 last_known_elr: tuple[int, ...] | None = None, leader: int = NO_LEADER,
+                 leader_epoch: int | None = None, partition_epoch: int | None = None,
+                 leader_recovery_state: int | None = None) -> None:
+        self.topic_id = topic_id
+        self.partition = partition
+        self.replicas = replicas
+        self.isr = isr
+        self.elr = elr
+        self.last_known_elr = last_known_elr
+        self.leader = leader
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.leader_recovery_state = leader_recovery_state
 
 
-@dataclass
-class PartitionChange:
+class PartitionChange(Value):
     """One PartitionRecord or PartitionChangeRecord, with the state it leaves and the one before."""
+
+    __match_args__ = ("offset", "timestamp", "topic", "topic_id", "partition", "record", "snapshot", "state",
+                       "previous", "election", "unclean", "unclean_reason", "place", "findings")
 
     offset: int
     timestamp: int | None
@@ -101,12 +126,33 @@ class PartitionChange:
     unclean: bool
     unclean_reason: str | None
     place: RecordPlace
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding]
+
+    def __init__(self, offset: int, timestamp: int | None, topic: str | None, topic_id: str, partition: int,
+                 record: str, snapshot: bool, state: PartitionState, previous: PartitionState | None,
+                 election: bool, unclean: bool, unclean_reason: str | None, place: RecordPlace,
+                 findings: list[Finding] | None = None) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.topic = topic
+        self.topic_id = topic_id
+        self.partition = partition
+        self.record = record
+        self.snapshot = snapshot
+        self.state = state
+        self.previous = previous
+        self.election = election
+        self.unclean = unclean
+        self.unclean_reason = unclean_reason
+        self.place = place
+        self.findings = list() if findings is None else findings
 
 
-@dataclass
-class TopicChange:
+class TopicChange(Value):
     """A topic created, deleted, or created again under a name another topic id had."""
+
+    __match_args__ = ("offset", "timestamp", "topic", "topic_id", "change", "previous_topic_id",
+                       "previous_deleted_at", "snapshot", "place", "findings")
 
     offset: int
     timestamp: int | None
@@ -117,32 +163,69 @@ class TopicChange:
     previous_deleted_at: int | None
     snapshot: bool
     place: RecordPlace
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding]
+
+    def __init__(self, offset: int, timestamp: int | None, topic: str | None, topic_id: str, change: str,
+                 previous_topic_id: str | None, previous_deleted_at: int | None, snapshot: bool,
+                 place: RecordPlace, findings: list[Finding] | None = None) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.topic = topic
+        self.topic_id = topic_id
+        self.change = change
+        self.previous_topic_id = previous_topic_id
+        self.previous_deleted_at = previous_deleted_at
+        self.snapshot = snapshot
+        self.place = place
+        self.findings = list() if findings is None else findings
 
 
-@dataclass
-class BrokerState:
+class BrokerState(Value):
+    __match_args__ = ("broker", "epoch", "incarnation_id", "endpoints", "rack", "fenced", "in_controlled_shutdown",
+                      "registered_at")
+
     broker: int
-    epoch: int | None = None
-    incarnation_id: str | None = None
-    endpoints: list[str] = field(default_factory=list)
-    rack: str | None = None
-    fenced: bool | None = None
-    in_controlled_shutdown: bool = False
-    registered_at: int | None = None
+    epoch: int | None
+    incarnation_id: str | None
+    endpoints: list[str]
+    rack: str | None
+    fenced: bool | None
+    in_controlled_shutdown: bool
+    registered_at: int | None
+
+    def __init__(self, broker: int, epoch: int | None = None, incarnation_id: str | None = None,
+                 endpoints: list[str] | None = None, rack: str | None = None, fenced: bool | None = None,
+                 in_controlled_shutdown: bool = False, registered_at: int | None = None) -> None:
+        self.broker = broker
+        self.epoch = epoch
+        self.incarnation_id = incarnation_id
+        self.endpoints = list() if endpoints is None else endpoints
+        self.rack = rack
+        self.fenced = fenced
+        self.in_controlled_shutdown = in_controlled_shutdown
+        self.registered_at = registered_at
 
 
-@dataclass
-class ControllerState:
+class ControllerState(Value):
+    __match_args__ = ("controller", "incarnation_id", "endpoints", "registered_at")
+
     controller: int
-    incarnation_id: str | None = None
-    endpoints: list[str] = field(default_factory=list)
-    registered_at: int | None = None
+    incarnation_id: str | None
+    endpoints: list[str]
+    registered_at: int | None
+
+    def __init__(self, controller: int, incarnation_id: str | None = None, endpoints: list[str] | None = None,
+                 registered_at: int | None = None) -> None:
+        self.controller = controller
+        self.incarnation_id = incarnation_id
+        self.endpoints = list() if endpoints is None else endpoints
+        self.registered_at = registered_at
 
 
-@dataclass
-class BrokerChange:
+class BrokerChange(Value):
     """A broker registered, fenced, unfenced, put in controlled shutdown, or unregistered."""
+
+    __match_args__ = ("offset", "timestamp", "broker", "change", "epoch", "state", "snapshot", "place")
 
     offset: int
     timestamp: int | None
@@ -153,13 +236,26 @@ class BrokerChange:
     snapshot: bool
     place: RecordPlace
 
+    def __init__(self, offset: int, timestamp: int | None, broker: int, change: str, epoch: int | None,
+                 state: BrokerState | None, snapshot: bool, place: RecordPlace) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.broker = broker
+        self.change = change
+        self.epoch = epoch
+        self.state = state
+        self.snapshot = snapshot
+        self.place = place
+
 
 MetadataEvent = PartitionChange | TopicChange | BrokerChange
 
 
-@dataclass
-class ClusterState:
+class ClusterState(Value):
     """The cluster's state after the last record applied."""
+
+    __match_args__ = ("offset", "timestamp", "topics", "partitions", "brokers", "features", "configs",
+                       "controllers")
 
     offset: int | None
     timestamp: int | None
@@ -167,21 +263,49 @@ class ClusterState:
     partitions: dict[tuple[str, int], PartitionState]
     brokers: dict[int, BrokerState]
     features: dict[str, int]
-    configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)   # (type, name) -> configs
-    controllers: dict[int, ControllerState] = field(default_factory=dict)
+    configs: dict[tuple[str, str], dict[str, str]]   # (type, name) -> configs
+    controllers: dict[int, ControllerState]
+
+    def __init__(self, offset: int | None, timestamp: int | None, topics: dict[str, str | None],
+                 partitions: dict[tuple[str, int], PartitionState], brokers: dict[int, BrokerState],
+                 features: dict[str, int], configs: dict[tuple[str, str], dict[str, str]] | None = None,
+                 controllers: dict[int, ControllerState] | None = None) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.topics = topics
+        self.partitions = partitions
+        self.brokers = brokers
+        self.features = features
+        self.configs = dict() if configs is None else configs
+        self.controllers = dict() if controllers is None else controllers
 
 
-@dataclass
-class ReplayCounts:
-    records: int = 0
-    partition_changes: int = 0
-    elections: int = 0
-    unclean_elections: int = 0
-    topics_created: int = 0
-    topics_deleted: int = 0
-    topics_recreated: int = 0
-    broker_changes: int = 0
-    untracked: int = 0
+class ReplayCounts(Value):
+    __match_args__ = ("records", "partition_changes", "elections", "unclean_elections", "topics_created",
+                      "topics_deleted", "topics_recreated", "broker_changes", "untracked")
+
+    records: int
+    partition_changes: int
+    elections: int
+    unclean_elections: int
+    topics_created: int
+    topics_deleted: int
+    topics_recreated: int
+    broker_changes: int
+    untracked: int
+
+    def __init__(self, records: int = 0, partition_changes: int = 0, elections: int = 0,
+                 unclean_elections: int = 0, topics_created: int = 0, topics_deleted: int = 0,
+                 topics_recreated: int = 0, broker_changes: int = 0, untracked: int = 0) -> None:
+        self.records = records
+        self.partition_changes = partition_changes
+        self.elections = elections
+        self.unclean_elections = unclean_elections
+        self.topics_created = topics_created
+        self.topics_deleted = topics_deleted
+        self.topics_recreated = topics_recreated
+        self.broker_changes = broker_changes
+        self.untracked = untracked
 
 
 def _ids(v: Any) -> tuple[int, ...]:

@@ -11,7 +11,7 @@ every item to these small trackers, each owning one concern:
 (The index trackers, which walk ``.index`` and ``.timeindex`` entries along
 the batches, are in :mod:`kafkadump.reports.scan`.)  A tracker reports the
 findings it can judge inside one segment to a sink and keeps, for the
-partition fold (:mod:`kafkadump.reports.partition`), a dataclass of what
+partition fold (:mod:`kafkadump.reports.partition`), a value of what
 crosses segment boundaries: bounded per producer and per leader epoch, never
 per batch.
 """
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.batches import Batch, Gap
 
 INT32_MAX = 0x7FFFFFFF
@@ -44,61 +44,94 @@ AddFinding = Callable[[Finding], None]
 
 # --- typed results ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class EpochStart:
+class EpochStart(FrozenValue):
     """A partition leader epoch first seen at ``offset`` (the batch at ``position``)."""
+
+    __match_args__ = ("epoch", "offset", "position")
 
     epoch: int
     offset: int
     position: int
 
+    def __init__(self, epoch: int, offset: int, position: int) -> None:
+        self._set(epoch=epoch, offset=offset, position=position)
 
-@dataclass(frozen=True)
-class SequencePoint:
+
+class SequencePoint(FrozenValue):
     """A producer's first data batch with a sequence in a segment."""
+
+    __match_args__ = ("epoch", "base_sequence", "base_offset", "position", "missing_before", "after_marker")
 
     epoch: int
     base_sequence: int
     base_offset: int
     position: int
     missing_before: int      # offsets missing in the segment before this batch
-    after_marker: bool = False  # checked against a marker of the same segment that raised the epoch
+    after_marker: bool  # checked against a marker of the same segment that raised the epoch
+
+    def __init__(self, epoch: int, base_sequence: int, base_offset: int, position: int, missing_before: int,
+                 after_marker: bool = False) -> None:
+        self._set(epoch=epoch, base_sequence=base_sequence, base_offset=base_offset, position=position,
+                  missing_before=missing_before, after_marker=after_marker)
 
 
-@dataclass
-class ProducerRun:
+class ProducerRun(Value):
     """One producer's sequence facts in one segment: its first and last data batch with a sequence.
 
     After a marker that raised the epoch (transactions v2) ``epoch`` is the marker's and
     ``last_sequence`` is -1: the producer's next data batch must start at sequence 0."""
 
-    first: SequencePoint | None = None
-    epoch: int | None = None          # epoch of the last data batch with a sequence
-    last_sequence: int | None = None
-    last_offset: int | None = None
-    last_position: int | None = None
-    missing_at: int = 0               # offsets missing in the segment up to the last such batch
-    batches: int = 0
-    bumps: int = 0                    # markers that raised the epoch (transactions v2, KIP-890)
+    __match_args__ = ("first", "epoch", "last_sequence", "last_offset", "last_position", "missing_at", "batches",
+                       "bumps")
+
+    first: SequencePoint | None
+    epoch: int | None          # epoch of the last data batch with a sequence
+    last_sequence: int | None
+    last_offset: int | None
+    last_position: int | None
+    missing_at: int               # offsets missing in the segment up to the last such batch
+    batches: int
+    bumps: int                    # markers that raised the epoch (transactions v2, KIP-890)
+
+    def __init__(self, first: SequencePoint | None = None, epoch: int | None = None,
+                 last_sequence: int | None = None, last_offset: int | None = None,
+                 last_position: int | None = None, missing_at: int = 0, batches: int = 0, bumps: int = 0) -> None:
+        self.first = first
+        self.epoch = epoch
+        self.last_sequence = last_sequence
+        self.last_offset = last_offset
+        self.last_position = last_position
+        self.missing_at = missing_at
+        self.batches = batches
+        self.bumps = bumps
 
 
-@dataclass(frozen=True)
-class TxnStart:
+class TxnStart(FrozenValue):
     """A transaction's first data batch: its offset and position."""
+
+    __match_args__ = ("offset", "position")
 
     offset: int
     position: int
 
+    def __init__(self, offset: int, position: int) -> None:
+        self._set(offset=offset, position=position)
 
-@dataclass(frozen=True)
-class Marker:
+
+class Marker(FrozenValue):
     """A producer's first COMMIT or ABORT marker in a segment, and the transaction it found open."""
+
+    __match_args__ = ("type", "offset", "position", "open_before", "epoch")
 
     type: str
     offset: int
     position: int
     open_before: TxnStart | None
     epoch: int | None
+
+    def __init__(self, type: str, offset: int, position: int, open_before: TxnStart | None,
+                 epoch: int | None) -> None:
+        self._set(type=type, offset=offset, position=position, open_before=open_before, epoch=epoch)
 
 
 def _first_timestamp(b: Batch) -> int | None:
@@ -111,25 +144,48 @@ def _last_timestamp(b: Batch) -> int | None:
     return ts if ts is not None and ts >= 0 else None
 
 
-@dataclass(slots=True)
-class TxnSpan:
+class TxnSpan(Value):
     """One producer's transactional data in one partition, from its first data batch to the COMMIT or
     ABORT marker closing it (``marker`` None: still open where the log ends).  ``first_offset`` is None
     for a marker with no data before it in the segment (the data may be in an earlier segment)."""
 
+    __match_args__ = ("producer_id", "producer_epoch", "first_offset", "first_position", "last_offset",
+                       "first_timestamp", "last_timestamp", "batches", "marker", "marker_offset",
+                       "marker_position", "marker_epoch", "marker_timestamp")
+    __slots__ = __match_args__
+
     producer_id: int
     producer_epoch: int
-    first_offset: int | None = None
-    first_position: int | None = None
-    last_offset: int | None = None
-    first_timestamp: int | None = None
-    last_timestamp: int | None = None
-    batches: int = 0
-    marker: str | None = None
-    marker_offset: int | None = None
-    marker_position: int | None = None
-    marker_epoch: int | None = None
-    marker_timestamp: int | None = None
+    first_offset: int | None
+    first_position: int | None
+    last_offset: int | None
+    first_timestamp: int | None
+    last_timestamp: int | None
+    batches: int
+    marker: str | None
+    marker_offset: int | None
+    marker_position: int | None
+    marker_epoch: int | None
+    marker_timestamp: int | None
+
+    def __init__(self, producer_id: int, producer_epoch: int, first_offset: int | None = None,
+                 first_position: int | None = None, last_offset: int | None = None,
+                 first_timestamp: int | None = None, last_timestamp: int | None = None, batches: int = 0,
+                 marker: str | None = None, marker_offset: int | None = None, marker_position: int | None = None,
+                 marker_epoch: int | None = None, marker_timestamp: int | None = None) -> None:
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.first_offset = first_offset
+        self.first_position = first_position
+        self.last_offset = last_offset
+        self.first_timestamp = first_timestamp
+        self.last_timestamp = last_timestamp
+        self.batches = batches
+        self.marker = marker
+        self.marker_offset = marker_offset
+        self.marker_position = marker_position
+        self.marker_epoch = marker_epoch
+        self.marker_timestamp = marker_timestamp
 
     @classmethod
     def starting(cls, b: Batch) -> TxnSpan:
@@ -156,7 +212,7 @@ class TxnSpan:
         """This span (open at the end of a segment) continued by ``later`` (from the next one)."""
         if later is None:
             return self
-        out = replace(self)
+        out = self.replace()
         if later.first_offset is not None:
             out.batches += later.batches
             out.last_offset = later.last_offset
@@ -168,20 +224,30 @@ class TxnSpan:
         return out
 
 
-@dataclass
-class ProducerTxns:
+class ProducerTxns(Value):
     """One producer's transactions in one segment."""
 
-    open: TxnStart | None = None          # opened in this segment and not closed in it
-    first_marker: Marker | None = None
-    transactional: bool = False
-    span: TxnSpan | None = None           # the data of ``open``
-    head: TxnSpan | None = None           # what the first marker closed (it may continue an earlier segment's)
+    __match_args__ = ("open", "first_marker", "transactional", "span", "head")
+
+    open: TxnStart | None          # opened in this segment and not closed in it
+    first_marker: Marker | None
+    transactional: bool
+    span: TxnSpan | None           # the data of ``open``
+    head: TxnSpan | None           # what the first marker closed (it may continue an earlier segment's)
+
+    def __init__(self, open: TxnStart | None = None, first_marker: Marker | None = None,
+                 transactional: bool = False, span: TxnSpan | None = None, head: TxnSpan | None = None) -> None:
+        self.open = open
+        self.first_marker = first_marker
+        self.transactional = transactional
+        self.span = span
+        self.head = head
 
 
-@dataclass(frozen=True)
-class AbortedTxn:
+class AbortedTxn(FrozenValue):
     """A transaction opened and aborted inside one segment."""
+
+    __match_args__ = ("producer_id", "first_offset", "marker_offset", "marker_position", "first_position")
 
     producer_id: int
     first_offset: int
@@ -189,10 +255,16 @@ class AbortedTxn:
     marker_position: int
     first_position: int
 
+    def __init__(self, producer_id: int, first_offset: int, marker_offset: int, marker_position: int,
+                 first_position: int) -> None:
+        self._set(producer_id=producer_id, first_offset=first_offset, marker_offset=marker_offset,
+                  marker_position=marker_position, first_position=first_position)
 
-@dataclass(frozen=True)
-class TxnIndexEntry:
+
+class TxnIndexEntry(FrozenValue):
     """A valid ``.txnindex`` entry (an aborted transaction) and where it is in the file."""
+
+    __match_args__ = ("producer_id", "first_offset", "last_offset", "last_stable_offset", "position")
 
     producer_id: int
     first_offset: int
@@ -200,45 +272,96 @@ class TxnIndexEntry:
     last_stable_offset: int
     position: int
 
+    def __init__(self, producer_id: int, first_offset: int, last_offset: int, last_stable_offset: int,
+                 position: int) -> None:
+        self._set(producer_id=producer_id, first_offset=first_offset, last_offset=last_offset,
+                  last_stable_offset=last_stable_offset, position=position)
 
-@dataclass
-class OffsetFacts:
+
+class OffsetFacts(Value):
     """What the offsets tracker saw in one segment."""
 
+    __match_args__ = ("base", "batches", "records", "first", "first_position", "last", "offset_gaps", "missing",
+                       "compacted_batches", "damaged_ranges", "damaged_bytes", "crc_failures", "valid_bytes",
+                       "ends_damaged", "first_timestamp", "max_timestamp", "codecs", "magics")
+
     base: int | None
-    batches: int = 0
-    records: int = 0
-    first: int | None = None
-    first_position: int | None = None
-    last: int | None = None
-    offset_gaps: int = 0
-    missing: int = 0                 # offsets absent between good batches (compaction evidence)
-    compacted_batches: int = 0
-    damaged_ranges: int = 0
-    damaged_bytes: int = 0
-    crc_failures: int = 0
-    valid_bytes: int | None = None   # where the first damage or zero tail starts (Kafka's recovery truncates there)
-    ends_damaged: bool = False
-    first_timestamp: int | None = None
-    max_timestamp: int | None = None
-    codecs: Counter = field(default_factory=Counter)
-    magics: Counter = field(default_factory=Counter)
+    batches: int
+    records: int
+    first: int | None
+    first_position: int | None
+    last: int | None
+    offset_gaps: int
+    missing: int                 # offsets absent between good batches (compaction evidence)
+    compacted_batches: int
+    damaged_ranges: int
+    damaged_bytes: int
+    crc_failures: int
+    valid_bytes: int | None   # where the first damage or zero tail starts (Kafka's recovery truncates there)
+    ends_damaged: bool
+    first_timestamp: int | None
+    max_timestamp: int | None
+    codecs: Counter
+    magics: Counter
+
+    def __init__(self, base: int | None, batches: int = 0, records: int = 0, first: int | None = None,
+                 first_position: int | None = None, last: int | None = None, offset_gaps: int = 0,
+                 missing: int = 0, compacted_batches: int = 0, damaged_ranges: int = 0, damaged_bytes: int = 0,
+                 crc_failures: int = 0, valid_bytes: int | None = None, ends_damaged: bool = False,
+                 first_timestamp: int | None = None, max_timestamp: int | None = None,
+                 codecs: Counter | None = None, magics: Counter | None = None) -> None:
+        self.base = base
+        self.batches = batches
+        self.records = records
+        self.first = first
+        self.first_position = first_position
+        self.last = last
+        self.offset_gaps = offset_gaps
+        self.missing = missing
+        self.compacted_batches = compacted_batches
+        self.damaged_ranges = damaged_ranges
+        self.damaged_bytes = damaged_bytes
+        self.crc_failures = crc_failures
+        self.valid_bytes = valid_bytes
+        self.ends_damaged = ends_damaged
+        self.first_timestamp = first_timestamp
+        self.max_timestamp = max_timestamp
+        self.codecs = Counter() if codecs is None else codecs
+        self.magics = Counter() if magics is None else magics
 
 
-@dataclass
-class SegmentDigest:
+class SegmentDigest(Value):
     """A segment's facts that cross segment boundaries: the input of the partition fold."""
+
+    __match_args__ = ("offsets", "epochs", "producers", "transactions", "aborted", "sequence_gaps_explained",
+                       "txnindex", "txnindex_path", "closed_spans", "closed_spans_dropped")
 
     offsets: OffsetFacts
     epochs: list[EpochStart]
     producers: dict[int, ProducerRun]
     transactions: dict[int, ProducerTxns]
     aborted: list[AbortedTxn]
-    sequence_gaps_explained: int = 0
-    txnindex: list[TxnIndexEntry] | None = None
-    txnindex_path: str | None = None
-    closed_spans: list[TxnSpan] = field(default_factory=list)   # closed in this segment, after a first marker
-    closed_spans_dropped: int = 0                                # beyond MAX_SPANS: counted only
+    sequence_gaps_explained: int
+    txnindex: list[TxnIndexEntry] | None
+    txnindex_path: str | None
+    closed_spans: list[TxnSpan]   # closed in this segment, after a first marker
+    closed_spans_dropped: int                                # beyond MAX_SPANS: counted only
+
+    def __init__(self, offsets: OffsetFacts, epochs: list[EpochStart], producers: dict[int, ProducerRun],
+                 transactions: dict[int, ProducerTxns], aborted: list[AbortedTxn],
+                 sequence_gaps_explained: int = 0, txnindex: list[TxnIndexEntry] | None = None,
+                 txnindex_path: str | None = None, closed_spans: list[TxnSpan] | None = None,
+                 closed_spans_dropped: int = 0) -> None:
+        self.offsets = offsets
+        self.epochs = epochs
+        self.producers = producers
+        self.transactions = transactions
+        self.aborted = aborted
+        self.sequence_gaps_explained = sequence_gaps_explained
+        self.txnindex = txnindex
+        self.txnindex_path = txnindex_path
+        self.closed_spans = list() if closed_spans is None else closed_spans
+        self.closed_spans_dropped = closed_spans_dropped
 
 
 # --- the sequence rule -----------------------------------------------------------------------

@@ -101,9 +101,7 @@ class PayloadDecoder:
         except Exception as e:  # noqa: BLE001 - a library's own error on hostile bytes is a reason, not a crash
             return DecodedPayload(error=one_line(f"{type(e).__name__}: {str(e)[:200]}"))
         if got.error is not None and not got.error.isprintable():
-            import dataclasses
-
-            got = dataclasses.replace(got, error=one_line(got.error))
+            got = got.replace(error=one_line(got.error))
         cap = max(self.limits.max_expanded, EXPANSION * len(payload))
         if got.value is not None and json_size_over(got.value, cap):
             return DecodedPayload(error=f"the decoded value would take more than {cap} bytes as JSON "

@@ -72,9 +72,7 @@ def _with_indexes(f: Framing, source: bytes, pos: int, schema_type: SchemaTypeOf
 
 
 def _replace(f: Framing, **changes: object) -> Framing:
-    import dataclasses
-
-    return dataclasses.replace(f, **changes)  # type: ignore[arg-type]
+    return f.replace(**changes)
 
 
 def _header_framing(hv: bytes | None, schema_type: SchemaTypeOf | None) -> Framing:

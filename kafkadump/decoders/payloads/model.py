@@ -1,6 +1,6 @@
 """The objects the payload modules hand each other: framing, schemas, decoded payloads, limits.
 
-Plain frozen dataclasses, no behaviour beyond small derived properties, and
+Plain frozen values (:mod:`kafkadump.base.values`), no behaviour beyond small derived properties, and
 no imports of the payload libraries (this module is cheap to import).
 
 Schema Registry's wire format (the "Confluent framing") of a key or value::
@@ -19,15 +19,15 @@ byte 1 and a 16-byte GUID, or a version byte 0 and a 4-byte id).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from kafkadump.base.values import FrozenValue
 
 FRAMING_KINDS = ("confluent", "header-id", "json", "utf8", "binary", "empty")
 SCHEMA_TYPES = ("AVRO", "PROTOBUF", "JSON")
 
 
-@dataclass(frozen=True, slots=True)
-class Framing:
+class Framing(FrozenValue):
     """How one key or value is framed.
 
     ``kind`` is one of FRAMING_KINDS; ``schema_id`` / ``guid`` name the schema
@@ -38,25 +38,38 @@ class Framing:
     something else: "possibly").
     """
 
+    __match_args__ = ("kind", "schema_id", "guid", "message_indexes", "payload_start", "certain")
+    __slots__ = __match_args__
+
     kind: str
-    schema_id: int | None = None
-    guid: str | None = None
-    message_indexes: tuple[int, ...] | None = None
-    payload_start: int = 0
-    certain: bool = True
+    schema_id: int | None
+    guid: str | None
+    message_indexes: tuple[int, ...] | None
+    payload_start: int
+    certain: bool
+
+    def __init__(self, kind: str, schema_id: int | None = None, guid: str | None = None,
+                 message_indexes: tuple[int, ...] | None = None, payload_start: int = 0,
+                 certain: bool = True) -> None:
+        self._set(kind=kind, schema_id=schema_id, guid=guid, message_indexes=message_indexes,
+                  payload_start=payload_start, certain=certain)
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaReference:
+class SchemaReference(FrozenValue):
     """A reference from one schema to another: the import name and where it is registered."""
+
+    __match_args__ = ("name", "subject", "version")
+    __slots__ = __match_args__
 
     name: str
     subject: str
     version: int
 
+    def __init__(self, name: str, subject: str, version: int) -> None:
+        self._set(name=name, subject=subject, version=version)
 
-@dataclass(frozen=True, slots=True)
-class Registration:
+
+class Registration(FrozenValue):
     """One (subject, version) under which a schema id is registered.
 
     ``deleted`` is the registry's soft delete (the value's ``"deleted": true``
@@ -64,14 +77,19 @@ class Registration:
     tombstone (null) after it was written.
     """
 
+    __match_args__ = ("subject", "version", "deleted", "hard_deleted")
+    __slots__ = __match_args__
+
     subject: str
     version: int
-    deleted: bool = False
-    hard_deleted: bool = False
+    deleted: bool
+    hard_deleted: bool
+
+    def __init__(self, subject: str, version: int, deleted: bool = False, hard_deleted: bool = False) -> None:
+        self._set(subject=subject, version=version, deleted=deleted, hard_deleted=hard_deleted)
 
 
-@dataclass(frozen=True, slots=True)
-class Schema:
+class Schema(FrozenValue):
     """One schema of the store: its id (and GUID when known), type, text, references, registrations.
 
     ``schema_type`` is "AVRO", "PROTOBUF" or "JSON" (the registry's default,
@@ -80,13 +98,21 @@ class Schema:
     from a file that names no subject has none.
     """
 
+    __match_args__ = ("id", "schema_type", "text", "references", "registrations", "guid", "source")
+    __slots__ = __match_args__
+
     id: int | None
     schema_type: str
     text: str
-    references: tuple[SchemaReference, ...] = ()
-    registrations: tuple[Registration, ...] = ()
-    guid: str | None = None
-    source: str = ""  # where it came from: a file path, or "_schemas offset N"
+    references: tuple[SchemaReference, ...]
+    registrations: tuple[Registration, ...]
+    guid: str | None
+    source: str  # where it came from: a file path, or "_schemas offset N"
+
+    def __init__(self, id: int | None, schema_type: str, text: str, references: tuple[SchemaReference, ...] = (),
+                 registrations: tuple[Registration, ...] = (), guid: str | None = None, source: str = "") -> None:
+        self._set(id=id, schema_type=schema_type, text=text, references=references, registrations=registrations,
+                  guid=guid, source=source)
 
     @property
     def subjects(self) -> tuple[str, ...]:
@@ -119,16 +145,23 @@ class Schema:
         return bool(self.registrations) and all(r.hard_deleted for r in self.registrations)
 
 
-@dataclass(frozen=True, slots=True)
-class PayloadLimits:
+class PayloadLimits(FrozenValue):
     """Bounds on decoding one payload: nesting depth, items (array/map entries, fields) and bytes; and on the
     schemas compiled: their items (enum symbols, fields, ...)."""
 
-    max_depth: int = 64          # nested records/arrays/maps/messages deeper than this are an error
-    max_items: int = 1_000_000   # array and map entries, repeated fields, in one payload
-    max_bytes: int = 64 << 20    # a payload larger than this is not decoded
-    max_expanded: int = 16 << 20  # a decoded value larger as JSON (and than 16 times its payload) is not shown
-    max_schema_items: int = 200_000  # a schema with more symbols, fields, values is not compiled (memory)
+    __match_args__ = ("max_depth", "max_items", "max_bytes", "max_expanded", "max_schema_items")
+    __slots__ = __match_args__
+
+    max_depth: int          # nested records/arrays/maps/messages deeper than this are an error
+    max_items: int   # array and map entries, repeated fields, in one payload
+    max_bytes: int    # a payload larger than this is not decoded
+    max_expanded: int  # a decoded value larger as JSON (and than 16 times its payload) is not shown
+    max_schema_items: int  # a schema with more symbols, fields, values is not compiled (memory)
+
+    def __init__(self, max_depth: int = 64, max_items: int = 1_000_000, max_bytes: int = 64 << 20,
+                 max_expanded: int = 16 << 20, max_schema_items: int = 200_000) -> None:
+        self._set(max_depth=max_depth, max_items=max_items, max_bytes=max_bytes, max_expanded=max_expanded,
+                  max_schema_items=max_schema_items)
 
     @classmethod
     def from_options(cls, options: Any) -> PayloadLimits:
@@ -139,8 +172,7 @@ class PayloadLimits:
         return cls(max_bytes=max_bytes) if isinstance(max_bytes, int) and max_bytes > 0 else cls()
 
 
-@dataclass(frozen=True, slots=True)
-class DecodedPayload:
+class DecodedPayload(FrozenValue):
     """A payload decoded with its schema: ``value`` (JSON-ready) or ``error`` (the reason it failed).
 
     ``value`` holds only dict/list/str/int/float/bool/None; logical types are
@@ -152,11 +184,18 @@ class DecodedPayload:
     record's name, when there is one.  ``limit``: the value would nest or expand past the limits.
     """
 
-    value: Any = None
-    error: str | None = None
-    error_offset: int | None = None
-    message: str | None = None
-    limit: bool = False  # the error is a limit passed (``payload-limit``), not bytes that break the schema
+    __match_args__ = ("value", "error", "error_offset", "message", "limit")
+    __slots__ = __match_args__
+
+    value: Any
+    error: str | None
+    error_offset: int | None
+    message: str | None
+    limit: bool  # the error is a limit passed (``payload-limit``), not bytes that break the schema
+
+    def __init__(self, value: Any = None, error: str | None = None, error_offset: int | None = None,
+                 message: str | None = None, limit: bool = False) -> None:
+        self._set(value=value, error=error, error_offset=error_offset, message=message, limit=limit)
 
     @property
     def ok(self) -> bool:

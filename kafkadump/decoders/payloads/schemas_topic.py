@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.batches.model import Batch, Record
 from kafkadump.decoders.batches.walk import iter_batches
 from kafkadump.decoders.logfiles import names
@@ -37,12 +37,17 @@ from kafkadump.sources.segment import open_segment
 MAX_FINDINGS = 1000  # findings kept from one _schemas partition (the rest counted)
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
+class Located(FrozenValue):
     """A finding and the file it is in."""
+
+    __match_args__ = ("file", "finding")
+    __slots__ = __match_args__
 
     file: str
     finding: Finding
+
+    def __init__(self, file: str, finding: Finding) -> None:
+        self._set(file=file, finding=finding)
 
 
 SOFT, HARD = 1, 2  # the deletion flags of a version
@@ -74,44 +79,77 @@ def _with_flags(packed: int | tuple[int, int, int, int], flags: int) -> int | tu
     return pack_version(sid, offset, file_no, old | flags)
 
 
-@dataclass(slots=True)
-class SchemaText:
+class SchemaText(Value):
     """What every version of one id shares: the text (the last one written), its type, references, GUID;
     ``versions`` the (subject, version) keys that were ever set to this id (checked against ``versions`` of
     the topic when the schema is looked up: a key may have been set to another id since)."""
 
+    __match_args__ = ("text", "schema_type", "references", "guid", "versions")
+    __slots__ = __match_args__
+
     text: str
-    schema_type: str = "AVRO"
-    references: tuple[Any, ...] = ()   # (name, subject, version) triples
-    guid: str | None = None
-    versions: tuple[str, int] | list[tuple[str, int]] | None = None  # one key, or a list of them
+    schema_type: str
+    references: tuple[Any, ...]   # (name, subject, version) triples
+    guid: str | None
+    versions: tuple[str, int] | list[tuple[str, int]] | None  # one key, or a list of them
+
+    def __init__(self, text: str, schema_type: str = "AVRO", references: tuple[Any, ...] = (),
+                 guid: str | None = None, versions: tuple[str, int] | list[tuple[str, int]] | None = None) -> None:
+        self.text = text
+        self.schema_type = schema_type
+        self.references = references
+        self.guid = guid
+        self.versions = versions
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(FrozenValue):
     """A CONFIG (compatibilityLevel) or MODE setting: global when ``subject`` is None; ``value`` None when removed."""
+
+    __match_args__ = ("keytype", "subject", "value", "offset")
+    __slots__ = __match_args__
 
     keytype: str
     subject: str | None
     value: str | None
     offset: int
 
+    def __init__(self, keytype: str, subject: str | None, value: str | None, offset: int) -> None:
+        self._set(keytype=keytype, subject=subject, value=value, offset=offset)
 
-@dataclass(slots=True)
-class SchemasTopic:
+
+class SchemasTopic(Value):
     """The fold of a ``_schemas`` partition, kept small: each version as one packed int
     (:func:`pack_version`) by subject, each id's text once (:class:`SchemaText`); settings, counts, findings.
     A schema is made from them when it is looked up (``payloads.store``)."""
 
-    versions: dict[str, dict[int, int | tuple[int, int, int, int]]] = field(default_factory=dict)
-    ids: dict[int, SchemaText] = field(default_factory=dict)
-    guids: dict[str, int] = field(default_factory=dict)
-    settings: dict[tuple[str, str | None], Setting] = field(default_factory=dict)
-    findings: list[Located] = field(default_factory=list)
-    findings_dropped: int = 0
-    records: int = 0
-    noops: int = 0
-    files: list[str] = field(default_factory=list)
+    __match_args__ = ("versions", "ids", "guids", "settings", "findings", "findings_dropped", "records", "noops",
+                       "files")
+    __slots__ = __match_args__
+
+    versions: dict[str, dict[int, int | tuple[int, int, int, int]]]
+    ids: dict[int, SchemaText]
+    guids: dict[str, int]
+    settings: dict[tuple[str, str | None], Setting]
+    findings: list[Located]
+    findings_dropped: int
+    records: int
+    noops: int
+    files: list[str]
+
+    def __init__(self, versions: dict[str, dict[int, int | tuple[int, int, int, int]]] | None = None,
+                 ids: dict[int, SchemaText] | None = None, guids: dict[str, int] | None = None,
+                 settings: dict[tuple[str, str | None], Setting] | None = None,
+                 findings: list[Located] | None = None, findings_dropped: int = 0, records: int = 0,
+                 noops: int = 0, files: list[str] | None = None) -> None:
+        self.versions = dict() if versions is None else versions
+        self.ids = dict() if ids is None else ids
+        self.guids = dict() if guids is None else guids
+        self.settings = dict() if settings is None else settings
+        self.findings = list() if findings is None else findings
+        self.findings_dropped = findings_dropped
+        self.records = records
+        self.noops = noops
+        self.files = list() if files is None else files
 
     def note(self, file: str, finding: Finding) -> None:
         if len(self.findings) < MAX_FINDINGS:

@@ -214,7 +214,7 @@ class PayloadInspector:
         if not decoded.ok:
             findings.append(self._undecoded(r, b, which, f, schema, decoded, len(data)))
             if not decoded.limit:
-                f = dataclasses.replace(f, certain=False)  # framed bytes that do not parse: only "possibly"
+                f = f.replace(certain=False)  # framed bytes that do not parse: only "possibly"
         return PayloadSide(f, schema, decoded)
 
     def _undecoded(self, r: Record, b: Batch, which: str, f: Framing, schema: Schema, decoded: DecodedPayload,
