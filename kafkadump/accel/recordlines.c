@@ -410,6 +410,38 @@ framing_of(PyObject *x, const unsigned char **s, Py_ssize_t *n)
     return 0;
 }
 
+/* the text between a line's per-record fields, resolved once per call (valid while the caller's segs
+ * tuple lives: the call's arguments hold it) */
+typedef struct {
+    const char *text[KD_PLAIN_SEGMENTS];
+    Py_ssize_t len[KD_PLAIN_SEGMENTS];
+    int ascii;
+} Segments;
+
+/* segs: a tuple of KD_PLAIN_SEGMENTS str (else a TypeError: 0) */
+static int
+segments_from(PyObject *segs, Segments *sg)
+{
+    if (!PyTuple_CheckExact(segs) || PyTuple_GET_SIZE(segs) != KD_PLAIN_SEGMENTS) {
+        PyErr_Format(PyExc_TypeError, "segs must be a tuple of %d str", KD_PLAIN_SEGMENTS);
+        return 0;
+    }
+    sg->ascii = 1;
+    for (Py_ssize_t i = 0; i < KD_PLAIN_SEGMENTS; i++) {
+        PyObject *s = PyTuple_GET_ITEM(segs, i);
+        if (!PyUnicode_CheckExact(s)) {
+            PyErr_Format(PyExc_TypeError, "segs must be a tuple of %d str", KD_PLAIN_SEGMENTS);
+            return 0;
+        }
+        sg->text[i] = PyUnicode_AsUTF8AndSize(s, &sg->len[i]);
+        if (sg->text[i] == NULL)
+            return 0;
+        if (!PyUnicode_IS_ASCII(s))
+            sg->ascii = 0;
+    }
+    return 1;
+}
+
 /* a per-record field of a Record, by its kind (generated_fields.h) */
 #define SLOT_INT(x) out_int(o, (x))
 #define SLOT_BYTES(x) out_field(o, (x), mode, val_json)
@@ -417,7 +449,7 @@ framing_of(PyObject *x, const unsigned char **s, Py_ssize_t *n)
 
 /* one record's line; 0, -1 (exception), 1 (hand back) */
 static int
-out_record(Out *o, PyObject *r, PyObject *segs, int mode, PyObject *val_json, PyObject *dumps)
+out_record(Out *o, PyObject *r, const Segments *sg, int mode, PyObject *val_json, PyObject *dumps)
 {
     int rc;
     Py_ssize_t seg = 0;
@@ -427,11 +459,11 @@ out_record(Out *o, PyObject *r, PyObject *segs, int mode, PyObject *val_json, Py
         if (SLOT(r, i) == NULL)
             return 1;
 #define WRITE_SLOT(kind, slot, var) \
-    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg++))) != 0 || (rc = SLOT_##kind(SLOT(r, slot))) != 0) \
+    if ((rc = out_put(o, sg->text[seg], sg->len[seg])) != 0 || (seg++, rc = SLOT_##kind(SLOT(r, slot))) != 0) \
         return rc;
     KD_RECORD_FIELDS(WRITE_SLOT)
 #undef WRITE_SLOT
-    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg))) != 0 || (rc = PUT_LIT(o, REC_KEY_PAYLOAD)) != 0)
+    if ((rc = out_put(o, sg->text[seg], sg->len[seg])) != 0 || (rc = PUT_LIT(o, REC_KEY_PAYLOAD)) != 0)
         return rc;
     const unsigned char *ks, *vs;
     Py_ssize_t kn, vn;
@@ -440,40 +472,25 @@ out_record(Out *o, PyObject *r, PyObject *segs, int mode, PyObject *val_json, Py
     return out_payloads(o, ks, kn, vs, vn);
 }
 
-/* segs: a tuple of KD_PLAIN_SEGMENTS str (else a TypeError) */
-static int
-segments_ok(PyObject *segs)
-{
-    if (!PyTuple_CheckExact(segs) || PyTuple_GET_SIZE(segs) != KD_PLAIN_SEGMENTS) {
-        PyErr_Format(PyExc_TypeError, "segs must be a tuple of %d str", KD_PLAIN_SEGMENTS);
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < KD_PLAIN_SEGMENTS; i++)
-        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(segs, i))) {
-            PyErr_Format(PyExc_TypeError, "segs must be a tuple of %d str", KD_PLAIN_SEGMENTS);
-            return 0;
-        }
-    return 1;
-}
-
 static PyObject *
 format_lines(PyObject *self, PyObject *args)
 {
     PyObject *recs, *segs, *val_json, *dumps;
     int mode;
+    Segments sg;
     if (!PyArg_ParseTuple(args, "O!OiOO", &PyList_Type, &recs, &segs, &mode, &val_json, &dumps)
-        || !segments_ok(segs))
+        || !segments_from(segs, &sg))
         return NULL;
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "configure() was not called");
         return NULL;
     }
-    Out o = {NULL, 0, 0, 1};
+    Out o = {NULL, 0, 0, sg.ascii};
     /* the list may change under a Python callback: index it afresh each time */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(recs); i++) {
         PyObject *r = PyList_GET_ITEM(recs, i);
         Py_INCREF(r);
-        int rc = out_record(&o, r, segs, mode, val_json, dumps);
+        int rc = out_record(&o, r, &sg, mode, val_json, dumps);
         Py_DECREF(r);
         if (rc != 0)
             return out_result(&o, rc);
@@ -554,17 +571,17 @@ out_raw_bytes(Out *o, const unsigned char *d, Py_ssize_t at, int64_t n, int mode
 }
 
 static int
-out_raw_record(Out *o, const unsigned char *d, const Fields *f, PyObject *segs, int mode, PyObject *val_json,
+out_raw_record(Out *o, const unsigned char *d, const Fields *f, const Segments *sg, int mode, PyObject *val_json,
                PyObject *dumps)
 {
     int rc;
     Py_ssize_t seg = 0;
 #define WRITE_RAW(kind, slot, var) \
-    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg++))) != 0 || (rc = RAW_##kind(RAW_##var)) != 0) \
+    if ((rc = out_put(o, sg->text[seg], sg->len[seg])) != 0 || (seg++, rc = RAW_##kind(RAW_##var)) != 0) \
         return rc;
     KD_RECORD_FIELDS(WRITE_RAW)
 #undef WRITE_RAW
-    if ((rc = out_str(o, PyTuple_GET_ITEM(segs, seg))) != 0 || (rc = PUT_LIT(o, REC_KEY_PAYLOAD)) != 0)
+    if ((rc = out_put(o, sg->text[seg], sg->len[seg])) != 0 || (rc = PUT_LIT(o, REC_KEY_PAYLOAD)) != 0)
         return rc;
     return out_payloads(o, f->klen < 0 ? NULL : d + f->p_key, (Py_ssize_t)(f->klen < 0 ? 0 : f->klen),
                         f->vlen < 0 ? NULL : d + f->p_val, (Py_ssize_t)(f->vlen < 0 ? 0 : f->vlen));
@@ -582,19 +599,20 @@ format_run(PyObject *self, PyObject *args)
                           &max_ts, &log_append, &segs, &mode, &val_json, &dumps);
     if (opened <= 0)
         return not_opened(opened);
-    if (!segments_ok(segs)) {
+    Segments sg;
+    if (!segments_from(segs, &sg)) {
         PyBuffer_Release(&view);
         return NULL;
     }
     const unsigned char *d = (const unsigned char *)view.buf;
     RunConsts k;
     consts_from(&k, base_offset, base_ts, max_ts, log_append);
-    Out o = {NULL, 0, 0, 1};
+    Out o = {NULL, 0, 0, sg.ascii};
     Py_ssize_t n = 0;
     Fields f;
     while (pos < end && n < limit) {
         int rc = parse_one(d, pos, end, &k, &f) < 0 ? 1
-                 : out_raw_record(&o, d, &f, segs, mode, val_json, dumps);
+                 : out_raw_record(&o, d, &f, &sg, mode, val_json, dumps);
         if (rc != 0) {
             PyBuffer_Release(&view);
             return out_result(&o, rc);
