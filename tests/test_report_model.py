@@ -22,6 +22,7 @@ from kafkadump.render.jsonl import RecordLines
 from kafkadump.objects.records import ENCODERS
 from kafkadump.objects.records import Place
 from kafkadump.objects.records import Sighting
+from kafkadump.reports.places import ConnectionSeen
 from kafkadump.objects.records import encode_auto
 from kafkadump.objects.records import item_object
 from kafkadump.objects.records import record_object
@@ -52,8 +53,8 @@ def test_record_lines_write_exactly_record_object(path, encoding):
     assert seen > 0
 
 
-SIGHTED = Place("orders\u00fc", 3, Sighting(7, "Produce", "request", {"id": 2, "client": "127.0.0.1:5000",
-                                                                     "server": "127.0.0.1:9092", "detected": False},
+SIGHTED = Place("orders\u00fc", 3, Sighting(7, "Produce", "request",
+                                           ConnectionSeen(2, "127.0.0.1:5000", "127.0.0.1:9092", False),
                                            1700000000.25, "2023-11-14T22:13:20.250000Z", None, True))
 
 

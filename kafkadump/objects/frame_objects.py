@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafkadump.objects.records import findings_list
-from kafkadump.reports.capture import connection_dict, time_iso
+from kafkadump.objects.records import connection_object, findings_list
+from kafkadump.reports.capture import connection_seen, time_iso
 
 if TYPE_CHECKING:
     from kafkadump.decoders.protocol.decoder import RecordsValue
@@ -33,7 +33,7 @@ def frame_object(f: Frame, records: dict[str, Any] | None = None) -> dict[str, A
     as its object (:func:`records_value_object`)."""
     d: dict[str, Any] = {
         "type": "frame", "index": f.index, "file": f.file, "kind": f.kind,
-        "connection": connection_dict(f.connection), "time": f.time, "timeText": time_iso(f.time),
+        "connection": connection_object(connection_seen(f.connection)), "time": f.time, "timeText": time_iso(f.time),
         "source": f.source, "packets": f.packets, "position": f.position, "size": f.size}
     if f.kind == "records":
         d["records"] = records
@@ -58,7 +58,7 @@ def records_value_object(rv: RecordsValue, batches: list[dict[str, Any]]) -> dic
 
 def stream_note_object(n: StreamNote) -> dict[str, Any]:
     """Findings about a stream rather than a frame (TCP gaps, retransmissions, skipped bytes)."""
-    return {"type": "stream", "file": n.file, "connection": connection_dict(n.connection),
+    return {"type": "stream", "file": n.file, "connection": connection_object(connection_seen(n.connection)),
             "direction": n.direction, "time": n.time, "timeText": time_iso(n.time),
             "findings": findings_list(n.findings)}
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from kafkadump.base.findings import Finding
 from kafkadump.decoders.batches.model import Batch, Gap, Record
 from kafkadump.objects.generated_fields import batch_fields, gap_fields, record_fields
-from kafkadump.reports.places import Place, Sighting, place_of_file
+from kafkadump.reports.places import ConnectionSeen, Place, Sighting, place_of_file
 
 if TYPE_CHECKING:
     from kafkadump.decoders.batches.model import Span
@@ -140,10 +140,17 @@ def findings_object(item: Batch) -> dict[str, Any]:
             "findings": findings_list(item.findings)}
 
 
+def connection_object(c: ConnectionSeen | None) -> dict[str, Any] | None:
+    """A capture's connection, as a frame, a stream note and a sighted record carry it."""
+    if c is None:
+        return None
+    return {"id": c.id, "client": c.client, "server": c.server, "detected": c.detected}
+
+
 def sighting_object(s: Sighting) -> dict[str, Any]:
     """The fields a capture adds to a record object."""
     return {"frame": s.frame, "topicId": s.topic_id, "api": s.api, "direction": s.direction,
-            "connection": s.connection, "time": s.time, "timeText": s.time_text,
+            "connection": connection_object(s.connection), "time": s.time, "timeText": s.time_text,
             "offsetRelative": s.offset_relative}
 
 
@@ -344,5 +351,5 @@ __all__ = ["ENCODERS", "batch_object", "gap_object", "item_object", "findings_li
            "framing_object", "PLAIN_FRAMING", "with_view", "side_object", "redacted_object",
            "crc_summary_object", "encode_auto", "encode_base64", "encode_hex", "encode_text", "as_text",
            "CONTROL_BYTES", "C1_OR_INVALID", "DEFAULT_ENCODING", "Encoded", "Place", "Sighting",
-           "place_of_file", "sighting_object", "finding_object", "file_error_object", "item_findings_objects",
+           "place_of_file", "sighting_object", "connection_object", "finding_object", "file_error_object", "item_findings_objects",
            "record_framing", "span_object"]

@@ -21,7 +21,7 @@ from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.batches import Options
 from kafkadump.decoders.protocol.frames import Frame
 from kafkadump.decoders.protocol.stream import CaptureDecoder, Hints, StreamNote
-from kafkadump.reports.places import Place, Sighting
+from kafkadump.reports.places import ConnectionSeen, Place, Sighting
 from kafkadump.reports.query import FrameFilter
 from kafkadump.sources.inputs import CaptureData, CaptureKind, read_capture_input
 from kafkadump.sources.pcap import endpoint_str
@@ -473,11 +473,12 @@ def time_iso(t: float | None) -> str | None:
     return None if dt is None else dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def connection_dict(c: Connection | None) -> dict[str, Any] | None:
+def connection_seen(c: Connection | None) -> ConnectionSeen | None:
+    """A connection as it stands now (its endpoints become known as the capture goes on)."""
     if c is None:
         return None
-    return {"id": c.id, "client": endpoint_str(c.client) if c.client else None,
-            "server": endpoint_str(c.server) if c.server else None, "detected": c.detected}
+    return ConnectionSeen(c.id, endpoint_str(c.client) if c.client else None,
+                          endpoint_str(c.server) if c.server else None, c.detected)
 
 
 def place_in_frame(ctx: dict[str, Any], seen: Sighting | None = None) -> Place:
@@ -490,9 +491,9 @@ def place_in_frame(ctx: dict[str, Any], seen: Sighting | None = None) -> Place:
 def sighting(f: Frame, ctx: dict[str, Any]) -> Sighting:
     """Where a capture saw the records of frame ``f``: which frame, API, direction,
     connection and time; records in a request (Produce) carry the producer's relative offsets."""
-    return Sighting(f.index, f.api_name, f.direction, connection_dict(f.connection), f.time,
+    return Sighting(f.index, f.api_name, f.direction, connection_seen(f.connection), f.time,
                                   time_iso(f.time), ctx.get("topicId"), f.kind == "request")
 
 
 __all__ = ["CaptureRequest", "CaptureTotals", "FrameViews", "TimeSpan", "capture_report", "time_text", "time_iso",
-           "connection_dict", "place_in_frame", "sighting"]
+           "connection_seen", "place_in_frame", "sighting"]

@@ -7,17 +7,30 @@ writes it as fields.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from kafkadump.base.values import FrozenValue
 from kafkadump.decoders.logfiles.names import topic_partition
 
 
+class ConnectionSeen(FrozenValue):
+    """A capture's TCP connection as it stood when a frame was read: its number, the client's and
+    the server's endpoints as text (None until known), and whether kafkadump found it by content
+    rather than by port."""
+
+    __match_args__ = ("id", "client", "server", "detected")
+    id: int
+    client: str | None
+    server: str | None
+    detected: bool
+
+    def __init__(self, id: int, client: str | None, server: str | None, detected: bool) -> None:
+        self._set(id=id, client=client, server=server, detected=detected)
+
+
 class Sighting(FrozenValue):
     """Where a capture saw a record: the frame that carried it and how it travelled.
 
-    ``connection`` is the frame's connection object (``capture --json``'s shape) or
-    None; ``offset_relative``: the record came in a request (Produce), whose offsets
+    ``connection``: the frame's connection as it stood then, or None; ``offset_relative``: the record came in a request (Produce), whose offsets
     the producer numbers from 0 in each batch; the broker assigns the real ones.
     """
 
@@ -25,13 +38,13 @@ class Sighting(FrozenValue):
     frame: int | None
     api: str | None
     direction: str | None
-    connection: dict[str, Any] | None
+    connection: ConnectionSeen | None
     time: float | None
     time_text: str | None
     topic_id: str | None
     offset_relative: bool
 
-    def __init__(self, frame: int | None, api: str | None, direction: str | None, connection: dict[str, Any] | None,
+    def __init__(self, frame: int | None, api: str | None, direction: str | None, connection: ConnectionSeen | None,
                  time: float | None, time_text: str | None, topic_id: str | None, offset_relative: bool) -> None:
         self._set(frame=frame, api=api, direction=direction, connection=connection, time=time, time_text=time_text,
                   topic_id=topic_id, offset_relative=offset_relative)
@@ -59,4 +72,4 @@ def place_of_file(path: str) -> Place:
     return Place(topic, partition)
 
 
-__all__ = ["Sighting", "Place", "place_of_file"]
+__all__ = ["ConnectionSeen", "Sighting", "Place", "place_of_file"]
