@@ -30,6 +30,7 @@ import uuid
 import pytest
 from conftest import need_corpus
 
+from kafkadump.objects.generated_fields import finding_fields
 from kafkadump.decoders.protocol import schema as S
 from kafkadump.decoders.protocol.decoder import RecordsValue
 from kafkadump.decoders.protocol.stream import CaptureDecoder
@@ -111,11 +112,11 @@ def test_every_finding_is_explained_and_every_response_paired(name):
         if isinstance(it, StreamNote):
             for x in it.findings:
                 if not _explained(name, None, x):
-                    unexplained.append(("stream", x.to_dict()))
+                    unexplained.append(("stream", finding_fields(x)))
             continue
         for x in it.all_findings():
             if not _explained(name, it, x):
-                unexplained.append((it.index, it.api_name, it.api_version, x.to_dict()))
+                unexplained.append((it.index, it.api_name, it.api_version, finding_fields(x)))
     assert unexplained == []
     by_index = {f.index: f for f in fs}
     for f in fs:
@@ -466,7 +467,7 @@ def test_real_pcaps_decode():
         totals["frames"] += len(fs)
         for f in fs:
             totals[(f.api_name, f.kind)] += 1
-            json.dumps([x.to_dict() for x in f.all_findings()])
+            json.dumps([finding_fields(x) for x in f.all_findings()])
     # deepflow's captures: produce v2/v7/v9, fetch v12, join/sync/leave group, api-versions v3
     for api in ("Produce", "Fetch", "JoinGroup", "SyncGroup", "LeaveGroup", "ApiVersions", "Metadata"):
         assert totals[(api, "request")] and totals[(api, "response")], api

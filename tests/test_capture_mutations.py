@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import capture_builders as B  # noqa: E402
 from test_protocol import first_batch  # noqa: E402
 
+from kafkadump.objects.generated_fields import finding_fields
 from kafkadump.base.findings import DESCRIPTION  # noqa: E402
 from kafkadump.base.findings import SEVERITY  # noqa: E402
 from kafkadump.base.findings import Code  # noqa: E402
@@ -421,7 +422,7 @@ def test_damaged_captures_never_raise():
             for it in items:
                 fs = it.findings if isinstance(it, StreamNote) else it.all_findings()
                 for f in fs:
-                    f.to_dict()
+                    finding_fields(f)
 
 
 def test_hex_text_junk_is_a_named_error_or_bytes():

@@ -22,6 +22,7 @@ import capture_builders as B  # noqa: E402
 from conftest import FIXTURES, ROOT, SHARED, load_json, need_corpus  # noqa: E402
 from primitive_encoders import encode_compact_string  # noqa: E402
 
+from kafkadump.objects.generated_fields import finding_fields
 from kafkadump.base.findings import Code  # noqa: E402
 from kafkadump.base.findings import DecodeError  # noqa: E402
 from kafkadump.decoders.protocol import schema as S  # noqa: E402
@@ -524,7 +525,7 @@ def test_records_schemas_on_real_kraft_metadata():
             f = []
             value, q = decode_message(by_key[key], version, v, p, len(v), findings=f)
             assert q == len(v), (by_key[key], version, f)
-            assert all(x.severity.value == "info" for x in f), [x.to_dict() for x in f]
+            assert all(x.severity.value == "info" for x in f), [finding_fields(x) for x in f]
             seen[by_key[key]] = value
     assert seen["TopicRecord"]["name"] and len(seen["TopicRecord"]["topicId"]) == 22
     assert isinstance(seen["PartitionRecord"]["replicas"], list)
@@ -558,7 +559,7 @@ def test_decoding_damaged_frames_never_raises():
             cut = bytes(m[:rng.randrange(len(m) + 1)]) if rng.random() < 0.3 else bytes(m)
             for frames in (CaptureDecoder().block(cut), CaptureDecoder(hints=Hints(api_key=1, api_version=12)).block(cut)):
                 for f in frames:
-                    json.dumps([x.to_dict() for x in f.all_findings()])
+                    json.dumps([finding_fields(x) for x in f.all_findings()])
 
 
 def test_fields_kafka_renamed_carry_their_current_name_in_every_version():

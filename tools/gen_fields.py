@@ -77,6 +77,7 @@ def render_objects(fields: Any) -> str:
              "from __future__ import annotations", "", "from collections.abc import Callable",
              "from typing import TYPE_CHECKING, Any", "",
              "if TYPE_CHECKING:",
+             "    from kafkadump.base.findings import Finding",
              "    from kafkadump.decoders.batches.model import Batch, Gap, Record",
              "    from kafkadump.reports.places import Place", "", "",
              "def record_fields(r: Record, b: Batch, encode: Callable[[Any], Any], where: Place) -> dict[str, Any]:",
@@ -95,6 +96,19 @@ def _assign(f: Any, indent: str) -> list[str]:
     if getattr(f, "optional", False):
         return [f"{indent}if {f.value} is not None:", f"{indent}    d[{f.name!r}] = {_object_value(f)}"]
     return [f"{indent}d[{f.name!r}] = {_object_value(f)}"]
+
+
+def render_finding_objects(finding: Any) -> str:
+    lines = ["def finding_fields(f: Finding) -> dict[str, Any]:",
+             '    """A finding\'s fields, in every object that lists findings."""',
+             "    d: dict[str, Any] = {"]
+    lines += [f"        {f.name!r}: {_object_value(f)}," for f in finding if not f.optional]
+    lines.append("    }")
+    for f in finding:
+        if f.optional:
+            lines += _assign(f, "    ")
+    lines += ["    return d", "", ""]
+    return "\n".join(lines)
 
 
 def render_batch_objects(batch: Any, gap: Any) -> str:
@@ -121,7 +135,7 @@ def render_batch_objects(batch: Any, gap: Any) -> str:
               "    return {"]
     lines += [f"        {f.name!r}: {_object_value(f)}," for f in gap]
     lines += ["    }", "", "",
-              '__all__ = ["record_fields", "batch_fields", "gap_fields", "FIELD_NAMES"]', ""]
+              '__all__ = ["record_fields", "batch_fields", "gap_fields", "finding_fields", "FIELD_NAMES"]', ""]
     return "\n".join(lines)
 
 
@@ -161,6 +175,7 @@ def render_code(fields: Any, batch: Any) -> str:
                       "from __future__ import annotations", "",
                       "from collections.abc import Callable, Sequence",
                       "from typing import TYPE_CHECKING, Any", "",
+                      "from kafkadump.objects.generated_fields import finding_fields",
                       "from kafkadump.render.payload_fields import (",
                       "    NULL_END,", "    ONE,", "    PAYLOADS,", "    PLAIN,", "    PLAIN_END,", "    SCHEMA_HEADER_HINT,",
                       "    framing_json,", "    framing_json_end,", "    names_schema,", ")", "",
@@ -432,7 +447,8 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
     _check_batch(batch)
     pkg = root / "kafkadump"
     return {
-        pkg / "objects" / "generated_fields.py": render_objects(fields) + render_batch_objects(batch, gap),
+        pkg / "objects" / "generated_fields.py": render_objects(fields) + render_finding_objects(reg.FINDING_FIELDS)
+        + render_batch_objects(batch, gap),
         pkg / "render" / "generated_lines.py": render_code(fields, batch),
         pkg / "render" / "generated_cells.py": render_cells(fields, batch),
         pkg / "accel" / "generated_fields.h": render_header(fields, batch),

@@ -368,15 +368,6 @@ class Finding:
     def severity(self) -> Severity:
         return SEVERITY[self.code]
 
-    def to_dict(self) -> dict[str, str | int]:
-        d: dict[str, str | int] = {"code": self.code.value, "severity": self.severity.value,
-             "offset": self.offset, "message": self.message}
-        if self.length is not None:
-            d["length"] = self.length
-        if self.source_offset is not None:
-            d["decompressedOffset"] = self.source_offset
-        return d
-
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Finding({self.code.value}@{self.offset}: {self.message})"
 

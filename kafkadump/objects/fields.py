@@ -13,7 +13,8 @@ records carry it, its table column and its Spark column are all written here, an
 * ``spark/generated_rows.py``: the ``records`` level's Spark columns and how each is filled; the
   ``batches`` level's columns.
 
-Batch lines (:data:`BATCH_FIELDS`) and gap lines (:data:`GAP_FIELDS`) are registered the same way:
+Batch lines (:data:`BATCH_FIELDS`), gap lines (:data:`GAP_FIELDS`) and findings (:data:`FINDING_FIELDS`,
+in every object that lists them) are registered the same way:
 their objects, the fast v2 batch line, the batch table and the ``batches`` level's Spark columns are
 generated from them; the compiled batch writer reads the header integers' names and slots from
 ``accel/generated_fields.h``.
@@ -80,6 +81,7 @@ class Field(NamedTuple):
     spark: Any = None                  # the Spark column's type (spark/row_schema's ColumnType); None: none
     spark_value: str | None = None     # the Spark value, when not ``value`` (Python over r, b)
     column: ColumnSpec | None = None   # the table column; None: not in the table
+    optional: bool = False             # absent from the object when null (finding fields)
 
 
 _CONTROL_VALUE = ("f\"<{r.control.get('type')}\" + (f\" coordinatorEpoch={r.control['coordinatorEpoch']}\" "
@@ -203,7 +205,7 @@ BATCH_FIELDS: tuple[BatchField, ...] = (
                column=ColumnSpec(14, "crc", 4, False, 5, 0, "d.crc_verdict(b.crc_valid)")),
     BatchField("computedCrc", "b.computed_crc", "int", "tail", spark="bigint"),
     BatchField("decompressedSize", "b.decompressed_size", "int", "tail", optional=True, spark="bigint"),
-    BatchField("findings", "[f.to_dict() for f in b.findings]", "json", "tail"),
+    BatchField("findings", "[finding_fields(f) for f in b.findings]", "json", "tail"),
 )
 
 # a gap line: bytes that are not a batch
@@ -214,7 +216,17 @@ GAP_FIELDS: tuple[Field, ...] = (
     Field("partition", "where.partition", "int", "file"),
     Field("position", "g.position", "int"),
     Field("size", "g.size", "int"),
-    Field("findings", "[f.to_dict() for f in g.findings]", "json"),
+    Field("findings", "[finding_fields(f) for f in g.findings]", "json"),
 )
 
-__all__ = ["Field", "ColumnSpec", "BatchField", "RECORD_FIELDS", "BATCH_FIELDS", "GAP_FIELDS"]
+# a finding, as every object that lists findings carries it (``f``: the Finding)
+FINDING_FIELDS: tuple[Field, ...] = (
+    Field("code", "f.code.value", "text"),
+    Field("severity", "f.severity.value", "text"),
+    Field("offset", "f.offset", "int"),
+    Field("message", "f.message", "text"),
+    Field("length", "f.length", "int", optional=True),
+    Field("decompressedOffset", "f.source_offset", "int", optional=True),
+)
+
+__all__ = ["Field", "ColumnSpec", "BatchField", "RECORD_FIELDS", "BATCH_FIELDS", "GAP_FIELDS", "FINDING_FIELDS"]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from kafkadump.base.findings import Finding
     from kafkadump.decoders.batches.model import Batch, Gap, Record
     from kafkadump.reports.places import Place
 
@@ -43,6 +44,20 @@ def record_fields(r: Record, b: Batch, encode: Callable[[Any], Any], where: Plac
 
 
 FIELD_NAMES = ('type', 'file', 'topic', 'partition', 'batchPosition', 'offset', 'timestamp', 'timestampType', 'key', 'value', 'headers', 'offsetDelta', 'timestampDelta', 'control', 'magic', 'crc', 'crcValid')
+
+def finding_fields(f: Finding) -> dict[str, Any]:
+    """A finding's fields, in every object that lists findings."""
+    d: dict[str, Any] = {
+        'code': f.code.value,
+        'severity': f.severity.value,
+        'offset': f.offset,
+        'message': f.message,
+    }
+    if f.length is not None:
+        d['length'] = f.length
+    if f.source_offset is not None:
+        d['decompressedOffset'] = f.source_offset
+    return d
 
 def batch_fields(b: Batch, where: Place) -> dict[str, Any]:
     """A batch's (or top-level legacy message's) object (``where``: its place)."""
@@ -93,7 +108,7 @@ def batch_fields(b: Batch, where: Place) -> dict[str, Any]:
     d['computedCrc'] = b.computed_crc
     if b.decompressed_size is not None:
         d['decompressedSize'] = b.decompressed_size
-    d['findings'] = [f.to_dict() for f in b.findings]
+    d['findings'] = [finding_fields(f) for f in b.findings]
     return d
 
 
@@ -106,8 +121,8 @@ def gap_fields(g: Gap, where: Place) -> dict[str, Any]:
         'partition': where.partition,
         'position': g.position,
         'size': g.size,
-        'findings': [f.to_dict() for f in g.findings],
+        'findings': [finding_fields(f) for f in g.findings],
     }
 
 
-__all__ = ["record_fields", "batch_fields", "gap_fields", "FIELD_NAMES"]
+__all__ = ["record_fields", "batch_fields", "gap_fields", "finding_fields", "FIELD_NAMES"]

@@ -28,6 +28,7 @@ from kafkadump import __version__
 from kafkadump.base.findings import SEVERITY, Severity, worst_severity
 from kafkadump.base.status import exit_status
 from kafkadump.base.values import Value
+from kafkadump.objects.records import findings_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from kafkadump.reports.partition import PartitionFacts
@@ -79,7 +80,7 @@ def file_object(scan: FileScan) -> dict:
         d["error"] = scan.error
     d.update(scan.summary)
     d["findingCounts"] = {c.value: n for c, n in sorted(scan.finding_counts.items(), key=lambda x: x[0].value)}
-    d["findings"] = [f.to_dict() for f in sorted(scan.findings, key=lambda f: f.offset)]
+    d["findings"] = findings_list(sorted(scan.findings, key=lambda f: f.offset))
     total = sum(scan.finding_counts.values())
     if total > len(scan.findings):
         d["findingsOmitted"] = total - len(scan.findings)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from kafkadump.base.findings import Finding
 from kafkadump.decoders.batches.model import Batch, Gap, Record
-from kafkadump.objects.generated_fields import batch_fields, gap_fields, record_fields
+from kafkadump.objects.generated_fields import batch_fields, finding_fields, gap_fields, record_fields
 from kafkadump.reports.places import ConnectionSeen, Place, Sighting, place_of_file
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ DEFAULT_ENCODING = "auto"
 def findings_list(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     """Findings as objects: ``code``, ``severity``, ``offset``, ``message`` and, when known,
     ``length`` and ``decompressedOffset``."""
-    return [f.to_dict() for f in findings]
+    return [finding_fields(f) for f in findings]
 
 
 def batch_object(b: Batch, place: Place | None = None) -> dict[str, Any]:
@@ -296,7 +296,7 @@ class RecordWhere:
 
 def finding_object(f: Finding) -> dict[str, Any]:
     """A finding as a line of its own (hexdump's JSON, after the spans)."""
-    return {"type": "finding", **f.to_dict()}
+    return {"type": "finding", **finding_fields(f)}
 
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from kafkadump.decoders.payloads.model import Registration, Schema
 from kafkadump.decoders.payloads.schemas_topic import Located, Setting
 from kafkadump.decoders.payloads.store import SchemaStore
+from kafkadump.objects.generated_fields import finding_fields
 
 SETTING_NAMES = {"CONFIG": "compatibilityLevel", "MODE": "mode"}
 
@@ -47,7 +48,7 @@ def setting_object(s: Setting) -> dict[str, Any]:
 
 
 def finding_object(located: Located) -> dict[str, Any]:
-    return {"type": "finding", "file": located.file, **located.finding.to_dict()}
+    return {"type": "finding", "file": located.file, **finding_fields(located.finding)}
 
 
 def registrations(store: SchemaStore) -> Iterator[tuple[Schema, Registration | None]]:

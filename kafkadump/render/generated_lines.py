@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kafkadump.objects.generated_fields import finding_fields
 from kafkadump.render.payload_fields import (
     NULL_END,
     ONE,
@@ -93,7 +94,7 @@ def v2_batch_line(b: Batch, head: str, dumps: Text) -> str:
     accel/generated_fields.h and computes the rest)."""
     decompressedSize_json = '' if b.decompressed_size is None else f',"decompressedSize":{b.decompressed_size}'
     return (f'{{"type":"batch","file":{head},"position":{"null" if b.position is None else b.position},"size":{"null" if b.size is None else b.size},"baseOffset":{"null" if b.base_offset is None else b.base_offset},"batchLength":{"null" if b.batch_length is None else b.batch_length},"partitionLeaderEpoch":{"null" if b.partition_leader_epoch is None else b.partition_leader_epoch},"magic":{"null" if b.magic is None else b.magic},"crc":{"null" if b.crc is None else b.crc},"attributes":{"null" if b.attributes is None else b.attributes},"lastOffsetDelta":{"null" if b.last_offset_delta is None else b.last_offset_delta},"baseTimestamp":{"null" if b.base_timestamp is None else b.base_timestamp},"maxTimestamp":{"null" if b.max_timestamp is None else b.max_timestamp},"producerId":{"null" if b.producer_id is None else b.producer_id},"producerEpoch":{"null" if b.producer_epoch is None else b.producer_epoch},"baseSequence":{"null" if b.base_sequence is None else b.base_sequence},"recordCount":{"null" if b.record_count is None else b.record_count},"lastOffset":{"null" if b.last_offset is None else b.last_offset},"lastSequence":{"null" if b.last_sequence is None else b.last_sequence},"compression":{"null" if b.compression is None else dumps(b.compression)},"timestampType":{"null" if b.timestamp_type is None else dumps(b.timestamp_type)},"isTransactional":{"null" if b.is_transactional is None else "true" if b.is_transactional else "false"},"isControlBatch":{"null" if b.is_control is None else "true" if b.is_control else "false"},"hasDeleteHorizonMs":{"null" if b.has_delete_horizon is None else "true" if b.has_delete_horizon else "false"},"crcValid":{"null" if b.crc_valid is None else "true" if b.crc_valid else "false"},"computedCrc":{"null" if b.computed_crc is None else b.computed_crc}'
-            + decompressedSize_json + ',"findings":' + (dumps([f.to_dict() for f in b.findings]) if b.findings else '[]') + '}')
+            + decompressedSize_json + ',"findings":' + (dumps([finding_fields(f) for f in b.findings]) if b.findings else '[]') + '}')
 
 
 __all__ = ["record_head", "record_line", "plain_segments", "plain_lines", "v2_batch_line",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafkadump.decoders.internal_topics import constants as K
 from kafkadump.decoders.internal_topics.decoded import Part
+from kafkadump.objects.records import findings_list
 from kafkadump.render import describe as d
 from kafkadump.render import jsontext
 
@@ -88,7 +89,7 @@ def record_dict(base: dict[str, Any], dec: DecodedRecord, enc: Encoder) -> dict[
     base["value"] = part_json(dec.value, enc) if dec.value is not None else None
     base["decoded"] = dec.kind
     base["tombstone"] = dec.tombstone
-    base["findings"] = [f.to_dict() for f in dec.findings]
+    base["findings"] = findings_list(dec.findings)
     return base
 
 
