@@ -222,12 +222,12 @@ def write(name: str, what: str, var: str, table: dict) -> Path:
     path = OUT / f"{name}.py"
     if var == "MESSAGES":
         lines = [f"{literal(k)}: {message_row(k, table[k])}" for k in sorted(table)]
-        keys = f"\nKEYS = {literal(MESSAGE_KEYS)}\n"
+        keys, kind = f"\nKEYS = {literal(MESSAGE_KEYS)}\n", "tuple"
     else:
         lines = [f"{literal(k)}: {literal(table[k])}" for k in sorted(table)]
-        keys = ""
+        keys, kind = "", "dict"
     body = "{\n" + ",\n".join(lines) + ",\n}"
-    path.write_text(HEADER.format(what=what) + keys + f"\n{var} = {body}\n", encoding="utf-8")
+    path.write_text(HEADER.format(what=what) + keys + f"\n{var}: dict[str, {kind}] = {body}\n", encoding="utf-8")
     return path
 
 

@@ -6,7 +6,7 @@ defaults); the format is described in kafkadump/decoders/protocol/tables/__init_
 
 # flake8: noqa
 
-RECORDS = {
+RECORDS: dict[str, dict] = {
 'AbortTransactionRecord': {'type': 'metadata', 'valid': (0, 0), 'flexible': (0, 32767), 'fields': (('Reason', 'string', (0, 32767), (0, 32767), 0, (0, 32767), (None,), None, False),), 'apiKey': 25, 'group': 'metadata'},
 'AccessControlEntryRecord': {'type': 'metadata', 'valid': (0, 0), 'flexible': (0, 32767), 'fields': (('Id', 'uuid', (0, 32767), None, None, None, (), None, False), ('ResourceType', 'int8', (0, 32767), None, None, None, (), None, False), ('ResourceName', 'string', (0, 32767), None, None, None, (), None, False), ('PatternType', 'int8', (0, 32767), None, None, None, (), None, False), ('Principal', 'string', (0, 32767), None, None, None, (), None, False), ('Host', 'string', (0, 32767), None, None, None, (), None, False), ('Operation', 'int8', (0, 32767), None, None, None, (), None, False), ('PermissionType', 'int8', (0, 32767), None, None, None, (), None, False)), 'apiKey': 18, 'group': 'metadata'},
 'BeginTransactionRecord': {'type': 'metadata', 'valid': (0, 0), 'flexible': (0, 32767), 'fields': (('Name', 'string', (0, 32767), (0, 32767), 0, (0, 32767), (None,), None, False),), 'apiKey': 23, 'group': 'metadata'},
