@@ -85,13 +85,13 @@ def test_tables_hold_the_schema_facts():
     assert client_id[8] is None and list(client_id[2]) == [1, 32767] and list(client_id[3]) == [1, 32767]
     assert list(S.message("ApiVersionsRequest")["flexible"]) == [3, 32767]
     lso = next(f for f in part if f[0] == "LastStableOffset")
-    assert lso[6] == [-1]  # "default": "-1"
+    assert lso[6] == (-1,)  # "default": "-1"
     # records/: every schema of the folder, with its group; tagged fields without "versions"
     assert {"OffsetCommitKey", "OffsetCommitValue", "PartitionRecord", "TransactionLogValue"} <= set(S.record_schemas())
     assert S.message("OffsetCommitValue")["group"] == "group-coordinator"
     tlv = {f[0]: f for f in S.message("TransactionLogValue")["fields"]}
     assert (tlv["PreviousProducerId"][4], list(tlv["PreviousProducerId"][2]), tlv["PreviousProducerId"][6]) == \
-        (0, [1, 32767], [-1])
+        (0, [1, 32767], (-1,))
     assert S.api_name(0) == "Produce" and S.api_name(18) == "ApiVersions" and S.api_names(12345) is None
 
 
@@ -103,7 +103,7 @@ def test_tables_merge_the_newer_versions_onto_the_old_ones():
     topic = {f[0]: (list(f[2]), f[1]) for f in next(f for f in produce["fields"] if f[0] == "TopicData")[7]}
     assert topic["Name"] == ([0, 12], "string") and topic["TopicId"] == ([13, 32767], "uuid")
     init = {f[0]: (list(f[2]), f[1], f[6]) for f in S.message("InitProducerIdRequest")["fields"]}
-    assert init["Enable2Pc"] == ([6, 32767], "bool", [False]) and init["KeepPreparedTxn"][0] == [6, 32767]
+    assert init["Enable2Pc"] == ([6, 32767], "bool", (False,)) and init["KeepPreparedTxn"][0] == [6, 32767]
     assert [S.api_name(k) for k in range(88, 93)] == [
         "StreamsGroupHeartbeat", "StreamsGroupDescribe", "DescribeShareGroupOffsets", "AlterShareGroupOffsets",
         "DeleteShareGroupOffsets"]

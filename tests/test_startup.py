@@ -195,3 +195,89 @@ def test_the_decoder_and_renderers_of_a_data_command_import_no_uuid():
              "print(sorted(m for m in ('uuid', 'platform') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.stdout.strip() == "[]", run.stderr
+
+
+# a probe's json.loads, which names a module when it is handed a text of a schema table's size (no
+# data command's own JSON is that large on these inputs)
+COUNT_LARGE_JSON = """
+import json, types
+_loads = json.loads
+def _counting_loads(s, *a, **k):
+    if len(s) > 10_000:
+        sys.modules["large_json_parsed"] = types.ModuleType("large_json_parsed")
+    return _loads(s, *a, **k)
+json.loads = _counting_loads
+"""
+
+
+@pytest.mark.parametrize("kind", ["pcap", "hex"])
+def test_capture_loads_the_protocol_tables_without_parsing_json(tmp_path, kind):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import startup_bench
+
+    path = tmp_path / f"request.{kind}"
+    if kind == "pcap":
+        startup_bench.tiny_pcap(str(path))
+    else:
+        path.write_text(startup_bench.REQUEST_HEX)
+    code, modules, out = _imported(["capture", "--json", str(path)], pre=COUNT_LARGE_JSON)
+    assert code == 0
+    assert json.loads(out.splitlines()[0])["apiName"] == "ApiVersions"
+    assert "kafkadump.decoders.protocol.tables.messages" in modules  # the tables were read
+    assert "large_json_parsed" not in modules
+    assert "kafkadump.decoders.protocol.tables.records" not in modules  # the internal topics' table: not needed
+    assert [m for m in ("dataclasses", "inspect", "_hashlib") if m in modules] == []
+
+
+def test_a_pasted_request_is_tried_as_a_response_only_where_its_bytes_suffice(monkeypatch):
+    """A lone frame is tried as every API's response: a version whose fewest bytes exceed the frame
+    gets no plan (plans are made for the few that could fit), and the reading is the same."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import startup_bench
+
+    from kafkadump.decoders.protocol import decoder, frames
+    from kafkadump.decoders.protocol import schema as S
+
+    monkeypatch.setattr(decoder, "_PLANS", {})  # plans made afresh: count those this frame needs
+    data = bytes.fromhex(startup_bench.REQUEST_HEX.replace(" ", "").strip())
+    assert frames.guess_response(data, 0, len(data)) is None  # no API's response fits it exactly
+    tried = sum(len(range(S.valid_versions(S.api_names(k)["response"])[0],  # type: ignore[index]
+                          S.valid_versions(S.api_names(k)["response"])[1] + 1))  # type: ignore[index]
+                for k in S.api_keys() if "response" in (S.api_names(k) or {}))
+    assert tried > 300  # every version of every API's response is considered...
+    assert len(decoder.plan_cache()) < 200  # ...but only those its 10 bytes could hold are planned (993 before)
+    # FetchResponse (Kafka's protocol guide): v4 throttle_time_ms int32, responses array (count int32);
+    # v7 adds error_code int16 and session_id int32; v12 is flexible (compact count, tagged fields)
+    fetch = S.message("FetchResponse")["fields"]
+    assert [decoder.fewest_bytes(fetch, v, v >= 12) for v in (4, 7, 12)] == [4 + 4, 4 + 2 + 4 + 4, 4 + 2 + 4 + 1 + 1]
+
+
+def test_triage_of_small_files_hashes_without_openssl(tmp_path):
+    files = _small_inputs(tmp_path)
+    code, modules, out = _imported(["triage", "--json", files["LOGDIR"]])
+    assert code == 0
+    import hashlib
+
+    digest = hashlib.sha256(Path(files["SEGMENT"]).read_bytes()).hexdigest()
+    assert f'"sha256":"{digest}"' in out  # the same digest as OpenSSL's
+    assert "_hashlib" not in modules
+
+
+def test_a_large_file_is_hashed_by_openssl_with_the_same_digest():
+    import hashlib
+
+    from kafkadump.reports.scan import SMALL_HASH, sha256_hasher
+
+    data = bytes(range(256)) * (SMALL_HASH // 256 + 7)
+    small, large = sha256_hasher(100), sha256_hasher(len(data))
+    assert type(large) is type(hashlib.sha256()) and type(small) is not type(large)
+    for h in (small, large):
+        h.update(data)
+    assert small.hexdigest() == large.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_dump_log_creates_no_dataclass(tmp_path):
+    files = _small_inputs(tmp_path)
+    code, modules, out = _imported(["dump", "--format", "dump-log", files["SEGMENT"]])
+    assert code == 0 and "Dumping" in out
+    assert [m for m in ("dataclasses", "inspect") if m in modules] == []

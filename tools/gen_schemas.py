@@ -186,21 +186,48 @@ defaults); the format is described in kafkadump/decoders/protocol/tables/__init_
 """
 
 # flake8: noqa
-import json
-
 '''
+
+# the keys of a MESSAGES entry, in the order of its tuple (a key whose value is None is absent)
+MESSAGE_KEYS = ("type", "valid", "flexible", "fields", "apiKey", "unstable", "deprecated")
+
+
+def literal(value: object) -> str:
+    """``value`` as Python source whose compiled form is one constant: lists become tuples (a
+    module of constants loads from its .pyc by unmarshalling, with no parsing at import)."""
+    if isinstance(value, (list, tuple)):
+        items = [literal(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    raise SystemExit(f"no literal for {value!r}")
+
+
+def message_row(name: str, e: dict) -> str:
+    """A MESSAGES entry as a tuple in the order of MESSAGE_KEYS (checked: it turns back into ``e``)."""
+    row = tuple(e.get(k) for k in MESSAGE_KEYS)
+    if {k: v for k, v in zip(MESSAGE_KEYS, row) if v is not None or k in ("valid", "flexible")} != e:
+        raise SystemExit(f"{name}: its entry does not fit a MESSAGES tuple")
+    return literal(row)
 
 
 def write(name: str, what: str, var: str, table: dict) -> Path:
-    """One JSON object per schema per line, parsed at import (json is ~40x faster to load
-    than the equivalent Python literal); ranges and fields become lists."""
+    """One schema per line, as Python literals: MESSAGES' entries are tuples (in the order of its
+    ``KEYS``; ``schema.message`` makes the dict of those it is asked for), RECORDS' entries dicts
+    (the internal-topic decoder reads them all).  Ranges and fields are tuples, so each entry is
+    one constant of the compiled module."""
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{name}.py"
-    lines = [json.dumps(k) + ": " + json.dumps(table[k], separators=(",", ":")) for k in sorted(table)]
-    body = "{\n" + ",\n".join(lines) + "\n}"
-    if "'''" in body or "\\" in body:
-        raise SystemExit("schema text would need escaping")
-    path.write_text(HEADER.format(what=what) + f"\n{var} = json.loads(r'''{body}''')\n", encoding="utf-8")
+    if var == "MESSAGES":
+        lines = [f"{literal(k)}: {message_row(k, table[k])}" for k in sorted(table)]
+        keys, kind = f"\nKEYS = {literal(MESSAGE_KEYS)}\n", "tuple"
+    else:
+        lines = [f"{literal(k)}: {literal(table[k])}" for k in sorted(table)]
+        keys, kind = "", "dict"
+    body = "{\n" + ",\n".join(lines) + ",\n}"
+    path.write_text(HEADER.format(what=what) + keys + f"\n{var}: dict[str, {kind}] = {body}\n", encoding="utf-8")
     return path
 
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kafkadump.base.errors import UsageError
 from kafkadump.base.status import Tally
+from kafkadump.base.values import FrozenValue
 from kafkadump.decoders.batches import Options, iter_batches
 from kafkadump.decoders.batches.model import Batch, Gap
 from kafkadump.decoders.logfiles import names
@@ -51,51 +51,81 @@ KAFKA_KINDS = (names.SEGMENT, names.KRAFT_SNAPSHOT, names.OFFSET_INDEX, names.TI
 
 
 
-@dataclass(frozen=True, slots=True)
-class SlotsEvent:
+class SlotsEvent(FrozenValue):
     """An offset or time index (``kind``): how many entries Kafka's tool counts in it."""
+
+    __match_args__ = ("kind", "slots")
+    __slots__ = __match_args__
 
     kind: str
     slots: int
 
+    def __init__(self, kind: str, slots: int) -> None:
+        self._set(kind=kind, slots=slots)
 
-@dataclass(frozen=True, slots=True)
-class OffsetEntryEvent:
+
+class OffsetEntryEvent(FrozenValue):
     """An offset index entry and the last offset of the batch at its position (None: no batch there)."""
+
+    __match_args__ = ("entry", "log_last_offset")
+    __slots__ = __match_args__
 
     entry: IndexEntry
     log_last_offset: int | None
 
+    def __init__(self, entry: IndexEntry, log_last_offset: int | None) -> None:
+        self._set(entry=entry, log_last_offset=log_last_offset)
 
-@dataclass(frozen=True, slots=True)
-class TimeEntryEvent:
+
+class TimeEntryEvent(FrozenValue):
     """A time index entry and the batch Kafka checks it against: its last offset and largest record
     timestamp (None, None: no such batch)."""
+
+    __match_args__ = ("entry", "batch_last_offset", "max_timestamp")
+    __slots__ = __match_args__
 
     entry: TimeIndexEntry
     batch_last_offset: int | None
     max_timestamp: int | None
 
+    def __init__(self, entry: TimeIndexEntry, batch_last_offset: int | None, max_timestamp: int | None) -> None:
+        self._set(entry=entry, batch_last_offset=batch_last_offset, max_timestamp=max_timestamp)
 
-@dataclass(frozen=True, slots=True)
-class TxnEntryEvent:
+
+class TxnEntryEvent(FrozenValue):
     """A transaction index entry."""
+
+    __match_args__ = ("entry",)
+    __slots__ = __match_args__
 
     entry: TxnEntry
 
+    def __init__(self, entry: TxnEntry) -> None:
+        self._set(entry=entry)
 
-@dataclass(frozen=True, slots=True)
-class RecordsEvent:
+
+class RecordsEvent(FrozenValue):
     """A batch of a segment or KRaft snapshot with its records (or a gap)."""
+
+    __match_args__ = ("item",)
+    __slots__ = __match_args__
 
     item: RecordsOf | Gap
 
+    def __init__(self, item: RecordsOf | Gap) -> None:
+        self._set(item=item)
 
-@dataclass(frozen=True, slots=True)
-class UnknownFileEvent:
+
+class UnknownFileEvent(FrozenValue):
     """A file of a kind Kafka's tool ignores."""
 
+    __match_args__ = ("path",)
+    __slots__ = __match_args__
+
     path: str
+
+    def __init__(self, path: str) -> None:
+        self._set(path=path)
 
 
 Event: TypeAlias = (FileEvent | SlotsEvent | OffsetEntryEvent | TimeEntryEvent | TxnEntryEvent | SnapshotEvent

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kafkadump.base.values import Value
 from kafkadump.decoders.batches.model import Batch, Gap, Record, Span
 from kafkadump.decoders.payloads.redact import SECRET_MASK, digest_line
 
@@ -26,14 +26,22 @@ _PART = re.compile(r"^(?P<record>.*?)\.(?P<part>key|value|headers\[\d+\]\.value)
 V2_HEADER = 61
 
 
-@dataclass
-class PayloadSpans:
+class PayloadSpans(Value):
     """The spans with payloads named or masked, the masked byte ranges ``(source, start, end)``,
     and the findings the inspection raised."""
 
+    __match_args__ = ("spans", "masked", "findings")
+    __slots__ = __match_args__
+
     spans: list[Span]
-    masked: list[tuple[str, int, int]] = field(default_factory=list)
-    findings: list = field(default_factory=list)
+    masked: list[tuple[str, int, int]]
+    findings: list
+
+    def __init__(self, spans: list[Span], masked: list[tuple[str, int, int]] | None = None,
+                 findings: list | None = None) -> None:
+        self.spans = spans
+        self.masked = [] if masked is None else masked
+        self.findings = [] if findings is None else findings
 
 
 def _records_by_place(item: Batch) -> dict[tuple[str, int, str], Record]:

@@ -9,12 +9,12 @@ and ``schema-unknown`` (an id the store lacks, once per id and run).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkadump.base.findings import Code, Finding
+from kafkadump.base.values import FrozenValue
 from kafkadump.decoders.internal_topics.record_decoder import payload_anchor as payload_anchor_of
 from kafkadump.decoders.payloads.framing import BINARY, MAX_JSON_DEPTH, detect_framing, json_too_deep
 from kafkadump.decoders.payloads.model import DecodedPayload, Framing, Schema
@@ -26,15 +26,21 @@ if TYPE_CHECKING:
 MAX_UNKNOWN_IDS = 10_000  # distinct unknown ids remembered (each reported once); bounded
 
 
-@dataclass(frozen=True)
-class Redaction:
+class Redaction(FrozenValue):
     """What ``--redact``, ``--redact-fields`` and ``--no-redact-secrets`` asked for."""
 
-    keys: bool = False
-    values: bool = False
-    headers: bool = False
-    fields: frozenset[str] = field(default_factory=frozenset)
-    secrets: bool = True
+    __match_args__ = ("keys", "values", "headers", "fields", "secrets")
+    __slots__ = __match_args__
+
+    keys: bool
+    values: bool
+    headers: bool
+    fields: frozenset[str]
+    secrets: bool
+
+    def __init__(self, keys: bool = False, values: bool = False, headers: bool = False,
+                 fields: frozenset[str] = frozenset(), secrets: bool = True) -> None:
+        self._set(keys=keys, values=values, headers=headers, fields=fields, secrets=secrets)
 
     @property
     def bytes_redacted(self) -> bool:
@@ -70,14 +76,19 @@ class Decoder(Protocol):
     def decode(self, schema: Schema, payload: bytes, message_indexes: tuple[int, ...] | None) -> DecodedPayload: ...
 
 
-@dataclass(frozen=True, slots=True)
-class PayloadSide:
+class PayloadSide(FrozenValue):
     """A key or value: its framing, the schema that names it (when the store has it) and the
     payload decoded with it (``decoded``; None when not attempted)."""
 
+    __match_args__ = ("framing", "schema", "decoded")
+    __slots__ = __match_args__
+
     framing: Framing
-    schema: Schema | None = None
-    decoded: DecodedPayload | None = None
+    schema: Schema | None
+    decoded: DecodedPayload | None
+
+    def __init__(self, framing: Framing, schema: Schema | None = None, decoded: DecodedPayload | None = None) -> None:
+        self._set(framing=framing, schema=schema, decoded=decoded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,11 +253,11 @@ class PayloadInspector:
         names = self.redaction.fields
         if side.decoded is not None and side.decoded.ok:
             d = side.decoded
-            return dataclasses.replace(side, decoded=DecodedPayload(mask_fields(d.value, names), None, None, d.message))
+            return side.replace(decoded=DecodedPayload(mask_fields(d.value, names), None, None, d.message))
         if side.framing.kind == "json":
             parsed = _json_value(data)
             if parsed is not None:
-                return dataclasses.replace(side, decoded=DecodedPayload(mask_fields(parsed[0], names)))
+                return side.replace(decoded=DecodedPayload(mask_fields(parsed[0], names)))
         if data and which not in self.masked_sides and not self.redaction.side(which):
             self.masked_sides.add(which)
             at, inside = payload_anchor(r, b, which)
@@ -275,15 +286,22 @@ class RecordFilter(Protocol):
               decoded: Any = None) -> bool: ...
 
 
-@dataclass(frozen=True)
-class PayloadRequest:
+class PayloadRequest(FrozenValue):
     """What the payload options of a command ask for: framing detection (``--detect``; implied
     by ``--schemas``), schema files or directories, a ``--where`` filter, redaction."""
 
-    detect: bool = False
-    schemas: tuple[str, ...] = ()
-    where: RecordFilter | None = None
-    redaction: Redaction = field(default_factory=Redaction)
+    __match_args__ = ("detect", "schemas", "where", "redaction")
+    __slots__ = __match_args__
+
+    detect: bool
+    schemas: tuple[str, ...]
+    where: RecordFilter | None
+    redaction: Redaction
+
+    def __init__(self, detect: bool = False, schemas: tuple[str, ...] = (), where: RecordFilter | None = None,
+                 redaction: Redaction | None = None) -> None:
+        self._set(detect=detect, schemas=schemas, where=where,
+                  redaction=Redaction() if redaction is None else redaction)
 
     @property
     def active(self) -> bool:

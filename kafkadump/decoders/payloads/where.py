@@ -25,10 +25,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kafkadump.base.errors import UsageError
+from kafkadump.base.values import FrozenValue
 
 MAX_EXPRESSION = 4096   # characters
 MAX_NESTING = 64        # parentheses and "not"s
@@ -56,11 +56,16 @@ class WhereError(UsageError):
         self.pos = pos
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(FrozenValue):
+    __match_args__ = ("kind", "text", "pos")
+    __slots__ = __match_args__
+
     kind: str   # op, punct, string, number, name, end
     text: str
     pos: int
+
+    def __init__(self, kind: str, text: str, pos: int) -> None:
+        self._set(kind=kind, text=text, pos=pos)
 
 
 def tokens(text: str) -> list[Token]:
@@ -299,12 +304,17 @@ def resolve(rec: dict[str, Any], steps: tuple[str | int, ...]) -> Any:
     return cur
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(FrozenValue):
     """A parsed ``--where`` expression: ``matches(record_object)``."""
+
+    __match_args__ = ("text", "predicate")
+    __slots__ = __match_args__
 
     text: str
     predicate: Predicate
+
+    def __init__(self, text: str, predicate: Predicate) -> None:
+        self._set(text=text, predicate=predicate)
 
     def matches(self, record: dict[str, Any]) -> bool:
         return _truthy(self.predicate(record))

@@ -416,7 +416,7 @@ def _prim_reader(t: str, compact: bool, nullable: bool) -> tuple[Reader, int]:
     raise ValueError(f"unknown primitive type {t}")  # pragma: no cover - tables are generated
 
 
-def _step(f: Field, version: int, flexible: bool) -> tuple[Step, int]:
+def _step(f: Field, version: int, flexible: bool) -> Step:
     name, t, _versions, nullable_r, _tag, _tagged, _default, fields, _flex = f
     key = camel(name)
     nullable = S.in_range(nullable_r, version)
@@ -425,14 +425,43 @@ def _step(f: Field, version: int, flexible: bool) -> tuple[Step, int]:
         et = t[2:]
         if fields is not None:
             sub = plan_for(fields, version, compact)
-            return (key, STRUCT_ARRAY, sub, (nullable, compact), max(sub.min_size, 0)), 1 if compact else 4
+            return (key, STRUCT_ARRAY, sub, (nullable, compact), max(sub.min_size, 0))
         r, rmin = _prim_reader(et, compact, False)
-        return (key, PRIM_ARRAY, r, (nullable, compact), rmin), 1 if compact else 4
+        return (key, PRIM_ARRAY, r, (nullable, compact), rmin)
     if fields is not None:
-        sub = plan_for(fields, version, compact)
-        return (key, STRUCT, sub, nullable, 0), (1 if nullable else sub.min_size)
-    r, rmin = _prim_reader(t, compact, nullable)
-    return (key, PRIM, r, nullable, 0), rmin
+        return (key, STRUCT, plan_for(fields, version, compact), nullable, 0)
+    return (key, PRIM, _prim_reader(t, compact, nullable)[0], nullable, 0)
+
+
+# (id of a field tuple, version, flexible) -> (the field tuple, kept alive, and its fewest bytes)
+_FEWEST: dict[tuple[int, int, bool], tuple[tuple, int]] = {}
+
+
+def fewest_bytes(fields: tuple, version: int, flexible: bool) -> int:
+    """The fewest bytes a struct of ``fields`` takes at ``version``: its plan's ``min_size``, known
+    without making the plan (cached).  Bytes fewer than this cannot be the struct."""
+    k = (id(fields), version, flexible)
+    known = _FEWEST.get(k)
+    if known is not None:
+        return known[1]
+    size = 1 if flexible else 0  # the tagged-field section
+    for f in fields:
+        if not S.in_range(f[2], version) or (f[4] is not None and S.in_range(f[5], version)):
+            continue  # not in this version, or tagged (none is needed)
+        size += _field_fewest(f, version, flexible)
+    _FEWEST[k] = (fields, size)
+    return size
+
+
+def _field_fewest(f: Field, version: int, flexible: bool) -> int:
+    """The fewest bytes field ``f`` takes at ``version`` (an array: its count; a nullable struct: its marker)."""
+    t, fields = f[1], f[7]
+    compact = _field_flexible(f, version, flexible)
+    if t.startswith("[]"):
+        return 1 if compact else 4
+    if fields is not None:
+        return 1 if S.in_range(f[3], version) else fewest_bytes(fields, version, compact)
+    return _prim_reader(t, compact, S.in_range(f[3], version))[1]
 
 
 def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
@@ -443,29 +472,25 @@ def plan_for(fields: tuple, version: int, flexible: bool) -> Plan:
         return p
     p = Plan()
     p.flexible = flexible
-    size = 0
     for f in fields:
         versions, tag, tagged = f[2], f[4], f[5]
         if not S.in_range(versions, version):
             continue
         if tag is not None and S.in_range(tagged, version):
             if flexible:
-                step, _ = _step(f, version, flexible)
+                step = _step(f, version, flexible)
                 p.tagged[tag] = step
                 _note_records(p, f, step)
                 if f[6]:
                     p.defaults[step[0]] = f[6][0]
             continue
-        step, n = _step(f, version, flexible)
+        step = _step(f, version, flexible)
         p.steps.append(step)
         p.types.append((f[1], _field_flexible(f, version, flexible)))
         number = _NUMBERS.get(f[1])
         p.fast.append(None if number is None else (number.unpack_from, number.size))
         _note_records(p, f, step)
-        size += n
-    if flexible:
-        size += 1
-    p.min_size = size
+    p.min_size = fewest_bytes(fields, version, flexible)
     _PLANS[k] = p
     return p
 
@@ -747,4 +772,4 @@ def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tup
     return out, p
 
 
-__all__ = ["decode_message", "decode_struct", "decode_plan", "plan_cache", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "read_struct", "State"]
+__all__ = ["decode_message", "decode_struct", "decode_plan", "plan_cache", "RecordsValue", "Overrun", "kafka_uuid", "camel", "plan_for", "fewest_bytes", "read_struct", "State"]

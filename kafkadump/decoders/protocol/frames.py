@@ -41,6 +41,7 @@ from kafkadump.decoders.protocol.decoder import (
     State,
     decode_plan,
     decode_struct,
+    fewest_bytes,
     plan_cache,
     plan_for,
 )
@@ -708,7 +709,8 @@ def guess_response(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
 
     Returns the frame of the single API whose body decodes exactly and
     cleanly (its newest such version), with a ``response-guessed`` finding
-    naming the candidates; or None when no API or several fit.
+    naming the candidates; or None when no API or several fit.  A version whose
+    fewest bytes (header and body) exceed the frame is not decoded: it could not fit.
     """
     ctx = ctx or Ctx()
     if end - pos < 8:
@@ -719,14 +721,17 @@ def guess_response(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
     quiet = Ctx(ctx.file, ctx.options, False)
     fits: dict[int, list[int]] = {}
     keys = [api_key] if api_key is not None else S.api_keys()
+    header = S.message("ResponseHeader")["fields"]
     for key in keys:
         name = (S.api_names(key) or {}).get("response")  # an --api-key the tables do not know: no fit
         if name is None:
             continue
-        versions = S.valid_versions(name)
-        assert versions is not None  # every protocol message has versions
-        lo, hi = versions
+        m = S.message(name)
+        lo, hi = m["valid"]  # every protocol message has versions
         for v in range(hi, lo - 1, -1):
+            hv = S.response_header_version(key, v)
+            if size < fewest_bytes(header, hv, hv >= 1) + fewest_bytes(m["fields"], v, S.in_range(m["flexible"], v)):
+                continue  # too short to be this response: it would run past its end (no plan made)
             try:
                 f = decode_response(buf, pos, end, key, v, base=base, ctx=quiet)
             except DecodeError:  # pragma: no cover - decode_response does not raise

@@ -16,56 +16,78 @@ def in_range(r: list[int] | None, v: int) -> bool:
     return r is not None and r[0] <= v <= r[1]
 
 
-_ALL: dict | None = None
-_BY_KEY: dict[int, dict[str, str]] = {}  # filled by _load() with _ALL
+_ENTRIES: dict[str, dict] = {}  # schema name -> its table entry as a dict, made on first ask
+_BY_KEY: dict[int, dict[str, str]] = {}  # filled with the messages' table
+_TABLES: dict[str, dict] = {}  # "messages", "records" -> the table, imported on first use
 
 
-def _load() -> dict:
-    global _ALL, _BY_KEY
-    if _ALL is None:
+def _messages() -> dict[str, tuple]:
+    """The protocol messages' table (entries are tuples in the order of its ``KEYS``): a module of
+    constants, loaded from its compiled form on first use."""
+    table = _TABLES.get("messages")
+    if table is None:
         from kafkadump.decoders.protocol.tables.messages import MESSAGES
+
+        for name, (kind, *_, api_key, _unstable, _deprecated) in MESSAGES.items():
+            if kind in ("request", "response") and api_key is not None:
+                _BY_KEY.setdefault(api_key, {})[kind] = name
+        table = _TABLES["messages"] = MESSAGES
+    return table
+
+
+def _records() -> dict[str, dict]:
+    table = _TABLES.get("records")
+    if table is None:
         from kafkadump.decoders.protocol.tables.records import RECORDS
 
-        allm = dict(RECORDS)
-        allm.update(MESSAGES)  # a name in both: the protocol message wins
-        by_key: dict[int, dict[str, str]] = {}
-        for name, m in MESSAGES.items():
-            if m["type"] in ("request", "response") and "apiKey" in m:
-                by_key.setdefault(m["apiKey"], {})[m["type"]] = name
-        _BY_KEY = by_key
-        _ALL = allm
-    return _ALL
+        table = _TABLES["records"] = RECORDS
+    return table
+
+
+def _new_entry(name: str) -> dict:
+    """The table entry of ``name`` as a dict, kept (a name in both tables: the protocol message wins)."""
+    row = _messages().get(name)
+    if row is not None:
+        from kafkadump.decoders.protocol.tables.messages import KEYS
+
+        e = {k: v for k, v in zip(KEYS, row) if v is not None or k in ("valid", "flexible")}
+    else:
+        e = _records()[name]  # KeyError when unknown
+    _ENTRIES[name] = e
+    return e
 
 
 def message(name: str) -> dict:
     """The table entry of schema ``name`` (KeyError when unknown)."""
-    return _load()[name]
+    e = _ENTRIES.get(name)
+    return _new_entry(name) if e is None else e
 
 
 def has(name: str) -> bool:
-    return name in _load()
+    return name in _messages() or name in _records()
 
 
 def names(kind: str | None = None) -> list[str]:
     """Schema names, optionally only those of one ``type`` (request, response, data, ...)."""
-    return sorted(n for n, m in _load().items() if kind is None or m["type"] == kind)
+    messages = _messages()  # a name in both tables: the protocol message's type counts
+    found = [n for n, m in _records().items() if n not in messages and (kind is None or m["type"] == kind)]
+    found += [n for n, m in messages.items() if kind is None or m[0] == kind]
+    return sorted(found)
 
 
 def record_schemas(group: str | None = None) -> list[str]:
     """Names of the records/ schemas, optionally of one sub-folder (e.g. "metadata")."""
-    from kafkadump.decoders.protocol.tables.records import RECORDS
-
-    return sorted(n for n, m in RECORDS.items() if group is None or m.get("group") == group)
+    return sorted(n for n, m in _records().items() if group is None or m.get("group") == group)
 
 
 def api_names(api_key: int) -> dict[str, str] | None:
     """``{"request": name, "response": name}`` for an API key, or None."""
-    _load()
+    _messages()
     return _BY_KEY.get(api_key)
 
 
 def api_keys() -> list[int]:
-    _load()
+    _messages()
     return sorted(_BY_KEY)
 
 
