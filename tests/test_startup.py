@@ -195,3 +195,19 @@ def test_the_decoder_and_renderers_of_a_data_command_import_no_uuid():
              "print(sorted(m for m in ('uuid', 'platform') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.stdout.strip() == "[]", run.stderr
+
+
+@pytest.mark.parametrize(("args", "unused"), [(["records", "--json"], {"crchop", "batchlines", "arrowcols", "pcapread"}),
+                                              (["records"], {"crchop", "batchlines", "recordlines", "arrowcols"}),
+                                              (["batches", "--json"], {"crchop", "recordlines", "arrowcols"})])
+def test_a_data_command_loads_only_the_compiled_modules_it_uses(tmp_path, args, unused):
+    """Each compiled module is loaded when first called (issue 29): records does not load verify-crc's hop
+    nor the batch line writer, batches --json not the record line writer."""
+    from kafkadump import accel
+
+    code, modules, out = _imported([*args, _uncompressed_segment(tmp_path / "0.log")])
+    assert code == 0 and out
+    loaded = {m.rsplit(".", 1)[1] for m in modules if m.startswith("kafkadump.accel.")}
+    assert loaded & unused == set()
+    if accel.compiled("batchstep") is not None:
+        assert "batchstep" in loaded   # (the step and the windows of plain batches)
