@@ -2,7 +2,7 @@
 """The compiled hot path against the pure-Python path and against other readers, in CPU seconds.
 
 Run:  .venv/bin/python bench/accel_bench.py [--records-size 32M] [--crc-size 256M] [--repeat 3] [--out DIR]
-      [--only records|batches|crc|limit] [--json PATH]
+      [--only records|batches|crc|limit|corpus] [--json PATH]
 
 Every row runs in this process on the same mapped bytes, interleaved round by round (each
 job once per round), and reports the least CPU seconds (user + system) of its rounds:
@@ -23,6 +23,10 @@ C loop limit (one-record batches, and 150 records a batch):
   C loop limit     the same compiled check and line writers called straight over the file, a window of bytes a call: a C
                    loop making the same lines (checked byte-identical to kafkadump's before timing), without the
                    Python that walks, windows and writes
+corpus (the user topics of ../shared/corpus/real: every segment but those of __consumer_offsets,
+__transaction_state and __cluster_metadata):
+  kafkadump        records --json over all of them, as the command runs it
+  kafka-python     kafka-python's reader over each, the same dict per record, json.dumps
 verify-crc:
   kafkadump        crc_report's scan (CrcScan), one thread
   crc32c           one crc32c call over the whole file (64 MiB at a time)
@@ -314,7 +318,7 @@ def run(args: argparse.Namespace) -> dict:
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kafkadump-accel-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     res: dict = {"path": accel.active_path(), "compiled_built": all(accel.compiled(name) is not None for name in accel.HOT_PATH)}
-    parts = set(args.only or ["records", "batches", "crc", "limit"])
+    parts = set(args.only or ["records", "batches", "crc", "limit", "corpus"])
     if "records" in parts or "batches" in parts:
         rec_path = work / f"records-1h-{args.records_size}.log"
         meta = ensure(rec_path, make_segment.parse_size(args.records_size), RECORDS_SHAPE)
@@ -338,6 +342,8 @@ def run(args: argparse.Namespace) -> dict:
                           "pure_ratio_vs_bare": cpu["kafkadump_pure"] / cpu["bare"], "file": "records"}
     if "limit" in parts:
         res["limit"] = c_loop_limit(work, args)
+    if "corpus" in parts:
+        res["corpus"] = corpus_user_topics(args)
     if "crc" in parts:
         crc_path = work / f"crc-{args.crc_size}.log"
         meta = ensure(crc_path, make_segment.parse_size(args.crc_size), CRC_SHAPE)
@@ -377,6 +383,32 @@ def c_loop_limit(work: Path, args: argparse.Namespace) -> dict:
     return out
 
 
+CORPUS = HERE.parent.parent / "shared" / "corpus" / "real"
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata")
+
+
+def corpus_user_topics(args: argparse.Namespace) -> dict:
+    """records --json over the corpus's user-topic segments against kafka-python's reader."""
+    paths = sorted(p for p in CORPUS.rglob("*.log") if not any(t in str(p) for t in INTERNAL_TOPICS))
+    if not paths:
+        return {"skipped": f"no corpus at {CORPUS}"}
+
+    def kd() -> None:
+        with open(os.devnull, "w") as out:
+            write_record_report(record_windows([str(p) for p in paths], Options(), RecordQuery(), Tally()), out)
+
+    def kafka_python() -> None:
+        for p in paths:
+            try:
+                kafka_python_json(p)
+            except Exception:  # (kafka-python gives up on some damaged or odd files: it reads what it can)
+                pass
+
+    cpu = interleaved({"kafkadump": kd, "kafka_python": kafka_python}, args.repeat, "corpus user topics")
+    return {"files": len(paths), "bytes": sum(p.stat().st_size for p in paths), "cpu_s": cpu,
+            "kafka_python_vs_kafkadump": cpu["kafka_python"] / cpu["kafkadump"]}
+
+
 def _pure(fn: Callable[[Path], None], path: Path) -> None:
     with pure_python():
         fn(path)
@@ -402,6 +434,13 @@ def report(res: dict) -> str:
                      f"({r['cpu_s']['records_c_loop']:.3f}); batches --json {r['cpu_s']['batches']:.3f} = "
                      f"{r['batches_vs_c_loop']:.2f}x ({r['cpu_s']['batches_c_loop']:.3f}); kafka-python "
                      f"{r['kafka_python_vs_records']:.1f}x records --json")
+    c = res.get("corpus")
+    if c is not None and "cpu_s" in c:
+        lines.append(f"corpus user topics ({c['files']} segments, {c['bytes']:,} bytes): records --json "
+                     f"{c['cpu_s']['kafkadump']:.3f} cpu s, kafka-python {c['cpu_s']['kafka_python']:.3f} "
+                     f"({c['kafka_python_vs_kafkadump']:.2f}x kafkadump)")
+    elif c is not None:
+        lines.append(f"corpus user topics: {c['skipped']}")
     if "verify_crc" in res:
         v = res["verify_crc"]
         lines.append(f"verify-crc: kafkadump {v['cpu_s']['kafkadump']:.3f} cpu s, one crc32c call "
@@ -416,7 +455,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--crc-size", default="256M", help="size of the verify-crc file (default 256M)")
     p.add_argument("--repeat", type=int, default=3, help="rounds (default 3); the least CPU time counts")
     p.add_argument("--out", help="keep and reuse the generated files in this directory")
-    p.add_argument("--only", action="append", choices=["records", "batches", "crc", "limit"],
+    p.add_argument("--only", action="append", choices=["records", "batches", "crc", "limit", "corpus"],
                    help="run only these parts")
     p.add_argument("--json", help="write the results here as JSON")
     return p.parse_args(argv)
