@@ -58,18 +58,17 @@ import make_segment  # noqa: E402
 from crc32c import crc32c  # noqa: E402
 
 from kafkadump import accel  # noqa: E402
+from kafkadump.base.status import Tally  # noqa: E402
 from kafkadump.decoders.batches import Options  # noqa: E402
 from kafkadump.decoders.batches import batch as batch_module  # noqa: E402
 from kafkadump.decoders.batches import step as step_module  # noqa: E402
 from kafkadump.decoders.batches import walk as walk_module  # noqa: E402
+from kafkadump.decoders.batches.model import EVERY_RECORD  # noqa: E402
 from kafkadump.decoders.batches.walk import CrcScan  # noqa: E402
-from kafkadump.reports.query import RecordQuery  # noqa: E402
 from kafkadump.render import jsonl  # noqa: E402
 from kafkadump.render.jsonl import write_batch_report, write_record_report  # noqa: E402
-from kafkadump.base.status import Tally  # noqa: E402
-from kafkadump.decoders.batches.model import EVERY_RECORD  # noqa: E402
-from kafkadump.reports.segments import batch_windows  # noqa: E402
-from kafkadump.reports.segments import record_windows  # noqa: E402
+from kafkadump.reports.query import RecordQuery  # noqa: E402
+from kafkadump.reports.segments import batch_windows, record_windows  # noqa: E402
 from kafkadump.sources.segment import open_segment  # noqa: E402
 
 RECORDS_SHAPE = dict(batch_bytes=16 << 10, record_bytes="40-90", key_bytes=10, records_per_batch=150, headers=1,
@@ -361,19 +360,26 @@ def run(args: argparse.Namespace) -> dict:
     return res
 
 
+def _limit_jobs(path: Path, work: Path) -> dict[str, Callable[[], None]]:
+    """records and batches --json of ``path``, each beside its C loop (their lines checked the same), and
+    kafka-python's reader."""
+    jobs: dict[str, Callable[[], None]] = {}
+    for what, kd in (("records", kd_records), ("batches", kd_batches)):
+        assert same_output(lambda o, kd=kd: kd(path, o), lambda o, what=what: c_loop(path, what, o), work), \
+            f"{what}: the C loop's lines are not kafkadump's"
+        jobs[what] = lambda kd=kd: kd(path)
+        jobs[what + "_c_loop"] = lambda what=what: c_loop(path, what)
+    jobs["records_kafka_python"] = lambda: kafka_python_json(path)
+    return jobs
+
+
 def c_loop_limit(work: Path, args: argparse.Namespace) -> dict:
     """records --json and batches --json against the C loop limit, on one-record and 150-record batches."""
     out: dict = {}
     for label, shape in (("one_record_batches", ONE_SHAPE), ("large_batches", RECORDS_SHAPE)):
         path = work / f"limit-{shape['records_per_batch']}-{args.records_size}.log"
         meta = ensure(path, make_segment.parse_size(args.records_size), shape)
-        jobs = {}
-        for what, kd in (("records", kd_records), ("batches", kd_batches)):
-            assert same_output(lambda o, kd=kd: kd(path, o), lambda o, what=what: c_loop(path, what, o), work), \
-                f"{what}: the C loop's lines are not kafkadump's"
-            jobs[what] = lambda kd=kd: kd(path)
-            jobs[what + "_c_loop"] = lambda what=what: c_loop(path, what)
-        jobs["records_kafka_python"] = lambda: kafka_python_json(path)
+        jobs = _limit_jobs(path, work)
         cpu = interleaved(jobs, args.repeat, f"C loop limit ({label})",
                           warm=tuple(name for name in jobs if "kafka" not in name))
         out[label] = {"batches": meta["batches"], "records": meta["records"], "bytes": meta["bytes"], "cpu_s": cpu,
