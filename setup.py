@@ -50,13 +50,15 @@ setup(
         twin("recordloop", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h"),
         # the record lines of --json
         twin("recordlines", "record_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h", "jsonout.h",
-             "line_literals.h", "generated_fields.h"),
-        # the walk's step over an intact plain v2 batch
-        twin("batchstep", "batch_slots.h", "slots.h", "runs.h"),
+             "line_literals.h", "generated_fields.h", "plainwindow.h"),
+        # the walk's step over an intact plain v2 batch, and over a window of them
+        twin("batchstep", "batch_slots.h", "slots.h", "runs.h", "recordparse.h", "varint.h", "crc32c.h", "pycrc.h",
+             "plainwindow.h"),
         # the batch lines of batches --json
-        twin("batchlines", "batch_slots.h", "slots.h", "jsonout.h", "line_literals.h", "generated_fields.h"),
+        twin("batchlines", "batch_slots.h", "slots.h", "runs.h", "jsonout.h", "line_literals.h",
+             "generated_fields.h", "plainwindow.h"),
         # verify-crc's hop and its CRC-32C
-        twin("crchop", "runs.h", "crc32c.h"),
+        twin("crchop", "runs.h", "crc32c.h", "pycrc.h"),
         # the Spark data source's record columns as Arrow buffers
         twin("arrowcols", "varint.h"),
         # the capture reader's packet loop (pcap records to TCP segments)

@@ -2,7 +2,7 @@
 """The compiled hot path against the pure-Python path and against other readers, in CPU seconds.
 
 Run:  .venv/bin/python bench/accel_bench.py [--records-size 32M] [--crc-size 256M] [--repeat 3] [--out DIR]
-      [--only records|batches|crc] [--json PATH]
+      [--only records|batches|crc|limit|corpus] [--json PATH]
 
 Every row runs in this process on the same mapped bytes, interleaved round by round (each
 job once per round), and reports the least CPU seconds (user + system) of its rounds:
@@ -17,6 +17,16 @@ batches --json:
   kafkadump        batch_report + write_batch_report (records checked for their findings, as the command does;
                    it and the bare pass run once untimed, then at least 5 rounds whatever --repeat says)
   bare pass        walk by length, unpack the header, crc32c of the batch, a dict of the same fields, json.dumps
+C loop limit (one-record batches, and 150 records a batch):
+  kafkadump        records --json and batches --json as the command runs them (record_windows / batch_windows and
+                   the JSON writers: windows of plain batches checked and written by the compiled code)
+  C loop limit     the same compiled check and line writers called straight over the file, a window of bytes a call: a C
+                   loop making the same lines (checked byte-identical to kafkadump's before timing), without the
+                   Python that walks, windows and writes
+corpus (the user topics of ../shared/corpus/real: every segment but those of __consumer_offsets,
+__transaction_state and __cluster_metadata):
+  kafkadump        records --json over all of them, as the command runs it
+  kafka-python     kafka-python's reader over each, the same dict per record, json.dumps
 verify-crc:
   kafkadump        crc_report's scan (CrcScan), one thread
   crc32c           one crc32c call over the whole file (64 MiB at a time)
@@ -48,21 +58,22 @@ import make_segment  # noqa: E402
 from crc32c import crc32c  # noqa: E402
 
 from kafkadump import accel  # noqa: E402
+from kafkadump.base.status import Tally  # noqa: E402
 from kafkadump.decoders.batches import Options  # noqa: E402
 from kafkadump.decoders.batches import batch as batch_module  # noqa: E402
 from kafkadump.decoders.batches import step as step_module  # noqa: E402
 from kafkadump.decoders.batches import walk as walk_module  # noqa: E402
+from kafkadump.decoders.batches.model import EVERY_RECORD  # noqa: E402
 from kafkadump.decoders.batches.walk import CrcScan  # noqa: E402
-from kafkadump.reports.query import RecordQuery  # noqa: E402
 from kafkadump.render import jsonl  # noqa: E402
 from kafkadump.render.jsonl import write_batch_report, write_record_report  # noqa: E402
-from kafkadump.base.status import Tally  # noqa: E402
-from kafkadump.reports.segments import batch_report  # noqa: E402
-from kafkadump.reports.segments import record_report  # noqa: E402
+from kafkadump.reports.query import RecordQuery  # noqa: E402
+from kafkadump.reports.segments import batch_windows, record_windows  # noqa: E402
 from kafkadump.sources.segment import open_segment  # noqa: E402
 
 RECORDS_SHAPE = dict(batch_bytes=16 << 10, record_bytes="40-90", key_bytes=10, records_per_batch=150, headers=1,
                      codec="none", payload="text")
+ONE_SHAPE = dict(RECORDS_SHAPE, records_per_batch=1)
 CRC_SHAPE = dict(batch_bytes=16 << 10, record_bytes="1000", key_bytes=8, records_per_batch=None, headers=0,
                  codec="none")
 CHUNK = 64 << 20
@@ -76,6 +87,7 @@ def log(msg: str) -> None:
 @contextmanager
 def pure_python():
     """The compiled loops switched off in this process (what KAFKADUMP_PURE_PYTHON=1 does at start)."""
+    jsonl._record_hot(), jsonl._batch_hot()  # (loaded on first use: loaded now, to be switched off)
     saved = batch_module._HOT, jsonl._HOT, jsonl._BATCH_HOT, walk_module._HOT, step_module._HOT
     batch_module._HOT = jsonl._HOT = jsonl._BATCH_HOT = walk_module._HOT = step_module._HOT = None
     try:
@@ -101,9 +113,9 @@ def mapped(path: Path) -> mmap.mmap:
 
 # --- records --json -------------------------------------------------------------------------------------
 
-def kd_records(path: Path) -> None:
-    with open(os.devnull, "w") as out:
-        write_record_report(record_report([str(path)], Options(), RecordQuery(), Tally()), out)
+def kd_records(path: Path, out_path: str = os.devnull) -> None:
+    with open(out_path, "w") as out:
+        write_record_report(record_windows([str(path)], Options(), RecordQuery(), Tally()), out)
 
 
 def kd_records_pure(path: Path) -> None:
@@ -177,9 +189,51 @@ def have_aiokafka_orjson() -> bool:
 
 # --- batches --json -------------------------------------------------------------------------------------
 
-def kd_batches(path: Path) -> None:
-    with open(os.devnull, "w") as out:
-        write_batch_report(batch_report([str(path)], Options(), Tally()), out)
+def kd_batches(path: Path, out_path: str = os.devnull) -> None:
+    with open(out_path, "w") as out:
+        write_batch_report(batch_windows([str(path)], Options(), Tally()), out)
+
+
+# --- the C loop limit ------------------------------------------------------------------------------------
+
+C_LOOP_STEP = walk_module.WINDOW_BYTES  # (as the windows: larger calls only make the text pile up)
+
+
+def c_loop(path: Path, what: str, out_path: str = os.devnull) -> None:
+    """The compiled window check and line writers straight over the file (``what``: records or batches)."""
+    step = step_module.compiled_step()
+    lines = jsonl.RecordLines("auto")
+    batch_writer = jsonl._batch_hot()
+    assert step is not None and batch_writer is not None and jsonl._HOT is not None
+    p = str(path)
+    head = jsonl.batch_head_json(p)
+    segs = lines._window_segments(p)
+    m = mapped(path)
+    end = len(m)
+    pos, prev = 0, None
+    with open(out_path, "w") as out:
+        while pos < end:
+            got = step.plain_window(m, pos, end, min(end, pos + C_LOOP_STEP), 1 << 31, True, prev, EVERY_RECORD, crc32c)
+            assert got is not None, "not a plain file"
+            nxt, _, _, prev = got
+            if what == "records":
+                out.write(jsonl._HOT.window_record_lines(m, pos, nxt, 0, segs[1], segs[2], segs[3], 0,
+                                                         jsonl.VALUE_JSON["auto"], jsonl._dumps, EVERY_RECORD))
+            else:
+                out.write(batch_writer.window_batch_lines(m, pos, nxt, 0, head))
+            pos = nxt
+    m.close()
+
+
+def same_output(a: Callable[[str], None], b: Callable[[str], None], work: Path) -> bool:
+    """Whether two jobs write the same bytes (each given the path to write to)."""
+    pa, pb = work / "out-a.jsonl", work / "out-b.jsonl"
+    a(str(pa))
+    b(str(pb))
+    same = pa.read_bytes() == pb.read_bytes()
+    pa.unlink()
+    pb.unlink()
+    return same
 
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -263,7 +317,7 @@ def run(args: argparse.Namespace) -> dict:
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="kafkadump-accel-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     res: dict = {"path": accel.active_path(), "compiled_built": all(accel.compiled(name) is not None for name in accel.HOT_PATH)}
-    parts = set(args.only or ["records", "batches", "crc"])
+    parts = set(args.only or ["records", "batches", "crc", "limit", "corpus"])
     if "records" in parts or "batches" in parts:
         rec_path = work / f"records-1h-{args.records_size}.log"
         meta = ensure(rec_path, make_segment.parse_size(args.records_size), RECORDS_SHAPE)
@@ -285,6 +339,10 @@ def run(args: argparse.Namespace) -> dict:
                           warm=("kafkadump", "bare"))
         res["batches"] = {"cpu_s": cpu, "ratio_vs_bare": cpu["kafkadump"] / cpu["bare"],
                           "pure_ratio_vs_bare": cpu["kafkadump_pure"] / cpu["bare"], "file": "records"}
+    if "limit" in parts:
+        res["limit"] = c_loop_limit(work, args)
+    if "corpus" in parts:
+        res["corpus"] = corpus_user_topics(args)
     if "crc" in parts:
         crc_path = work / f"crc-{args.crc_size}.log"
         meta = ensure(crc_path, make_segment.parse_size(args.crc_size), CRC_SHAPE)
@@ -300,6 +358,61 @@ def run(args: argparse.Namespace) -> dict:
                              "speed_vs_one_crc32c": cpu["one_crc32c"] / cpu["kafkadump"],
                              "pure_speed_vs_one_crc32c": cpu["one_crc32c"] / cpu["kafkadump_pure"]}
     return res
+
+
+def _limit_jobs(path: Path, work: Path) -> dict[str, Callable[[], None]]:
+    """records and batches --json of ``path``, each beside its C loop (their lines checked the same), and
+    kafka-python's reader."""
+    jobs: dict[str, Callable[[], None]] = {}
+    for what, kd in (("records", kd_records), ("batches", kd_batches)):
+        assert same_output(lambda o, kd=kd: kd(path, o), lambda o, what=what: c_loop(path, what, o), work), \
+            f"{what}: the C loop's lines are not kafkadump's"
+        jobs[what] = lambda kd=kd: kd(path)
+        jobs[what + "_c_loop"] = lambda what=what: c_loop(path, what)
+    jobs["records_kafka_python"] = lambda: kafka_python_json(path)
+    return jobs
+
+
+def c_loop_limit(work: Path, args: argparse.Namespace) -> dict:
+    """records --json and batches --json against the C loop limit, on one-record and 150-record batches."""
+    out: dict = {}
+    for label, shape in (("one_record_batches", ONE_SHAPE), ("large_batches", RECORDS_SHAPE)):
+        path = work / f"limit-{shape['records_per_batch']}-{args.records_size}.log"
+        meta = ensure(path, make_segment.parse_size(args.records_size), shape)
+        jobs = _limit_jobs(path, work)
+        cpu = interleaved(jobs, args.repeat, f"C loop limit ({label})",
+                          warm=tuple(name for name in jobs if "kafka" not in name))
+        out[label] = {"batches": meta["batches"], "records": meta["records"], "bytes": meta["bytes"], "cpu_s": cpu,
+                      "records_vs_c_loop": cpu["records"] / cpu["records_c_loop"],
+                      "batches_vs_c_loop": cpu["batches"] / cpu["batches_c_loop"],
+                      "kafka_python_vs_records": cpu["records_kafka_python"] / cpu["records"]}
+    return out
+
+
+CORPUS = HERE.parent.parent / "shared" / "corpus" / "real"
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata")
+
+
+def corpus_user_topics(args: argparse.Namespace) -> dict:
+    """records --json over the corpus's user-topic segments against kafka-python's reader."""
+    paths = sorted(p for p in CORPUS.rglob("*.log") if not any(t in str(p) for t in INTERNAL_TOPICS))
+    if not paths:
+        return {"skipped": f"no corpus at {CORPUS}"}
+
+    def kd() -> None:
+        with open(os.devnull, "w") as out:
+            write_record_report(record_windows([str(p) for p in paths], Options(), RecordQuery(), Tally()), out)
+
+    def kafka_python() -> None:
+        for p in paths:
+            try:
+                kafka_python_json(p)
+            except Exception:  # (kafka-python gives up on some damaged or odd files: it reads what it can)
+                pass
+
+    cpu = interleaved({"kafkadump": kd, "kafka_python": kafka_python}, args.repeat, "corpus user topics")
+    return {"files": len(paths), "bytes": sum(p.stat().st_size for p in paths), "cpu_s": cpu,
+            "kafka_python_vs_kafkadump": cpu["kafka_python"] / cpu["kafkadump"]}
 
 
 def _pure(fn: Callable[[Path], None], path: Path) -> None:
@@ -321,6 +434,19 @@ def report(res: dict) -> str:
             lines.append(f"batches --json ({what}): kafkadump {b['cpu_s']['kafkadump']:.3f} cpu s, bare "
                          f"header+CRC+JSON {b['cpu_s']['bare']:.3f}: {b['ratio_vs_bare']:.2f}x the bare pass "
                          f"(pure Python {b['pure_ratio_vs_bare']:.2f}x)")
+    for label, r in res.get("limit", {}).items():
+        lines.append(f"{label.replace('_', ' ')} ({r['batches']:,} batches, {r['records']:,} records): records --json "
+                     f"{r['cpu_s']['records']:.3f} cpu s = {r['records_vs_c_loop']:.2f}x the C loop limit "
+                     f"({r['cpu_s']['records_c_loop']:.3f}); batches --json {r['cpu_s']['batches']:.3f} = "
+                     f"{r['batches_vs_c_loop']:.2f}x ({r['cpu_s']['batches_c_loop']:.3f}); kafka-python "
+                     f"{r['kafka_python_vs_records']:.1f}x records --json")
+    c = res.get("corpus")
+    if c is not None and "cpu_s" in c:
+        lines.append(f"corpus user topics ({c['files']} segments, {c['bytes']:,} bytes): records --json "
+                     f"{c['cpu_s']['kafkadump']:.3f} cpu s, kafka-python {c['cpu_s']['kafka_python']:.3f} "
+                     f"({c['kafka_python_vs_kafkadump']:.2f}x kafkadump)")
+    elif c is not None:
+        lines.append(f"corpus user topics: {c['skipped']}")
     if "verify_crc" in res:
         v = res["verify_crc"]
         lines.append(f"verify-crc: kafkadump {v['cpu_s']['kafkadump']:.3f} cpu s, one crc32c call "
@@ -335,7 +461,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--crc-size", default="256M", help="size of the verify-crc file (default 256M)")
     p.add_argument("--repeat", type=int, default=3, help="rounds (default 3); the least CPU time counts")
     p.add_argument("--out", help="keep and reuse the generated files in this directory")
-    p.add_argument("--only", action="append", choices=["records", "batches", "crc"], help="run only these parts")
+    p.add_argument("--only", action="append", choices=["records", "batches", "crc", "limit", "corpus"],
+                   help="run only these parts")
     p.add_argument("--json", help="write the results here as JSON")
     return p.parse_args(argv)
 

@@ -60,13 +60,15 @@ from kafkadump.decoders.batches import step as step_module
 from kafkadump.decoders.batches import walk as walk_module
 from kafkadump.decoders.batches.batch import decode_batch_header
 from kafkadump.decoders.batches.crc import crc32c
-from kafkadump.decoders.batches.model import Batch
+from kafkadump.decoders.batches.model import EVERY_RECORD, Batch, PlainRun
 from kafkadump.decoders.batches.model import Record
 from kafkadump.decoders.batches.model import record_chunks
 from kafkadump.base.findings import Code
 from kafkadump.base.findings import Finding
 from kafkadump.render import frame_views, generated_lines, jsonl
 from kafkadump.render.jsonl import RecordLines, item_line
+from kafkadump.reports.query import RecordQuery
+from kafkadump.reports.segments import batch_report, batch_windows, record_report, record_windows
 from kafkadump.objects.records import item_object
 from kafkadump.base.status import Tally
 from kafkadump.sources import pcap
@@ -79,7 +81,7 @@ CORPUS_BYTES = 64 << 10
 
 compiled = pytest.mark.skipif(any(accel.compiled(name) is None for name in accel.HOT_PATH),
                               reason="the compiled hot path is not built here (or KAFKADUMP_PURE_PYTHON is set)")
-HOP = walk_module._HOT
+HOP = accel.compiled("crchop")
 COLS = accel.compiled("arrowcols")
 cols_compiled = pytest.mark.skipif(COLS is None, reason="the compiled column loop is not built (or is off)")
 LOOP = accel.compiled("pcapread")
@@ -106,6 +108,8 @@ _RECORDS = ("test_fixtures", "test_shared_corpus_segments", "test_generated_batc
 _LINES = ("test_fixtures", "test_generated_batches", "test_damaged_batches", "test_a_batch_of_many_records_streams_the_same",
           "test_a_hand_back_in_the_middle_of_a_stream", "test_framed_values_of_every_length_are_the_same_on_both_paths",
           "test_schema_id_headers_are_the_same_on_both_paths")
+_WINDOWS = ("test_window_reports_of_generated_segments", "test_window_reports_of_one_record_batches",
+            "test_window_reports_of_the_corpus", "test_windows_expand_to_the_walks_batches")
 _CAPTURE = ("test_every_link_type_byte_order_and_time_unit_is_read_the_same", "test_cut_and_damaged_files_are_read_the_same",
             "test_corpus_is_read_the_same")
 TWINS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -122,6 +126,13 @@ TWINS: dict[str, tuple[str, tuple[str, ...]]] = {
                             ("test_the_hop_makes_the_batch_the_header_decoder_makes",
                              "test_the_hop_hands_back_what_the_python_step_judges", "test_fixtures", "test_damaged_batches",
                              "test_every_loop_over_a_buffer_hands_back_positions_outside_it")),
+    "batchstep.plain_window": ("decode.walk.iter_batches' steps over plain batches (decode_at, the offset order)",
+                               _WINDOWS + ("test_every_loop_over_a_buffer_hands_back_positions_outside_it",
+                                           "test_a_window_stops_where_the_walk_has_something_to_say")),
+    "batchlines.window_batch_lines": ("render.jsonl.python_run_batch_lines (each batch's batch_line)",
+                                      _WINDOWS + ("test_every_loop_over_a_buffer_hands_back_positions_outside_it",)),
+    "recordlines.window_record_lines": ("render.jsonl.RecordLines.python_run_text (each batch's record_text)",
+                                        _WINDOWS + ("test_every_loop_over_a_buffer_hands_back_positions_outside_it",)),
     "batchlines.configure_batch": ("decode.model.Batch's slots",
                                    _CLASSES + ("test_a_batch_class_the_loops_do_not_know_is_handed_back",)),
     "batchlines.batch_json": ("render.jsonl.python_batch_line",
@@ -536,7 +547,7 @@ HANDED_BACK = [
 @pytest.mark.parametrize("fields", WRITTEN + HANDED_BACK, ids=lambda f: ",".join(f"{k}={v!r:.20}" for k, v in f.items()))
 def test_batch_lines_are_the_same_on_both_paths(fields):
     b = _batch(**fields)
-    text = jsonl._BATCH_HOT.batch_json(b, jsonl.batch_head_json(b.file))
+    text = jsonl._batch_hot().batch_json(b, jsonl.batch_head_json(b.file))
     assert (text is not None) == (fields in WRITTEN)
     assert jsonl.batch_line(b) == jsonl.python_batch_line(b)
     if text is not None:
@@ -549,19 +560,19 @@ def test_a_batch_class_the_loops_do_not_know_is_handed_back():
     class Other:
         __slots__ = ("file",)
 
-    assert jsonl._BATCH_HOT.batch_json(Other(), '"x"') is None
-    assert jsonl._BATCH_HOT.batch_json(_batch(), '"x"') is not None
-    for hot in (jsonl._BATCH_HOT, step_module._HOT):
+    assert jsonl._batch_hot().batch_json(Other(), '"x"') is None
+    assert jsonl._batch_hot().batch_json(_batch(), '"x"') is not None
+    for hot in (jsonl._batch_hot(), step_module._HOT):
         with pytest.raises(TypeError):
             hot.configure_batch(Other)
 
     class Wider(Batch):  # a slot the hop would leave unset
         __slots__ = ("extra",)
 
-    for hot in (jsonl._BATCH_HOT, step_module._HOT):
+    for hot in (jsonl._batch_hot(), step_module._HOT):
         with pytest.raises(TypeError):
             hot.configure_batch(Wider)
-    assert jsonl._BATCH_HOT.batch_json(_batch(), '"x"') is not None  # the configured class is kept
+    assert jsonl._batch_hot().batch_json(_batch(), '"x"') is not None  # the configured class is kept
 
 
 # the text between a plain record line's fields (generated_lines.plain_segments: its length is the registry's)
@@ -570,7 +581,7 @@ SEGMENTS = ('{"offset":', *[","] * (generated_lines.PLAIN_SEGMENTS - 1))
 
 @compiled
 def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
-    rec_loop, rec_lines, crc_hop, step = batch_module._HOT, jsonl._HOT, walk_module._HOT, step_module._HOT
+    rec_loop, rec_lines, crc_hop, step = batch_module._HOT, jsonl._record_hot(), HOP, step_module._HOT
     data = v2_batch(0, [Rec(b"k", b"v")]).data
     n = len(data)
     loops = {
@@ -581,8 +592,14 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
                                                                 json.dumps),
         "crc_hop": lambda p, e, base=0: crc_hop.crc_hop(data, p, e, e + base, 1 << 20),
         "batch_hop": lambda p, e, base=0: step.batch_hop(data, p, e, 1 << 20, (1 << 20) + base, crc32c, "x", 0),
+        "plain_window": lambda p, e, base=0: step.plain_window(data, p, e, e, 1 << 20, True, base or None,
+                                                               EVERY_RECORD, crc32c),
+        "window_batch_lines": lambda p, e, base=0: jsonl._batch_hot().window_batch_lines(data, p, e, base, '"x"'),
+        "window_record_lines": lambda p, e, base=0: rec_lines.window_record_lines(
+            data, p, e, base, SEGMENTS, SEGMENTS, ",", 0, str, json.dumps, EVERY_RECORD),
     }
-    start = {"crc_hop": 0, "batch_hop": 0}  # the record loops start after the header
+    start = {"crc_hop": 0, "batch_hop": 0, "plain_window": 0, "window_batch_lines": 0,
+             "window_record_lines": 0}  # the record loops start after the header
     for name, loop in loops.items():
         first = start.get(name, HEADER_SIZE)
         assert loop(first, n) is not None, name
@@ -590,6 +607,181 @@ def test_every_loop_over_a_buffer_hands_back_positions_outside_it():
             assert loop(p, e) is None, (name, p, e)
         assert loop(first, n, 1 << 64) is None, name  # an argument past 64 bits
     assert crc_hop.crc_hop(data, 0, n, n, 1 << 20) == (n, 1, n)
+
+
+# === windows of plain batches: the walk, the batch lines and the record lines of a whole window ===========
+
+# what the windows' report lines are held against: the same reports batch by batch, compiled and pure
+QUERIES = [RecordQuery(), RecordQuery(from_offset=3), RecordQuery(to_offset=4), RecordQuery(from_offset=2, to_offset=2),
+           RecordQuery(from_time=T0 + 2), RecordQuery(to_time=T0 + 1), RecordQuery(from_time=T0 + 1, to_time=T0 + 3),
+           RecordQuery(from_offset=-(1 << 63), to_offset=(1 << 63) - 1), RecordQuery(from_offset=1 << 64),
+           RecordQuery(keys=(b"k1", None))]
+
+
+@pytest.fixture(scope="module")
+def window_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("windows") / "orders-3"
+    d.mkdir()
+    return d
+
+
+def _window_lines(path: str, query: RecordQuery, encoding: str, windows: bool) -> str:
+    """records --json and batches --json (records checked, and not) of ``path``, and the problems counted."""
+    out = io.StringIO()
+    tally = Tally()
+    records = record_windows if windows else record_report
+    jsonl.write_record_report(records([path], Options(), query, tally), out, encoding)
+    for options in (Options(), Options(records=False)):
+        jsonl.write_batch_report((batch_windows if windows else batch_report)([path], options, tally), out, encoding)
+    return out.getvalue() + f"problems {tally.problems}\n"
+
+
+def _window_twins(path: str, query: RecordQuery, encoding: str) -> None:
+    """Each window's lines by the compiled writers and by their pure-Python twins."""
+    bounds = query.run_bounds()
+    if bounds is None:
+        return
+    data = Path(path).read_bytes()
+    options = Options(select=query.batch_selector())
+    for item in walk_module.iter_windows(data, path, options=options, runs=bounds):
+        if isinstance(item, PlainRun):
+            lines = RecordLines(encoding)
+            assert lines.run_text(item) == lines.python_run_text(item)
+            assert jsonl.run_batch_lines(item) == jsonl.python_run_batch_lines(item)
+
+
+def assert_same_windows(data: bytes, where: Path, queries=QUERIES, encodings: tuple[str, ...] = ENCODINGS,
+                        name: str = "00000000000000000000.log") -> str:
+    """The windows' report lines equal the per-batch path's and the pure path's, every query and encoding."""
+    path = where / name
+    path.write_bytes(data)
+    first = ""
+    for query in queries:
+        for encoding in encodings:
+            fast = _window_lines(str(path), query, encoding, True)
+            assert fast == _window_lines(str(path), query, encoding, False), (query, encoding)
+            with pure_python():
+                assert fast == _window_lines(str(path), query, encoding, True), (query, encoding)
+            _window_twins(str(path), query, encoding)
+            first = first or fast
+    return first
+
+
+def _plain(base: int, n: int, **kw) -> bytes:
+    return v2_batch(base, [Rec(b"k%d" % i, b"value %d" % i, ts_delta=i, headers=(("h", b"\x01\x02"),))
+                           for i in range(n)], **kw).data
+
+
+@st.composite
+def segments(draw) -> bytes:
+    """One-record, many-record, odd, compressed, control and transactional batches in a row, then maybe damage."""
+    parts, offset = [], 0
+    for kind in draw(st.lists(st.sampled_from(["one", "one", "many", "odd", "gzip", "control", "txn", "log-append",
+                                               "empty", "past"]), min_size=1, max_size=8)):
+        if kind == "odd":
+            parts.append(draw(batches()))
+            continue
+        n = {"one": 1, "many": 5, "empty": 0}.get(kind, 2)
+        if kind == "control":
+            parts.append(cb_control(offset))
+        elif kind == "past":  # an offset at or before the last one: offset-order
+            parts.append(_plain(max(offset - 2, 0), 1))
+        else:
+            kw = {"gzip": dict(codec=1), "txn": dict(transactional=True, producer_id=7),
+                  "log-append": dict(attributes=0x08)}.get(kind, {})
+            parts.append(_plain(offset, n, **kw))
+        offset += max(n, 1)
+    data = bytearray(b"".join(parts))
+    how = draw(st.sampled_from(["none", "none", "cut", "flip", "flip-fixed", "append"]))
+    if how == "cut":
+        data = data[:draw(st.integers(0, len(data)))]
+    elif how.startswith("flip"):
+        i = draw(st.integers(0, len(data) - 1))
+        data[i] ^= draw(st.integers(1, 255))
+        if how == "flip-fixed":
+            fix_crc(data, 0)
+    elif how == "append":
+        data += draw(st.binary(max_size=30))
+    return bytes(data)
+
+
+def cb_control(offset: int) -> bytes:
+    from builders import control_batch
+
+    return control_batch(offset, 0).data
+
+
+@compiled
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(segments(), st.sampled_from(QUERIES))
+def test_window_reports_of_generated_segments(window_dir, data, query):
+    assert_same_windows(data, window_dir, queries=[query], encodings=("auto", "hex"))
+
+
+@compiled
+def test_window_reports_of_one_record_batches(window_dir):
+    data = b"".join(_plain(i, 1, base_ts=T0 + i) for i in range(3000))
+    text = assert_same_windows(data, window_dir, queries=QUERIES[:3], encodings=ENCODINGS)
+    assert text.count('"type":"record"') == 3000 and text.count('"type":"batch"') == 2 * 3000
+    items = list(walk_module.iter_windows(data, FILE, runs=EVERY_RECORD))
+    assert all(isinstance(item, PlainRun) for item in items)
+    assert sum(item.batches for item in items) == 3000 and len(items) == 1  # (less than a window of bytes)
+
+
+@compiled
+def test_window_reports_of_the_corpus(window_dir):
+    corpus = need_corpus("real/segments")
+    windows = 0
+    for i, path in enumerate(sorted(corpus.rglob("*.log"))):
+        with open(path, "rb") as f:
+            data = f.read(CORPUS_BYTES)
+        where = window_dir.parent / path.parent.name
+        where.mkdir(exist_ok=True)
+        assert_same_windows(data, where, queries=QUERIES[:2], encodings=("auto",), name=path.name)
+        windows += sum(isinstance(item, PlainRun)
+                       for item in walk_module.iter_windows(data, str(path), runs=EVERY_RECORD))
+    assert windows > 10
+
+
+@compiled
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(segments())
+def test_windows_expand_to_the_walks_batches(data):
+    """Each window holds the batches the walk makes of its bytes, and they have nothing to say."""
+    walked = [item_line(item) for item in iter_batches(data, FILE)]
+    expanded = []
+    for item in walk_module.iter_windows(data, FILE, runs=EVERY_RECORD):
+        if not isinstance(item, PlainRun):
+            expanded.append(item_line(item))
+            continue
+        inside = list(walk_module.run_batches(item))
+        assert len(inside) == item.batches and all(not b.findings and b.crc_valid for b in inside)
+        assert sum(len(b.records or ()) for b in inside) == item.records
+        assert item.position == inside[0].position and item.size == sum(b.size for b in inside)
+        expanded.extend(item_line(b) for b in inside)
+    assert expanded == walked
+
+
+@compiled
+def test_a_window_stops_where_the_walk_has_something_to_say():
+    step = step_module._HOT
+    good = [_plain(i * 2, 2) for i in range(4)]
+    stoppers = {"compressed": _plain(8, 2, codec=1), "control": cb_control(8), "offset-order": _plain(5, 1),
+                "crc": bytes(bytearray(_plain(8, 2))[:-1] + b"\x00"), "count": _plain(8, 2, record_count=3),
+                "timestamp": _plain(8, 2, max_ts=T0 + 7), "lod": _plain(8, 2, last_offset_delta=0),
+                "legacy-magic": b"\x00" * 16 + b"\x01" + b"\x00" * 60}
+    for name, stopper in stoppers.items():
+        data = b"".join(good) + stopper + good[0]
+        got = step.plain_window(data, 0, len(data), len(data), 1 << 20, True, None, EVERY_RECORD, crc32c)
+        assert got[:3] == (sum(map(len, good)), 4, 8), name
+        assert step.plain_window(data, got[0], len(data), len(data), 1 << 20, True, got[3], EVERY_RECORD,
+                                 crc32c) is None, name
+    data = b"".join(good)
+    assert step.plain_window(data, 0, len(data), 1, 1 << 20, True, None, EVERY_RECORD, crc32c)[:2] == (len(good[0]), 1)
+    assert step.plain_window(data, 0, len(data), len(data), len(good[0]) - 13, True, None, EVERY_RECORD, crc32c) is None
+    assert step.plain_window(data, 0, len(data), len(data), 1 << 20, True, -1, EVERY_RECORD, crc32c)[:2] == (len(data), 4)
+    assert step.plain_window(data, 0, len(data), len(data), 1 << 20, True, 0, EVERY_RECORD, crc32c) is None
 
 
 # --- the step's hop makes the Batch the header decoder makes ------------------------------------------------

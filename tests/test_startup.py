@@ -281,3 +281,19 @@ def test_dump_log_creates_no_dataclass(tmp_path):
     code, modules, out = _imported(["dump", "--format", "dump-log", files["SEGMENT"]])
     assert code == 0 and "Dumping" in out
     assert [m for m in ("dataclasses", "inspect") if m in modules] == []
+
+
+@pytest.mark.parametrize(("args", "unused"), [(["records", "--json"], {"crchop", "batchlines", "arrowcols", "pcapread"}),
+                                              (["records"], {"crchop", "batchlines", "recordlines", "arrowcols"}),
+                                              (["batches", "--json"], {"crchop", "recordlines", "arrowcols"})])
+def test_a_data_command_loads_only_the_compiled_modules_it_uses(tmp_path, args, unused):
+    """Each compiled module is loaded when first called (issue 29): records does not load verify-crc's hop
+    nor the batch line writer, batches --json not the record line writer."""
+    from kafkadump import accel
+
+    code, modules, out = _imported([*args, _uncompressed_segment(tmp_path / "0.log")])
+    assert code == 0 and out
+    loaded = {m.rsplit(".", 1)[1] for m in modules if m.startswith("kafkadump.accel.")}
+    assert loaded & unused == set()
+    if accel.compiled("batchstep") is not None:
+        assert "batchstep" in loaded   # (the step and the windows of plain batches)

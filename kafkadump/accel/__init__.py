@@ -29,9 +29,9 @@ PURE_ENV = "KAFKADUMP_PURE_PYTHON"
 # older or newer than the code, and is not used.  Raise both when a function's arguments change.
 MODULES: dict[str, int] = {
     "recordloop": 1,    # the record loop of a plain v2 batch (decode.batch)
-    "recordlines": 2,   # the record lines of --json (render.jsonl)
-    "batchstep": 1,     # the walk's step over an intact plain v2 batch (decode.step)
-    "batchlines": 1,    # the batch lines of batches --json (render.jsonl)
+    "recordlines": 3,   # the record lines of --json (render.jsonl)
+    "batchstep": 2,     # the walk's step over an intact plain v2 batch, and over a window of them (decode.step)
+    "batchlines": 2,    # the batch lines of batches --json (render.jsonl)
     "crchop": 1,        # verify-crc's hop and its CRC-32C (decode.walk)
     "arrowcols": 1,     # a plain run of records as Arrow column buffers (spark.record_buffers)
     "pcapread": 1,      # the capture reader's packet loop (sources.pcap)

@@ -7,6 +7,10 @@
  *   configure_batch(Batch)                  Batch's slot offsets
  *   batch_json(batch, file_json)            (after configure_batch(Batch))
  *       twin of render.jsonl.batch_line for a v2 batch without findings: None, or its line
+ *   window_batch_lines(buf, pos, stop, base, file_json)
+ *       the lines of a window of plain batches (batchstep.plain_window's: intact, so each batch's
+ *       computed CRC is its stored one), as batch_line writes them from their Batch objects: None, or
+ *       the lines as one str (positions are ``base`` + position in ``buf``)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,12 +18,14 @@
 #include <string.h>
 
 #include "batch_slots.h"
+#include "runs.h"
 #include "jsonout.h"
 #include "line_literals.h"
 #include "generated_fields.h"
+#include "plainwindow.h"
 
 /* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
-#define BATCHLINES_INTERFACE 1
+#define BATCHLINES_INTERFACE 2
 
 /* an int slot in C: 0, 1 (None), 2 (neither None nor an exact int of 64 bits: hand back), -1 (error) */
 static int
@@ -87,28 +93,14 @@ last_sequence(long long bseq, long long lod, long long *x)
     return 0;
 }
 
-/* The line of a batch without findings; 0, -1 (exception), 1 (hand back: Python writes it) */
+/* The line of a batch from its header integers ``v`` (by slot; ``none``: which are None), without
+ * findings; 0, -1 (exception), 1 (hand back: Python writes it) */
 static int
-out_batch(Out *o, PyObject *b, PyObject *file_json)
+out_batch_values(Out *o, const long long *v, const int *none, PyObject *file_json)
 {
-    long long v[B_NSLOTS];
-    int none[B_NSLOTS];
-    /* the header integers, and those the fields after them are computed from */
-    static const int derived[] = {B_MAGIC, B_BASE_OFFSET, B_CRC, B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA,
-                                  B_BASE_SEQUENCE, B_DECOMPRESSED_SIZE};
-    for (int i = 0; i < N_BATCH_INTS + (int)(sizeof derived / sizeof derived[0]); i++) {
-        int slot = i < N_BATCH_INTS ? BATCH_INTS[i].slot : derived[i - N_BATCH_INTS];
-        int rc = slot_int(BSLOT(b, slot), &v[slot]);
-        if (rc < 0 || rc == 2)
-            return rc < 0 ? -1 : 1;
-        none[slot] = rc;
-    }
     for (int i = 0; i < N_BATCH_INTS; i++)
         if (none[BATCH_INTS[i].slot])
             return 1;  /* a header field of None: Python writes what it writes */
-    PyObject *findings = BSLOT(b, B_FINDINGS);
-    if (findings == NULL || !PyList_CheckExact(findings) || PyList_GET_SIZE(findings) != 0)
-        return 1;
     long long last_offset, last_seq, a = v[B_ATTRIBUTES];
     int ls = last_sequence(v[B_BASE_SEQUENCE], v[B_LAST_OFFSET_DELTA], &last_seq);
     if (ls == 2 || v[B_MAGIC] < 2 || a < 0
@@ -139,6 +131,85 @@ out_batch(Out *o, PyObject *b, PyObject *file_json)
     return PUT_LIT(o, BATCH_END);
 }
 
+/* The line of a batch without findings; 0, -1 (exception), 1 (hand back: Python writes it) */
+static int
+out_batch(Out *o, PyObject *b, PyObject *file_json)
+{
+    long long v[B_NSLOTS];
+    int none[B_NSLOTS];
+    /* the header integers, and those the fields after them are computed from */
+    static const int derived[] = {B_MAGIC, B_BASE_OFFSET, B_CRC, B_COMPUTED_CRC, B_ATTRIBUTES, B_LAST_OFFSET_DELTA,
+                                  B_BASE_SEQUENCE, B_DECOMPRESSED_SIZE};
+    for (int i = 0; i < N_BATCH_INTS + (int)(sizeof derived / sizeof derived[0]); i++) {
+        int slot = i < N_BATCH_INTS ? BATCH_INTS[i].slot : derived[i - N_BATCH_INTS];
+        int rc = slot_int(BSLOT(b, slot), &v[slot]);
+        if (rc < 0 || rc == 2)
+            return rc < 0 ? -1 : 1;
+        none[slot] = rc;
+    }
+    PyObject *findings = BSLOT(b, B_FINDINGS);
+    if (findings == NULL || !PyList_CheckExact(findings) || PyList_GET_SIZE(findings) != 0)
+        return 1;
+    return out_batch_values(o, v, none, file_json);
+}
+
+/* The line of the window batch at h (its header: what decode_batch_header makes of it) */
+static int
+out_window_batch(Out *o, const unsigned char *h, Py_ssize_t position, PyObject *file_json)
+{
+    WindowHeader w;
+    window_header(h, &w);
+    long long v[B_NSLOTS];
+    int none[B_NSLOTS] = {0};
+    v[B_POSITION] = position;
+    v[B_SIZE] = (long long)w.length + 12;
+    v[B_MAGIC] = w.magic;
+    v[B_BASE_OFFSET] = w.base_offset;
+    v[B_BATCH_LENGTH] = w.length;
+    v[B_LEADER_EPOCH] = w.leader_epoch;
+    v[B_CRC] = v[B_COMPUTED_CRC] = w.crc;  /* (the window's batches are intact) */
+    v[B_ATTRIBUTES] = w.attributes;
+    v[B_LAST_OFFSET_DELTA] = w.last_offset_delta;
+    v[B_BASE_TIMESTAMP] = w.base_ts;
+    v[B_MAX_TIMESTAMP] = w.max_ts;
+    v[B_PRODUCER_ID] = w.producer_id;
+    v[B_PRODUCER_EPOCH] = w.producer_epoch;
+    v[B_BASE_SEQUENCE] = w.base_sequence;
+    v[B_RECORD_COUNT] = w.count;
+    none[B_DECOMPRESSED_SIZE] = 1;
+    return out_batch_values(o, v, none, file_json);
+}
+
+static PyObject *
+window_batch_lines(PyObject *self, PyObject *args)
+{
+    PyObject *buf, *file_json;
+    Py_ssize_t pos, stop, base;
+    Py_buffer view;
+    int opened = open_run(args, "OnnnU", &view, &buf, &pos, &stop, &base, &file_json);
+    if (opened <= 0)
+        return not_opened(opened);
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Out o = {NULL, 0, 0, 1};
+    int rc = 0;
+    while (pos < stop && rc == 0) {
+        if (stop - pos < WINDOW_HEADER || d[pos + 16] != 2) {
+            rc = 1;
+            break;
+        }
+        Py_ssize_t size = (Py_ssize_t)(int32_t)be32(d + pos + 8) + 12;
+        if (size < WINDOW_HEADER || size > stop - pos) {
+            rc = 1;
+            break;
+        }
+        if ((rc = out_window_batch(&o, d + pos, base + pos, file_json)) == 0)
+            rc = PUT_LIT(&o, "\n");
+        pos += size;
+    }
+    PyBuffer_Release(&view);
+    return out_result(&o, rc);
+}
+
 static PyObject *
 batch_json(PyObject *self, PyObject *args)
 {
@@ -155,6 +226,7 @@ batch_json(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"configure_batch", configure_batch, METH_O, "Take Batch's slot layout (call once, with decode.model.Batch)."},
+    {"window_batch_lines", window_batch_lines, METH_VARARGS, "The lines of a window of plain batches (None: hand back)."},
     {"batch_json", batch_json, METH_VARARGS, "A v2 batch's JSON line without findings (None: hand back)."},
     {NULL, NULL, 0, NULL},
 };

@@ -23,28 +23,10 @@
 
 #include "runs.h"
 #include "crc32c.h"
+#include "pycrc.h"
 
 /* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
 #define CRCHOP_INTERFACE 1
-
-/* A batch's CRC region checksummed by ``crc_fn`` (a Python function, the crc32c package's): the CRC, or
- * -1 with an exception set.  The view is valid while the caller holds the buffer (crc32c keeps none). */
-static int64_t
-python_crc(PyObject *crc_fn, const unsigned char *p, Py_ssize_t n)
-{
-    PyObject *region = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
-    if (region == NULL)
-        return -1;
-    PyObject *c = PyObject_CallOneArg(crc_fn, region);
-    Py_DECREF(region);
-    if (c == NULL)
-        return -1;
-    unsigned long computed = PyLong_AsUnsignedLong(c);
-    Py_DECREF(c);
-    if (computed == (unsigned long)-1 && PyErr_Occurred())
-        return -1;
-    return (int64_t)(uint32_t)computed;
-}
 
 /* The intact v2 batches from ``pos`` (see crc_hop): where the walk stopped, or -1 with an exception set
  * (only when ``crc_fn`` raised).  It stops before ``until`` and at the first batch that is not framed

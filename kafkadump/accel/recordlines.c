@@ -13,6 +13,13 @@
  *   format_run(data, pos, end, limit, base_offset, base_ts, max_ts, log_append, segs, mode, val_json, dumps)
  *       the lines of a plain run's records straight from its bytes (no Record objects): None, or
  *       (the lines, pos, n)
+ *   window_record_lines(buf, pos, stop, base, segs_create, segs_log_append, after_position, mode, val_json,
+ *                       dumps, bounds)
+ *       the lines of the records of a window of plain batches (batchstep.plain_window's) that ``bounds``
+ *       keep ((from_offset, to_offset, from_time, to_time), int64; batches pruned by header first, as
+ *       reports.query.RecordQuery does): None, or the lines as one str.  ``segs_*``: format_run's segs
+ *       of each timestamp type, their first ending before the batch's position, which ``after_position``
+ *       follows (positions are ``base`` + position in ``buf``)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,9 +32,10 @@
 #include "jsonout.h"
 #include "line_literals.h"
 #include "generated_fields.h"
+#include "plainwindow.h"
 
 /* raised when a function's arguments or results change (accel/__init__.py's MODULES must match) */
-#define RECORDLINES_INTERFACE 2
+#define RECORDLINES_INTERFACE 3
 
 /* an exact int that fits 64 bits, in decimal; 1 when it is not one (hand back) */
 static int
@@ -248,7 +256,7 @@ out_auto(Out *o, const unsigned char *s, Py_ssize_t n)
             *p++ = HEX[(cp >> 4) & 15];
             *p++ = HEX[cp & 15];
         } else {
-            memcpy(p, s + i, (size_t)k);
+            copy_text(p, (const char *)s + i, k);
             p += k;
         }
         i += k;
@@ -627,11 +635,98 @@ format_run(PyObject *self, PyObject *args)
     return Py_BuildValue("(Nnn)", s, pos, n);
 }
 
+
+/* ---- the lines of a window of plain batches ------------------------------------------------------------- */
+
+/* The lines of the records ``q`` keeps of the window batch at d[pos:pos + size] (its header ``w``); ``first``:
+ * scratch for the batch's first segment.  0, -1 (exception), 1 (hand back) */
+static int
+out_window_records(Out *o, Out *first, const unsigned char *d, Py_ssize_t pos, Py_ssize_t size,
+                   const WindowHeader *w, Py_ssize_t position, const Segments *by_type[2],
+                   const char *after, Py_ssize_t after_len, const WindowBounds *q, int mode, PyObject *val_json,
+                   PyObject *dumps)
+{
+    int64_t last_offset;
+    if (__builtin_add_overflow(w->base_offset, (int64_t)w->last_offset_delta, &last_offset))
+        return 1;
+    if (!window_selected(w, last_offset, q))
+        return 0;
+    int log_append = (w->attributes & 0x08) != 0;
+    Segments sg = *by_type[log_append];
+    first->len = 0;
+    if (out_put(first, sg.text[0], sg.len[0]) < 0 || out_i64(first, position) < 0
+        || out_put(first, after, after_len) < 0)
+        return -1;
+    sg.text[0] = first->buf;
+    sg.len[0] = first->len;
+    RunConsts k;
+    consts_from(&k, w->base_offset, w->base_ts, w->max_ts, log_append);
+    Fields f;
+    for (Py_ssize_t p = pos + WINDOW_HEADER, stop = pos + size; p < stop; p = f.rend) {
+        if (parse_one(d, p, stop, &k, &f) < 0)
+            return 1;  /* (the bytes changed since the window was checked) */
+        if (!window_keeps(f.offset, f.timestamp, q))
+            continue;
+        int rc = out_raw_record(o, d, &f, &sg, mode, val_json, dumps);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static PyObject *
+window_record_lines(PyObject *self, PyObject *args)
+{
+    PyObject *buf, *segs_create, *segs_append, *after_obj, *val_json, *dumps;
+    Py_ssize_t pos, stop, base;
+    int mode;
+    WindowBounds q;
+    Py_buffer view;
+    int opened = open_run(args, "OnnnOOUiOO(LLLL)", &view, &buf, &pos, &stop, &base, &segs_create, &segs_append,
+                          &after_obj, &mode, &val_json, &dumps, &q.from_offset, &q.to_offset, &q.from_time,
+                          &q.to_time);
+    if (opened <= 0)
+        return not_opened(opened);
+    Segments create, append;
+    Py_ssize_t after_len;
+    const char *after = NULL;
+    if (!segments_from(segs_create, &create) || !segments_from(segs_append, &append)
+        || (after = PyUnicode_AsUTF8AndSize(after_obj, &after_len)) == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const Segments *by_type[2] = {&create, &append};
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Out o = {NULL, 0, 0, create.ascii && append.ascii && PyUnicode_IS_ASCII(after_obj)};
+    Out first = {NULL, 0, 0, 1};
+    int rc = 0;
+    while (pos < stop && rc == 0) {
+        WindowHeader w;
+        if (stop - pos < WINDOW_HEADER || d[pos + 16] != 2) {
+            rc = 1;
+            break;
+        }
+        window_header(d + pos, &w);
+        Py_ssize_t size = (Py_ssize_t)w.length + 12;
+        if (size < WINDOW_HEADER || size > stop - pos) {
+            rc = 1;
+            break;
+        }
+        rc = out_window_records(&o, &first, d, pos, size, &w, base + pos, by_type, after, after_len, &q, mode,
+                                val_json, dumps);
+        pos += size;
+    }
+    PyMem_Free(first.buf);
+    PyBuffer_Release(&view);
+    return out_result(&o, rc);
+}
+
 /* ---- module ----------------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_O, "Take Record's slot layout (call once, with decode.model.Record)."},
     {"format_lines", format_lines, METH_VARARGS, "JSON lines of a list of v2 records (None: hand back)."},
+    {"window_record_lines", window_record_lines, METH_VARARGS, "JSON lines of a window of plain batches (None: hand back)."},
     {"format_run", format_run, METH_VARARGS, "JSON lines of a checked run, straight from its bytes (None: hand back)."},
     {NULL, NULL, 0, NULL},
 };

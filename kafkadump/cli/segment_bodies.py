@@ -51,11 +51,13 @@ def _write(output: Output, report: str, items: Iterable[object]) -> None:
 
 
 def batches(paths: list[str], shallow: bool, output: Output, limits: InputLimits) -> int:
-    from kafkadump.reports.segments import batch_report
+    from kafkadump.reports.segments import batch_report, batch_windows
 
     output.format  # noqa: B018 - a contradictory --json/--format is a usage error before any output
     tally = Tally()
-    _write(output, "write_batch_report", batch_report(paths, limits.options(records=not shallow), tally))
+    # --json: windows of plain batches are written whole (render.jsonl)
+    report = batch_windows if output.json else batch_report
+    _write(output, "write_batch_report", report(paths, limits.options(records=not shallow), tally))
     return finish(tally)
 
 
@@ -65,7 +67,7 @@ def records(paths: list[str], from_offset: int | None, to_offset: int | None, fr
             redact_fields: str | None, redact_secrets: bool, output: Output, limits: InputLimits) -> int:
     from kafkadump.reports.query import RecordQuery
     from kafkadump.reports.record_window import first_records, last_records
-    from kafkadump.reports.segments import record_report
+    from kafkadump.reports.segments import record_report, record_windows
 
     if count is not None and last is not None:
         raise UsageError("--count and --last contradict each other: give one")
@@ -76,6 +78,11 @@ def records(paths: list[str], from_offset: int | None, to_offset: int | None, fr
     # (--offsets-decoder, ...: here --decode KIND); its control records always decoded
     choice = Decode.none if dump_log and decode is Decode.auto else decode
     tally = Tally()
+    if output.json and count is None and last is None:
+        # windows of plain batches are written whole (render.jsonl)
+        _write(output, "write_record_report", record_windows(paths, limits.options(), query, tally, choice.value,
+                                                             payloads=payloads))
+        return finish(tally)
     items = record_report(paths, limits.options(), query, tally, choice.value, control_values=dump_log,
                           payloads=payloads)
     if count is not None:

@@ -17,11 +17,22 @@ import functools
 import json
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
-from typing import TYPE_CHECKING, TextIO
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kafkadump.accel import compiled
 from kafkadump.decoders.batches.batch import RecordStream
-from kafkadump.decoders.batches.model import STREAM_RECORDS, Batch, Gap, Record, RecordSource, record_chunks
+from kafkadump.decoders.batches.model import (
+    STREAM_RECORDS,
+    TIMESTAMP_TYPES,
+    Batch,
+    Gap,
+    PlainRun,
+    Record,
+    RecordSource,
+    record_chunks,
+)
+from kafkadump.decoders.batches.walk import run_batches, run_records
 from kafkadump.objects.records import (
     CONTROL_BYTES,
     DEFAULT_ENCODING,
@@ -60,6 +71,23 @@ def item_line(item: Batch | Gap) -> str:
     return _dumps(item_object(item))
 
 
+def run_batch_lines(run: PlainRun) -> str:
+    """The lines of the batches of a window of plain batches (newline-terminated), by the compiled
+    writer when there is one (:func:`python_run_batch_lines` is the reference)."""
+    hot = _batch_hot()
+    if hot is not None:
+        text = hot.window_batch_lines(run.data, run.position - run.base, run.position - run.base + run.size,
+                                      run.base, batch_head_json(run.file))
+        if text is not None:
+            return text
+    return python_run_batch_lines(run)
+
+
+def python_run_batch_lines(run: PlainRun) -> str:
+    """:func:`run_batch_lines` by the pure-Python code: each batch decoded and written alone."""
+    return "".join(item_line(b) + "\n" for b in run_batches(run))
+
+
 _JSON_CONST = {None: "null", True: "true", False: "false"}
 
 
@@ -80,8 +108,9 @@ def batch_line(b: Batch) -> str:
     ``batches --json``); a test holds the two equal.  The 13 header fields are ints (a v2
     batch is only made by the header decoder).  A batch without findings is written by the
     compiled twin when there is one (:func:`python_batch_line` is the reference)."""
-    if _BATCH_HOT is not None:
-        line = _BATCH_HOT.batch_json(b, batch_head_json(b.file))
+    hot = _batch_hot()
+    if hot is not None:
+        line = hot.batch_json(b, batch_head_json(b.file))
         if line is not None:
             return line
     return python_batch_line(b)
@@ -118,10 +147,28 @@ def _auto_json(b: bytes) -> str:
 VALUE_JSON = {"auto": _auto_json, "base64": _base64_json, "hex": _hex_json, "text": _text_json}
 
 # the compiled twins of batch_lines' loop (and of the stream writer's) and of batch_line (None: pure Python;
-# see kafkadump.accel); the first writes the encodings it knows itself (ASCII text under auto, base64, hex)
-# and calls VALUE_JSON for the rest
-_HOT = compiled("recordlines", Record)
-_BATCH_HOT = compiled("batchlines", batch_class=Batch)
+# see kafkadump.accel), each loaded when first used (_record_hot, _batch_hot: batches --json does not load
+# the record writer, records --json not the batch writer); the first writes the encodings it knows itself
+# (ASCII text under auto, base64, hex) and calls VALUE_JSON for the rest
+_UNLOADED: Any = object()
+_HOT: ModuleType | None = _UNLOADED
+_BATCH_HOT: ModuleType | None = _UNLOADED
+
+
+def _record_hot() -> ModuleType | None:
+    global _HOT
+    if _HOT is _UNLOADED:
+        _HOT = compiled("recordlines", Record)
+    return _HOT
+
+
+def _batch_hot() -> ModuleType | None:
+    global _BATCH_HOT
+    if _BATCH_HOT is _UNLOADED:
+        _BATCH_HOT = compiled("batchlines", batch_class=Batch)
+    return _BATCH_HOT
+
+
 _COMPILED_MODES = {"auto": 0, "base64": 1, "hex": 2}
 _CALL_MODE = 3
 
@@ -144,7 +191,8 @@ class RecordLines:
         # batch_lines by the compiled loop: it writes exactly the fields of record_object listed in
         # batch_lines (plus the per-run _head and _sight, and keyPayload/valuePayload); an option that adds or changes record
         # fields must set this False so that its lines come from the Python code
-        self.compiled = _HOT is not None
+        self.compiled = _record_hot() is not None
+        self._run_segs: tuple[str, tuple[str, ...], tuple[str, ...], str] | None = None  # (file, the segs ...)
         self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
 
     def _val(self, b: bytes | None) -> str:
@@ -274,6 +322,44 @@ class RecordLines:
             yield text
         return None
 
+    def run_text(self, run: PlainRun) -> str:
+        """The lines of the records of a window of plain batches that its bounds keep (newline-terminated):
+        by the compiled writer, straight from the bytes, when it can (:meth:`python_run_text` is the
+        reference)."""
+        segs = self._window_segments(run.file) if self.compiled and _HOT is not None else None
+        if segs is not None:
+            assert _HOT is not None
+            start = run.position - run.base
+            text = _HOT.window_record_lines(run.data, start, start + run.size, run.base, segs[1], segs[2], segs[3],
+                                            self._mode, self._val_json, _dumps, run.bounds)
+            if text is not None:
+                return text
+        return self.python_run_text(run)
+
+    def python_run_text(self, run: PlainRun) -> str:
+        """:meth:`run_text` by the pure-Python code: each batch decoded alone, its kept records written."""
+        return "".join(text for b, kept in run_records(run) for text in self.record_text(b, kept))
+
+    def _window_segments(self, file: str) -> tuple[str, tuple[str, ...], tuple[str, ...], str] | None:
+        """:func:`generated_lines.plain_segments` of ``file``'s batches of each timestamp type, the first
+        segment cut where the batch's position goes (and what follows it), for the window writer; None
+        when the segments do not have the position in one place (the pure path then writes)."""
+        if self._run_segs is not None and self._run_segs[0] == file:
+            return self._run_segs
+        marker = -8_070_450_532_247_928_832  # (a position no batch has)
+        probe = Batch(file, marker, 0, 2)
+        probe.attributes = 0
+        self._place(probe, None)
+        both = []
+        for tst in TIMESTAMP_TYPES:
+            segs = generated_lines.plain_segments(self._head, probe, tst, self._sight)
+            cut = segs[0].split(str(marker))
+            if len(cut) != 2 or any(str(marker) in s for s in segs[1:]):
+                return None
+            both.append((cut[0], *segs[1:]))
+        self._run_segs = (file, both[0], both[1], cut[1])
+        return self._run_segs
+
     def decoded_line(self, r: Record, b: Batch, dec: DecodedRecord, place: Place | None = None) -> str:
         """A record of an internal topic with its key and value decoded (``dec``, a
         :class:`kafkadump.decoders.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
@@ -284,23 +370,25 @@ class RecordLines:
         return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
 
 
-__all__ = ["item_line", "batch_line", "RecordLines"]
+__all__ = ["item_line", "batch_line", "run_batch_lines", "python_run_batch_lines", "RecordLines"]
 
 
 # --- whole reports (items from kafkadump.reports.segments) ------------------------------------------------
 
-def write_batch_report(items: Iterable[FileStart | Batch | Gap], out: TextIO,
+def write_batch_report(items: Iterable[FileStart | Batch | Gap | PlainRun], out: TextIO,
                        encoding: str = DEFAULT_ENCODING) -> None:
     """``batches --json``: a line per batch or gap."""
     from kafkadump.reports.segments import FileStart
 
     write = out.write
     for item in items:
-        if not isinstance(item, FileStart):
+        if isinstance(item, PlainRun):
+            write(run_batch_lines(item))
+        elif not isinstance(item, FileStart):
             write(item_line(item) + "\n")
 
 
-def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextIO,
+def write_record_report(items: Iterable[FileStart | Gap | RecordsOf | PlainRun], out: TextIO,
                         encoding: str = DEFAULT_ENCODING) -> None:
     """``records --json``: a line per kept record; damage (gaps, a batch's findings) in the same stream."""
     from kafkadump.objects.records import findings_object, gap_object
@@ -310,6 +398,9 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
     write = out.write
     for item in items:
         if isinstance(item, FileStart):
+            continue
+        if isinstance(item, PlainRun):
+            write(lines.run_text(item))
             continue
         if isinstance(item, Gap):
             write(_dumps(gap_object(item)) + "\n")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 from kafkadump.base.errors import UsageError
 from kafkadump.base.values import FrozenValue
-from kafkadump.decoders.batches.model import Batch, Record, RecordSource
+from kafkadump.decoders.batches.model import EVERY_RECORD, INT64_MAX, INT64_MIN, Batch, Record, RecordSource
 
 if TYPE_CHECKING:
     from kafkadump.decoders.protocol.frames import Frame
@@ -121,6 +121,18 @@ class RecordQuery(FrozenValue):
     def batch_selector(self) -> Callable[[Batch], bool] | None:
         """The pruning function for ``Options.select`` (None when nothing is pruned)."""
         return self.batch_may_match if self.prunes_batches else None
+
+    def run_bounds(self) -> tuple[int, int, int, int] | None:
+        """The bounds of the walk's windows of plain batches (``iter_batches(runs=...)``): this query's
+        offsets and times, int64 (``EVERY_RECORD``'s for no bound); None when the compiled windows cannot
+        say what it keeps (a key asked for, a bound past 64 bits): its records are then kept one by one."""
+        if self.keys is not None:
+            return None
+        bounds = tuple(default if v is None else v for v, default in zip(
+            (self.from_offset, self.to_offset, self.from_time, self.to_time), EVERY_RECORD))
+        if not all(INT64_MIN <= v <= INT64_MAX for v in bounds):
+            return None
+        return cast(tuple[int, int, int, int], bounds)
 
     def keeps(self, r: Record) -> bool:
         """Whether record ``r`` is within every bound."""

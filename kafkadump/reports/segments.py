@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kafkadump.base.errors import InputError, UsageError
 from kafkadump.base.findings import Code
@@ -20,8 +20,8 @@ from kafkadump.base.status import Tally
 from kafkadump.base.values import FrozenValue, Value
 from kafkadump.decoders.batches import CrcScan, Options, iter_batches
 from kafkadump.decoders.batches.guard import Walk, file_changed, guarded_walk
-from kafkadump.decoders.batches.model import Batch, Gap, Record, Span
-from kafkadump.decoders.batches.walk import decode_spanned, locate
+from kafkadump.decoders.batches.model import EVERY_RECORD, Batch, Gap, PlainRun, Record, Span
+from kafkadump.decoders.batches.walk import decode_spanned, iter_windows, locate
 from kafkadump.sources.input_paths import expand
 from kafkadump.sources.inputs import check_batches, open_segments
 from kafkadump.sources.segment import MappedRange, Segment, open_segment
@@ -97,18 +97,30 @@ def segment_files(paths: list[str], tally: Tally) -> list[str]:
 
 def batch_report(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap]:
     """``batches``: every batch (or top-level legacy message) and gap of every file."""
+    return cast(Iterator[FileStart | Batch | Gap], _batch_items(paths, options, tally, False))
+
+
+def batch_windows(paths: list[str], options: Options, tally: Tally) -> Iterator[FileStart | Batch | Gap | PlainRun]:
+    """:func:`batch_report`, windows of plain batches as :class:`PlainRun` items (for a renderer that
+    writes them: render.jsonl)."""
+    return _batch_items(paths, options, tally, True)
+
+
+def _batch_items(paths: list[str], options: Options, tally: Tally,
+                 runs: bool) -> Iterator[FileStart | Batch | Gap | PlainRun]:
     files = segment_files(paths, tally)
     for path, seg in open_segments(files, tally):
         yield FileStart(path, len(files))
-        for item in guarded_walk(seg, path, _walker(seg, path, options)):
+        for item in guarded_walk(seg, path, _walker(seg, path, options, EVERY_RECORD if runs else None)):
             tally.see(item.findings)
             yield item
 
 
-def _walker(seg: Segment, path: str, options: Options) -> Walk:
-    """``iter_batches`` over ``seg`` from ``start`` to ``end`` (for :func:`guarded_walk`)."""
-    def walk(start: int, end: int) -> Iterator[Batch | Gap]:
-        return iter_batches(seg.buf, path, start=start, end=end, options=options)
+def _walker(seg: Segment, path: str, options: Options, runs: tuple[int, int, int, int] | None = None) -> Walk:
+    """``iter_batches`` over ``seg`` from ``start`` to ``end`` (for :func:`guarded_walk`); ``runs``: its
+    windows' record bounds (None: batch by batch)."""
+    def walk(start: int, end: int) -> Iterator[Batch | Gap | PlainRun]:
+        return iter_windows(seg.buf, path, start=start, end=end, options=options, runs=runs)
     return walk
 
 
@@ -133,6 +145,15 @@ def _control_decoder() -> Decoder:
 def record_report(paths: list[str], options: Options, query: RecordQuery, tally: Tally,
                   decode: str = "auto", control_values: bool = False,
                   payloads: PayloadRequest | None = None) -> Iterator[FileStart | Gap | RecordsOf]:
+    """``records``: see :func:`record_windows` (which this is, without windows)."""
+    return cast(Iterator[FileStart | Gap | RecordsOf],
+                record_windows(paths, options, query, tally, decode, control_values, payloads, runs=False))
+
+
+def record_windows(paths: list[str], options: Options, query: RecordQuery, tally: Tally,
+                   decode: str = "auto", control_values: bool = False,
+                   payloads: PayloadRequest | None = None, runs: bool = True
+                   ) -> Iterator[FileStart | Gap | RecordsOf | PlainRun]:
     """``records``: per batch, the records ``query`` keeps (batches pruned by header first),
     decoded as internal-topic records where ``decode`` (``auto``, ``none`` or a kind) says so.
     With ``control_values`` the records of control batches are decoded in every file (their
@@ -141,6 +162,8 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     Gaps come as they are; a batch comes as :class:`RecordsOf`, findings and all.
     ``payloads``: the payload options (framing, schemas, ``--where``, redaction): records of
     other topics get their :class:`~kafkadump.decoders.payloads.view.RecordView`.
+    With ``runs`` (the renderer writes them), the windows of plain batches of a file whose records
+    need nothing but the query's offsets and times come as :class:`PlainRun` items.
     """
     from kafkadump.decoders.internal_topics.kinds import kind_from_path
 
@@ -149,13 +172,17 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
     secrets = payloads is None or payloads.redaction.secrets
     redacting = payloads is not None and payloads.redaction.bytes_redacted
     inspector = _payload_inspector(payloads, files)
+    bounds = query.run_bounds() if runs and inspector is None and (payloads is None or payloads.where is None) \
+        else None
     for path, seg in open_segments(files, tally):
         # --redact wins over --decode: an internal topic's keys and values are shown as digests too
         internal = None if redacting else _internal_decoder(decode, path, secrets)
+        metadata = kind_from_path(path) == "metadata"   # (once a file: it parses the path)
         yield FileStart(path, len(files), decoded=internal is not None)
-        for item in guarded_walk(seg, path, _walker(seg, path, options)):
+        plain = None if internal is not None or (secrets and metadata) else bounds
+        for item in guarded_walk(seg, path, _walker(seg, path, options, plain)):
             tally.see(item.findings)
-            if isinstance(item, Gap):
+            if isinstance(item, (Gap, PlainRun)):
                 yield item
                 continue
             kept = query.select(item.records or ())
@@ -171,7 +198,7 @@ def record_report(paths: list[str], options: Options, query: RecordQuery, tally:
                 kept, views = _payload_views(inspector, payloads, item, kept, tally)
             elif payloads is not None and payloads.where is not None and decoded is not None:
                 kept, decoded = _where_decoded(payloads.where, item, kept, decoded)
-            if secrets and decoded is None and kept and kind_from_path(path) == "metadata":
+            if secrets and decoded is None and kept and metadata:
                 views = _secret_views(item, kept, views)
             yield RecordsOf(item, kept, decoded, shown=bool(kept or item.findings or not query.active), views=views)
 
@@ -422,5 +449,6 @@ def _still_there(seg: Segment, path: str, item: Batch | Gap) -> None:
                          f"the item at {item.position} is gone")
 
 
-__all__ = ["FileStart", "RecordsOf", "CrcTotals", "HexdumpView", "batch_report", "record_report", "crc_report",
+__all__ = ["FileStart", "RecordsOf", "CrcTotals", "HexdumpView", "batch_report", "batch_windows", "record_report",
+           "record_windows", "crc_report",
            "hexdump_view"]

@@ -322,3 +322,37 @@ class Gap:
         self.position = position
         self.size = size
         self.findings = findings
+
+
+# a window's record selection: (from_offset, to_offset, from_time, to_time), inclusive, int64; these
+# bounds keep every record (reports.query.RecordQuery.run_bounds makes the others)
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+EVERY_RECORD = (INT64_MIN, INT64_MAX, INT64_MIN, INT64_MAX)
+
+
+class PlainRun:
+    """A window of plain batches the walk has nothing to say about, handed on undecoded: intact,
+    uncompressed, non-control v2 batches in offset order whose records are plain and agree with
+    their header (the compiled walk checked them: ``accel/batchstep.c``'s ``plain_window``).
+
+    ``data[position - base:position - base + size]`` holds its ``batches`` batches (``records``
+    records checked).  The lines of its records are those ``bounds`` keep (``EVERY_RECORD``, or a
+    query's offset and time bounds: its batches pruned by header first, as ``Options.select``
+    does); ``options``: the walk's, for the pure-Python twin, which decodes the same bytes batch
+    by batch (``decoders.batches.walk.run_batches``).  No findings, ever.
+    """
+
+    __slots__ = ("file", "position", "size", "data", "base", "batches", "records", "bounds", "options", "findings")
+
+    def __init__(self, file: str, position: int, size: int, data: Any, base: int, batches: int, records: int,
+                 bounds: tuple[int, int, int, int], options: Any) -> None:
+        self.file = file
+        self.position = position
+        self.size = size
+        self.data = data
+        self.base = base
+        self.batches = batches
+        self.records = records
+        self.bounds = bounds
+        self.options = options
+        self.findings: list[Finding] = []

@@ -32,6 +32,7 @@ import re
 import struct
 import zlib
 from collections.abc import Callable
+from types import ModuleType
 
 from kafkadump.accel import compiled
 from kafkadump.base.findings import Code, Finding
@@ -58,6 +59,11 @@ _MAGIC_BYTE = re.compile(rb"[\x00-\x02]")  # a candidate's byte 16: magic 0, 1 o
 
 # the compiled twin of decode_at's step over an intact plain batch (None: pure Python; see kafkadump.accel)
 _HOT = compiled("batchstep", batch_class=Batch)
+
+
+def compiled_step() -> ModuleType | None:
+    """The compiled step (``accel/batchstep.c``: ``batch_hop``, ``plain_window``), or None: the pure path."""
+    return _HOT
 
 
 def crc_ok_v2(buf: ByteBuffer, pos: int) -> bool:
@@ -505,5 +511,5 @@ def _describe_head(buf: ByteBuffer, pos: int, end: int, base: int, tail: bool) -
     return Finding(Code.LENGTH_INVALID, absolute + 8, f"length {length} is not trusted")
 
 
-__all__ = ["ScanBudget", "decode_at", "decode_item", "intact_batch_at", "length_step", "find_next_batch",
+__all__ = ["ScanBudget", "compiled_step", "decode_at", "decode_item", "intact_batch_at", "length_step", "find_next_batch",
            "plausible_at"]

@@ -14,14 +14,15 @@ batch size); nothing else is held.
 from __future__ import annotations
 
 import struct
-from typing import Iterator
+from types import ModuleType
+from typing import Any, Callable, Iterator, Sequence, cast
 
 from kafkadump.accel import compiled
 from kafkadump.base.findings import Code, Finding
-from kafkadump.decoders.batches.batch import MIN_BATCH_LENGTH
+from kafkadump.decoders.batches.batch import CRC_START, MIN_BATCH_LENGTH
 from kafkadump.decoders.batches.crc import crc32c as _crc32c
 from kafkadump.decoders.batches.inplace import RELEASE_STEP, page_releaser
-from kafkadump.decoders.batches.model import Batch, Gap, Span
+from kafkadump.decoders.batches.model import Batch, Gap, PlainRun, Record, RecordSource, Span
 from kafkadump.decoders.batches.options import (
     DEFAULT_MAX_SCAN,  # noqa: F401 (re-exported)
     SCAN_FLOOR,  # noqa: F401 (re-exported)
@@ -30,6 +31,7 @@ from kafkadump.decoders.batches.options import (
 from kafkadump.decoders.batches.primitives import ByteBuffer
 from kafkadump.decoders.batches.step import (
     ScanBudget,  # noqa: F401 (re-exported)
+    compiled_step,
     decode_at,  # noqa: F401 (re-exported)
     decode_item,  # noqa: F401 (re-exported)
     decode_spanned_at,  # noqa: F401 (re-exported)
@@ -38,11 +40,28 @@ from kafkadump.decoders.batches.step import (
 )
 from kafkadump.decoders.batches.work import WORK
 
-# the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel)
-_HOT = compiled("crchop")
+_UNLOADED: Any = object()
+# the compiled twin of CrcScan's hop over intact batches (None: pure Python; see kafkadump.accel), loaded on
+# first use (``_crc_hop``: a command that checks no CRC this way does not load it)
+_HOT: ModuleType | None = _UNLOADED
 # the hop's CRC-32C: its own (None), unless it has only its portable tables, slower than the crc32c package's
 # hardware code on such a CPU: then the package's, called per batch
-_HOP_CRC = None if _HOT is None or _HOT.crc32c_codes()[0] != "table" else _crc32c
+_HOP_CRC: Callable[..., int] | None = _UNLOADED
+
+# a window of plain batches (PlainRun) spans at most this many bytes, and each of its batches at most
+# WINDOW_BATCH (larger ones are walked one by one: their lines stream a run of records at a time)
+WINDOW_BYTES = 256 << 10
+WINDOW_BATCH = 64 << 10
+
+
+def _crc_hop() -> tuple[ModuleType | None, Callable[..., int] | None]:
+    """The compiled hop and the CRC-32C it is to call (see ``_HOT``, ``_HOP_CRC``), loaded on first use."""
+    global _HOT, _HOP_CRC
+    if _HOT is _UNLOADED:
+        _HOT = compiled("crchop")
+    if _HOP_CRC is _UNLOADED:
+        _HOP_CRC = None if _HOT is None or _HOT.crc32c_codes()[0] != "table" else _crc32c
+    return _HOT, _HOP_CRC
 
 
 def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int | None = None,
@@ -52,6 +71,21 @@ def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int |
     Positions are absolute: ``base + position in buf``.  Never raises on
     bad bytes.
     """
+    return cast(Iterator[Batch | Gap], _walk(buf, file, start, end, options, base, None))
+
+
+def iter_windows(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int | None = None,
+                 options: Options | None = None, base: int = 0,
+                 runs: tuple[int, int, int, int] | None = None) -> Iterator[Batch | Gap | PlainRun]:
+    """:func:`iter_batches`, windows of plain batches as :class:`PlainRun` items (checked by the compiled
+    walk, when it is there; the pure path yields none).  ``runs``: the record bounds of the windows
+    (``model.EVERY_RECORD`` or a query's: those of ``options.select``); None: no windows."""
+    return _walk(buf, file, start, end, options, base, runs)
+
+
+def _walk(buf: ByteBuffer, file: str, start: int, end: int | None, options: Options | None, base: int,
+          runs: tuple[int, int, int, int] | None) -> Iterator[Batch | Gap | PlainRun]:
+    """The loop of :func:`iter_batches` and :func:`iter_windows`."""
     opt = options or Options()
     if end is None:
         end = len(buf)
@@ -60,10 +94,23 @@ def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int |
     prev_last = None
     release = page_releaser(buf)
     released = start
+    window = compiled_step() if runs is not None else None
+    max_window_batch = min(opt.max_batch_bytes, WINDOW_BATCH)
     while pos < end:
         if release is not None and pos - released >= RELEASE_STEP:
             release(pos)
             released = pos
+        if window is not None:
+            until = min(end, released + RELEASE_STEP, pos + WINDOW_BYTES)
+            got = window.plain_window(buf, pos, end, until, max_window_batch, opt.records, prev_last, runs, _crc32c)
+            if got is not None:
+                nxt, n, records, prev_last = got
+                WORK.steps += n
+                WORK.records += records
+                WORK.crc_bytes += nxt - pos - n * CRC_START
+                yield PlainRun(file, base + pos, nxt - pos, buf, base, n, records, runs, opt)  # type: ignore[arg-type]
+                pos = nxt
+                continue
         items, pos = decode_at(buf, pos, end, file, opt, base, budget)
         WORK.steps += 1
         for b in items:
@@ -74,6 +121,32 @@ def iter_batches(buf: ByteBuffer, file: str = "-", *, start: int = 0, end: int |
                 if b.last_offset is not None:
                     prev_last = b.last_offset
             yield b
+
+
+def run_batches(run: PlainRun) -> Iterator[Batch]:
+    """The batches of ``run`` decoded one by one by the walk (the pure-Python twin of the window: the
+    same batches, without findings)."""
+    start = run.position - run.base
+    for item in iter_batches(run.data, run.file, start=start, end=start + run.size, options=run.options,
+                             base=run.base):
+        assert isinstance(item, Batch)
+        yield item
+
+
+def run_records(run: PlainRun) -> Iterator[tuple[Batch, Sequence[Record]]]:
+    """Each batch of ``run`` (:func:`run_batches`) with the records its bounds keep (none of a batch the
+    walk's ``select`` pruned: its records are not decoded); a stream stays a stream."""
+    lo, hi, t_lo, t_hi = run.bounds
+
+    def keep(r: Record) -> bool:
+        return lo <= r.offset <= hi and t_lo <= r.timestamp <= t_hi
+
+    for b in run_batches(run):
+        records = b.records or []
+        if isinstance(records, RecordSource):
+            yield b, cast(Sequence[Record], records.filtered(keep))
+        else:
+            yield b, [r for r in records if keep(r)]
 
 
 def locate(buf: ByteBuffer, file: str, *, position: int | None = None, offset: int | None = None,
@@ -200,7 +273,7 @@ class CrcScan:
 
     def __iter__(self) -> Iterator[Batch | Gap]:
         # the compiled hop costs less CPU on one core than the pure path's crc32c calls on two threads
-        if _HOT is None and self.threads > 1 and len(self.buf) >= self.THREAD_MIN_BYTES:
+        if _crc_hop()[0] is None and self.threads > 1 and len(self.buf) >= self.THREAD_MIN_BYTES:
             yield from self._threaded()
         else:
             yield from self._serial()
@@ -214,14 +287,15 @@ class CrcScan:
         pos = 0
         release = self.release
         released = 0
-        hop = None if _HOT is None else _HOT.crc_hop
+        hot, hop_crc = _crc_hop()
+        hop = None if hot is None else hot.crc_hop
         try:
             while pos < end:
                 if release is not None and pos - released >= RELEASE_STEP:
                     release(pos)
                     released = pos
                 # the intact batches up to the next page release, in C; then the batch there, below
-                hopped = None if hop is None else hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES, _HOP_CRC)
+                hopped = None if hop is None else hop(buf, pos, end, released + RELEASE_STEP, self.WINDOW_BYTES, hop_crc)
                 if hopped is not None:  # (None: positions the hop does not take; the loop below judges)
                     pos, n, size = hopped
                     self.batches += n
@@ -327,5 +401,5 @@ class CrcScan:
             mv.release()
 
 
-__all__ = ["Options", "iter_batches", "decode_at", "CrcScan", "locate", "decode_spanned", "find_next_batch",
+__all__ = ["Options", "iter_batches", "iter_windows", "run_batches", "run_records", "WINDOW_BYTES", "WINDOW_BATCH", "decode_at", "CrcScan", "locate", "decode_spanned", "find_next_batch",
            "plausible_at", "page_releaser", "ScanBudget", "DEFAULT_MAX_SCAN", "SCAN_FLOOR", "Batch", "Gap"]
