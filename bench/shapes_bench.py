@@ -349,9 +349,9 @@ def startup_rows(rounds: int) -> None:
     print(f"start-up: median CPU seconds of {rounds} rounds against python -c 'import json' (target: 2x)", flush=True)
     rows = startup_bench.measure(rounds)
     for row in rows[1:]:
-        ok = row["ratio"] <= 2.0
-        print(f"  {row['what']:52} {row['median_cpu_s']:6.3f} s  {row['ratio']:5.2f}x  {verdict(ok)} <= 2x",
-              flush=True)
+        # the typer row is a command line the fast path leaves to typer: informative, not the target's
+        check = "(typer: no target)" if "typer" in str(row["what"]) else f"{verdict(row['ratio'] <= 2.0)} <= 2x"
+        print(f"  {row['what']:52} {row['median_cpu_s']:6.3f} s  {row['ratio']:5.2f}x  {check}", flush=True)
 
 
 if __name__ == "__main__":
