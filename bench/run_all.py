@@ -61,6 +61,10 @@ PARTS = [
          "triage_bench.py", quick_args=["--size", "256M", "--jobs-size", "64M", "--rounds", "2"]),
     Part("broker", "a log dir a real Kafka wrote: dump-log vs Kafka's DumpLogSegments, records --json vs "
          "kafka-python", "broker_bench.py", modules=("kafka", "confluent_kafka"), programs=("java", "mvn")),
+    Part("shapes", "real shapes in one table: the corpus, a broker's log dir, user and internal topics, one-record, "
+         "compressed and large batches vs kafka-python + base64, aiokafka + orjson and a C loop; dump-log vs "
+         "DumpLogSegments on every file kind; start-up of every command; PASS/MISS against each target",
+         "shapes_bench.py", modules=("kafka",)),
     Part("spark", "Spark local[1] / local[2] vs one process", "spark_bench.py",
          quick_args=["--partitions", "2", "--segments", "1", "--segment-size", "8M", "--rounds", "1"],
          modules=("pyspark", "pyarrow"), programs=("java",)),

@@ -562,10 +562,13 @@ def _internal_summary(path: str) -> Summary | None:
     """Kafka's internal topics: a decoded summary (committed offsets per group, transactions, metadata
     changes) when the segment is one of theirs, else None."""
     from kafkadump.decoders.internal_topics.kinds import kind_from_path
-    from kafkadump.decoders.internal_topics.summary import Summary  # noqa: F811 (imported lazily: it is heavy)
 
     kind = kind_from_path(path)
-    return Summary(kind) if kind is not None else None
+    if kind is None:  # a user topic's segment: the heavy decoder is not imported
+        return None
+    from kafkadump.decoders.internal_topics.summary import Summary  # noqa: F811 (imported lazily: it is heavy)
+
+    return Summary(kind)
 
 
 def _segment_summary(d: SegmentDigest, txns: TransactionTracker) -> dict:
