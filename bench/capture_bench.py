@@ -228,26 +228,13 @@ def kafkadump_counts(path: str, ports: list[int]) -> dict:
 
 
 def tshark_counts(path: str, ports: list[int]) -> dict | None:
-    """The Kafka PDUs tshark's dissector sees in ``path``, those sent to a Kafka port (requests) and
-    the others (responses), and the packets it marks malformed; None without tshark."""
-    exe = shutil.which("tshark")
-    if exe is None:
+    """The Kafka PDUs tshark's dissector sees in ``path`` (``tests/broker/loopback.tshark_pdus``); None without tshark."""
+    if shutil.which("tshark") is None:
         return None
-    decode_as = [a for p in ports for a in ("-d", f"tcp.port=={p},kafka")]
-    argv = [exe, "-r", path, *decode_as, "-Y", "kafka or _ws.malformed", "-T", "fields", "-E", "occurrence=a",
-            "-E", "aggregator=,", "-e", "tcp.dstport", "-e", "kafka.len", "-e", "_ws.malformed"]
-    requests = responses = malformed = 0
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            dport, lengths, bad = (line.rstrip("\n").split("\t") + ["", "", ""])[:3]
-            pdus = sum(1 for x in lengths.split(",") if x)
-            if dport and int(dport.split(",")[0]) in ports:
-                requests += pdus
-            else:
-                responses += pdus
-            malformed += bool(bad)
-    return {"frames": requests + responses, "requests": requests, "responses": responses, "malformed": malformed}
+    sys.path.insert(0, str(ROOT / "tests"))
+    from broker.loopback import tshark_pdus
+
+    return tshark_pdus(path, ports)
 
 
 def agreement(path: str, ports: list[int], out=sys.stdout) -> dict:
