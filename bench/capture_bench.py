@@ -36,6 +36,7 @@ import argparse
 import io
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -119,10 +120,8 @@ def bare_pass(path: str) -> tuple[int, int]:
 
 def decode_only(path: str, ports: list[int] | None = None) -> int:
     """``capture_report`` to its end, nothing rendered; returns the frames."""
-    from kafkadump.reports.capture import CaptureRequest
-    from kafkadump.reports.capture import CaptureTotals
-    from kafkadump.reports.capture import capture_report
     from kafkadump.base.status import Tally
+    from kafkadump.reports.capture import CaptureRequest, CaptureTotals, capture_report
 
     frames = 0
     request = CaptureRequest() if ports is None else CaptureRequest(ports=list(ports))
@@ -165,6 +164,14 @@ def kafka_ports(path: str, given: list[int]) -> list[int]:
     """The Kafka ports of ``path`` (see the module docstring: ``--port``, a mock.json sidecar, or detected)."""
     if given:
         return sorted(set(given))
+    made = Path(path + ".json")  # make_real_pcap.py's sidecar names the broker's port
+    if made.exists():
+        try:
+            ports = sorted(int(p) for p in json.loads(made.read_text()).get("kafka_ports", ()))
+        except (ValueError, TypeError, AttributeError):
+            ports = []
+        if ports:
+            return ports
     sidecar = Path(path).with_suffix(".mock.json")
     if sidecar.exists():
         try:
@@ -195,6 +202,54 @@ def tshark_rows(path: str, ports: list[int]) -> list[tuple[str, list[str]]]:
     decode_as = [a for p in ports for a in ("-d", f"tcp.port=={p},kafka")]
     return [("tshark -T json", [exe, "-r", path, *decode_as, "-T", "json"]),
             ("tshark one-line", [exe, "-r", path, *decode_as])]
+
+
+FINDING = re.compile(rb'"code":"([^"]+)","severity":"([a-z]+)"')
+
+
+def kafkadump_counts(path: str, ports: list[int]) -> dict:
+    """What ``capture --json`` finds in ``path``: its summary's frames, requests and responses, its
+    exit status and every finding (frames, records, stream notes) by code and severity."""
+    argv = [sys.executable, "-m", "kafkadump", "capture", path, *(a for p in ports for a in ("-p", str(p))), "--json"]
+    findings: dict[str, int] = {}
+    summary: dict = {}
+    with subprocess.Popen(argv, env=cli_env(str(ROOT), None), stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            for code, severity in FINDING.findall(line):
+                key = f"{code.decode()} ({severity.decode()})"
+                findings[key] = findings.get(key, 0) + 1
+            if line.startswith(b'{"type":"summary"'):
+                summary = json.loads(line)
+    return {"frames": summary.get("frames"), "requests": summary.get("requests"),
+            "responses": summary.get("responses"), "records": summary.get("records"),
+            "exit": proc.returncode, "findings": dict(sorted(findings.items()))}
+
+
+def tshark_counts(path: str, ports: list[int]) -> dict | None:
+    """The Kafka PDUs tshark's dissector sees in ``path`` (``tests/broker/loopback.tshark_pdus``); None without tshark."""
+    if shutil.which("tshark") is None:
+        return None
+    sys.path.insert(0, str(ROOT / "tests"))
+    from broker.loopback import tshark_pdus
+
+    return tshark_pdus(path, ports)
+
+
+def agreement(path: str, ports: list[int], out=sys.stdout) -> dict:
+    """kafkadump's frame counts against tshark's Kafka PDUs on ``path``, and kafkadump's findings."""
+    kd = kafkadump_counts(path, ports)
+    ts = tshark_counts(path, ports)
+    print(f"  counts: kafkadump {kd['frames']} frames ({kd['requests']} requests, {kd['responses']} responses, "
+          f"{kd['records']} records), exit {kd['exit']}", file=out)
+    if ts is not None:
+        same = all(kd[k] == ts[k] for k in ("frames", "requests", "responses"))
+        print(f"          tshark    {ts['frames']} Kafka PDUs ({ts['requests']} requests, {ts['responses']} responses), "
+              f"{ts['malformed']} packets malformed: {'the same' if same else 'DIFFERENT'}", file=out)
+    for key, n in kd["findings"].items():
+        print(f"  finding {key}: {n}", file=out)
+    return {"kafkadump": kd, "tshark": ts}
 
 
 def cli_env(pythonpath: str | None, pyc_cache: str | None) -> dict[str, str]:
@@ -282,6 +337,16 @@ def report(path: str, rows: dict, frames: int, ports: list[int], out=sys.stdout)
     return {"file": path, "bytes": size, "frames": frames, "ports": ports, "rows": rows, "ratios": ratios}
 
 
+def real_pcap(path: str, size_mb: float) -> str:
+    """``path``, made by make_real_pcap.py (a real broker, real clients, dumpcap) when it is not there."""
+    path = os.path.abspath(path)
+    if not (os.path.exists(path) and os.path.exists(path + ".json")):
+        import make_real_pcap
+
+        make_real_pcap.make(Path(path), size_mb, seed=7, per_round=600)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--size", default="20M", help="size of the generated pcap (default 20M)")
@@ -294,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="the Kafka port of every --pcap (repeatable; default: from a mock.json sidecar, or detected)")
     ap.add_argument("--no-pyc-cache", action="store_true",
                     help="run the CLI rows without a bytecode cache when the environment says so")
+    ap.add_argument("--real", nargs="?", const=str(HERE / "out" / "real.pcap"), default=None, metavar="FILE",
+                    help="also measure a pcap of real clients against a real broker (make_real_pcap.py), made "
+                         "there when absent (default bench/out/real.pcap)")
+    ap.add_argument("--real-size-mb", type=float, default=120, help="the size of a --real pcap made (default 120)")
+    ap.add_argument("--no-check", dest="check", action="store_false",
+                    help="skip the count check (kafkadump's frames and findings against tshark's Kafka PDUs)")
     ap.add_argument("--results", default=str(HERE / "out" / "capture-results.json"))
     args = ap.parse_args(argv)
 
@@ -301,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     work = tempfile.mkdtemp(prefix="kdcap-")
     try:
         paths = [os.path.abspath(p) for p in args.pcap]
+        if args.real:
+            paths.insert(0, real_pcap(args.real, args.real_size_mb))
         if not args.no_generated:
             import capture_pcap
 
@@ -321,7 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             _, frames = bare_pass(path)  # warms the page cache too
             ports = kafka_ports(path, args.port)
             rows = measure(path, args.repeat, previous, work, ports, pyc_cache)
-            results.append(report(path, rows, frames, ports))
+            result = report(path, rows, frames, ports)
+            if args.check:
+                result["agreement"] = agreement(path, ports)
+            results.append(result)
         os.makedirs(os.path.dirname(args.results), exist_ok=True)
         with open(args.results, "w") as f:
             json.dump({"load": os.getloadavg(), "tshark": shutil.which("tshark"), "results": results}, f, indent=1)

@@ -55,6 +55,11 @@ PARTS = [
     Part("capture", "capture --json and the table vs a bare pcap pass, the previous commit, and tshark -T json / "
          "one-line output when tshark is on PATH", "capture_bench.py",
          quick_args=["--size", "4M", "--repeat", "1", "--previous", ""]),
+    Part("capture-real", "capture (table, --json) vs tshark's one-line output and -T json on a pcap of real "
+         "clients against a real Kafka (made once by make_real_pcap.py), and the frame counts checked against "
+         "tshark's Kafka PDUs", "capture_bench.py", ["--no-generated", "--previous", "", "--real"],
+         ["--real", str(HERE / "out" / "real-20M.pcap"), "--real-size-mb", "20", "--repeat", "1"],
+         modules=("kafka", "confluent_kafka"), programs=("java", "mvn", "tshark", "dumpcap")),
     Part("startup", "every data command on a tiny input vs python -c 'import json'", "startup_bench.py",
          quick_args=["--rounds", "10"]),
     Part("triage", "peak RSS of every command on one large segment; triage --jobs 2 vs --jobs 1",
