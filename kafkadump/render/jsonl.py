@@ -53,6 +53,10 @@ _Q = '"'
 _b64 = binascii.b2a_base64
 
 
+def _no_headers(headers: object) -> str:  # pragma: no cover - decoded lines with headers go the other way
+    raise AssertionError("a record with headers")
+
+
 def item_line(item: Batch | Gap) -> str:
     """A batch or gap as its JSON line (no newline)."""
     if type(item) is Batch and item.magic >= 2:
@@ -146,6 +150,8 @@ class RecordLines:
         # fields must set this False so that its lines come from the Python code
         self.compiled = _HOT is not None
         self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
+        self._decoded_for: str | None = None   # the file of _decoded_head: the head of decoded lines
+        self._decoded_head = ""
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -279,9 +285,32 @@ class RecordLines:
         :class:`kafkadump.decoders.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
         ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
         (see :mod:`kafkadump.render.internal_records`)."""
+        if place is None and not r.headers and (dec.key is None) == (r.key is None) \
+                and (dec.value is None) == (r.value is None):
+            return self._decoded_line(r, b, dec)
         from kafkadump.render.internal_records import record_dict
 
         return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
+
+    def _decoded_line(self, r: Record, b: Batch, dec: DecodedRecord) -> str:
+        """:meth:`decoded_line` of a record without headers, at its file's place: the record's fields
+        by the one record writer (``generated_lines.record_line``, as :meth:`line` writes them), its
+        key and value by the writers of their record types (:mod:`kafkadump.render.decoded_json`)."""
+        from kafkadump.render.decoded_json import part_text
+
+        if b.file != self._decoded_for:
+            self._decoded_for = b.file
+            self._decoded_head = generated_lines.record_head(b, place_of_file(b.file), _dumps_text)
+        enc, ej = self.enc, self._val_json
+        # record_line writes the key's text, then the value's, each where its bytes are not null (then
+        # the part is not null either): handed to it in that order
+        parts = iter([part_text(p, enc, ej) for p in (dec.key, dec.value) if p is not None]).__next__
+        findings = dec.findings
+        return (generated_lines.record_line(r, b, self._decoded_head, lambda _: parts(), _no_headers, _dumps_text)
+                + payload_fields(r) + ',"decoded":' + _dumps_text(dec.kind)
+                + (',"tombstone":true' if dec.tombstone else ',"tombstone":false')
+                + (',"findings":[]}' if not findings else
+                   ',"findings":' + _dumps_text([f.to_dict() for f in findings]) + "}"))
 
 
 __all__ = ["item_line", "batch_line", "RecordLines"]
