@@ -212,9 +212,10 @@ def _part_type(schema: str, version: int) -> _PartType | None:
 
 def part_text(p: Part, enc: Encoder, ej: ByteText) -> str:
     """``jsontext.dumps(part_json(p, enc))``; ``ej``: a byte string's JSON text by the same encoding."""
-    t = None if p.partial or type(p.data) is not dict or p.schema is None or type(p.version) is not int \
-        else _part_type(p.schema, p.version)
-    if t is None:
+    t = _TYPES.get((p.schema, p.version))
+    if t is None and not (p.partial or type(p.data) is not dict or p.schema is None or type(p.version) is not int):
+        t = _part_type(p.schema, p.version)
+    if t is None or p.partial or type(p.data) is not dict:
         return dumps_text(part_json(p, enc))
     head = "{"
     if p.frame_version is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import binascii
 import functools
 import json
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
 from typing import TYPE_CHECKING, TextIO
 
@@ -51,6 +51,21 @@ _dumps = functools.partial(json.dumps, separators=(",", ":"))  # the one JSON st
 _control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64
+
+
+_NAMES_JSON: dict[str, str] = {}
+
+
+def _name_json(v: object) -> str:
+    """``jsontext.dumps(v)``, a name's text (a timestamp type, a kind) made once."""
+    if type(v) is str:
+        text = _NAMES_JSON.get(v)
+        if text is None:
+            text = _dumps_text(v)
+            if len(_NAMES_JSON) < 64:
+                _NAMES_JSON[v] = text
+        return text
+    return _dumps_text(v)
 
 
 def _no_headers(headers: object) -> str:  # pragma: no cover - decoded lines with headers go the other way
@@ -152,6 +167,7 @@ class RecordLines:
         self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
         self._decoded_for: str | None = None   # the file of _decoded_head: the head of decoded lines
         self._decoded_head = ""
+        self._part_text: Callable[..., str] | None = None   # decoded_json.part_text, from the first decoded line
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -296,9 +312,12 @@ class RecordLines:
         """:meth:`decoded_line` of a record without headers, at its file's place: the record's fields
         by the one record writer (``generated_lines.record_line``, as :meth:`line` writes them), its
         key and value by the writers of their record types (:mod:`kafkadump.render.decoded_json`)."""
-        from kafkadump.render.decoded_json import part_text
+        part_text = self._part_text
+        if part_text is None:
+            from kafkadump.render.decoded_json import part_text as writer  # not at start-up: it reads the plans
 
-        if b.file != self._decoded_for:
+            self._part_text = part_text = writer
+        if b.file != self._decoded_for or not self._decoded_head:
             self._decoded_for = b.file
             self._decoded_head = generated_lines.record_head(b, place_of_file(b.file), _dumps_text)
         enc, ej = self.enc, self._val_json
@@ -306,8 +325,8 @@ class RecordLines:
         # the part is not null either): handed to it in that order
         parts = iter([part_text(p, enc, ej) for p in (dec.key, dec.value) if p is not None]).__next__
         findings = dec.findings
-        return (generated_lines.record_line(r, b, self._decoded_head, lambda _: parts(), _no_headers, _dumps_text)
-                + payload_fields(r) + ',"decoded":' + _dumps_text(dec.kind)
+        return (generated_lines.record_line(r, b, self._decoded_head, lambda _: parts(), _no_headers, _name_json)
+                + payload_fields(r) + ',"decoded":' + _name_json(dec.kind)
                 + (',"tombstone":true' if dec.tombstone else ',"tombstone":false')
                 + (',"findings":[]}' if not findings else
                    ',"findings":' + _dumps_text([f.to_dict() for f in findings]) + "}"))

@@ -25,6 +25,7 @@ from kafkadump.decoders.internal_topics.decoded import DecodedRecord, Part
 from kafkadump.decoders.payloads.redact import holds_secrets, mask_secrets
 from kafkadump.decoders.protocol import schema as S
 from kafkadump.decoders.protocol.decoder import Plan, State, decode_plan, plan_for
+from kafkadump.decoders.protocol.plan_code import BAIL, Bail
 
 CONSUMER_SUBSCRIPTION = "ConsumerProtocolSubscription"
 CONSUMER_ASSIGNMENT = "ConsumerProtocolAssignment"
@@ -95,9 +96,17 @@ class RecordPlan:
     def read(self, raw: bytes, pos: int) -> dict | None:
         """The struct in ``raw[pos:]``, every byte used and nothing to say of it; else None."""
         found: list = []
+        st = State(found, None, 0, None, "-", False, False)
+        code = self.plan.code
         try:
-            data, end, err = decode_plan(self.plan, raw, pos, len(raw), State(found, None, 0, None, "-", False, False),
-                                         "")
+            if code is None:   # not compiled yet (the schema decoder compiles a plan once it is busy)
+                data, end, err = decode_plan(self.plan, raw, pos, len(raw), st, "")
+            else:
+                data, end = code(raw, pos, len(raw), st)
+                err = None
+        except Bail:
+            BAIL.__traceback__ = None  # the one shared instance: keep no frames alive through it
+            return None
         except Exception:  # noqa: BLE001 - not the plain case: the reference reader says why
             return None
         if err is not None or found or end != len(raw):
