@@ -39,9 +39,11 @@ def internal_segments(root: Path) -> list[str]:
 
 
 def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str]:
-    """CPU seconds of one whole process, the lines it wrote and their digest."""
+    """CPU seconds of one whole process, the lines it wrote and their digest (run from the checkout
+    its PYTHONPATH names: ``-m`` puts the working directory first on the path)."""
+    cwd = None if env is None else env["PYTHONPATH"]
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1):
