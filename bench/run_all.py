@@ -47,6 +47,8 @@ PARTS = [
     Part("records", "records --json vs kafka-python + json.dumps", "bench.py",
          ["--only", "records", "--no-breakdown", "--results", str(HERE / "out" / "results-records.json")], ["--records-size", "16M", "--records-repeat", "1"],
          modules=("kafka",)),
+    Part("internal", "records --json over the corpus's internal-topic segments vs kafka-python + json",
+         "internal_bench.py", modules=("kafka",)),
     Part("crc", "verify-crc vs one crc32c call over the file (and per batch)", "bench.py",
          ["--only", "crc", "--results", str(HERE / "out" / "results-crc.json")], ["--size", "128M", "--repeat", "2"]),
     Part("accel", "compiled vs pure path; vs aiokafka's C reader + orjson; batches vs a bare header+CRC+JSON pass; "

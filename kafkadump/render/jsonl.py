@@ -15,7 +15,7 @@ from __future__ import annotations
 import binascii
 import functools
 import json
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TextIO
@@ -62,6 +62,25 @@ _dumps = functools.partial(json.dumps, separators=(",", ":"))  # the one JSON st
 _control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64
+
+
+_NAMES_JSON: dict[str, str] = {}
+
+
+def _name_json(v: object) -> str:
+    """``jsontext.dumps(v)``, a name's text (a timestamp type, a kind) made once."""
+    if type(v) is str:
+        text = _NAMES_JSON.get(v)
+        if text is None:
+            text = _dumps_text(v)
+            if len(_NAMES_JSON) < 64:
+                _NAMES_JSON[v] = text
+        return text
+    return _dumps_text(v)
+
+
+def _no_headers(headers: object) -> str:  # pragma: no cover - decoded lines with headers go the other way
+    raise AssertionError("a record with headers")
 
 
 def item_line(item: Batch | Gap) -> str:
@@ -194,6 +213,9 @@ class RecordLines:
         self.compiled = _record_hot() is not None
         self._run_segs: tuple[str, tuple[str, ...], tuple[str, ...], str] | None = None  # (file, the segs ...)
         self._mode = _COMPILED_MODES.get(encoding, _CALL_MODE)
+        self._decoded_for: str | None = None   # the file of _decoded_head: the head of decoded lines
+        self._decoded_head = ""
+        self._part_text: Callable[..., str] | None = None   # decoded_json.part_text, from the first decoded line
 
     def _val(self, b: bytes | None) -> str:
         return "null" if b is None else self._val_json(b)
@@ -365,9 +387,35 @@ class RecordLines:
         :class:`kafkadump.decoders.internal_topics.DecodedRecord`): the same fields as :meth:`line`,
         ``key``/``value`` as objects, plus ``decoded``, ``tombstone``, ``findings``
         (see :mod:`kafkadump.render.internal_records`)."""
+        if place is None and not r.headers and (dec.key is None) == (r.key is None) \
+                and (dec.value is None) == (r.value is None):
+            return self._decoded_line(r, b, dec)
         from kafkadump.render.internal_records import record_dict
 
         return _dumps_text(record_dict(record_object(r, b, self.enc, place), dec, self.enc), separators=(",", ":"))
+
+    def _decoded_line(self, r: Record, b: Batch, dec: DecodedRecord) -> str:
+        """:meth:`decoded_line` of a record without headers, at its file's place: the record's fields
+        by the one record writer (``generated_lines.record_line``, as :meth:`line` writes them), its
+        key and value by the writers of their record types (:mod:`kafkadump.render.decoded_json`)."""
+        part_text = self._part_text
+        if part_text is None:
+            from kafkadump.render.decoded_json import part_text as writer  # not at start-up: it reads the plans
+
+            self._part_text = part_text = writer
+        if b.file != self._decoded_for or not self._decoded_head:
+            self._decoded_for = b.file
+            self._decoded_head = generated_lines.record_head(b, place_of_file(b.file), _dumps_text)
+        enc, ej = self.enc, self._val_json
+        # record_line writes the key's text, then the value's, each where its bytes are not null (then
+        # the part is not null either): handed to it in that order
+        parts = iter([part_text(p, enc, ej) for p in (dec.key, dec.value) if p is not None]).__next__
+        findings = dec.findings
+        return (generated_lines.record_line(r, b, self._decoded_head, lambda _: parts(), _no_headers, _name_json)
+                + payload_fields(r) + ',"decoded":' + _name_json(dec.kind)
+                + (',"tombstone":true' if dec.tombstone else ',"tombstone":false')
+                + (',"findings":[]}' if not findings else
+                   ',"findings":' + _dumps_text([f.to_dict() for f in findings]) + "}"))
 
 
 __all__ = ["item_line", "batch_line", "run_batch_lines", "python_run_batch_lines", "RecordLines"]

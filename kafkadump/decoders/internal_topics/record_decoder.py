@@ -73,14 +73,18 @@ from kafkadump.decoders.internal_topics.kinds import (
     kind_from_path,  # noqa: F401  (re-exported)
     resolve_kind,  # noqa: F401  (re-exported)
 )
+from kafkadump.decoders.internal_topics.plain_records import (
+    EMBEDDING,
+    PlainReader,
+    embedded_payloads,
+    record_entry,
+)
+from kafkadump.decoders.payloads.redact import holds_secrets
 from kafkadump.decoders.protocol import schema as S
 from kafkadump.decoders.protocol.decoder import State, decode_struct
 
 # where a key or value starts: (position, source, file offset its findings anchor at or None)
 Loc = tuple[int, str, int | None]
-
-CONSUMER_SUBSCRIPTION = "ConsumerProtocolSubscription"
-CONSUMER_ASSIGNMENT = "ConsumerProtocolAssignment"
 
 # the schema decoder's stopping error for a field that does not decode, as this layer names it
 _REMAP = {Code.FIELD_MALFORMED: Code.INTERNAL_MALFORMED}
@@ -120,11 +124,6 @@ def _record_entries() -> dict[str, dict]:
     from kafkadump.decoders.protocol.tables.records import RECORDS
 
     return {**LATER.LAYOUTS, **RECORDS}
-
-
-def _entry(name: str) -> dict:
-    """The table entry of record schema ``name`` (the tables first, then the newer record types)."""
-    return S.message(name) if S.has(name) else LATER.LAYOUTS[name]
 
 
 def key_schemas(group: str) -> dict[int, str]:
@@ -224,7 +223,7 @@ def _layout(name: str, version: int) -> tuple[tuple, bool]:
     k = (name, version)
     lay = _LAYOUTS.get(k)
     if lay is None:
-        m = _entry(name)
+        m = record_entry(name)
         lay = _LAYOUTS[k] = (m["fields"], S.in_range(m["flexible"], version))
     return lay
 
@@ -291,7 +290,7 @@ def _coordinator_key(out: _Out, raw: bytes, path: str, keys: dict[int, str], kin
 
 def _outside_tables(out: _Out, name: str, version: int) -> bool:
     """Whether ``version`` of schema ``name`` is beyond the tables (an info finding says so)."""
-    versions = _entry(name)["valid"]
+    versions = record_entry(name)["valid"]
     assert versions is not None  # the schemas named here all have valid versions
     lo, hi = versions
     if lo <= version <= hi:
@@ -321,7 +320,7 @@ def _coordinator_value(out: _Out, raw: bytes, path: str, name: str | None) -> Pa
         return Part(name, None, None, raw, partial=True)
     if _layout_unknown(out, name, v) or _outside_tables(out, name, v):
         return Part(name, v, None, raw)
-    embedded = name in ("GroupMetadataValue", "ConsumerGroupMemberMetadataValue")
+    embedded = name in EMBEDDING
     data, p, err, spans = _struct(out, name, v, raw, 2, path, want_spans=embedded)
     if err is None:
         _trailing(out, raw, p, f"{name} v{v}")
@@ -442,20 +441,7 @@ def _consumer_protocol(out: _Out, name: str, raw: bytes, path: str) -> Part:
 def _embedded(out: _Out, name: str, data: dict, spans: list, path: str) -> None:
     """Replace the consumer protocol payloads inside ``data`` by decoded Parts (and their spans)."""
     where = {s.path: s for s in spans} if spans else {}
-    jobs = []
-    if name == "GroupMetadataValue":
-        if data.get("protocolType") != "consumer":
-            return  # connect, ksql, schema registry ...: their own protocols, not Kafka's to define
-        for i, m in enumerate(data.get("members") or ()):
-            jobs.append((m, "subscription", CONSUMER_SUBSCRIPTION, f"{path}.members[{i}].subscription"))
-            jobs.append((m, "assignment", CONSUMER_ASSIGNMENT, f"{path}.members[{i}].assignment"))
-    else:  # ConsumerGroupMemberMetadataValue: a classic member's supported protocols
-        classic = data.get("classicMemberMetadata")
-        if isinstance(classic, dict):
-            for i, pr in enumerate(classic.get("supportedProtocols") or ()):
-                jobs.append((pr, "metadata", CONSUMER_SUBSCRIPTION,
-                             f"{path}.classicMemberMetadata.supportedProtocols[{i}].metadata"))
-    for holder, field, schema, fpath in jobs:
+    for holder, field, schema, fpath in list(embedded_payloads(name, data, path)):
         raw = holder.get(field)
         span = where.get(fpath)
         if not isinstance(raw, bytes) or not raw or span is None:
@@ -509,10 +495,20 @@ class Decoder:
             self.keys = key_schemas(_COORDINATOR_GROUPS[kind])
         else:
             self.records = frame_schemas(_FRAME_GROUPS[kind])
+        # the plain records, read by plans made once per record type (None: this reader decodes them)
+        self.plain = PlainReader(kind, self.keys, self.records, redact_secrets)
 
     def decode_record(self, record: Record, batch: Batch | None = None) -> DecodedRecord:
         """Decode one :class:`~kafkadump.decoders.batches.model.Record` (pass its batch: findings inside
         compressed batches are anchored at its payload).  Never raises on bad bytes."""
+        if record.control is None:
+            plain = self.plain.read(record.key, record.value, record.offset, record.timestamp)
+            if plain is not None:
+                return plain
+        return self.reference_record(record, batch)
+
+    def reference_record(self, record: Record, batch: Batch | None = None) -> DecodedRecord:
+        """:meth:`decode_record` by this reader alone (the reference of :mod:`.plain_records`)."""
         control = record.control is not None
         d = self.decode(record.key, record.value, control, offset=record.offset, timestamp=record.timestamp)
         if d.findings:
@@ -565,7 +561,7 @@ class Decoder:
             ko.close(kpath, len(key))
         if value is not None:
             vo.close(vpath, len(value))
-        if self.redact_secrets and vpart is not None:
+        if self.redact_secrets and vpart is not None and holds_secrets(vpart.schema):
             _mask_secrets(vpart, vo.added, vpath)
         return DecodedRecord(self.kind, offset, timestamp, kpart, vpart, ctl, findings)
 

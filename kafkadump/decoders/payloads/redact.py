@@ -32,6 +32,8 @@ SENSITIVE_CONFIG = (r"password|secret|credential|sasl\.jaas\.config$|ssl\.key\.|
                     r"ssl\.keystore\.certificate\.chain$|ssl\.truststore\.certificates$|token\.master\.key$")
 # KRaft metadata records' secret fields (camelCase, as decoded)
 SECRET_FIELDS = {"UserScramCredentialRecord": ("salt", "storedKey", "serverKey")}
+# the record types that can hold a secret (:func:`secret_fields` finds none in any other)
+SECRET_SCHEMAS = frozenset({"ConfigRecord", *SECRET_FIELDS})
 
 
 def digest_text(b: bytes) -> str:
@@ -80,6 +82,12 @@ def secret_fields(schema: str | None, data: object) -> tuple[str, ...]:
     return tuple(f for f in SECRET_FIELDS.get(schema, ()) if data.get(f) is not None)
 
 
+def holds_secrets(schema: str | None) -> bool:
+    """Whether records of ``schema`` can hold a secret (decided once per record type: the others
+    are never looked at)."""
+    return schema in SECRET_SCHEMAS
+
+
 def mask_secrets(schema: str | None, data: object) -> tuple[str, ...]:
     """Replace the secret fields of ``data`` (a decoded record's dict, changed in place) by
     :data:`SECRET_MASK`; the names of the fields masked."""
@@ -90,5 +98,5 @@ def mask_secrets(schema: str | None, data: object) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["mask_fields", "mask_secrets", "secret_fields", "is_sensitive_config",
+__all__ = ["mask_fields", "mask_secrets", "secret_fields", "holds_secrets", "SECRET_SCHEMAS", "is_sensitive_config",
            "digest_text", "digest_object", "digest_line", "FIELD_MASK", "SECRET_MASK", "PARTS"]
