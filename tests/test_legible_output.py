@@ -467,3 +467,37 @@ def test_metadata_reports_the_replayed_leader_recovery_state(tmp_path):
     docs = json_lines(kd("metadata", "--json", str(tmp_path / "__cluster_metadata-0")).stdout)
     changes = [d for d in docs if d["type"] == "partition-change"]
     assert [d["leaderRecoveryState"] for d in changes] == ["RECOVERED"] * 3
+
+
+def test_piped_triage_holds_every_file_value_whole(tmp_path):
+    """grep finds a file's whole SHA-256 and mtime in the piped triage table, as in --json."""
+    write(str(tmp_path / "t-0" / name(0, ".log")), Path(DAMAGED).read_bytes())
+    write(str(tmp_path / "t-0" / "leader-epoch-checkpoint"), b"0\n1\n0 0\n")
+    table = kd("triage", "--all", str(tmp_path)).stdout
+    report = json.loads(kd("triage", "--json", str(tmp_path)).stdout)
+    assert len(report["files"]) == 2
+    for f in report["files"]:
+        for value in (f["sha256"], f["mtime"], str(f["size"])):
+            assert value in table, (value, table)
+    for p in report["partitions"]:
+        for value in (f"{p['topic']}-{p['partition']}", str(p["records"]), str(p["batches"])):
+            assert value in table
+
+
+NON_ASCII = "ordérs-0"
+
+
+@pytest.mark.parametrize("command", ["records", "batches", "verify-crc", "dump", "triage", "carve", "txn",
+                                     "offsets"])
+def test_json_keeps_non_ascii_names_as_they_are(tmp_path, command):
+    """One JSON style: a file, topic or header name is written as it is in every command's JSON
+    (grep 'ordérs' finds it), never as \\u escapes in some and as text in others."""
+    write(str(tmp_path / NON_ASCII / name(0, ".log")), Path(DAMAGED).read_bytes())
+    path = str(tmp_path / NON_ASCII)
+    if command in ("dump", "carve"):
+        path += "/" + name(0, ".log")
+    out = kd(command, "--json", path).stdout
+    assert out and NON_ASCII in out and "\\u00e9" not in out, out[:400]
+    if command == "records":
+        headers = [h["key"] for d in json_lines(out) if d["type"] == "record" for h in d["headers"]]
+        assert "émoji-hdr" in headers and '"key":"émoji-hdr"' in out

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 
 from kafkadump.decoders.logfiles import names
 from kafkadump.render import describe as d
+from kafkadump.render.jsontext import SEPARATORS, escape_unsafe
 from kafkadump.render.lines import LineWriter, terminal_safe
 from kafkadump.render.table import Column, TableStream
 
@@ -27,8 +28,8 @@ PARTITION_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("file
                      Column("segs", 4, True), Column("batches", 9, True), Column("records", 9, True),
                      Column("offsets", 23), Column("producers", 9, True), Column("openTxn", 7, True),
                      Column("aborted", 7, True), Column("crcBad", 6, True), Column("findings", 30))
-FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("size", 10, True), Column("mtime", 20),
-                Column("sha256", 16), Column("contents", 44), Column("findings", 24))
+FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("size", 10, True), Column("mtime", 27),
+                Column("sha256", 64), Column("contents", 44), Column("findings", 24))
 
 _STYLE = {"errors": "bold red", "warnings": "yellow", "clean": "green", "error": "red", "warning": "yellow",
           "info": "cyan", "unreadable": "red"}
@@ -58,8 +59,9 @@ def _range(a: int | None, b: int | None) -> str:
     return f"{'?' if a is None else a}..{'?' if b is None else b}"
 
 
-def file_contents(f: dict) -> str:
-    """A short description of what a file holds (the report's "contents" column)."""
+def file_contents(f: dict, whole: bool = False) -> str:
+    """A short description of what a file holds (the report's "contents" column); a text file's
+    note cut to the column unless ``whole``."""
     k = f["kind"]
     if f.get("error"):
         return f"unreadable: {f['error']}"
@@ -84,7 +86,8 @@ def file_contents(f: dict) -> str:
         return f"v{f.get('version')} node {f.get('nodeId')} cluster {f.get('clusterId')}"
     if k == names.QUORUM_STATE:
         return f"leader {f.get('leaderId')} epoch {f.get('leaderEpoch')}"
-    return f.get("note", "")[:44] if f.get("note") else "-"
+    note = f.get("note")
+    return "-" if not note else note if whole else note[:44]
 
 
 def _index_contents(f: dict) -> str:
@@ -117,9 +120,12 @@ def partition_cells(p: dict, root: str, replicas: bool = False) -> list:
             p["abortedTransactions"], p["crcFailures"], _counts(p.get("findingCounts", {}))]
 
 
-def file_cells(f: dict, root: str, sep: str = ",") -> list:
+def file_cells(f: dict, root: str, sep: str = ",", whole: bool = False) -> list:
+    """A file's row; on a terminal its mtime to the second and the first 16 digits of its SHA-256,
+    ``whole`` (piped: grep finds in the table what it finds in --json) every value as it is."""
+    mtime, sha = f.get("mtime") or "-", f.get("sha256") or "-"
     return [_rel(f["file"], root), f["kind"], "-" if f.get("size") is None else f["size"],
-            (f.get("mtime") or "-")[:19], (f.get("sha256") or "-")[:16], file_contents(f),
+            mtime if whole else mtime[:19], sha if whole else sha[:16], file_contents(f, whole),
             _counts(f.get("findingCounts", {}), sep)]
 
 
@@ -190,8 +196,8 @@ def _print_summary(report: dict, console: Console) -> None:
 def render_triage_json(report: dict, out: TextIO) -> None:
     """``--json``: the report as one JSON object on one line, written a piece at a time (the text of
     a large report is never held whole), in the one JSON style."""
-    for piece in json.JSONEncoder(separators=(",", ":")).iterencode(report):
-        out.write(piece)
+    for piece in json.JSONEncoder(separators=SEPARATORS, ensure_ascii=False).iterencode(report):
+        out.write(escape_unsafe(piece))
     out.write("\n")
 
 
@@ -229,7 +235,7 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
         _problems_first(report, console, root, replicas, files)
         return
     rows_p = [partition_cells(p, root, replicas) for p in report["partitions"]]
-    rows_f = [file_cells(f, root) for f in report["files"]] if files else []
+    rows_f = [file_cells(f, root, whole=console is None) for f in report["files"]] if files else []
     rows_x = finding_rows(report)
     if console is not None:
         _rich_triage(report, console, rows_p, rows_f, rows_x)
