@@ -469,6 +469,29 @@ def test_metadata_reports_the_replayed_leader_recovery_state(tmp_path):
     assert [d["leaderRecoveryState"] for d in changes] == ["RECOVERED"] * 3
 
 
+def test_diff_verdict_names_every_leader_epoch_of_the_tail(tmp_path):
+    """The fixture's partition (leader epochs 0..4) against a copy cut at byte 1221 and an empty copy:
+    the verdict's tail spans the runs listed, their records and their first and last leader epochs."""
+    import re
+
+    data = Path(CLEAN).read_bytes()
+    write(str(tmp_path / "A" / "o-3" / name(0, ".log")), data)
+    write(str(tmp_path / "cut" / "o-3" / name(0, ".log")), data[:1221])
+    write(str(tmp_path / "empty" / "o-3" / name(0, ".log")), b"")
+    a = str(tmp_path / "A" / "o-3")
+    for other, wanted in (("cut", "A has offsets 16..39 (24 records, leader epochs 1..4) that B lacks"),
+                          ("empty", "A has offsets 0..39 (40 records, leader epochs 0..4) that B lacks")):
+        b = str(tmp_path / other / "o-3")
+        docs = json_lines(kd("diff", "--json", a, b).stdout)
+        runs = [d for d in docs if d["type"] == "divergence"]
+        summary = docs[-1]
+        assert summary["onlyInA"] == sum(r["records"] for r in runs) == int(re.search(r"\((\d+) records", wanted)[1])
+        first, last = runs[0]["leaderEpochA"], runs[-1]["leaderEpochA"]
+        assert f"offsets {runs[0]['fromOffset']}..{runs[-1]['toOffset']}" in wanted
+        assert f"leader epochs {first}..{last}" in wanted
+        assert wanted in kd("diff", a, b).stdout.splitlines()[-1]
+
+
 def test_piped_triage_holds_every_file_value_whole(tmp_path):
     """grep finds a file's whole SHA-256 and mtime in the piped triage table, as in --json."""
     write(str(tmp_path / "t-0" / name(0, ".log")), Path(DAMAGED).read_bytes())
