@@ -524,3 +524,20 @@ def test_json_keeps_non_ascii_names_as_they_are(tmp_path, command):
     if command == "records":
         headers = [h["key"] for d in json_lines(out) if d["type"] == "record" for h in d["headers"]]
         assert "émoji-hdr" in headers and '"key":"émoji-hdr"' in out
+
+
+def test_fields_of_a_command_with_two_tables(tmp_path):
+    """--fields naming one table's columns writes that table's rows and leaves the other table's
+    out with a note on stderr, instead of stopping half way with a usage error."""
+    from schemas_topic_builder import write_schemas_partition
+
+    schemas = str(write_schemas_partition(tmp_path))
+    docs = json_lines(kd("schemas", "--json", schemas).stdout)
+    r = kd("schemas", "--fields", "subject,version", schemas)
+    assert r.returncode == 1   # the builder's malformed record: a finding, not a usage error
+    assert r.stdout.splitlines() == [f"{d['subject']}\t{d['version']}" for d in docs if d["type"] == "schema"]
+    assert "left out" in r.stderr and "--json has them" in r.stderr
+    settings = kd("schemas", "--fields", "setting,value", schemas).stdout.splitlines()
+    assert settings == [f"{d['setting']}\t{'(removed)' if d['value'] is None else d['value']}"
+                        for d in docs if d["type"] == "schema-setting"]
+    assert kd("schemas", "--fields", "subject,nope", schemas).returncode == 2   # a name no table has
