@@ -541,3 +541,21 @@ def test_fields_of_a_command_with_two_tables(tmp_path):
     assert settings == [f"{d['setting']}\t{'(removed)' if d['value'] is None else d['value']}"
                         for d in docs if d["type"] == "schema-setting"]
     assert kd("schemas", "--fields", "subject,nope", schemas).returncode == 2   # a name no table has
+
+
+def test_triage_fields_and_columns(tmp_path):
+    """triage has tables, so --fields (tab-separated, values whole, the rest on stderr) and --columns:
+    the partitions' or the files' columns named."""
+    write(str(tmp_path / "t-0" / name(0, ".log")), Path(DAMAGED).read_bytes())
+    write(str(tmp_path / "u-1" / name(0, ".log")), Path(CLEAN).read_bytes())
+    report = json.loads(kd("triage", "--json", str(tmp_path)).stdout)
+    r = kd("triage", "--fields", "partition,verdict,records", str(tmp_path))
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == [f"{p['topic']}-{p['partition']}\t{p['verdict']}\t{p['records']}"
+                                     for p in report["partitions"]]
+    assert "verdict: errors" in r.stderr and "crc-mismatch" in r.stderr
+    files = kd("triage", "--fields", "kind,sha256,size", str(tmp_path)).stdout.splitlines()
+    assert files == [f"{f['kind']}\t{f['sha256']}\t{f['size']}" for f in report["files"]]
+    columns = kd("triage", "--columns", "partition,verdict", str(tmp_path)).stdout.splitlines()
+    assert columns[0].split() == ["partition", "verdict"] and columns[1].split() == ["t-0", "errors"]
+    assert columns[-1].startswith("verdict: errors")

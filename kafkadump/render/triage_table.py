@@ -17,7 +17,7 @@ from kafkadump.decoders.logfiles import names
 from kafkadump.render import describe as d
 from kafkadump.render.jsontext import SEPARATORS, escape_unsafe
 from kafkadump.render.lines import LineWriter, terminal_safe
-from kafkadump.render.table import Column, TableStream
+from kafkadump.render.table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.box import Box
@@ -257,6 +257,28 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
     out.write(terminal_safe(summary_line(report)) + "\n")
 
 
+def render_triage_columns(report: dict, out: TextIO, console: Console | None, layout: TableLayout,
+                          files: bool = True) -> None:
+    """``--columns``, ``--wide``, ``--fields``: every partition and file in the columns ``layout`` names
+    (a name of the files' table leaves the partitions' out, and the other way round), values whole but
+    for a terminal's cut names; the findings and the verdict after them (under ``--fields`` on stderr)."""
+    root = report["path"]
+    replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
+    parts = TableStream(out, PARTITION_COLUMNS, console, layout, (FILE_COLUMNS,))
+    for p in report["partitions"]:
+        parts.row(partition_cells(p, root, replicas), _STYLE.get(p["verdict"]) if p["verdict"] != "clean" else None)
+    if files and report["files"]:
+        if not parts.left_out:
+            parts.note("")
+        table = TableStream(out, FILE_COLUMNS, console, layout, (PARTITION_COLUMNS,))
+        for f in report["files"]:
+            table.row(file_cells(f, root, whole=console is None))
+    parts.note("")
+    for sev, code, file, off, msg in finding_rows(report):
+        parts.note(f"{sev:<7}  {code}  {file} @{off}: {msg}", _STYLE.get(sev))
+    parts.note(summary_line(report), _STYLE.get(report["verdict"]))
+
+
 def _problems_first(report: dict, console: Console, root: str, replicas: bool, files: bool) -> None:
     _print_summary(report, console)
     bad = sorted((p for p in report["partitions"] if p["verdict"] != "clean"),
@@ -366,5 +388,5 @@ def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: lis
         _print_summary(report, console)
 
 
-__all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",
+__all__ = ["render_triage", "render_triage_json", "render_triage_columns", "summary_line", "finding_rows", "file_contents",
            "PARTITION_COLUMNS", "FILE_COLUMNS"]
