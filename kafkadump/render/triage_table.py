@@ -318,20 +318,33 @@ def _problems_first(report: dict, console: Console, root: str, replicas: bool, f
                       markup=False, highlight=False, soft_wrap=False)
 
 
-def _rich_table(title: str, columns: Sequence[Column], width: int) -> Table:
+def _rich_table(title: str, columns: Sequence[Column], width: int, name_width: int | None = None,
+                bordered: bool | None = None) -> Table:
     """A table of ``columns`` no wider than ``width``: its long words (names, codes) fold inside their
-    cells; on a narrow terminal without borders."""
+    cells; on a narrow terminal without borders.  ``name_width``: the least width of the name column."""
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left", header_style="bold", box=None if width < NARROW else box_style(),
+    if bordered is None:
+        bordered = width >= NARROW
+    t = Table(title=title, title_justify="left", header_style="bold", box=box_style() if bordered else None,
               padding=(0, 1))
     for c in columns:
         # nothing is cut inside a cell: text wraps at spaces, and a word too long for its column (a name,
         # a path, a finding code) is folded onto the next line whole, so that two names that differ only
         # in their middle or at their end stay told apart
-        keep = (20 if width >= NARROW else 10) if c.title in ("file", "partition") else len(c.title)
+        keep = (name_width or (20 if width >= NARROW else 10)) if c.title in _NAME_TITLES else len(c.title)
         t.add_column(c.title, justify="right" if c.right else "left", overflow="fold", min_width=keep)
     return t
+
+
+_NAME_TITLES = ("file", "partition")
+
+
+def _least_width(columns: Sequence[Column], name_width: int, bordered: bool) -> int:
+    """How wide a table of ``columns`` is at the least: each column as wide as its title (the name
+    column ``name_width``), its padding, and with borders a rule between columns and at each side."""
+    cells = sum(name_width if c.title in _NAME_TITLES else len(c.title) for c in columns)
+    return cells + 2 * len(columns) + ((len(columns) + 1) if bordered else 0)
 
 
 # below this width a triage table has no borders and narrower name columns
@@ -348,14 +361,18 @@ def _table_or_blocks(console: Console, title: str, columns: Sequence[Column],
                      rows: list[tuple[list, str | None]]) -> None:
     """``rows`` as a table when its columns fit the terminal, else a block per row (a line per
     column, folded between words): nothing is cut."""
-    # each column at least as wide as its title, a name column 10 (its cells fold inside it)
-    need = sum(len(c.title) + 2 for c in columns) + max(0, 10 - len(columns[0].title))
-    if need <= console.width:
-        t = _rich_table(title, columns, console.width)
-        for r, style in rows:
-            t.add_row(*_cells(r), style=style)
-        console.print(t, soft_wrap=False)
-        return
+    # the names whole on a line when the table has room for them, else folded inside their cells;
+    # with borders when they fit too, else without: the table is never wider than the terminal
+    longest = min(max((len(str(r[0])) for r, _ in rows), default=10), 48)
+    for name_width in dict.fromkeys((max(longest, len(columns[0].title)), 10)):
+        for bordered in (True, False):
+            if (not bordered or console.width >= NARROW) and \
+                    _least_width(columns, name_width, bordered) <= console.width:
+                t = _rich_table(title, columns, console.width, name_width, bordered)
+                for r, style in rows:
+                    t.add_row(*_cells(r), style=style)
+                console.print(t, soft_wrap=False)
+                return
     lines = LineWriter(cast(TextIO, console.file), console)
     lines.line(title, "bold")
     for r, style in rows:
