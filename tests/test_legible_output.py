@@ -467,3 +467,95 @@ def test_metadata_reports_the_replayed_leader_recovery_state(tmp_path):
     docs = json_lines(kd("metadata", "--json", str(tmp_path / "__cluster_metadata-0")).stdout)
     changes = [d for d in docs if d["type"] == "partition-change"]
     assert [d["leaderRecoveryState"] for d in changes] == ["RECOVERED"] * 3
+
+
+def test_diff_verdict_names_every_leader_epoch_of_the_tail(tmp_path):
+    """The fixture's partition (leader epochs 0..4) against a copy cut at byte 1221 and an empty copy:
+    the verdict's tail spans the runs listed, their records and their first and last leader epochs."""
+    import re
+
+    data = Path(CLEAN).read_bytes()
+    write(str(tmp_path / "A" / "o-3" / name(0, ".log")), data)
+    write(str(tmp_path / "cut" / "o-3" / name(0, ".log")), data[:1221])
+    write(str(tmp_path / "empty" / "o-3" / name(0, ".log")), b"")
+    a = str(tmp_path / "A" / "o-3")
+    for other, wanted in (("cut", "A has offsets 16..39 (24 records, leader epochs 1..4) that B lacks"),
+                          ("empty", "A has offsets 0..39 (40 records, leader epochs 0..4) that B lacks")):
+        b = str(tmp_path / other / "o-3")
+        docs = json_lines(kd("diff", "--json", a, b).stdout)
+        runs = [d for d in docs if d["type"] == "divergence"]
+        summary = docs[-1]
+        assert summary["onlyInA"] == sum(r["records"] for r in runs) == int(re.search(r"\((\d+) records", wanted)[1])
+        first, last = runs[0]["leaderEpochA"], runs[-1]["leaderEpochA"]
+        assert f"offsets {runs[0]['fromOffset']}..{runs[-1]['toOffset']}" in wanted
+        assert f"leader epochs {first}..{last}" in wanted
+        assert wanted in kd("diff", a, b).stdout.splitlines()[-1]
+
+
+def test_piped_triage_holds_every_file_value_whole(tmp_path):
+    """grep finds a file's whole SHA-256 and mtime in the piped triage table, as in --json."""
+    write(str(tmp_path / "t-0" / name(0, ".log")), Path(DAMAGED).read_bytes())
+    write(str(tmp_path / "t-0" / "leader-epoch-checkpoint"), b"0\n1\n0 0\n")
+    table = kd("triage", "--all", str(tmp_path)).stdout
+    report = json.loads(kd("triage", "--json", str(tmp_path)).stdout)
+    assert len(report["files"]) == 2
+    for f in report["files"]:
+        for value in (f["sha256"], f["mtime"], str(f["size"])):
+            assert value in table, (value, table)
+    for p in report["partitions"]:
+        for value in (f"{p['topic']}-{p['partition']}", str(p["records"]), str(p["batches"])):
+            assert value in table
+
+
+NON_ASCII = "ordérs-0"
+
+
+@pytest.mark.parametrize("command", ["records", "batches", "verify-crc", "dump", "triage", "carve", "txn",
+                                     "offsets"])
+def test_json_keeps_non_ascii_names_as_they_are(tmp_path, command):
+    """One JSON style: a file, topic or header name is written as it is in every command's JSON
+    (grep 'ordérs' finds it), never as \\u escapes in some and as text in others."""
+    write(str(tmp_path / NON_ASCII / name(0, ".log")), Path(DAMAGED).read_bytes())
+    path = str(tmp_path / NON_ASCII)
+    if command in ("dump", "carve"):
+        path += "/" + name(0, ".log")
+    out = kd(command, "--json", path).stdout
+    assert out and NON_ASCII in out and "\\u00e9" not in out, out[:400]
+    if command == "records":
+        headers = [h["key"] for d in json_lines(out) if d["type"] == "record" for h in d["headers"]]
+        assert "émoji-hdr" in headers and '"key":"émoji-hdr"' in out
+
+
+def test_fields_of_a_command_with_two_tables(tmp_path):
+    """--fields naming one table's columns writes that table's rows and leaves the other table's
+    out with a note on stderr, instead of stopping half way with a usage error."""
+    from schemas_topic_builder import write_schemas_partition
+
+    schemas = str(write_schemas_partition(tmp_path))
+    docs = json_lines(kd("schemas", "--json", schemas).stdout)
+    r = kd("schemas", "--fields", "subject,version", schemas)
+    assert r.returncode == 1   # the builder's malformed record: a finding, not a usage error
+    assert r.stdout.splitlines() == [f"{d['subject']}\t{d['version']}" for d in docs if d["type"] == "schema"]
+    assert "left out" in r.stderr and "--json has them" in r.stderr
+    settings = kd("schemas", "--fields", "setting,value", schemas).stdout.splitlines()
+    assert settings == [f"{d['setting']}\t{'(removed)' if d['value'] is None else d['value']}"
+                        for d in docs if d["type"] == "schema-setting"]
+    assert kd("schemas", "--fields", "subject,nope", schemas).returncode == 2   # a name no table has
+
+
+def test_triage_fields_and_columns(tmp_path):
+    """triage has tables, so --fields (tab-separated, values whole, the rest on stderr) and --columns:
+    the partitions' or the files' columns named."""
+    write(str(tmp_path / "t-0" / name(0, ".log")), Path(DAMAGED).read_bytes())
+    write(str(tmp_path / "u-1" / name(0, ".log")), Path(CLEAN).read_bytes())
+    report = json.loads(kd("triage", "--json", str(tmp_path)).stdout)
+    r = kd("triage", "--fields", "partition,verdict,records", str(tmp_path))
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == [f"{p['topic']}-{p['partition']}\t{p['verdict']}\t{p['records']}"
+                                     for p in report["partitions"]]
+    assert "verdict: errors" in r.stderr and "crc-mismatch" in r.stderr
+    files = kd("triage", "--fields", "kind,sha256,size", str(tmp_path)).stdout.splitlines()
+    assert files == [f"{f['kind']}\t{f['sha256']}\t{f['size']}" for f in report["files"]]
+    columns = kd("triage", "--columns", "partition,verdict", str(tmp_path)).stdout.splitlines()
+    assert columns[0].split() == ["partition", "verdict"] and columns[1].split() == ["t-0", "errors"]
+    assert columns[-1].startswith("verdict: errors")

@@ -75,6 +75,9 @@ def show_triage(report: dict, output: Output, files: bool = True, show_all: bool
 
     if output.json:
         render.render_triage_json(report, sys.stdout)
+    elif output.fields is not None or output.columns is not None or output.wide:
+        console = output.console()   # the columns named (or every one) in the tables of every partition and file
+        render.render_triage_columns(report, sys.stdout, console, output.layout(console), files=files)
     else:
         render.render_triage(report, sys.stdout, output.console(), files=files, show_all=show_all)
     return triage_exit_status(report)

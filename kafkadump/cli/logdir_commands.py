@@ -58,7 +58,7 @@ def dump(
 
 
 @app.command()
-@output_options(encoding=None, json_help="The full report as one JSON object on stdout.")
+@output_options(encoding=None, json_help="The full report as one JSON object on stdout.", table_columns=True)
 def triage(
     paths: List[str] = typer.Argument(..., show_default=False,
                                       help="Segments, partition directories, log dirs, or any trees of them "

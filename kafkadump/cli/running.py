@@ -9,7 +9,6 @@ typer).  A body returns the exit status of the data
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 from kafkadump.base.errors import KafkadumpError
 from kafkadump.objects.command_objects import error_line_object
+from kafkadump.render.jsontext import dumps
 from kafkadump.render.lines import terminal_safe
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def say_error(message: str, code: int = 2, as_json: bool | None = None) -> None:
     if as_json is None:
         as_json = json_wanted()
     if as_json:
-        line = json.dumps(error_line_object(message, code), separators=(",", ":"))
+        line = dumps(error_line_object(message, code))
     else:
         line = f"kafkadump: {message}"
     try:

@@ -7,7 +7,6 @@ extra the rest of the CLI works and these commands say what is missing
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from enum import Enum
@@ -22,6 +21,7 @@ from kafkadump.cli.logdir_commands import MaxFindingsOpt, NoFilesOpt, ShowAllOpt
 from kafkadump.cli.option_groups import FROM_OPTIONS, MaxDecompOpt, MaxDepthOpt, Output, output_options
 from kafkadump.cli.typer_app import app, command_group
 from kafkadump.cli.typer_main import run_command
+from kafkadump.render.jsontext import dumps
 
 spark_app = command_group(
     "spark",
@@ -161,7 +161,7 @@ def scan(
                           split_bytes=split_bytes, include=_globs(include), shallow=shallow,
                           max_decompressed=max_decompressed, max_depth=max_depth)
         if json_:
-            sys.stdout.write(json.dumps(scan_summary_object(stats), separators=(",", ":")) + "\n")
+            sys.stdout.write(dumps(scan_summary_object(stats)) + "\n")
         else:
             sys.stdout.write(render.scan_text(stats) + "\n")
         return exit_status(stats["problemRows"], stats["unreadable"])

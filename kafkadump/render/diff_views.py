@@ -65,23 +65,30 @@ def _epochs(side: dict[str, Any]) -> str:
     return f"leader epochs {'..., ' if len(es) > 4 else ''}{shown}"
 
 
+def _own_epoch(run: dict[str, Any]) -> int | None:
+    """The leader epoch of a run's records in the copy that has them."""
+    return run["leaderEpochA"] if run["kind"] == "only-in-a" else run["leaderEpochB"]
+
+
 def _joined_tail(tail: dict[str, Any] | None, run: dict[str, Any]) -> dict[str, Any]:
     """The tail runs of one copy as one: from the first run's offset to the last's, their records
-    summed, the last run's leader epochs (a copy's tail may be listed as several runs)."""
+    summed, the leader epochs of the first and the last run (a copy's tail may be listed as several
+    runs, one per leader epoch)."""
     if tail is None or tail["kind"] != run["kind"]:
-        return run
-    return {**run, "fromOffset": tail["fromOffset"], "records": tail["records"] + run["records"]}
+        return {**run, "firstEpoch": _own_epoch(run)}
+    return {**run, "fromOffset": tail["fromOffset"], "records": tail["records"] + run["records"],
+            "firstEpoch": tail["firstEpoch"]}
 
 
 def _tail_text(tail: dict[str, Any], o: dict[str, Any]) -> str:
     """``B has offsets 12..13 (2 records, leader epoch 2) that A lacks`` (the records counted as the
-    summary counts them)."""
+    summary counts them; ``leader epochs 1..4`` when the runs joined span several)."""
     mine, other = ("A", "B") if tail["kind"] == "only-in-a" else ("B", "A")
-    epoch = tail["leaderEpochA"] if mine == "A" else tail["leaderEpochB"]
+    first, last = tail.get("firstEpoch", _own_epoch(tail)), _own_epoch(tail)
+    epochs = f"leader epoch {_epoch(last)}" if first == last else f"leader epochs {_epoch(first)}..{_epoch(last)}"
     by = o["onlyInAByPattern"] if mine == "A" else o["onlyInBByPattern"]
     n = by.get("tail", tail["records"])
-    return (f"{mine} has offsets {_range(tail)} ({n} record{'s' if n != 1 else ''}, leader epoch {_epoch(epoch)}) "
-            f"that {other} lacks")
+    return f"{mine} has offsets {_range(tail)} ({n} record{'s' if n != 1 else ''}, {epochs}) that {other} lacks"
 
 
 def _explained(o: dict[str, Any]) -> tuple[list[str], list[str]]:

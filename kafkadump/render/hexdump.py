@@ -19,12 +19,12 @@ lines are as long as they are.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, TextIO
 
 from kafkadump.decoders.batches.model import Batch, Gap, Span
 from kafkadump.objects.records import finding_object, span_object
 from kafkadump.render import describe as d
+from kafkadump.render.jsontext import dumps
 from kafkadump.render.lines import LineWriter, terminal_safe
 
 if TYPE_CHECKING:
@@ -557,7 +557,7 @@ def _note_style(pane: Pane, idx: int) -> str:
 
 def span_json(s: Span, encoding: str = "hex") -> str:
     """:func:`~kafkadump.objects.records.span_object` as a JSON line's text."""
-    return json.dumps(span_object(s, encoding), separators=(",", ":"))
+    return dumps(span_object(s, encoding))
 
 
 # --- the hexdump command's report (a kafkadump.reports.segments.HexdumpView) -------------------------------
@@ -568,7 +568,7 @@ def write_json(view: HexdumpView, out: TextIO, encoding: str = "hex") -> None:
     for sp in leaf_spans(view.spans, expand_records=True):
         out.write(span_json(sp, encoding) + "\n")
     for f in view.decoded.findings:
-        out.write(json.dumps(finding_object(f), separators=(",", ":")) + "\n")
+        out.write(dumps(finding_object(f)) + "\n")
 
 def write_text(view: HexdumpView, out: TextIO, console: Console | None = None, expand_records: bool = False,
                layout: HexLayout | None = None) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import binascii
 import functools
-import json
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring as _json_str
 from types import ModuleType
@@ -58,7 +57,9 @@ if TYPE_CHECKING:
     from kafkadump.decoders.payloads.view import PayloadSide, RecordView
     from kafkadump.reports.segments import CrcTotals, FileStart, RecordsOf
 
-_dumps = functools.partial(json.dumps, separators=(",", ":"))  # the one JSON style (jsontext.SEPARATORS)
+# the one JSON style of every command (jsontext.dumps): no space after a separator, non-ASCII text
+# (a file, topic or header name) written as it is, the unsafe characters escaped
+_dumps = _dumps_text
 _control_bytes = CONTROL_BYTES.search
 _Q = '"'
 _b64 = binascii.b2a_base64

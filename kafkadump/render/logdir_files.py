@@ -19,6 +19,7 @@ from kafkadump.decoders.logfiles.indexes import IndexEntry, TimeIndexEntry
 from kafkadump.objects import logdir_file_objects as O
 from kafkadump.objects.records import findings_list, item_object
 from kafkadump.render import describe as d
+from kafkadump.render.jsontext import dumps
 from kafkadump.render.lines import LineWriter, terminal_safe
 from kafkadump.render.table import Column, TableLayout, TableStream
 from kafkadump.reports.dump import (
@@ -162,7 +163,7 @@ def write_dump_json(events: Iterable[ReportEvent], out: TextIO) -> None:
             continue
         obj = dump_object(ev, path or "-")
         if obj is not None:
-            out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            out.write(dumps(obj) + "\n")
 
 
 def write_text_json(kind: str, file: str, content: dict, findings: list[Finding], out: TextIO) -> None:
@@ -170,10 +171,7 @@ def write_text_json(kind: str, file: str, content: dict, findings: list[Finding]
     its entries written one at a time as they are read, its findings (complete once the entries
     are) last."""
     head = O.text_file_head(kind, file, content)
-    out.write(json.dumps(head, separators=(",", ":"))[:-1] + ',"entries":[')
-    def dumps(entry: object) -> str:
-        return json.dumps(entry, separators=(",", ":"))
-
+    out.write(dumps(head)[:-1] + ',"entries":[')
     entries = iter(content["entries"])
     sep = ""
     while True:
@@ -182,7 +180,7 @@ def write_text_json(kind: str, file: str, content: dict, findings: list[Finding]
             break
         out.write(sep + ",".join(chunk))
         sep = ","
-    out.write('],"findings":' + json.dumps(findings_list(findings), separators=(",", ":")) + "}\n")
+    out.write('],"findings":' + dumps(findings_list(findings)) + "}\n")
 
 
 class _Lines(LineWriter):
@@ -272,7 +270,7 @@ def write_carve_json(items: Iterable[Recovered | Damaged | CarveTotals], out: Te
             obj = O.recovered_object(item.batch.file, item.batch)
         else:
             obj = O.damaged_object(item)
-        out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        out.write(dumps(obj) + "\n")
 
 
 def write_carve_table(items: Iterable[Recovered | Damaged | CarveTotals], out: TextIO, console: Console | None = None,

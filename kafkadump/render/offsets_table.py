@@ -53,7 +53,7 @@ def write_offsets_table(items: Iterable[PartitionOffsets | GroupOffset | Offsets
                         console: Console | None = None, layout: TableLayout | None = None) -> None:
     from kafkadump.reports.offsets import GroupOffset, PartitionOffsets
 
-    parts = TableStream(out, PARTITION_COLUMNS, console, layout)
+    parts = TableStream(out, PARTITION_COLUMNS, console, layout, (GROUP_COLUMNS,))
     groups: TableStream | None = None
     for it in items:
         if isinstance(it, PartitionOffsets):
@@ -64,7 +64,7 @@ def write_offsets_table(items: Iterable[PartitionOffsets | GroupOffset | Offsets
         elif isinstance(it, GroupOffset):
             if groups is None:
                 parts.note("")
-                groups = TableStream(out, GROUP_COLUMNS, console, layout)
+                groups = TableStream(out, GROUP_COLUMNS, console, layout, (PARTITION_COLUMNS,))
             groups.row(_group_cells(it), "red" if it.findings else None)
             for f in it.findings:
                 groups.note(f"    {f.severity.value}: {f.code.value}: {f.message}", "red")

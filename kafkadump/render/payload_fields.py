@@ -5,17 +5,17 @@ options: the cheap part of framing detection (``objects.records.framing_object``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kafkadump.decoders.payloads.header_names import SCHEMA_ID_HEADERS
 from kafkadump.objects.records import PLAIN_FRAMING, framing_object
+from kafkadump.render.jsontext import dumps
 
 if TYPE_CHECKING:
     from kafkadump.decoders.batches.model import Record
 
-PLAIN = json.dumps(PLAIN_FRAMING, separators=(",", ":"))  # keyPayload/valuePayload of unframed bytes
+PLAIN = dumps(PLAIN_FRAMING)  # keyPayload/valuePayload of unframed bytes
 PAYLOADS = ',"keyPayload":'  # where the payload fields start: the last fields of a record line
 PLAIN_END = ',"valuePayload":' + PLAIN + "}\n"  # a line's end after keyPayload, for an unframed value
 NULL_END = ',"valuePayload":null}\n'
@@ -32,7 +32,7 @@ def framing_json(data: bytes | None, headers: Sequence[tuple[str, bytes | None]]
         return "null"
     if (not data or data[0]) and not headers:
         return PLAIN
-    return json.dumps(framing_object(data, headers, which, control), separators=(",", ":"))
+    return dumps(framing_object(data, headers, which, control))
 
 
 def names_schema(headers: list[tuple[str, bytes | None]]) -> bool:

@@ -38,7 +38,7 @@ def _n(x: object) -> str:
 
 def write_schemas_table(store: SchemaStore, out: TextIO, console: Console | None = None,
                         layout: TableLayout | None = None) -> None:
-    table = TableStream(out, SCHEMA_COLUMNS, console, layout)
+    table = TableStream(out, SCHEMA_COLUMNS, console, layout, (SETTING_COLUMNS,))
     for schema, reg in registrations(store):
         o = schema_object(schema, reg)
         refs = ", ".join(f"{r['name']} ({r['subject']} v{r['version']})" for r in o["references"])
@@ -47,7 +47,7 @@ def write_schemas_table(store: SchemaStore, out: TextIO, console: Console | None
     listed = settings(store)
     if listed:
         table.note("")
-        stable = TableStream(out, SETTING_COLUMNS, console, layout)
+        stable = TableStream(out, SETTING_COLUMNS, console, layout, (SCHEMA_COLUMNS,))
         for setting in listed:
             so = setting_object(setting)
             stable.row([so["setting"], so["subject"] if so["subject"] is not None else "(global)",

@@ -110,9 +110,29 @@ def _last_in_room(cols: list[tuple[int, Column]], width: int) -> list[tuple[int,
 ASCII_NAMES = {"Δoff": "offsetDelta", "Δts": "timestampDelta"}
 
 
-def _named(columns: Sequence[Column], names: tuple[str, ...]) -> list[tuple[int, Column]]:
+def _column_index(columns: Sequence[Column]) -> dict[str, int]:
+    """A column's index by its name, lower case (the ASCII name of a column whose title is not)."""
     index = {c.title.lower(): i for i, c in enumerate(columns)}
     index.update((ASCII_NAMES[c.title].lower(), i) for i, c in enumerate(columns) if c.title in ASCII_NAMES)
+    return index
+
+
+def left_out(columns: Sequence[Column], layout: TableLayout | None, also: Sequence[Sequence[Column]]) -> list[str]:
+    """The names ``--columns``/``--fields`` give that this table lacks and another table of the same
+    command (``also``) has: this table is then left out, not refused (``offsets --fields
+    partition,earliest``: the partitions' table, not the groups')."""
+    if layout is None or not layout.names or not also:
+        return []
+    mine = _column_index(columns)
+    missing = [n for n in layout.names if n.lower() not in mine]
+    if not missing:
+        return []
+    known = set(mine).union(*(_column_index(other) for other in also))
+    return missing if all(n.lower() in known for n in layout.names) else []
+
+
+def _named(columns: Sequence[Column], names: tuple[str, ...]) -> list[tuple[int, Column]]:
+    index = _column_index(columns)
     unknown = [n for n in names if n.lower() not in index]
     if unknown:
         known = ", ".join(ASCII_NAMES.get(c.title, c.title) for c in columns)
@@ -202,9 +222,13 @@ class TableStream(LineWriter):
     """Prints a header once, then rows as they come."""
 
     def __init__(self, out: TextIO, columns: Sequence[Column], console: Console | None = None,
-                 layout: TableLayout | None = None) -> None:
+                 layout: TableLayout | None = None, also: Sequence[Sequence[Column]] = ()) -> None:
+        """``also``: the command's other tables (see :func:`left_out`)."""
         super().__init__(out, console)
-        self.shown = fit_columns(columns, layout)
+        self.left_out = left_out(columns, layout, also)
+        self._titles = ", ".join(ASCII_NAMES.get(c.title, c.title) for c in columns)
+        self._said_left_out = False
+        self.shown = [] if self.left_out else fit_columns(columns, layout)
         self.columns = [c for _, c in self.shown]
         self._fits = [(i, c.width, c.right) for i, c in self.shown]   # what row() needs of each column
         # --fields: the columns as tab-separated values, no header, notes on stderr
@@ -231,11 +255,17 @@ class TableStream(LineWriter):
         self._more_lines: list[str] = []   # the last cell's further lines for the row being written
 
     def header(self) -> None:
-        if not self._header:
+        if not self._header and not self.left_out:
             self._header = True
             self.line("  ".join(_cell(c.title, c) for c in self.columns).rstrip(), "bold", fold=False)
 
     def row(self, cells: Sequence[object], style: str | None = None) -> None:
+        if self.left_out:
+            if not self._said_left_out:
+                self._said_left_out = True
+                self.note(f"rows with no column {', '.join(self.left_out)} (a table of {self._titles}) are left out: "
+                          f"--json has them", "dim")
+            return
         if self.tsv:
             n = len(cells)
             self.out.write("\t".join(terminal_safe(str(cells[i])) if i < n else "" for i in self._pick) + "\n")
@@ -427,7 +457,8 @@ def write_record_report(items: Iterable[FileStart | Gap | RecordsOf], out: TextI
     where = ""
     for item in items:
         if isinstance(item, FileStart):
-            t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console, layout)
+            t = TableStream(out, DECODED_COLUMNS if item.decoded else RECORD_COLUMNS, console, layout,
+                            (RECORD_COLUMNS, DECODED_COLUMNS))
             where = _where(item)
             if where:
                 t.note(f"== {item.path}", "bold")

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, TextIO, cast
 
 from kafkadump.decoders.logfiles import names
 from kafkadump.render import describe as d
+from kafkadump.render.jsontext import SEPARATORS, escape_unsafe
 from kafkadump.render.lines import LineWriter, terminal_safe
-from kafkadump.render.table import Column, TableStream
+from kafkadump.render.table import Column, TableLayout, TableStream
 
 if TYPE_CHECKING:
     from rich.box import Box
@@ -27,8 +28,8 @@ PARTITION_COLUMNS = (Column("partition", 40), Column("verdict", 8), Column("file
                      Column("segs", 4, True), Column("batches", 9, True), Column("records", 9, True),
                      Column("offsets", 23), Column("producers", 9, True), Column("openTxn", 7, True),
                      Column("aborted", 7, True), Column("crcBad", 6, True), Column("findings", 30))
-FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("size", 10, True), Column("mtime", 20),
-                Column("sha256", 16), Column("contents", 44), Column("findings", 24))
+FILE_COLUMNS = (Column("file", 48), Column("kind", 23), Column("size", 10, True), Column("mtime", 27),
+                Column("sha256", 64), Column("contents", 44), Column("findings", 24))
 
 _STYLE = {"errors": "bold red", "warnings": "yellow", "clean": "green", "error": "red", "warning": "yellow",
           "info": "cyan", "unreadable": "red"}
@@ -58,8 +59,9 @@ def _range(a: int | None, b: int | None) -> str:
     return f"{'?' if a is None else a}..{'?' if b is None else b}"
 
 
-def file_contents(f: dict) -> str:
-    """A short description of what a file holds (the report's "contents" column)."""
+def file_contents(f: dict, whole: bool = False) -> str:
+    """A short description of what a file holds (the report's "contents" column); a text file's
+    note cut to the column unless ``whole``."""
     k = f["kind"]
     if f.get("error"):
         return f"unreadable: {f['error']}"
@@ -84,7 +86,8 @@ def file_contents(f: dict) -> str:
         return f"v{f.get('version')} node {f.get('nodeId')} cluster {f.get('clusterId')}"
     if k == names.QUORUM_STATE:
         return f"leader {f.get('leaderId')} epoch {f.get('leaderEpoch')}"
-    return f.get("note", "")[:44] if f.get("note") else "-"
+    note = f.get("note")
+    return "-" if not note else note if whole else note[:44]
 
 
 def _index_contents(f: dict) -> str:
@@ -117,9 +120,12 @@ def partition_cells(p: dict, root: str, replicas: bool = False) -> list:
             p["abortedTransactions"], p["crcFailures"], _counts(p.get("findingCounts", {}))]
 
 
-def file_cells(f: dict, root: str, sep: str = ",") -> list:
+def file_cells(f: dict, root: str, sep: str = ",", whole: bool = False) -> list:
+    """A file's row; on a terminal its mtime to the second and the first 16 digits of its SHA-256,
+    ``whole`` (piped: grep finds in the table what it finds in --json) every value as it is."""
+    mtime, sha = f.get("mtime") or "-", f.get("sha256") or "-"
     return [_rel(f["file"], root), f["kind"], "-" if f.get("size") is None else f["size"],
-            (f.get("mtime") or "-")[:19], (f.get("sha256") or "-")[:16], file_contents(f),
+            mtime if whole else mtime[:19], sha if whole else sha[:16], file_contents(f, whole),
             _counts(f.get("findingCounts", {}), sep)]
 
 
@@ -190,8 +196,8 @@ def _print_summary(report: dict, console: Console) -> None:
 def render_triage_json(report: dict, out: TextIO) -> None:
     """``--json``: the report as one JSON object on one line, written a piece at a time (the text of
     a large report is never held whole), in the one JSON style."""
-    for piece in json.JSONEncoder(separators=(",", ":")).iterencode(report):
-        out.write(piece)
+    for piece in json.JSONEncoder(separators=SEPARATORS, ensure_ascii=False).iterencode(report):
+        out.write(escape_unsafe(piece))
     out.write("\n")
 
 
@@ -229,7 +235,7 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
         _problems_first(report, console, root, replicas, files)
         return
     rows_p = [partition_cells(p, root, replicas) for p in report["partitions"]]
-    rows_f = [file_cells(f, root) for f in report["files"]] if files else []
+    rows_f = [file_cells(f, root, whole=console is None) for f in report["files"]] if files else []
     rows_x = finding_rows(report)
     if console is not None:
         _rich_triage(report, console, rows_p, rows_f, rows_x)
@@ -249,6 +255,28 @@ def render_triage(report: dict, out: TextIO, console: Console | None = None, fil
     if rows_x:
         out.write("\n")
     out.write(terminal_safe(summary_line(report)) + "\n")
+
+
+def render_triage_columns(report: dict, out: TextIO, console: Console | None, layout: TableLayout,
+                          files: bool = True) -> None:
+    """``--columns``, ``--wide``, ``--fields``: every partition and file in the columns ``layout`` names
+    (a name of the files' table leaves the partitions' out, and the other way round), values whole but
+    for a terminal's cut names; the findings and the verdict after them (under ``--fields`` on stderr)."""
+    root = report["path"]
+    replicas = len({p.get("logDir") for p in report["partitions"] if p.get("logDir")}) > 1
+    parts = TableStream(out, PARTITION_COLUMNS, console, layout, (FILE_COLUMNS,))
+    for p in report["partitions"]:
+        parts.row(partition_cells(p, root, replicas), _STYLE.get(p["verdict"]) if p["verdict"] != "clean" else None)
+    if files and report["files"]:
+        if not parts.left_out:
+            parts.note("")
+        table = TableStream(out, FILE_COLUMNS, console, layout, (PARTITION_COLUMNS,))
+        for f in report["files"]:
+            table.row(file_cells(f, root, whole=console is None))
+    parts.note("")
+    for sev, code, file, off, msg in finding_rows(report):
+        parts.note(f"{sev:<7}  {code}  {file} @{off}: {msg}", _STYLE.get(sev))
+    parts.note(summary_line(report), _STYLE.get(report["verdict"]))
 
 
 def _problems_first(report: dict, console: Console, root: str, replicas: bool, files: bool) -> None:
@@ -290,20 +318,33 @@ def _problems_first(report: dict, console: Console, root: str, replicas: bool, f
                       markup=False, highlight=False, soft_wrap=False)
 
 
-def _rich_table(title: str, columns: Sequence[Column], width: int) -> Table:
+def _rich_table(title: str, columns: Sequence[Column], width: int, name_width: int | None = None,
+                bordered: bool | None = None) -> Table:
     """A table of ``columns`` no wider than ``width``: its long words (names, codes) fold inside their
-    cells; on a narrow terminal without borders."""
+    cells; on a narrow terminal without borders.  ``name_width``: the least width of the name column."""
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left", header_style="bold", box=None if width < NARROW else box_style(),
+    if bordered is None:
+        bordered = width >= NARROW
+    t = Table(title=title, title_justify="left", header_style="bold", box=box_style() if bordered else None,
               padding=(0, 1))
     for c in columns:
         # nothing is cut inside a cell: text wraps at spaces, and a word too long for its column (a name,
         # a path, a finding code) is folded onto the next line whole, so that two names that differ only
         # in their middle or at their end stay told apart
-        keep = (20 if width >= NARROW else 10) if c.title in ("file", "partition") else len(c.title)
+        keep = (name_width or (20 if width >= NARROW else 10)) if c.title in _NAME_TITLES else len(c.title)
         t.add_column(c.title, justify="right" if c.right else "left", overflow="fold", min_width=keep)
     return t
+
+
+_NAME_TITLES = ("file", "partition")
+
+
+def _least_width(columns: Sequence[Column], name_width: int, bordered: bool) -> int:
+    """How wide a table of ``columns`` is at the least: each column as wide as its title (the name
+    column ``name_width``), its padding, and with borders a rule between columns and at each side."""
+    cells = sum(name_width if c.title in _NAME_TITLES else len(c.title) for c in columns)
+    return cells + 2 * len(columns) + ((len(columns) + 1) if bordered else 0)
 
 
 # below this width a triage table has no borders and narrower name columns
@@ -320,14 +361,18 @@ def _table_or_blocks(console: Console, title: str, columns: Sequence[Column],
                      rows: list[tuple[list, str | None]]) -> None:
     """``rows`` as a table when its columns fit the terminal, else a block per row (a line per
     column, folded between words): nothing is cut."""
-    # each column at least as wide as its title, a name column 10 (its cells fold inside it)
-    need = sum(len(c.title) + 2 for c in columns) + max(0, 10 - len(columns[0].title))
-    if need <= console.width:
-        t = _rich_table(title, columns, console.width)
-        for r, style in rows:
-            t.add_row(*_cells(r), style=style)
-        console.print(t, soft_wrap=False)
-        return
+    # the names whole on a line when the table has room for them, else folded inside their cells;
+    # with borders when they fit too, else without: the table is never wider than the terminal
+    longest = min(max((len(str(r[0])) for r, _ in rows), default=10), 48)
+    for name_width in dict.fromkeys((max(longest, len(columns[0].title)), 10)):
+        for bordered in (True, False):
+            if (not bordered or console.width >= NARROW) and \
+                    _least_width(columns, name_width, bordered) <= console.width:
+                t = _rich_table(title, columns, console.width, name_width, bordered)
+                for r, style in rows:
+                    t.add_row(*_cells(r), style=style)
+                console.print(t, soft_wrap=False)
+                return
     lines = LineWriter(cast(TextIO, console.file), console)
     lines.line(title, "bold")
     for r, style in rows:
@@ -360,5 +405,5 @@ def _rich_triage(report: dict, console: Console, rows_p: list[list], rows_f: lis
         _print_summary(report, console)
 
 
-__all__ = ["render_triage", "render_triage_json", "summary_line", "finding_rows", "file_contents",
+__all__ = ["render_triage", "render_triage_json", "render_triage_columns", "summary_line", "finding_rows", "file_contents",
            "PARTITION_COLUMNS", "FILE_COLUMNS"]
