@@ -21,6 +21,7 @@ import internal_encoder as E
 import pytest
 from conftest import need_corpus
 
+from kafkadump.objects.generated_fields import finding_fields
 from kafkadump.decoders.batches import Batch, iter_batches
 from kafkadump.decoders.internal_topics.decoded import DecodedRecord, Part
 from kafkadump.decoders.internal_topics.kinds import kind_from_path
@@ -66,7 +67,7 @@ def shape(v):
 
 def record_shape(d: DecodedRecord):
     return (d.kind, d.offset, d.timestamp, d.control, d.tombstone, shape(d.key), shape(d.value),
-            [f.to_dict() for f in d.findings])
+            [finding_fields(f) for f in d.findings])
 
 
 def reference_text(r, b, d, encoding):

@@ -37,6 +37,7 @@ from kafkadump.objects.records import (
     DEFAULT_ENCODING,
     ENCODERS,
     Place,
+    findings_list,
     item_object,
     place_of_file,
     record_object,
@@ -416,7 +417,7 @@ class RecordLines:
                 + payload_fields(r) + ',"decoded":' + _name_json(dec.kind)
                 + (',"tombstone":true' if dec.tombstone else ',"tombstone":false')
                 + (',"findings":[]}' if not findings else
-                   ',"findings":' + _dumps_text([f.to_dict() for f in findings]) + "}"))
+                   ',"findings":' + _dumps_text(findings_list(findings)) + "}"))
 
 
 __all__ = ["item_line", "batch_line", "run_batch_lines", "python_run_batch_lines", "RecordLines"]
