@@ -47,6 +47,7 @@ BUCKET = "bench"
 def generate(root: str, partitions: int, size: int) -> tuple[list[str], int]:
     """``partitions`` partition dirs of one segment each (distinct files of the same bytes); the files and
     the records in all."""
+    os.makedirs(root, exist_ok=True)
     proto = os.path.join(root, "proto.bin")
     meta = make(proto, size=size, record_bytes="40-90", key_bytes=10, records_per_batch=150, quiet=True)
     files = []
