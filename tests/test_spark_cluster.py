@@ -15,30 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 from spark_compare import assert_same, cli_lines, from_cli, from_row
+from spark_remote import Cluster
 from spark_session import SETTINGS, spark_or_skip
 
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _spark_class() -> tuple[str, dict]:
-    from pyspark.find_spark_home import _find_spark_home
-
-    home = _find_spark_home()
-    env = {**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
-    return os.path.join(home, "bin", "spark-class"), env
 
 
 def _stop_active_session():
@@ -47,49 +32,6 @@ def _stop_active_session():
     active = SparkSession.getActiveSession()
     if active is not None:
         active.stop()
-
-
-class Cluster:
-    def __init__(self, work):
-        self.launcher, self.env = _spark_class()
-        self.work = work
-        self.port = _free_port()
-        self.url = f"spark://127.0.0.1:{self.port}"
-        self.procs: list[subprocess.Popen] = []
-        self.log = open(os.path.join(work, "cluster.log"), "ab")
-
-    def _start(self, *args):
-        p = subprocess.Popen([self.launcher, *args], env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
-        self.procs.append(p)
-        return p
-
-    def start_master(self):
-        self._start("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-                    "--webui-port", str(_free_port()))
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.5)
-        raise AssertionError("the standalone master did not start (see cluster.log)")
-
-    def start_worker(self):
-        self._start("org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
-                    "--webui-port", str(_free_port()), "--cores", "2", "--memory", "1g",
-                    "--work-dir", os.path.join(self.work, "worker"))
-
-    def stop(self):
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        self.log.close()
 
 
 @pytest.fixture(scope="module")

@@ -478,3 +478,36 @@ def test_file_gone_before_the_read_is_one_line(spark, tmp_path):
     with pytest.raises(Exception) as info:
         read(spark, [], "batches", files=[(str(gone), 100)], through_hadoop=True).collect()
     assert explain(info.value).startswith(f"Spark: file:{gone} does not exist on an executor: every executor needs")
+
+
+# the first lines of the JVM exceptions hadoop-aws 3.5 and the HDFS client give (tests/test_spark_remote.py
+# meets them for real)
+NO_CREDENTIALS = ("java.nio.file.AccessDeniedException: s3a://evidence/logs: org.apache.hadoop.fs.s3a.auth."
+                  "NoAuthWithAWSException: No AWS Credentials provided by SimpleAWSCredentialsProvider "
+                  "EnvironmentVariableCredentialsProvider : software.amazon.awssdk.core.exception.SdkClientException: "
+                  "Unable to load credentials from system settings.")
+NO_BUCKET = ("org.apache.hadoop.fs.s3a.UnknownStoreException: `s3a://no-such-bucket/logs': getFileStatus on "
+             "s3a://no-such-bucket/logs: software.amazon.awssdk.services.s3.model.NoSuchBucketException: The "
+             "specified bucket does not exist (Service: S3, Status Code: 404, Request ID: E3SvB6)")
+REFUSED = ("java.net.ConnectException: Call From vm/127.0.0.1 to localhost:1 failed on connection exception: "
+           "java.net.ConnectException: Connection refused; For more details see: http://wiki.apache.org/hadoop/Conn")
+
+
+def test_storage_failures_in_one_line():
+    from kafkadump.spark.failures import explain, storage_failure
+
+    assert storage_failure("s3a://evidence/logs", NO_CREDENTIALS) == (
+        "s3a://evidence/logs: no AWS credentials for s3a://: give them with --conf spark.hadoop.fs.s3a.access.key=... "
+        "and spark.hadoop.fs.s3a.secret.key=..., or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment "
+        "of the driver and executors")
+    assert storage_failure("s3a://no-such-bucket/logs", NO_BUCKET) == (
+        "s3a://no-such-bucket/logs: the bucket no-such-bucket does not exist (at the endpoint "
+        "spark.hadoop.fs.s3a.endpoint names, or AWS's by default): check its name and the endpoint")
+    assert storage_failure("hdfs://127.0.0.1:1/logs", REFUSED) == (
+        "hdfs://127.0.0.1:1/logs: nothing answers at localhost:1 (the HDFS namenode): check the address in the URI, "
+        "or fs.defaultFS in the Hadoop configuration (HADOOP_CONF_DIR)")
+    # a local file that cannot be read is not an AWS matter
+    assert storage_failure("file:/x/0.log", "java.nio.file.AccessDeniedException: /x/0.log") is None
+    # on an executor (a task failed): the URI is found in Spark's text
+    task = RuntimeError("Job aborted due to stage failure: Task 0 in stage 1.0 failed: " + NO_CREDENTIALS + "\n\tat x")
+    assert explain(task).startswith("Spark: s3a://evidence/logs: no AWS credentials for s3a://: give them")

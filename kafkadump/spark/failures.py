@@ -43,9 +43,47 @@ def missing_file(text: str) -> str | None:
     return None
 
 
+S3_CREDENTIALS = ("give them with --conf spark.hadoop.fs.s3a.access.key=... and spark.hadoop.fs.s3a.secret.key=..., "
+                  "or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment of the driver and executors")
+
+
+def _bucket(uri: str) -> str:
+    return uri.partition("://")[2].split("/", 1)[0]
+
+
+def storage_failure(uri: str, text: str) -> str | None:
+    """One line for the storage failures a user meets reading ``uri`` (no AWS credentials, a bucket that does
+    not exist, access denied, a namenode or endpoint that does not answer), from the JVM's text; None when
+    ``text`` is none of them."""
+    if "NoAuthWithAWSException" in text or "Unable to load credentials" in text:
+        return f"{uri}: no AWS credentials for s3a://: {S3_CREDENTIALS}"
+    if "NoSuchBucket" in text or "UnknownStoreException" in text:
+        return (f"{uri}: the bucket {_bucket(uri)} does not exist (at the endpoint spark.hadoop.fs.s3a.endpoint "
+                "names, or AWS's by default): check its name and the endpoint")
+    if uri.startswith("s3a://") and ("AccessDeniedException" in text or "Status Code: 403" in text):
+        return (f"{uri}: access denied: the AWS credentials given may not read it (s3:ListBucket and s3:GetObject "
+                f"on {_bucket(uri)}), or they are wrong; {S3_CREDENTIALS}")
+    m = re.search(r"ConnectException: Call From \S+ to (\S+) failed on connection exception", text)
+    if m:
+        return (f"{uri}: nothing answers at {m.group(1)} (the HDFS namenode): check the address in the URI, "
+                "or fs.defaultFS in the Hadoop configuration (HADOOP_CONF_DIR)")
+    m = re.search(r"Unable to execute HTTP request: Connect to (\S+) failed", text)
+    if m:
+        return f"{uri}: nothing answers at {m.group(1)}: check spark.hadoop.fs.s3a.endpoint"
+    return None
+
+
+def _failed_uri(text: str) -> str:
+    m = re.search(r"\b(?:s3a|hdfs|gs|abfss?)://[^\s`'\",;]+", text)
+    return m.group(0).rstrip(":.") if m else "the input"
+
+
 def explain(e: BaseException, log_path: str | None = None) -> str:
     """One line for a Spark failure (no ``kafkadump:`` prefix)."""
     text = _text(e)
+    storage = storage_failure(_failed_uri(text), text)
+    if storage is not None:
+        return f"Spark: {storage}"
     module = missing_module(text)
     if module is not None:
         what = "kafkadump" if module == "kafkadump" else f"{module} (kafkadump's Spark extra needs it)"
@@ -64,4 +102,4 @@ def explain(e: BaseException, log_path: str | None = None) -> str:
     return f"Spark: {first}{where}"
 
 
-__all__ = ["explain", "missing_module", "missing_file"]
+__all__ = ["explain", "missing_module", "missing_file", "storage_failure"]

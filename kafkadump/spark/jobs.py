@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from kafkadump.reports.scan import FileScan
     from kafkadump.reports.triage import Runner, Triage, Unit
+    from kafkadump.sources.segment import Segment
 
 from kafkadump.spark.hadoop_files import filesystem_error, shown_path
 from kafkadump.spark.splits import DEFAULT_INCLUDE, OPEN_COST_DEFAULT, ListingError, list_local, local_path
@@ -53,7 +54,10 @@ def list_files(spark: SparkSession | None, paths: Iterable[str], include: Iterab
             fs = jpath.getFileSystem(conf)
             statuses = fs.globStatus(jpath)
         except Exception as e:  # noqa: BLE001 - py4j wraps the JVM's IOException
-            raise ListingError(filesystem_error(given, _jvm_message(e))) from None
+            from kafkadump.spark.failures import storage_failure
+
+            message = _jvm_message(e)
+            raise ListingError(storage_failure(given, message) or filesystem_error(given, message)) from None
         if not statuses:
             raise ListingError(f"{given}: no such file or directory")
         for st in statuses:
@@ -64,10 +68,33 @@ def list_files(spark: SparkSession | None, paths: Iterable[str], include: Iterab
                     if _included(f.getPath().getName(), include):
                         out[shown_path(f.getPath().toString())] = f.getLen()
             else:
+                if not any(c in given for c in "*?[{"):
+                    _refuse_non_batches(jvm, fs, st)       # a file named on the command line
                 out[shown_path(st.getPath().toString())] = st.getLen()
     if not out:
         raise ListingError(f"no files named {' or '.join(include)} under {' '.join(paths)}")
     return sorted(out.items())
+
+
+def _refuse_non_batches(jvm: Any, fs: Any, status: Any) -> None:
+    """A file named directly that plainly holds no batches (text, a capture, an index; by its first bytes,
+    read through Hadoop): the :class:`InputError` ``kafkadump records`` gives for it."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from kafkadump.base.errors import InputError
+    from kafkadump.sources.inputs import SNIFF_BYTES, check_batches
+
+    n = min(status.getLen(), SNIFF_BYTES)
+    stream = fs.open(status.getPath())
+    try:
+        head = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream, n)) if n else b""
+    finally:
+        stream.close()
+    try:
+        check_batches(shown_path(status.getPath().toString()), cast("Segment", SimpleNamespace(buf=head, size=len(head))))
+    except InputError as e:
+        raise InputError(str(e).split("; ")[0]) from None      # the commands it names read local files
 
 
 def _jvm_message(e: BaseException) -> str:
