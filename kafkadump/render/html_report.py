@@ -51,7 +51,7 @@ STYLE = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f4f6f8}
 main{max-width:1100px;margin:0 auto;padding:12px}
-section,header.verdict{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:12px 16px;margin:0 0 12px}
+section,header.verdict{overflow-wrap:anywhere;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:12px 16px;margin:0 0 12px}
 h1{font-size:20px;margin:0 0 6px}h2{font-size:17px;margin:0 0 8px}h3{font-size:14px;margin:12px 0 4px}
 .verdict{border-left:8px solid var(--ok)}.verdict.errors{border-left-color:var(--bad)}
 .verdict.warnings{border-left-color:var(--warn)}
@@ -143,8 +143,8 @@ def write_report_html(inc: Incident, out: TextIO, run_info: dict[str, Any]) -> s
 
 def _verdict_of(inc: Incident, triage: dict | None) -> str:
     worst = triage["verdict"] if triage is not None else "clean"
-    capture_problems = sum(c.errors + sum(n for code, n in c.findings.items() if _problem(code))
-                           for c in inc.captures)
+    # a failed request is the traffic's news, not a problem of the bytes (as ``capture`` exits)
+    capture_problems = sum(n for c in inc.captures for code, n in c.findings.items() if _problem(code))
     if worst == "clean" and capture_problems:
         worst = "warnings"
     return worst
@@ -213,7 +213,7 @@ def _verdict_lines(inc: Incident, triage: dict | None) -> list[str]:
         if damaged:
             bad.append(f"{bytes_text(damaged)} damaged of {bytes_text(t['bytes'])}")
         if missing:
-            bad.append(f"{missing:,} offsets missing".replace(",", "\u2009"))
+            bad.append(f"{_count(missing)} offsets missing")
         if t["hangingTransactions"]:
             stuck = inc.transactions.stuck_partitions() if inc.transactions is not None else []
             bad.append(f"{len(stuck)} partition{'s' if len(stuck) != 1 else ''} stuck at a last stable offset "
@@ -223,15 +223,20 @@ def _verdict_lines(inc: Incident, triage: dict | None) -> list[str]:
                        f'(<a href="#leaders">history</a>)')
         lag = max((g.lag for g in inc.group_offsets if g.lag is not None), default=None)
         if lag:
-            bad.append(f'largest consumer lag {lag:,} (<a href="#lag">lag</a>)'.replace(",", "\u2009"))
+            bad.append(f'largest consumer lag {_count(lag)} (<a href="#lag">lag</a>)')
         if bad:
             lines.append("How bad: " + "; ".join(bad))
         lines.append(f"Read: {t['files']} files, {bytes_text(t['bytes'])}, {t['partitions']} partitions, "
-                     f"{t['batches']:,} batches, {t['records']:,} records".replace(",", "\u2009"))
+                     f"{_count(t['batches'])} batches, {_count(t['records'])} records")
     for c in inc.captures:
         lines.append(f"Capture {esc(os.path.basename(c.path))}: {c.requests} requests on {len(c.connections)} "
                      f"connections, {c.errors} failed" + (' (<a href="#captures">timeline</a>)' if c.exchanges else ""))
     return lines
+
+
+def _count(n: int) -> str:
+    """A count with thin spaces between thousands."""
+    return f"{n:,}".replace(",", "\u2009")
 
 
 _SEV_RANK = {"error": 0, "warning": 1, "info": 2}

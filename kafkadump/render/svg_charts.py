@@ -65,7 +65,7 @@ def _text(x: float, y: float, content: str, *, anchor: str = "start", fill: str 
 
 def _svg(height: float, body: Iterable[str], label: str) -> str:
     return (f'<svg class="chart" viewBox="0 0 {WIDTH} {_num(height)}" width="100%" role="img" '
-            f'aria-label="{esc(label)}" xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif">'
+            f'aria-label="{esc(label)}" font-family="system-ui, sans-serif">'
             + "".join(body) + "</svg>")
 
 
@@ -299,7 +299,7 @@ def lag_svg(offsets: Sequence[GroupOffset]) -> str:
     if not rows:
         return ""
     most = max(max(g.lag or 0 for g in rows), 1)
-    x = _Scale(0, most, 300, WIDTH - 90)
+    x = _Scale(0, most, 300, WIDTH - 170)
     row_h = 20
     out = []
     for i, g in enumerate(rows):

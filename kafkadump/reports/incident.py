@@ -8,8 +8,8 @@ draws:
   is not a capture, keeping transactions (the join ``txn`` prints, hanging ones as
   findings): verdict, findings, partitions, chain of custody;
 * ``offsets``' items (log start, high watermark, consumer lag);
-* ``metadata``'s partition changes of each ``__cluster_metadata`` directory
-  (leader and ISR history, unclean elections);
+* ``metadata``'s partition changes of each ``__cluster_metadata`` directory, as
+  triage's own replay of it hands them over (leader and ISR history, unclean elections);
 * per pictured partition, ``batches``' headers (the timeline's marks), and per
   damaged segment its batches and gaps (the byte map); ``hexdump``'s view of the
   first damaged items;
@@ -35,6 +35,7 @@ from kafkadump.decoders.logfiles import names
 from kafkadump.sources.capture_magic import is_capture
 
 if TYPE_CHECKING:
+    from kafkadump.decoders.internal_topics.metadata_replay import PartitionChange
     from kafkadump.decoders.payloads.view import PayloadRequest
     from kafkadump.decoders.protocol.frames import Frame
     from kafkadump.reports.offsets import GroupOffset, PartitionOffsets
@@ -249,11 +250,13 @@ def incident_report(paths: list[str], tally: Tally, *, jobs: int = 2, payloads: 
     inc = Incident(list(paths))
     inc.redacted = bool(payloads is not None and payloads.redaction.active)
     if rest:
-        inc.triage = Triage(rest, jobs=jobs, keep_transactions=True, progress=progress).run()
+        histories: dict[tuple[str, str, int], LeaderHistory] = {}
+        inc.triage = Triage(rest, jobs=jobs, keep_transactions=True, progress=progress,
+                            on_metadata_change=lambda path, change: _add_change(histories, path, change)).run()
         inc.transactions = inc.triage.transactions
         _count_triage(inc.triage, tally)
         _offsets(inc, rest)
-        _histories(inc)
+        _keep_histories(inc, list(histories.values()))
         _timelines(inc)
         _maps_and_hexdumps(inc, payloads)
         _not_read(inc)
@@ -302,39 +305,21 @@ def _offsets(inc: Incident, paths: list[str]) -> None:
                               f"not drawn (kafkadump offsets lists them all)")
 
 
-def _histories(inc: Incident) -> None:
-    """``metadata``'s partition changes of every ``__cluster_metadata`` directory: leader and ISR history."""
-    from kafkadump.decoders.internal_topics.metadata_replay import PartitionChange
-    from kafkadump.reports.metadata import metadata_report
-    from kafkadump.reports.triage import METADATA_TOPIC
-
-    assert inc.triage is not None
-    run = inc.triage
-    histories: list[LeaderHistory] = []
-    for gi, facts in sorted(run.partitions.items()):
-        if facts.topic != METADATA_TOPIC:
-            continue
-        path = run.groups[gi].path
-        by_partition: dict[tuple[str, int], LeaderHistory] = {}
-        try:
-            for item in metadata_report(path, Options(), Tally()):
-                if isinstance(item, PartitionChange):
-                    _add_change(by_partition, path, item)
-        except (InputError, UsageError, OSError) as e:
-            inc.not_read.append(f"{path}: metadata not replayed: {e}")
-        histories += by_partition.values()
-    histories.sort(key=lambda h: (-h.unclean, h.topic, h.partition))
+def _keep_histories(inc: Incident, histories: list[LeaderHistory]) -> None:
+    """The partition changes triage's replay of each ``__cluster_metadata`` directory handed over (the
+    items ``metadata`` prints): leader and ISR history, the partitions with unclean elections first."""
+    histories.sort(key=lambda h: (-h.unclean, h.topic, h.partition, h.metadata_dir))
     if len(histories) > MAX_HISTORIES:
         inc.summarised.append(f"leader and ISR history: {MAX_HISTORIES} of {len(histories)} partitions drawn "
                               f"(those with unclean elections first; kafkadump metadata lists them all)")
     inc.histories = histories[:MAX_HISTORIES]
 
 
-def _add_change(by_partition: dict[tuple[str, int], LeaderHistory], path: str, item: Any) -> None:
-    key = (item.topic or item.topic_id, item.partition)
-    h = by_partition.get(key)
+def _add_change(histories: dict[tuple[str, str, int], LeaderHistory], path: str, item: PartitionChange) -> None:
+    key = (path, item.topic or item.topic_id, item.partition)
+    h = histories.get(key)
     if h is None:
-        h = by_partition[key] = LeaderHistory(path, key[0], key[1])
+        h = histories[key] = LeaderHistory(path, key[1], key[2])
     h.unclean += int(item.unclean)
     if len(h.changes) >= MAX_CHANGES and not item.unclean:
         h.dropped += 1
