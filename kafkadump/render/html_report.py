@@ -51,7 +51,7 @@ STYLE = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f4f6f8}
 main{max-width:1100px;margin:0 auto;padding:12px}
-section,header.verdict{overflow-wrap:anywhere;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:12px 16px;margin:0 0 12px}
+section,header.verdict{overflow-wrap:break-word;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:12px 16px;margin:0 0 12px}
 h1{font-size:20px;margin:0 0 6px}h2{font-size:17px;margin:0 0 8px}h3{font-size:14px;margin:12px 0 4px}
 .verdict{border-left:8px solid var(--ok)}.verdict.errors{border-left-color:var(--bad)}
 .verdict.warnings{border-left-color:var(--warn)}
@@ -66,6 +66,7 @@ table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{border-bottom:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f0f3f6;font-weight:600}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.c{white-space:nowrap}
 .scroll{overflow-x:auto}
 code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:12px}
 .path{word-break:break-all}
@@ -319,17 +320,18 @@ def _findings(page: _Page, inc: Incident, triage: dict) -> None:
         listed: list[dict | None] = list(items[:FINDINGS_PER_GROUP]) or [None]
         for x in listed:
             shown += 1
-            row = [f'<td>{esc(where) if first else ""}</td>',
-                   f'<td class="sev-{sev}" title="{esc(_meaning(code))}">{esc(code) if first else ""}</td>',
+            row = [f'<td class="c">{esc(where) if first else ""}</td>',
+                   f'<td class="c sev-{sev}" title="{esc(_meaning(code))}">{esc(code) if first else ""}</td>',
                    f'<td class="n">{counts[key] if first else ""}</td>']
             if x is None:
                 row.append('<td colspan="5" class="note">listed in the files\' findings (triage --json)</td>')
             else:
                 link = anchors.get((x["file"], x["offset"])) or _containing(anchors, x["file"], x["offset"])
                 hexlink = f'<a href="#{link[0]}">hexdump</a>' if link else ""
-                row += [f'<td class="path mono">{esc(_rel(x["file"], triage))}</td>',
+                shown_name = os.path.basename(x["file"]) if where != LOOSE else _rel(x["file"], triage)
+                row += [f'<td class="mono" title="{esc(x["file"])}">{esc(shown_name)}</td>',
                         f'<td class="n">{x["offset"]}</td>',
-                        f"<td>{_offsets_of(x, segments, link)}</td>",
+                        f'<td class="c">{_offsets_of(x, segments, link)}</td>',
                         f"<td>{esc(x['message'])}</td>",
                         f"<td>{hexlink}</td>"]
             text = f"{where} {code} {x['file'] if x else ''} {x['message'] if x else ''}"

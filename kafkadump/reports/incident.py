@@ -341,7 +341,9 @@ def _problem_order(inc: Incident) -> list[int]:
         scored.append((-counts, run.groups[gi].path, gi))
     scored.sort()
     troubled = [gi for neg, _, gi in scored if neg < 0]
-    clean = [gi for neg, _, gi in scored if neg == 0 and run.partitions[gi].batches]
+    # the clean sample: topics people write to before Kafka's own (__consumer_offsets, ...)
+    clean = sorted((gi for neg, _, gi in scored if neg == 0 and run.partitions[gi].batches),
+                   key=lambda gi: (str(run.partitions[gi].topic).startswith("__"), run.groups[gi].path))
     chosen = troubled[:MAX_TIMELINES] + clean[:max(0, min(CLEAN_SAMPLE, MAX_TIMELINES - len(troubled)))]
     if len(troubled) + len(clean) > len(chosen):
         inc.summarised.append(f"timelines: {len(chosen)} of {len(run.partitions)} partitions drawn ("
