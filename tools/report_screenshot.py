@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Make docs/report.png, the README's picture of ``kafkadump report``.
+"""Make docs/report.png and docs/report-pictures.png, the README's pictures of ``kafkadump report``.
 
 Builds a small broker log dir with the tests' builders (a damaged partition,
 hanging transactions, a consumer group's commits, an unclean election in the
@@ -48,7 +48,7 @@ def build_logdir(d: Path) -> None:
     write(os.path.join(d, "__cluster_metadata-0", name(0, ".log")), bytes(log.data))
 
 
-def shoot(page: Path, png: Path, width: int, height: int) -> None:
+def shoot(page: Path, png: Path, width: int, height: int, pictures: Path | None = None) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -64,6 +64,18 @@ def shoot(page: Path, png: Path, width: int, height: int) -> None:
         driver.set_window_size(width, height)
         driver.get(page.as_uri())
         driver.save_screenshot(str(png))
+        if pictures is not None:   # from the first timeline of a damaged partition to the leaders' history
+            top, bottom = driver.execute_script(
+                "var a=document.querySelector('#timelines h3');"
+                "var b=document.getElementById('lag')||document.getElementById('leaders');"
+                "return [a.getBoundingClientRect().top + window.scrollY - 8,"
+                " b.getBoundingClientRect().top + window.scrollY - 8];")
+            shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+                "format": "png", "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": top, "width": width, "height": min(bottom - top, 1600), "scale": 1}})
+            import base64
+
+            pictures.write_bytes(base64.b64decode(shot["data"]))
     finally:
         driver.quit()
 
@@ -73,7 +85,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "report.png")
     ap.add_argument("--keep", type=Path, default=None, help="build the log dir and the page here")
     ap.add_argument("--width", type=int, default=1100)
-    ap.add_argument("--height", type=int, default=1300)
+    ap.add_argument("--height", type=int, default=760)
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="kd-report-"))
     logdir = work / "kafka-logs"
@@ -83,8 +95,10 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-m", "kafkadump", "report", str(logdir), "-o", str(page)], env=env, cwd=work)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    shoot(page, args.out, args.width, args.height)
-    print(f"{args.out} ({args.out.stat().st_size} bytes) from {page}")
+    pictures = args.out.with_name(args.out.stem + "-pictures.png")
+    shoot(page, args.out, args.width, args.height, pictures)
+    for png in (args.out, pictures):
+        print(f"{png} ({png.stat().st_size} bytes) from {page}")
     return 0
 
 

@@ -104,7 +104,7 @@ def timeline_svg(t: Timeline) -> str:
     if not offsets:
         return _svg(40, [_text(10, 24, "no batches on disk", fill=MUTED)], "empty partition")
     lo, hi = min(offsets), max(offsets)
-    top, bottom = 16, 196
+    top, bottom = 14, 150
     y = _Scale(lo, hi, bottom, top)
     xs = [float(s) for s in stamps] if by_time else [float(i) for i in range(len(marks))]
     x = _Scale(min(xs, default=0), max(xs, default=1), LEFT, WIDTH - RIGHT)
@@ -194,7 +194,7 @@ def byte_map_svg(m: ByteMap) -> str:
         label = f"{kind} {bytes_text(n)} ({100 * n / size:.1f}%)"
         out.append(f'<rect x="{_num(cursor)}" y="52" width="12" height="12" fill="{KIND_COLOURS[kind]}"/>')
         out.append(_text(cursor + 16, 62, label, size=12))
-        cursor += 24 + len(label) * 6.6
+        cursor += 30 + len(label) * 7.4
     out.append(_text(WIDTH - 10, 62, f"0 \u2013 {bytes_text(size)}", anchor="end", fill=MUTED, size=11))
     return _svg(72, out, "byte map of a damaged segment")
 

@@ -334,15 +334,15 @@ def _problem_order(inc: Incident) -> list[int]:
     assert inc.triage is not None
     run = inc.triage
     scored = []
+    weight = {Severity.ERROR: 1000, Severity.WARNING: 1, Severity.INFO: 0}   # errors before warnings
     for gi, facts in run.partitions.items():
-        counts = sum(n for s in run.group_scans(gi) for code, n in s.finding_counts.items()
-                     if _severity(code) is not Severity.INFO)
-        counts += facts.hanging_transactions + (facts.unclean_elections or 0)
+        counts = sum(n * weight[_severity(code)] for s in run.group_scans(gi) for code, n in s.finding_counts.items())
+        counts += 1000 * facts.hanging_transactions + (facts.unclean_elections or 0)
         scored.append((-counts, run.groups[gi].path, gi))
     scored.sort()
     troubled = [gi for neg, _, gi in scored if neg < 0]
     # the clean sample: topics people write to before Kafka's own (__consumer_offsets, ...)
-    clean = sorted((gi for neg, _, gi in scored if neg == 0 and run.partitions[gi].batches),
+    clean = sorted((gi for neg, _, gi in scored if neg == 0 and run.partitions[gi].batches > 1),
                    key=lambda gi: (str(run.partitions[gi].topic).startswith("__"), run.groups[gi].path))
     chosen = troubled[:MAX_TIMELINES] + clean[:max(0, min(CLEAN_SAMPLE, MAX_TIMELINES - len(troubled)))]
     if len(troubled) + len(clean) > len(chosen):
