@@ -280,3 +280,39 @@ def test_in_chromium(reports, browser, width, tmp_path):
         assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 5000
     hostile = browser.execute_script("return document.body.innerText")
     assert HOSTILE_TEXT.replace('"', "") in hostile.replace('"', "") or "window.__pwned" in hostile
+
+
+def test_everything_bounded_is_said(tmp_path, monkeypatch):
+    """With the caps lowered: pictures for the partitions with problems first, then the sample; tables cut;
+    what was left out said on the page; the manifest still lists every file."""
+    import io
+
+    from kafkadump.base.status import Tally
+    from kafkadump.render import html_report
+    from kafkadump.reports import incident
+
+    for k in range(12):
+        seg = Seg([batch(0, 2, ts=T0), batch(2, 2, ts=T0 + 1000), batch(4, 2, ts=T0 + 2000)])
+        data = flip(seg.data, seg.batches[1].position + 40) if k % 4 == 0 else seg.data
+        write(os.path.join(tmp_path, "logs", f"t-{k}", name(0, ".log")), data)
+    for attr, value in (("MAX_TIMELINES", 4), ("CLEAN_SAMPLE", 1), ("MAX_MAPS", 2), ("MAX_HEXDUMPS", 1)):
+        monkeypatch.setattr(incident, attr, value)
+    for attr, value in (("MAX_PARTITION_ROWS", 5), ("MAX_CUSTODY_ROWS", 4), ("MAX_FINDING_GROUPS", 2)):
+        monkeypatch.setattr(html_report, attr, value)
+    tally = Tally()
+    inc = incident.incident_report([str(tmp_path / "logs")], tally)
+    assert [t.partition for t in inc.timelines] == [0, 4, 8, 1]    # the 3 damaged ones, then 1 clean
+    assert len(inc.maps) == 2 and len(inc.hexdumps) == 1 and inc.hexdumps_left_out == 1
+    out = io.StringIO()
+    assert html_report.write_report_html(inc, out, {"tool": "kafkadump"}) == "errors"
+    page = out.getvalue()
+    text = visible(page)
+    assert "timelines: 4 of 12 partitions drawn (3 of 3 with problems, 1 clean as a sample)" in text
+    assert "byte maps: 2 of 3 damaged segments drawn" in text
+    assert "hexdumps: the first 1 damaged items embedded" in text and "1 more damaged items not embedded" in text
+    assert "7 more clean partitions not listed" in text
+    assert text.count("timelines") >= 1 and page.count('<h3 id="t-') == 4
+    assert "more partition and code groups" in text
+    manifest = page[page.index("sha256sum lines"):]
+    assert all(f"t-{k}/{name(0, '.log')}" in manifest for k in range(12))
+    assert tally.problems > 0 and tally.exit_status == 1
