@@ -70,6 +70,7 @@ td.c{white-space:nowrap}
 .scroll{overflow-x:auto}
 code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:12px}
 .path{word-break:break-all}
+td.msg{min-width:16em}td.file{min-width:13em}
 .sev-error{color:var(--bad);font-weight:600}.sev-warning{color:var(--warn);font-weight:600}.sev-info{color:var(--muted)}
 details{margin:4px 0}summary{cursor:pointer}
 .chart{display:block;max-width:100%;height:auto;margin:4px 0 10px}
@@ -329,10 +330,10 @@ def _findings(page: _Page, inc: Incident, triage: dict) -> None:
                 link = anchors.get((x["file"], x["offset"])) or _containing(anchors, x["file"], x["offset"])
                 hexlink = f'<a href="#{link[0]}">hexdump</a>' if link else ""
                 shown_name = os.path.basename(x["file"]) if where != LOOSE else _rel(x["file"], triage)
-                row += [f'<td class="mono" title="{esc(x["file"])}">{esc(shown_name)}</td>',
+                row += [f'<td class="mono path file" title="{esc(x["file"])}">{esc(shown_name)}</td>',
                         f'<td class="n">{x["offset"]}</td>',
                         f'<td class="c">{_offsets_of(x, segments, link)}</td>',
-                        f"<td>{esc(x['message'])}</td>",
+                        f"<td class=\"msg\">{esc(x['message'])}</td>",
                         f"<td>{hexlink}</td>"]
             text = f"{where} {code} {x['file'] if x else ''} {x['message'] if x else ''}"
             page.w(f'<tr data-find="{esc(text)}">' + "".join(row) + "</tr>")
