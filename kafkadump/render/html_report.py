@@ -70,7 +70,7 @@ td.c{white-space:nowrap}
 .scroll{overflow-x:auto}
 code,pre,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,monospace;font-size:12px}
 .path{word-break:break-all}
-td.msg{min-width:16em}td.file{min-width:13em}
+td.msg{min-width:16em}td.file{min-width:15.5em}
 .sev-error{color:var(--bad);font-weight:600}.sev-warning{color:var(--warn);font-weight:600}.sev-info{color:var(--muted)}
 details{margin:4px 0}summary{cursor:pointer}
 .chart{display:block;max-width:100%;height:auto;margin:4px 0 10px}
