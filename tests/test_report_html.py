@@ -316,3 +316,22 @@ def test_everything_bounded_is_said(tmp_path, monkeypatch):
     manifest = page[page.index("sha256sum lines"):]
     assert all(f"t-{k}/{name(0, '.log')}" in manifest for k in range(12))
     assert tally.problems > 0 and tally.exit_status == 1
+
+
+def test_copies_of_a_partition_are_compared(tmp_path):
+    """The same topic id and partition under two brokers' log dirs: diff's verdict and where they part."""
+    meta = b"version: 0\ntopic_id: 1qqJytXMSWeR5tv_Z0us9g\n"
+    same = [batch(0, 3, ts=T0), batch(3, 3, ts=T0 + 1000)]
+    write(os.path.join(tmp_path, "b1", "orders-0", name(0, ".log")), Seg(same + [batch(6, 2, ts=T0 + 2000)]).data)
+    write(os.path.join(tmp_path, "b2", "orders-0", name(0, ".log")),
+          Seg(same + [batch(6, 2, ts=T0 + 2000, leader_epoch=1)]).data)
+    for b in ("b1", "b2"):
+        write(os.path.join(tmp_path, b, "orders-0", "partition.metadata"), meta)
+    page = tmp_path / "r.html"
+    done = kafkadump("report", str(tmp_path / "b1"), str(tmp_path / "b2"), "-o", str(page))
+    text = visible(page.read_text())
+    assert done.returncode == 1, done.stderr
+    assert "1 copy of a partition diverged" in text
+    section = text[text.index("Copies of a partition compared"):]
+    assert f"orders-0 {tmp_path / 'b1' / 'orders-0'} {tmp_path / 'b2' / 'orders-0'} diverged 5 0 0 2" in section
+    assert "different offsets 6–7 (leader epochs 0 / 1): leaderEpoch" in section

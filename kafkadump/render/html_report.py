@@ -147,6 +147,7 @@ def _verdict_of(inc: Incident, triage: dict | None) -> str:
     worst = triage["verdict"] if triage is not None else "clean"
     # a failed request is the traffic's news, not a problem of the bytes (as ``capture`` exits)
     capture_problems = sum(n for c in inc.captures for code, n in c.findings.items() if _problem(code))
+    capture_problems += sum(1 for r in inc.replicas if r.summary is not None and r.summary.verdict == "diverged")
     if worst == "clean" and capture_problems:
         worst = "warnings"
     return worst
@@ -173,6 +174,9 @@ def _headline(inc: Incident, triage: dict | None, verdict: str) -> str:
         bits.append(f"{t['hangingTransactions']} hanging transaction{'s' if t['hangingTransactions'] != 1 else ''}")
     if t["uncleanElections"]:
         bits.append(f"{t['uncleanElections']} unclean election{'s' if t['uncleanElections'] != 1 else ''}")
+    diverged = sum(1 for r in inc.replicas if r.summary is not None and r.summary.verdict == "diverged")
+    if diverged:
+        bits.append(f"{diverged} cop{'ies' if diverged != 1 else 'y'} of a partition diverged")
     if not bits and verdict != "clean":
         bits.append(f"{t['findings']['error']} errors, {t['findings']['warning']} warnings in "
                     f"{t['files']} files")
@@ -274,6 +278,8 @@ def _nav(page: _Page, inc: Incident, triage: dict | None) -> None:
         links += [("findings", "Findings"), ("timelines", "Timelines")]
     if inc.maps:
         links.append(("bytemaps", "Damaged bytes"))
+    if inc.replicas:
+        links.append(("replicas", "Copies compared"))
     if inc.transactions is not None and inc.transactions.transactions:
         links.append(("transactions", "Transactions"))
     if inc.histories:
@@ -414,6 +420,7 @@ def _pictures(page: _Page, inc: Incident, triage: dict | None) -> None:
                 page.w('<p class="note">damaged: ' + ", ".join(f"bytes {p.start}\u2013{p.start + p.size - 1}"
                                                              for p in damaged) + "</p>")
         page.w("</section>")
+    _replicas(page, inc)
     _transactions(page, inc)
     _leaders(page, inc)
     _lag(page, inc)
@@ -427,6 +434,30 @@ def _pictures(page: _Page, inc: Incident, triage: dict | None) -> None:
         if len(inc.not_read) > 200:
             page.w(f"<li>and {len(inc.not_read) - 200} more files not read (triage --json lists them)</li>")
         page.w("</ul></section>")
+
+
+def _replicas(page: _Page, inc: Incident) -> None:
+    if not inc.replicas:
+        return
+    page.w('<section id="replicas"><h2>Copies of a partition compared</h2>',
+           '<p class="note">Each copy against the first of the same topic id, by offset, as '
+           '<code>kafkadump diff</code> compares them.</p><div class="scroll"><table><thead><tr><th>partition</th>'
+           '<th>copy A</th><th>copy B</th><th>verdict</th><th class="n">identical through</th>'
+           '<th class="n">only in A</th><th class="n">only in B</th><th class="n">different</th></tr></thead><tbody>')
+    for r in inc.replicas:
+        s = r.summary
+        if s is None:
+            continue
+        bad = s.verdict == "diverged"
+        page.w(f"<tr><td>{esc(r.topic)}-{esc(r.partition)}</td><td class='mono path'>{esc(r.path_a)}</td>"
+               f"<td class='mono path'>{esc(r.path_b)}</td><td class='{'sev-error' if bad else ''}'>{esc(s.verdict)}</td>"
+               f"<td class='n'>{esc(_dash(s.identical_through))}</td><td class='n'>{s.only_in_a}</td>"
+               f"<td class='n'>{s.only_in_b}</td><td class='n'>{s.different}</td></tr>")
+        for d in r.divergences:
+            page.w(f"<tr><td></td><td colspan='7' class='note'>{esc(d.kind)} offsets {d.from_offset}\u2013"
+                   f"{d.to_offset} (leader epochs {esc(_dash(d.leader_epoch_a))} / {esc(_dash(d.leader_epoch_b))})"
+                   f"{': ' + esc(', '.join(d.fields)) if d.fields else ''}</td></tr>")
+    page.w("</tbody></table></div></section>")
 
 
 def _transactions(page: _Page, inc: Incident) -> None:

@@ -8,6 +8,7 @@ draws:
   is not a capture, keeping transactions (the join ``txn`` prints, hanging ones as
   findings): verdict, findings, partitions, chain of custody;
 * ``offsets``' items (log start, high watermark, consumer lag);
+* ``diff`` of the copies of one partition among the inputs (the same topic id in two directories);
 * ``metadata``'s partition changes of each ``__cluster_metadata`` directory, as
   triage's own replay of it hands them over (leader and ISR history, unclean elections);
 * per pictured partition, ``batches``' headers (the timeline's marks), and per
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from kafkadump.decoders.internal_topics.metadata_replay import PartitionChange
     from kafkadump.decoders.payloads.view import PayloadRequest
     from kafkadump.decoders.protocol.frames import Frame
+    from kafkadump.reports.diff import DiffSummary, Divergence
     from kafkadump.reports.offsets import GroupOffset, PartitionOffsets
     from kafkadump.reports.scan import FileScan
     from kafkadump.reports.segments import HexdumpView
@@ -55,6 +57,9 @@ MAX_HISTORIES = 24          # partitions whose leader and ISR history is drawn
 MAX_CHANGES = 200           # changes kept per partition history
 MAX_GROUP_OFFSETS = 2000    # consumer lag bars
 MAX_REQUESTS = 2000         # requests kept per capture (evenly thinned past it; errors always kept)
+MAX_REPLICA_PAIRS = 12      # copies of one partition (same topic id) compared with diff
+MAX_DIFF_BYTES = 4 << 20    # segment bytes diff reads, all pairs together
+MAX_DIVERGENCES = 5         # divergent runs kept per pair
 
 INTACT, DAMAGED, RESYNCED, ZEROS = "intact", "damaged", "resynced", "zero padding"
 
@@ -179,6 +184,20 @@ class CaptureSummary(Value):
         self.findings: dict[str, int] = {}
 
 
+class ReplicaPair(Value):
+    """Two copies of one partition (the same topic id in two directories) compared by ``diff``."""
+
+    __match_args__ = ("topic", "partition", "path_a", "path_b", "summary", "divergences")
+
+    def __init__(self, topic: str | None, partition: int | None, path_a: str, path_b: str) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.path_a = path_a
+        self.path_b = path_b
+        self.summary: DiffSummary | None = None
+        self.divergences: list[Divergence] = []
+
+
 class Hexdump(Value):
     """An annotated hexdump of a damaged item (``hexdump``'s view), and the finding it was taken for."""
 
@@ -205,6 +224,7 @@ class Incident:
         self.hexdumps: list[Hexdump] = []
         self.hexdumps_left_out = 0
         self.captures: list[CaptureSummary] = []
+        self.replicas: list[ReplicaPair] = []
         self.capture_custody: list[FileScan] = []
         self.not_read: list[str] = []       # inputs (or parts of them) not read, and why
         self.summarised: list[str] = []     # what was bounded, and how
@@ -259,6 +279,7 @@ def incident_report(paths: list[str], tally: Tally, *, jobs: int = 2, payloads: 
         _keep_histories(inc, list(histories.values()))
         _timelines(inc)
         _maps_and_hexdumps(inc, payloads)
+        _replicas(inc, tally)
         _not_read(inc)
     for c in captures:
         _capture(inc, c, tally, payloads)
@@ -484,6 +505,41 @@ def _hexdump(inc: Incident, item: Batch | Gap, payloads: PayloadRequest | None) 
     inc.hexdumps.append(Hexdump(f"hex-{len(inc.hexdumps)}", view, code))
 
 
+def _replicas(inc: Incident, tally: Tally) -> None:
+    """``diff`` of the copies of a partition among the inputs (the same topic id and partition in two
+    directories: replicas of two brokers, a backup and the live log), each against the first copy."""
+    from kafkadump.reports.diff import DiffSummary, Divergence, diff_report
+
+    assert inc.triage is not None
+    copies: dict[tuple[str, int], list[Any]] = {}
+    for facts in inc.triage.partitions.values():
+        if facts.topic_id and facts.partition is not None and facts.state is None and facts.segments:
+            copies.setdefault((facts.topic_id, facts.partition), []).append(facts)
+    pairs = [(group[0], other) for _, group in sorted(copies.items()) for other in group[1:]]
+    budget, done = MAX_DIFF_BYTES, 0
+    for a, b in pairs:
+        if done >= MAX_REPLICA_PAIRS or a.bytes + b.bytes > budget:
+            continue
+        budget -= a.bytes + b.bytes
+        done += 1
+        pair = ReplicaPair(a.topic, a.partition, a.path, b.path)
+        try:
+            for item in diff_report(a.path, b.path, Options(), Tally()):
+                if isinstance(item, Divergence) and len(pair.divergences) < MAX_DIVERGENCES:
+                    pair.divergences.append(item)
+                elif isinstance(item, DiffSummary):
+                    pair.summary = item
+        except (InputError, UsageError, OSError) as e:
+            inc.not_read.append(f"{a.path} against {b.path}: not compared: {e}")
+            continue
+        if pair.summary is not None and pair.summary.verdict == "diverged":
+            tally.add_problem()
+        inc.replicas.append(pair)
+    if len(pairs) > done:
+        inc.summarised.append(f"replicas: {done} of {len(pairs)} pairs of copies compared (kafkadump diff A B "
+                              "compares any other)")
+
+
 def _not_read(inc: Incident) -> None:
     assert inc.triage is not None
     for s in inc.triage.file_scans():
@@ -595,5 +651,5 @@ def problem_partitions(inc: Incident) -> Iterable[int]:
 
 
 __all__ = ["Incident", "incident_report", "problem_partitions", "Timeline", "Mark", "ByteMap", "Piece",
-           "LeaderHistory", "LeaderChange", "CaptureSummary", "Exchange", "Hexdump", "INTACT", "DAMAGED", "RESYNCED",
+           "LeaderHistory", "LeaderChange", "CaptureSummary", "Exchange", "Hexdump", "ReplicaPair", "INTACT", "DAMAGED", "RESYNCED",
            "ZEROS"]
