@@ -58,7 +58,7 @@ MAX_CHANGES = 200           # changes kept per partition history
 MAX_GROUP_OFFSETS = 2000    # consumer lag bars
 MAX_REQUESTS = 2000         # requests kept per capture (evenly thinned past it; errors always kept)
 MAX_REPLICA_PAIRS = 12      # copies of one partition (same topic id) compared with diff
-MAX_DIFF_BYTES = 4 << 20    # segment bytes diff reads, all pairs together
+MAX_DIFF_BYTES = 1 << 20    # segment bytes diff reads, all pairs together
 MAX_DIVERGENCES = 5         # divergent runs kept per pair
 
 INTACT, DAMAGED, RESYNCED, ZEROS = "intact", "damaged", "resynced", "zero padding"
