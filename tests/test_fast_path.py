@@ -410,7 +410,7 @@ def test_the_option_table_covers_the_data_commands():
     from kafkadump.cli.fast_options import COMMANDS
 
     assert sorted(COMMANDS) == ["batches", "capture", "carve", "diff", "dump", "hexdump", "metadata", "offsets",
-                                "records", "schemas", "triage", "txn", "verify-crc"]
+                                "records", "report", "schemas", "triage", "txn", "verify-crc"]
     # every option of the typer command is in the table (none left for typer alone)
     import typer.main
 

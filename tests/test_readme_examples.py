@@ -59,6 +59,8 @@ CHECKS: dict[str, tuple[set[int], list[str]]] = {
     "kafkadump dump --format dump-log 00000000000000000000.index 00000000000000000000.timeindex "
     "00000000000000000000.snapshot": ({0}, ["offset:", "timestamp:", "producerId:"]),
     "kafkadump carve --output /tmp/recovered.log 00000000000000000000.log": ({0}, ["recovered: 14 batches"]),
+    "kafkadump report /var/lib/kafka/data -o /tmp/incident.html": ({1}, []),
+    "kafkadump report /evidence/broker-3/kafka-logs traffic.pcap -o incident.html": ({1}, []),
     "kafkadump diff /evidence/broker-1/orders-3 /evidence/broker-2/orders-3": ({0}, ["A CONTAINS B"]),
     "kafkadump diff --json backup/orders-3 /var/lib/kafka/data/orders-3 | jq 'select(.type == \"diff\")'":
         ({0}, ['"identical"']),
@@ -194,7 +196,8 @@ def test_readme_example(world, example):
     # a jq pipeline's status is jq's when kafkadump exits 0; kafkadump's 1 makes it 1 (pipefail)
     assert r.returncode in statuses, (r.returncode, r.stderr[-2000:], r.stdout[-2000:])
     written = {"> report.json": world / "report.json", "> shareable.jsonl": world / "shareable.jsonl",
-               "--output /tmp/recovered.log": world / "tmp" / "recovered.log"}
+               "--output /tmp/recovered.log": world / "tmp" / "recovered.log",
+               "-o /tmp/incident.html": world / "tmp" / "incident.html", "-o incident.html": world / "incident.html"}
     for marker, path in written.items():
         if marker in example:
             assert path.stat().st_size > 0

@@ -151,7 +151,7 @@ def test_help_lists_the_commands_in_one_order_whichever_module_was_imported_firs
     listed = [line.split()[1] for line in plain.splitlines() if line.startswith("│ ") and line[2:3].isalpha()]
     # the everyday commands first (issue 27), under headings
     assert listed == ["batches", "records", "verify-crc", "hexdump", "dump", "triage", "carve", "capture", "txn",
-                      "offsets", "metadata", "diff", "schemas", "man", "spark"]
+                      "offsets", "metadata", "diff", "schemas", "report", "man", "spark"]
     assert "─ Segments ─" in plain and "─ Incidents ─" in plain
 
 

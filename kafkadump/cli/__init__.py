@@ -58,6 +58,10 @@ def _manual_command() -> None:
     from kafkadump.cli import manual_command  # noqa: F401
 
 
+def _report_command() -> None:
+    from kafkadump.cli import report_command  # noqa: F401
+
+
 def _spark_commands() -> None:
     from kafkadump.cli import spark_commands  # noqa: F401
 
@@ -70,6 +74,7 @@ _COMMAND_MODULES: list[tuple[Callable[[], None], tuple[str, ...]]] = [
     (_forensics_commands, ("txn", "offsets")),
     (_replica_commands, ("metadata", "diff")),
     (_payload_commands, ("schemas",)),
+    (_report_command, ("report",)),
     (_spark_commands, ("spark",)),
     (_manual_command, ("man",)),
 ]
@@ -77,7 +82,7 @@ _COMMAND_MODULES: list[tuple[Callable[[], None], tuple[str, ...]]] = [
 HELP_PANELS = {"batches": "Segments", "records": "Segments", "verify-crc": "Segments", "hexdump": "Segments",
                "dump": "Log directories", "triage": "Log directories", "carve": "Log directories",
                "capture": "Wire traffic", "txn": "Incidents", "offsets": "Incidents", "metadata": "Incidents",
-               "diff": "Incidents", "schemas": "Incidents", "spark": "Fleet", "man": "Manual"}
+               "diff": "Incidents", "schemas": "Incidents", "report": "Incidents", "spark": "Fleet", "man": "Manual"}
 _MODULE_OF_COMMAND = {name: load for load, names in _COMMAND_MODULES for name in names}
 
 

@@ -60,13 +60,20 @@ def _payload_bodies() -> ModuleType:
     return payload_bodies
 
 
+def _report_body() -> ModuleType:
+    from kafkadump.cli import report_body
+
+    return report_body
+
+
 # the typer command module -> the module of its commands' bodies (by the same function names)
 BODY_MODULES: dict[str, Callable[[], ModuleType]] = {"segment_commands": _segment_bodies,
                                                      "capture_command": _capture_body,
                                                      "logdir_commands": _logdir_bodies,
                                                      "forensics_commands": _forensics_bodies,
                                                      "replica_commands": _replica_bodies,
-                                                     "payload_commands": _payload_bodies}
+                                                     "payload_commands": _payload_bodies,
+                                                     "report_command": _report_body}
 
 
 # set, typer answers a shell's completion request instead of running the command

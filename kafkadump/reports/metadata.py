@@ -358,16 +358,20 @@ class MetadataCheck(Value):
 MAX_CHECK_FINDINGS = 10_000
 
 
-def check_metadata(path: str, options: Options | None = None) -> MetadataCheck | None:
+def check_metadata(path: str, options: Options | None = None,
+                   on_change: Callable[[PartitionChange], None] | None = None) -> MetadataCheck | None:
     """Replay the metadata directory ``path`` for triage: unclean elections and re-created topics.
 
     Damage is not reported again (the file scans report it); a directory with
-    nothing to replay (or unreadable) gives None.
+    nothing to replay (or unreadable) gives None.  ``on_change`` is handed every
+    partition change of the replay (``kafkadump report`` draws them; one replay).
     """
     check = MetadataCheck()
     try:
         items = metadata_report(path, options or Options(), Tally())
         for item in items:
+            if on_change is not None and isinstance(item, PartitionChange):
+                on_change(item)
             if isinstance(item, (PartitionChange, TopicChange)) and item.findings:
                 if len(check.findings) < MAX_CHECK_FINDINGS:
                     check.findings += [(item.place.file or path, f) for f in item.findings]

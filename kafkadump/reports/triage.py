@@ -374,7 +374,9 @@ class Triage:
     def __init__(self, root: str | list[str], *, jobs: int = 2, records: bool = True,
                  max_findings: int | None = DEFAULT_MAX_FINDINGS, progress: Callable[[int, int, str], None] | None = None,
                  runner: Runner | None = None, keep_transactions: bool = False,
-                 txn_partitions: int = DEFAULT_PARTITIONS, transactional_ids: tuple[str, ...] = ()):
+                 txn_partitions: int = DEFAULT_PARTITIONS, transactional_ids: tuple[str, ...] = (),
+                 on_metadata_change: Callable[[str, Any], None] | None = None):
+        self.on_metadata_change = on_metadata_change   # (metadata dir, PartitionChange): kafkadump report
         self.roots = [root] if isinstance(root, str) else list(root)
         self.keep_transactions = keep_transactions   # list closed transactions too (kafkadump txn)
         self.txn_partitions = txn_partitions
@@ -432,7 +434,7 @@ class Triage:
             self.partitions[gi] = fold_partition(g.path, scans, keep_spans=self.keep_transactions)
             self._bound_spans(self.partitions[gi])
             if self.partitions[gi].topic == METADATA_TOPIC:
-                _check_metadata(g.path, self.partitions[gi], scans)
+                _check_metadata(g.path, self.partitions[gi], scans, self.on_metadata_change)
             # what the log-dir fold needs is small; the segments' digests are not needed again
             for s in scans:
                 if s.kind not in (names.OFFSET_CHECKPOINT, names.PARTITION_METADATA):
@@ -507,12 +509,14 @@ class Triage:
 METADATA_TOPIC = "__cluster_metadata"
 
 
-def _check_metadata(path: str, facts: PartitionFacts, scans: list[FileScan]) -> None:
+def _check_metadata(path: str, facts: PartitionFacts, scans: list[FileScan],
+                    on_change: Callable[[str, Any], None] | None = None) -> None:
     """A KRaft metadata directory: replayed (newest snapshot, then the log), its unclean elections and
-    re-created topics become findings of the files holding their records, and facts of the partition."""
+    re-created topics become findings of the files holding their records, and facts of the partition;
+    ``on_change(path, change)`` is handed each partition change of the replay."""
     from kafkadump.reports.metadata import check_metadata
 
-    check = check_metadata(path)
+    check = check_metadata(path, on_change=None if on_change is None else lambda c: on_change(path, c))
     if check is None:
         return
     facts.unclean_elections, facts.topics_recreated = check.unclean_elections, check.topics_recreated
