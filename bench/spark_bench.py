@@ -544,7 +544,9 @@ def main(argv: list[str] | None = None) -> int:
         if "scaling" in parts:
             fleet = None
             if a.fleet:
-                fleet = generate(os.path.join(root, "fleet"), -(-a.fleet // 100), min(a.fleet, 100), a.fleet_size)
+                # a log dir of its own for each fleet shape: the Spark read lists the directory
+                fleet = generate(os.path.join(root, f"fleet-{a.fleet}x{a.fleet_size}"), -(-a.fleet // 100),
+                                 min(a.fleet, 100), a.fleet_size)
                 print(f"fleet: {len(fleet['files'])} segments of {a.fleet_size:,} bytes, "
                       f"{fleet['records']:,} records")
             pq = os.path.join(root, f"anchor-{a.partitions}x{a.segments}x{a.segment_size}.parquet")
