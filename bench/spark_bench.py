@@ -1,39 +1,22 @@
 #!/usr/bin/env python3
-"""Spark against the single-process CLI on the same files: rows per CPU-second, and scaling.
+"""Spark against its own Parquet reader and the single-process CLI: CPU per row, every target.
 
 Generates a log dir of many segments (``--partitions`` x ``--segments`` files of
 ``--segment-size``, small uncompressed records as ``bench.py``'s records file:
-150 records a batch, 10-byte keys, 40-90 byte values).
+150 records a batch, 10-byte keys, 40-90 byte values) and a fleet of ``--fleet``
+small segments of ``--fleet-size`` (default 2,000 of 1 MiB).
 
-The default part, ``scaling``, runs round by round (interleaved, the order
-turned round each round, so each sees similar background load):
-
-* ``kafkadump records --json --decode none`` over all the files, to /dev/null
-  (one process, pinned to 1 CPU): CPU seconds from
-  ``resource.getrusage(RUSAGE_CHILDREN)`` around the command (its start-up included);
-* the ``kafkadump`` data source at ``level=records`` written to Spark's ``noop``
-  sink (every row made and handed to Spark, nothing written), every column and
-  then ``columns`` pruned to ``offset,key,timestamp``, in a fresh process with
-  ``--master local[1]`` pinned with ``taskset`` to 1 CPU and one with ``local[2]``
-  pinned to 2 CPUs (the whole process tree: children inherit the pinning), the
-  honest 1-core vs 2-core comparison on a 2-core machine.  The session is started
-  and warmed (a query of as many tasks as cores on a 64 KiB file forks every
-  Python worker) before the clock starts; the JIT compiling the scan's own code is
-  in the window (a session's first scan pays it), and the same scan is run again
-  (``again (JIT warm)``) to show it; the CPU seconds are those of the whole process
-  tree (the driver's Python, the JVM with all its threads, split by thread: task
-  threads, JIT compilers, GC; Spark's Python daemon and workers), read
-  from ``/proc/PID/stat`` (utime + stime, and cutime + cstime for children
-  already exited and reaped) just before and just after the query;
-* in the ``local[2]`` process also: the query with an offset range of 1 % of the
-  records pushed down (batches skipped by their header).
-
-Printed, as the median of the rounds and as the round of least CPU: rows per
-wall-second and per CPU-second of each, the ratio Spark / CLI (the issue's
-target: at least 0.8), and the speed-up from local[1] on 1 CPU to local[2] on
-2 CPUs (rows per wall-second; near-linear is 2x), with the load average.  On a
-shared machine the wall times are skewed by other processes; the CPU-second
-ratios much less.
+The default part, ``scaling``, runs interleaved rounds of the CLI (``records --json
+--decode none``, pinned to 1 CPU), a ``local[1]`` session pinned to 1 CPU and a
+``local[2]`` session pinned to 2.  In each session, JIT warm (every query run once
+before the clock), into Spark's ``noop`` sink: ``kafkadump.spark.read`` of every
+column and of three; the anchor, the same rows written once as plain Parquet and read
+by Spark's own reader (every column, three); the through-Hadoop path on the same files;
+``format("kafkadump")``; in ``local[2]`` also a pushed-down offset range and the fleet
+(its listing and planning timed apart).  CPU seconds are those of the whole process
+tree (driver, JVM, Spark's Python daemon and workers) from ``/proc``.  Printed: the
+figures of each, every target of the issue as PASS or MISS, and the load average.
+See bench/README.md.
 
 ``--only startup`` and ``--only scan`` add the older parts: SparkSession
 start-up, and ``kafkadump spark scan`` to Parquet as a command and in a warm
@@ -280,12 +263,13 @@ def cli_cpu(cmd: list[str]) -> tuple[float, float]:
 
 
 SCALING = r"""
-import json, os, re, sys, time
+import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from spark_bench import PROCESSES, lanes, spread, tree_cpu
 from kafkadump.spark import build_session, read
-master, tiny, logdir, lo, hi, extra = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), \
-    sys.argv[7] == "1"
+from kafkadump.spark.splits import list_local, plan
+master, tiny, logdir, pq, fleet, lo, hi = sys.argv[2:9]
+lo, hi = int(lo), int(hi)
 s = build_session(master, {"spark.ui.showConsoleProgress": "false"})
 me = os.getpid()
 
@@ -298,20 +282,35 @@ def run(df):
             "spread": spread(l0, l1)}
 
 # warm: a query of as many tasks as cores (the 64 KiB file in two shares) forks every Python worker
-# the scan will use; the JIT has compiled only what that took: the scan's own code is compiled in
-# the window (the "again" run shows the scan without it)
 run(s.read.format("kafkadump").option("level", "records").option("splitBytes", "32768").load(tiny))
-out = {"tiny": run(read(s, [tiny], "records")),   # what any query costs (planning workers, a task)
-       "all": run(read(s, [logdir], "records")),
-       "again": run(read(s, [logdir], "records")),   # the same scan with the JIT warm
-       "pruned": run(s.read.format("kafkadump").option("level", "records")
-                     .option("columns", "offset,key,timestamp").load(logdir))}
-if extra:
-    df = read(s, [logdir], "records")
-    q = df.filter((df["offset"] >= lo) & (df["offset"] <= hi))   # df.offset is a method
-    out["pushed"] = run(q)
+if not os.path.exists(os.path.join(pq, "_SUCCESS")):   # the anchor: the same rows as plain Parquet
+    read(s, [logdir], "records").write.mode("overwrite").parquet(pq)
+THREE = ("offset", "key", "timestamp")
+queries = {
+    "kafkadump": lambda: read(s, [logdir], "records"),
+    "parquet": lambda: s.read.parquet(pq),
+    "kafkadump 3 columns": lambda: read(s, [logdir], "records", columns=",".join(THREE)),
+    "parquet 3 columns": lambda: s.read.parquet(pq).select(*THREE),
+    "through hadoop": lambda: read(s, [logdir], "records", through_hadoop=True),
+    "format(kafkadump)": lambda: s.read.format("kafkadump").option("level", "records").load(logdir),
+}
+for q in queries.values():     # JIT warm: each query once before the clock
+    run(q())
+out = {"tiny": run(read(s, [tiny], "records"))}   # what any query costs (planning, a task)
+for name, q in queries.items():
+    out[name] = run(q())
+if lo >= 0:   # the SQL user's pushdown (format("kafkadump"), a filter on offset)
+    df = s.read.format("kafkadump").option("level", "records").load(logdir)
+    q = df.filter((df["offset"] >= lo) & (df["offset"] <= hi))
+    out["pushed (1 %)"] = run(q)
     out["pushed_rows"] = q.count()
-    out["pushed_plan_has_filter"] = re.search(r"\bFilter\b", q._jdf.queryExecution().executedPlan().toString()) is not None
+if fleet:
+    c0, t0 = tree_cpu(me), time.perf_counter()
+    df = read(s, [fleet], "records")              # listing and planning on the driver
+    c1 = tree_cpu(me)
+    out["planning"] = {"seconds": time.perf_counter() - t0, "cpu": sum(c1[k] - c0[k] for k in PROCESSES)}
+    out["fleet"] = run(df)
+    out["fleet_tasks"] = len(plan(list_local([fleet])))
 print(json.dumps(out))
 s.stop()
 """
@@ -330,8 +329,8 @@ def pinned(what: str, cmd: list[str]) -> list[str]:
     return ["taskset", "-c", cpus, *cmd]
 
 
-def spark_child(master: str, tiny: str, logdir: str, lo: int, hi: int, extra: bool) -> dict:
-    cmd = pinned(master, [PY, "-c", SCALING, HERE, master, tiny, logdir, str(lo), str(hi), "1" if extra else "0"])
+def spark_child(master: str, tiny: str, logdir: str, pq: str, fleet: str, lo: int, hi: int) -> dict:
+    cmd = pinned(master, [PY, "-c", SCALING, HERE, master, tiny, logdir, pq, fleet, str(lo), str(hi)])
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         sys.stderr.write(p.stderr[-3000:])
@@ -339,7 +338,11 @@ def spark_child(master: str, tiny: str, logdir: str, lo: int, hi: int, extra: bo
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def scaling(data: dict, tiny: str, rounds: int) -> dict:
+SPARK_QUERIES = ("kafkadump", "parquet", "kafkadump 3 columns", "parquet 3 columns", "through hadoop",
+                 "format(kafkadump)", "pushed (1 %)", "fleet")
+
+
+def scaling(data: dict, fleet: dict | None, tiny: str, pq: str, rounds: int) -> dict:
     """The interleaved CLI / local[1] / local[2] rounds (the order turned round each round).
 
     Every measurement of every round is kept (``runs``); the summary of each is the median
@@ -349,7 +352,7 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
     per_file = n // len(files)
     lo, hi = per_file // 2, per_file // 2 + per_file // 100
     runs: dict[str, list[dict]] = {}
-    out: dict = {"runs": runs, "loads": []}
+    out: dict = {"runs": runs, "loads": [], "planning": [], "fleet_tasks": 0}
 
     def keep(name: str, wall: float, cpu: float, rows: int, **extra: object) -> None:
         runs.setdefault(name, []).append({"seconds": wall, "cpu": cpu, "rows": rows, **extra})
@@ -364,18 +367,25 @@ def scaling(data: dict, tiny: str, rounds: int) -> dict:
                 wall, cpu = cli_cpu(pinned("cli", [PY, "-m", "kafkadump", "records", "--json", "--decode", "none",
                                                    *files]))
                 keep("cli", wall, cpu, n, load=load)
+                if fleet is not None:
+                    warm(fleet["files"])
+                    wall, cpu = cli_cpu(pinned("cli", [PY, "-m", "kafkadump", "records", "--json", "--decode",
+                                                       "none", *fleet["files"]]))
+                    keep("cli fleet", wall, cpu, fleet["records"], load=load)
             else:
-                res = spark_child(what, tiny, data["logdir"], lo, hi, extra=what == "local[2]")
-                keep(what, res["all"]["seconds"], res["all"]["cpu"], n, by=res["all"]["by"],
-                     query_overhead_cpu=res["tiny"]["cpu"], load=load, spread=res["all"]["spread"])
-                keep(f"{what} again (JIT warm)", res["again"]["seconds"], res["again"]["cpu"], n,
-                     by=res["again"]["by"], load=load, spread=res["again"]["spread"])
-                keep(f"{what} columns offset,key,timestamp", res["pruned"]["seconds"], res["pruned"]["cpu"], n,
-                     by=res["pruned"]["by"], load=load, spread=res["pruned"]["spread"])
-                if "pushed" in res:
-                    keep(f"{what} offset range pushed (1 %)", res["pushed"]["seconds"], res["pushed"]["cpu"],
-                         res["pushed_rows"], load=load)
-                    out["pushed_plan_has_filter"] = res["pushed_plan_has_filter"]
+                two = what == "local[2]"
+                res = spark_child(what, tiny, data["logdir"], pq, fleet["logdir"] if fleet and two else "",
+                                  lo if two else -1, hi)
+                for name in SPARK_QUERIES:
+                    if name in res:
+                        rows = {"pushed (1 %)": res.get("pushed_rows"),
+                                "fleet": fleet["records"] if fleet else 0}.get(name, n)
+                        m = res[name]
+                        keep(f"{what} {name}", m["seconds"], m["cpu"], rows, by=m["by"], load=load,
+                             spread=m["spread"], query_overhead_cpu=res["tiny"]["cpu"])
+                if "planning" in res:
+                    out["planning"].append(res["planning"])
+                    out["fleet_tasks"] = res["fleet_tasks"]
             print(f"  round {r + 1}: {what} done (load average {load:.2f})", flush=True)
     for name, ms in runs.items():
         out.setdefault("median", {})[name] = _summary(ms, pick="median")
@@ -399,6 +409,7 @@ def _summary(ms: list[dict], pick: str) -> dict:
             m["spread"] = statistics.median(x["spread"] for x in ms)
     m["rows_per_s"] = m["rows"] / m["seconds"] if m["seconds"] else 0.0
     m["rows_per_cpu_s"] = m["rows"] / m["cpu"] if m["cpu"] else 0.0
+    m["ns_per_row"] = 1e9 * m["cpu"] / m["rows"] if m["rows"] else 0.0
     m["cores_busy"] = m["cpu"] / m["seconds"] if m["seconds"] else 0.0
     return m
 
@@ -409,6 +420,40 @@ def _by(by: dict[str, float]) -> str:
     return ", ".join(f"{k} {by[k]:.1f}" + (f" ({jvm})" if k == "jvm" and jvm else "") for k in PROCESSES if k in by)
 
 
+def targets(table: dict, planning: list[dict], fleet_tasks: int) -> list[tuple[str, float, str, bool]]:
+    """The issue's targets from one summary: ``(what, measured, target, met)``."""
+    out = []
+
+    def ns(name: str) -> float:
+        return table[name]["ns_per_row"]
+
+    for master in ("local[1]", "local[2]"):
+        for what, goal in (("", 0.8), (" 3 columns", 0.6)):
+            kd, pq = f"{master} kafkadump{what}", f"{master} parquet{what}"
+            if kd in table and pq in table:
+                r = ns(pq) / ns(kd)
+                out.append((f"{master}{what or ' every column'}: Parquet / kafkadump CPU per row", r,
+                            f">= {goal}", r >= goal))
+    if "local[1] kafkadump" in table and "local[2] kafkadump" in table:
+        r = ns("local[2] kafkadump") / ns("local[1] kafkadump")
+        out.append(("CPU per row local[2] / local[1]", r, "<= 1.1", r <= 1.1))
+    for master in ("local[1]", "local[2]"):
+        if f"{master} through hadoop" in table:
+            r = ns(f"{master} through hadoop") / ns(f"{master} kafkadump")
+            out.append((f"{master} through Hadoop / local CPU per row", r, "<= 1.2", r <= 1.2))
+    if "local[2] fleet" in table and "cli fleet" in table:
+        r = table["local[2] fleet"]["rows_per_cpu_s"] / table["cli fleet"]["rows_per_cpu_s"]
+        out.append(("the fleet of small segments: Spark / CLI rows per CPU-s", r, ">= 0.5", r >= 0.5))
+        per_row = ns("local[2] kafkadump") * 1e-9
+        fixed = (table["local[2] fleet"]["cpu"] - per_row * table["local[2] fleet"]["rows"]) / max(1, fleet_tasks)
+        out.append((f"fixed CPU per task, ms (fleet's CPU beyond the large scan's per row, over its "
+                    f"{fleet_tasks} tasks)", fixed * 1e3, "< 10", fixed < 0.010))
+    if planning:
+        t = min(p["seconds"] for p in planning)
+        out.append(("planning the fleet (listing + plan, driver), s", t, "< 5", t < 5))
+    return out
+
+
 def print_scaling(res: dict) -> None:
     loads = res["loads"]
     print(f"{len(res['runs']['cli'])} interleaved rounds; CLI and local[1] pinned to 1 CPU, local[2] to 2 "
@@ -416,30 +461,26 @@ def print_scaling(res: dict) -> None:
     for pick in ("median", "best"):
         table = res[pick]
         cli = table["cli"]["rows_per_cpu_s"]
-        print(f"-- {pick} of the rounds" + (" (wall and CPU each)" if pick == "median" else " (least CPU)"))
+        print(f"-- {pick} of the rounds" + (" (wall and CPU each)" if pick == "median" else " (least CPU)")
+              + "; every Spark query JIT warm (run once before)")
         for name, m in table.items():
-            print(f"{name:<40} {m['rows']:>10,} rows {m['seconds']:6.1f} s {m['rows_per_s']:>10,.0f} rows/s  "
-                  f"{m['cpu']:6.1f} CPU-s {m['rows_per_cpu_s']:>10,.0f} rows/CPU-s  "
-                  f"{m['rows_per_cpu_s'] / cli:5.2f} of the CLI's  {m['cores_busy']:.2f} cores busy")
-        for name in ("local[1]", "local[2]"):
-            m = table[name]
-            print(f"  {name}: CPU-s by process: {_by(m['by'])}; a query on a 64 KiB file costs "
-                  f"{m['query_overhead_cpu']:.1f} CPU-s (planning, a task)")
-        for name, m in table.items():
-            if name.startswith("local") and "by" in m and name not in ("local[1]", "local[2]"):
-                print(f"  {name}: {_by(m['by'])}")
-        for what in ("", " columns offset,key,timestamp"):
-            one, two = table["local[1]" + what], table["local[2]" + what]
-            label = what.strip() or "all columns"
-            print(f"  {label}: Spark / CLI rows per CPU-s: local[1] {one['rows_per_cpu_s'] / cli:.2f}, "
-                  f"local[2] {two['rows_per_cpu_s'] / cli:.2f} (target >= 0.8); speed-up 1 -> 2 CPUs "
-                  f"{two['rows_per_s'] / one['rows_per_s']:.2f}x rows/s (cores busy {one['cores_busy']:.2f} -> "
-                  f"{two['cores_busy']:.2f}; rows per CPU-s local[2] / local[1] "
-                  f"{two['rows_per_cpu_s'] / one['rows_per_cpu_s']:.2f}); the split of local[2]'s work allows "
-                  f"{two.get('spread', 0):.2f}x on idle cores (its tasks' and workers' CPU over the busiest "
-                  "task thread's plus worker's: load-independent)")
-    if "pushed_plan_has_filter" in res:
-        print(f"pushed offset range: Filter after the scan in the plan: {res['pushed_plan_has_filter']}")
+            base = table["cli fleet" if name.endswith("fleet") else "cli"]["rows_per_cpu_s"]
+            print(f"{name:<32} {m['rows']:>11,} rows {m['seconds']:6.1f} s {m['rows_per_s']:>10,.0f} rows/s  "
+                  f"{m['cpu']:6.1f} CPU-s {m['ns_per_row']:7,.0f} ns/row  "
+                  f"{m['rows_per_cpu_s'] / base:5.2f} of the CLI's  {m['cores_busy']:.2f} cores busy")
+        for name in ("local[1] kafkadump", "local[2] kafkadump", "local[1] parquet", "local[2] parquet"):
+            if name in table:
+                m = table[name]
+                print(f"  {name}: CPU-s by process: {_by(m['by'])}; a query on a 64 KiB file costs "
+                      f"{m['query_overhead_cpu']:.1f} CPU-s (planning, a task)")
+        if "local[2] kafkadump" in table:
+            print(f"  the split of local[2]'s work allows {table['local[2] kafkadump'].get('spread', 0):.2f}x "
+                  f"on idle cores; speed-up 1 -> 2 CPUs "
+                  f"{table['local[2] kafkadump']['rows_per_s'] / table['local[1] kafkadump']['rows_per_s']:.2f}x "
+                  f"rows/s; CLI {cli:,.0f} rows/CPU-s")
+        for what, got, goal, met in targets(table, res.get("planning", []), res.get("fleet_tasks", 0)):
+            print(f"  {'PASS' if met else 'MISS'}  {what}: {got:.2f} (target {goal})")
+    print(f"load average now {os.getloadavg()[0]:.2f} (2 cores: above ~0.5, the wall times are skewed)")
 
 
 STARTUP = r"""
@@ -476,7 +517,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--segments", type=int, default=1, help="segments per partition")
     ap.add_argument("--segment-size", type=parse_size, default=parse_size("32M"))
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the scaling part")
+    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the scaling part")
+    ap.add_argument("--fleet", type=int, default=2000, help="small segments of the fleet (0: none)")
+    ap.add_argument("--fleet-size", type=parse_size, default=parse_size("1M"), help="size of each")
     ap.add_argument("--only", action="append", choices=("scaling", "startup", "scan"),
                     help="parts to run (repeatable; default: scaling)")
     ap.add_argument("--out", help="keep the files here (reused when the parameters match)")
@@ -499,7 +542,15 @@ def main(argv: list[str] | None = None) -> int:
                "batches": data["batches"], "load_before": os.getloadavg()}
         parts = set(a.only or ["scaling"])
         if "scaling" in parts:
-            res["scaling"] = scaling(data, tiny, a.rounds)
+            fleet = None
+            if a.fleet:
+                # a log dir of its own for each fleet shape: the Spark read lists the directory
+                fleet = generate(os.path.join(root, f"fleet-{a.fleet}x{a.fleet_size}"), -(-a.fleet // 100),
+                                 min(a.fleet, 100), a.fleet_size)
+                print(f"fleet: {len(fleet['files'])} segments of {a.fleet_size:,} bytes, "
+                      f"{fleet['records']:,} records")
+            pq = os.path.join(root, f"anchor-{a.partitions}x{a.segments}x{a.segment_size}.parquet")
+            res["scaling"] = scaling(data, fleet, tiny, pq, a.rounds)
             print_scaling(res["scaling"])
         if parts & {"startup", "scan"}:
             older(res, data, root, tiny)

@@ -96,6 +96,25 @@ def test_tasks_equal_whole_walk_on_damaged_segments(fleet, seed):
     assert n > 150
 
 
+def test_a_view_of_arrow_bytes_walks_as_bytes_do(fleet):
+    """Chunks read through Hadoop reach the walk as memoryviews of Spark's Arrow buffers (no copy):
+    the same items as from bytes, damaged chunks (gaps, resync) included."""
+    pa = pytest.importorskip("pyarrow")
+    from kafkadump.spark.hadoop_files import _content
+
+    n = 0
+    for i, base in enumerate([fleet["files"][0], fleet["files"][3]]):
+        variants = list(damaged_variants(Path(base).read_bytes(), 7 + i, 12))
+        column = pa.array([b"", *variants], pa.binary()).slice(1)   # a sliced column, as Arrow hands them
+        for k, v in enumerate(variants):
+            view = _content(column, k)
+            assert isinstance(view, memoryview) and bytes(view) == v
+            whole = _whole(v, "v")
+            assert _whole(view, "v") == whole
+            n += any(line[0] == "Gap" or line[5] for line in _whole(v, "v", records=False))
+    assert n > 3   # damaged: findings, gaps
+
+
 def test_cut_is_the_first_batch_at_or_after_each_share():
     layouts = [simple_batch(i * 3, 3, value_size=(i * 37) % 300) for i in range(60)]
     data = b"".join(b.data for b in layouts)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from pyarrow import RecordBatch
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 from kafkadump.spark.record_buffers import buffer_arrays
 from kafkadump.spark.rows import ListPart, Part
@@ -331,6 +332,53 @@ def timestamps(ms: Any, arrow_type: Any) -> Any:
     return pc.multiply(kept, 1000).cast(arrow_type)
 
 
+def map_read(spark: SparkSession, options: dict) -> DataFrame:
+    """The rows of ``format("kafkadump")`` with ``options`` (a ``files`` list given), planned here on the
+    driver by the same reader (:meth:`KafkaDumpReader.partitions`: the same packing rule, the same
+    shares) and read by ``mapInArrow`` over one row per planned task: each task runs
+    :meth:`KafkaDumpReader.read_units` on its units, as the data source's tasks do, and Spark takes its
+    Arrow batches as they are (one copy of each row on the JVM side, where the Python data source
+    API makes two).  What :func:`kafkadump.spark.read` and ``spark scan`` run; the columns are
+    those of the ``columns`` option (all of the level's without it); filters given to the DataFrame
+    afterwards are Spark's (the records filters go in ``options``: ``fromOffset``, ...)."""
+    level = _level(options)
+    schema = struct_type(level, _columns(options, level))
+    reader = KafkaDumpReader(options, schema)
+    tasks = [part.units for part in reader.partitions()]
+    reader.files = []    # the plan is all the tasks need
+    ids = spark.range(0, len(tasks), 1, max(1, len(tasks)))
+    return map_in_arrow(ids, partial(read_planned, reader=reader, tasks=tasks), schema)
+
+
+def read_planned(batches: Iterable[RecordBatch], reader: KafkaDumpReader, tasks: list[list[tuple]]
+                 ) -> Iterator[RecordBatch]:
+    """What a task of :func:`map_read` runs in ``mapInArrow``: the task numbers of its input (its
+    ``id`` column) in, the Arrow record batches of those planned tasks out."""
+    for batch in batches:
+        for task in batch.column(0).to_pylist():
+            yield from reader.read_units(tasks[task])
+
+
+def map_in_arrow(df: DataFrame, fn: Any, schema: Any) -> DataFrame:
+    """``df.mapInArrow(fn, schema)``.  PySpark's ``mapInArrow`` insists on pandas on the driver,
+    although an Arrow map never uses it (the executors run it with pyarrow alone); without pandas
+    the same plan is built from PySpark's own ``UserDefinedFunction``, so kafkadump needs no pandas."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        return df.mapInArrow(fn, schema)
+    from pyspark.sql import DataFrame as Frame
+    from pyspark.sql.udf import UserDefinedFunction
+    from pyspark.util import PythonEvalType
+
+    udf = UserDefinedFunction(fn, returnType=schema, name="kafkadump_decode",
+                              evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[df[c] for c in df.columns])
+    return Frame(df._jdf.mapInArrow(column._jc, False, None), df.sparkSession)
+
+
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
@@ -345,4 +393,4 @@ def register(spark: SparkSession) -> None:
         pass
 
 
-__all__ = ["KafkaDumpDataSource", "KafkaDumpReader", "register", "FORMAT"]
+__all__ = ["KafkaDumpDataSource", "KafkaDumpReader", "register", "map_read", "map_in_arrow", "FORMAT"]

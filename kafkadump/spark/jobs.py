@@ -114,7 +114,7 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
     boundaries; other URIs (``hdfs://``, ``s3a://``, ``gs://``, ...) are read through Spark's own
     Hadoop FileSystem (:mod:`.hadoop_files`), as are local files too with ``through_hadoop``.
     """
-    from kafkadump.spark.datasource import FORMAT, register
+    from kafkadump.spark.datasource import map_read, register
 
     register(spark)
     if files is None:
@@ -124,22 +124,14 @@ def read(spark: SparkSession, paths: Iterable[str], level: str = "batches", *, s
     local = [f for f in files if not (through_hadoop or local_path(f[0]) is None)]
     parts = []
     if local or not remote:
-        r = spark.read.format(FORMAT).option("level", level).option("files", json.dumps(local))
-        # no packing option: the data source packs with splits.plan's defaults, as load() does
-        if split_bytes is not None:
-            r = r.option("splitBytes", str(split_bytes))
-        if open_cost is not None:
-            r = r.option("openCostBytes", str(open_cost))
-        if shallow:
-            r = r.option("shallow", "true")
-        if max_decompressed is not None:
-            r = r.option("maxDecompressed", str(max_decompressed))
-        if max_depth is not None:
-            r = r.option("maxDepth", str(max_depth))
+        # the data source's options; no packing option: its planning packs with splits.plan's defaults, as
+        # load() does; the tasks run by mapInArrow (datasource.map_read), the same reader's
+        options = {"level": level, "files": json.dumps(local), "splitBytes": split_bytes, "openCostBytes": open_cost,
+                   "shallow": "true" if shallow else None, "maxDecompressed": max_decompressed,
+                   "maxDepth": max_depth}
         for name, value in query.items():
-            if value is not None:
-                r = r.option(name, json.dumps(value) if name == "keys" else str(value))
-        parts.append(r.load())
+            options[name] = json.dumps(value) if name == "keys" and value is not None else value
+        parts.append(map_read(spark, {k: str(v) for k, v in options.items() if v is not None}))
     if remote:
         parts.append(_read_remote(spark, remote, level, shallow, max_decompressed, max_depth, query,
                                   split_bytes, open_cost))

@@ -142,7 +142,9 @@ _REPEATED: dict[tuple, Any] = {}
 
 def repeated(value: object, t: Any, n: int) -> Any:
     """An Arrow array of ``n`` times ``value`` (None: null) of type ``t``: a slice of one made
-    once (for the part's length or more), so a part pays nothing per row for it."""
+    once, so the parts after the first pay nothing per row for it.  Made for the part's length
+    the first time (a small file's name is wanted for its few rows, once), at least twice as
+    long when asked again for more (a large file's parts, the nulls of every part)."""
     import pyarrow as pa
 
     key = (value, t)
@@ -150,7 +152,7 @@ def repeated(value: object, t: Any, n: int) -> Any:
     if whole is None or len(whole) < n:
         if len(_REPEATED) >= 64:
             _REPEATED.clear()
-        size = max(n, 1 << 16)
+        size = n if whole is None else max(n, 2 * len(whole))
         whole = _REPEATED[key] = pa.repeat(pa.scalar(value, t), size) if value is not None else _nulls(t, size)
     return whole.slice(0, n)
 

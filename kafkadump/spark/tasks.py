@@ -91,11 +91,7 @@ def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int
     an unexpected decoder failure, becomes one ``type = "error"`` row saying why.  ``counts``,
     when given, gains ``decoded`` (records decoded), ``values`` (cells built) and ``fast``
     (rows the compiled loop built)."""
-    topic, partition = topic_partition(path)
-    if level == "records":
-        cols: Columns = RecordColumns(topic, partition, log_dir(path), names, types, fast=True)
-    else:
-        cols = COLUMNS[level](topic, partition, log_dir(path), names, types)
+    cols = columns_for(level, path, names, types)
     try:
         yield from _read(cols, path, size, k, n, split_bytes, opt, query)
     finally:
@@ -103,6 +99,16 @@ def read_task(level: str, path: str, size: int, k: int, n: int, split_bytes: int
             counts["decoded"] = counts.get("decoded", 0) + cols.decoded
             counts["values"] = counts.get("values", 0) + cols.values
             counts["fast"] = counts.get("fast", 0) + getattr(cols, "fast_rows", 0)
+
+
+def columns_for(level: str, path: str, names: Sequence[str] | None = None, types: Iterable[str] | None = None
+                ) -> Columns:
+    """The row builder of a task reading ``path`` at ``level`` (records: the compiled loop's buffers for
+    plain runs), with the columns ``names`` and the row types ``types`` when given."""
+    topic, partition = topic_partition(path)
+    if level == "records":
+        return RecordColumns(topic, partition, log_dir(path), names, types, fast=True)
+    return COLUMNS[level](topic, partition, log_dir(path), names, types)
 
 
 def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int, opt: Options,
@@ -140,4 +146,4 @@ def _read(cols: Columns, path: str, size: int, k: int, n: int, split_bytes: int,
         seg.close()
 
 
-__all__ = ["read_task", "options_for", "open_any"]
+__all__ = ["read_task", "options_for", "open_any", "columns_for"]

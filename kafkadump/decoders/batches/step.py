@@ -442,8 +442,8 @@ def _damage(buf: ByteBuffer, pos: int, end: int, file: str, base: int, opt: Opti
     absolute = base + pos
     remaining = end - pos
     # 1. all-zero tail: preallocated segment space
-    # (walks read bytes, bytearrays or mappings: a memoryview's slices would have no lstrip)
-    assert not isinstance(buf, memoryview)
+    # (bytes, bytearrays, mappings or memoryviews: the zero run is read through bytes copies of its slices,
+    # the resync search through the buffer protocol)
     zend = _zero_run_end(buf, pos, end)
     if zend == end:
         return Gap(file, absolute, remaining,
