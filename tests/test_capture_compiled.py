@@ -187,19 +187,3 @@ def test_a_read_the_compiled_code_gives_up_keeps_no_frames(monkeypatch):
         read()
     assert frames_alive() - before < 10
     assert plan_code.BAIL.__traceback__ is None
-
-
-def test_guessing_a_lone_response_compiles_no_plan_it_only_tries(monkeypatch):
-    """Guessing tries every API and version on a lone response: those trials count no use, so lone
-    responses compile only the plans they are decoded by (the header's and the body's)."""
-    from kafkadump.decoders.protocol import frames
-
-    monkeypatch.setattr(decoder, "_PLANS", {})   # plans made afresh: none compiled or used yet
-    monkeypatch.setattr(decoder, "COMPILE_AFTER", 3)
-    compiled = []
-    real = decoder.compile_plan
-    monkeypatch.setattr(decoder, "compile_plan", lambda plan, helpers: compiled.append(plan) or real(plan, helpers))
-    data = cb.metadata_v1_response(corr=7)
-    guessed = {(f.api_key, f.api_version) for f in (frames.guess_response(data, 0, len(data)) for _ in range(10))}
-    assert len(guessed) == 1 and next(iter(guessed))[0] == 3   # Metadata, every time
-    assert 0 < len(compiled) <= 2

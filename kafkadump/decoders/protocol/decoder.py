@@ -75,11 +75,9 @@ MAX_EMPTY_ELEMENTS = 1 << 16   # elements of an array whose elements take no byt
 # alone (the parity tests compare the two)
 COMPILED_PLANS = True
 # a plan is compiled once it has decoded this many structs (compiling costs about a millisecond, as
-# much as a hundred interpreted decodes of a small struct); the trials of guessing a lone response
-# (hundreds of plans, each tried once) count no use and compile nothing (``State.trial``).  Real
-# traffic holds dozens of APIs and versions, a few hundred frames each: 64 left a sixth of a real
-# capture's bodies (the first 64 of each) to the interpreter, 8 leaves a fiftieth
-COMPILE_AFTER = 8
+# much as a hundred interpreted decodes of a small struct: guessing a lone response tries hundreds of
+# plans once each, which stay interpreted)
+COMPILE_AFTER = 64
 
 
 class Overrun(DecodeError):
@@ -133,11 +131,10 @@ class RecordsValue:
 class State:
     """Per-decode context handed down the readers."""
 
-    __slots__ = ("findings", "spans", "base", "options", "file", "response", "fill_defaults", "strict", "trial")
+    __slots__ = ("findings", "spans", "base", "options", "file", "response", "fill_defaults", "strict")
 
     def __init__(self, findings: list[Finding] | None, spans: list[Span] | None, base: int, options: Options | None,
-                 file: str, response: bool, fill_defaults: bool, trial: bool = False):
-        self.trial = trial   # a trial decode (guessing a lone response): no plan is compiled for it
+                 file: str, response: bool, fill_defaults: bool):
         self.strict = findings is None
         self.findings = [] if findings is None else findings
         self.spans = spans
@@ -751,8 +748,6 @@ def _compiled(plan: Plan, buf: ByteBuffer, pos: int, end: int, st: State) -> tup
     code noted is dropped: the interpreter decodes them again and says what is wrong)."""
     code = plan.code
     if code is None:
-        if st.trial:
-            return None
         if plan.uses < COMPILE_AFTER:
             plan.uses += 1
             return None

@@ -363,18 +363,17 @@ class Ctx:
     """
 
     def __init__(self, file: str = "-", options: Options | None = None,
-                 spans: bool | Callable[[], bool] = False, trial: bool = False) -> None:
+                 spans: bool | Callable[[], bool] = False) -> None:
         self.file = file
         self.options = options
         self.spans = spans
-        self.trial = trial   # decodes that only try a layout (guessing): they compile no plan
 
     def want_spans(self) -> bool:
         return bool(self.spans() if callable(self.spans) else self.spans)
 
 
 def _state(ctx: Ctx, frame: Frame, base: int, response: bool) -> State:
-    return State(frame.findings, frame.spans, base, ctx.options, ctx.file, response, False, ctx.trial)
+    return State(frame.findings, frame.spans, base, ctx.options, ctx.file, response, False)
 
 
 def _start(kind: str, buf: _Buf, pos: int, end: int, base: int,
@@ -719,7 +718,7 @@ def guess_response(buf: _Buf, pos: int, end: int, *, base: int = 0, ctx: Ctx | N
     size = _I32(buf, pos)[0]
     if size < 4 or pos + 4 + size > end:
         return None
-    quiet = Ctx(ctx.file, ctx.options, False, trial=True)
+    quiet = Ctx(ctx.file, ctx.options, False)
     fits: dict[int, list[int]] = {}
     keys = [api_key] if api_key is not None else S.api_keys()
     header = S.message("ResponseHeader")["fields"]
