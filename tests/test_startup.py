@@ -297,3 +297,12 @@ def test_a_data_command_loads_only_the_compiled_modules_it_uses(tmp_path, args, 
     assert loaded & unused == set()
     if accel.compiled("batchstep") is not None:
         assert "batchstep" in loaded   # (the step and the windows of plain batches)
+
+
+@pytest.mark.parametrize("option", [["--redact", "keys"], ["--detect"], ["--redact-fields", "password"],
+                                    ["--where", "offset >= 0"]], ids=lambda o: o[0])
+def test_payload_options_create_no_dataclass(tmp_path, option):
+    """The payload options' values (RecordView among them) are base.values classes: no dataclasses/inspect."""
+    code, modules, out = _imported(["records", *option, _uncompressed_segment(tmp_path / "0.log")])
+    assert code == 0 and out
+    assert [m for m in ("dataclasses", "inspect") if m in modules] == []

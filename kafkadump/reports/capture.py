@@ -263,9 +263,7 @@ def _views(f: Frame, ask: _RecordOptions, tally: Tally, totals: CaptureTotals) -
 
 def _secret_view(view: RecordView) -> RecordView:
     """``view`` of a record of the metadata log whose value holds a secret."""
-    import dataclasses  # (only here: its import costs a capture's start-up)
-
-    return dataclasses.replace(view, secret=True)
+    return view.replace(secret=True)
 
 
 def _view(r: Record, b: Batch, inspector: PayloadInspector | None) -> tuple[RecordView, list[Finding]]:

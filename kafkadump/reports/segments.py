@@ -223,12 +223,11 @@ def _secret_views(batch: Batch, kept: Sequence[Record], views: list[RecordView] 
     secret = secret_records(batch, kept)
     if not secret:
         return views
-    import dataclasses
 
     from kafkadump.decoders.payloads.view import RecordView
 
     base = views if views is not None else [RecordView(None, None) for _ in kept]
-    return [dataclasses.replace(v, secret=True) if r.identity in secret else v for r, v in zip(kept, base)]
+    return [v.replace(secret=True) if r.identity in secret else v for r, v in zip(kept, base)]
 
 
 def _where_decoded(where: RecordFilter, batch: Batch, kept: Sequence[Record],

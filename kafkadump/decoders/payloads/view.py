@@ -10,7 +10,6 @@ and ``schema-unknown`` (an id the store lacks, once per id and run).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafkadump.base.findings import Code, Finding
@@ -76,6 +75,9 @@ class Decoder(Protocol):
     def decode(self, schema: Schema, payload: bytes, message_indexes: tuple[int, ...] | None) -> DecodedPayload: ...
 
 
+_NO_REDACTION = Redaction()
+
+
 class PayloadSide(FrozenValue):
     """A key or value: its framing, the schema that names it (when the store has it) and the
     payload decoded with it (``decoded``; None when not attempted)."""
@@ -91,18 +93,25 @@ class PayloadSide(FrozenValue):
         self._set(framing=framing, schema=schema, decoded=decoded)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordView:
+class RecordView(FrozenValue):
     """The payload view of one record: ``key``/``value`` (None when null or not inspected),
     ``detected`` (framing was looked for: the record object gains ``keyPayload`` and
     ``valuePayload``), the redaction every renderer applies, and ``secret`` (a metadata record
     holding a secret, shown undecoded: its value's bytes are hidden)."""
 
+    __match_args__ = ("key", "value", "redaction", "detected", "secret")
+    __slots__ = __match_args__
+
     key: PayloadSide | None
     value: PayloadSide | None
-    redaction: Redaction = field(default_factory=Redaction)
-    detected: bool = False
-    secret: bool = False   # the value holds a secret of the metadata log (shown: its length only)
+    redaction: Redaction
+    detected: bool
+    secret: bool   # the value holds a secret of the metadata log (shown: its length only)
+
+    def __init__(self, key: PayloadSide | None, value: PayloadSide | None, redaction: Redaction | None = None,
+                 detected: bool = False, secret: bool = False) -> None:
+        self._set(key=key, value=value, redaction=_NO_REDACTION if redaction is None else redaction,
+                  detected=detected, secret=secret)
 
     def side(self, which: str) -> PayloadSide | None:
         return self.key if which == "key" else self.value
