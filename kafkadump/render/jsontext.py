@@ -17,6 +17,7 @@ UTF-8 JSON, and ``os.fsencode(json.loads(...))`` gives the name's bytes back).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 # DEL, C1 (U+0080..U+009F, NEL among them), LINE SEPARATOR, PARAGRAPH SEPARATOR,
@@ -25,11 +26,14 @@ from typing import Any
 BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
 UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *BIDI_CONTROLS, *range(0xD800, 0xE000))
 _ESCAPES = str.maketrans({c: f"\\u{c:04x}" for c in UNSAFE_CODEPOINTS})
+# searched for first: str.translate with multi-character escapes takes its slow path (a table lookup per
+# character) even on text that holds none of them, which is nearly all text
+_ANY_ESCAPE = re.compile("[\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u200e\\u200f\\u061c\\ud800-\\udfff]")
 
 
 def escape_unsafe(text: str) -> str:
     """``text`` (already JSON) with DEL, C1 and the Unicode line separators escaped."""
-    return text.translate(_ESCAPES)
+    return text.translate(_ESCAPES) if _ANY_ESCAPE.search(text) else text
 
 
 # one JSON style in every command: no space after a separator (``"crcValid":false`` is found by grep
@@ -41,7 +45,7 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     """:func:`json.dumps` keeping non-ASCII text readable, minus the characters above, in the
     one JSON style (:data:`SEPARATORS`)."""
     kwargs.setdefault("separators", SEPARATORS)
-    return json.dumps(obj, ensure_ascii=False, **kwargs).translate(_ESCAPES)
+    return escape_unsafe(json.dumps(obj, ensure_ascii=False, **kwargs))
 
 
 __all__ = ["dumps", "escape_unsafe", "UNSAFE_CODEPOINTS", "BIDI_CONTROLS", "SEPARATORS"]
