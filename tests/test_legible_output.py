@@ -559,3 +559,14 @@ def test_triage_fields_and_columns(tmp_path):
     columns = kd("triage", "--columns", "partition,verdict", str(tmp_path)).stdout.splitlines()
     assert columns[0].split() == ["partition", "verdict"] and columns[1].split() == ["t-0", "errors"]
     assert columns[-1].startswith("verdict: errors")
+
+
+def test_carve_with_nothing_recovered_says_no_offsets(tmp_path):
+    """Issue 27 item 8: carve printed ``offsets None..None`` when it recovered nothing."""
+    junk = tmp_path / "00000000000000000000.log"
+    junk.write_bytes(bytes(range(256)) * 12 + b"x" * 200)
+    run = kd("carve", str(junk))
+    assert run.returncode == 1
+    assert "None" not in run.stdout
+    assert "recovered: 0 batches (0 bytes, no offsets)" in run.stdout
+    assert "lost offsets 0..? (to the end)" in run.stdout   # from the file name: its base offset
