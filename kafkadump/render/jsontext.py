@@ -17,7 +17,6 @@ UTF-8 JSON, and ``os.fsencode(json.loads(...))`` gives the name's bytes back).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 # DEL, C1 (U+0080..U+009F, NEL among them), LINE SEPARATOR, PARAGRAPH SEPARATOR,
@@ -26,14 +25,14 @@ from typing import Any
 BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
 UNSAFE_CODEPOINTS = (0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, *BIDI_CONTROLS, *range(0xD800, 0xE000))
 _ESCAPES = str.maketrans({c: f"\\u{c:04x}" for c in UNSAFE_CODEPOINTS})
-# searched for first: str.translate with multi-character escapes takes its slow path (a table lookup per
-# character) even on text that holds none of them, which is nearly all text
-_ANY_ESCAPE = re.compile("[\\u007f-\\u009f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069\\u200e\\u200f\\u061c\\ud800-\\udfff]")
+# text that is printable holds none of them (controls, format characters, separators, surrogates), and
+# nearly all text is: str.translate with multi-character escapes takes its slow path (a table lookup per
+# character) on every text, so it is kept for the text that is not
 
 
 def escape_unsafe(text: str) -> str:
     """``text`` (already JSON) with DEL, C1 and the Unicode line separators escaped."""
-    return text.translate(_ESCAPES) if _ANY_ESCAPE.search(text) else text
+    return text if text.isprintable() else text.translate(_ESCAPES)
 
 
 # one JSON style in every command: no space after a separator (``"crcValid":false`` is found by grep
