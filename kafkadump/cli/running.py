@@ -112,6 +112,9 @@ def _write_failed(e: OSError) -> NoReturn:
     quiet_exit(2)
 
 
+_WRITE_CHUNK = 8192  # the text stream's chunk and its buffer's size
+
+
 class _WholeWrites:
     """stdout whose writes and flushes Ctrl-C cannot cut in half.
 
@@ -148,7 +151,18 @@ class _WholeWrites:
                 raise KeyboardInterrupt
 
     def write(self, text: str) -> int:
-        return self._guarded(self._stream.write, text)
+        if len(text) <= _WRITE_CHUNK:
+            return self._guarded(self._stream.write, text)
+        return self._guarded(self._write_in_chunks, text)
+
+    def _write_in_chunks(self, text: str) -> int:
+        # CPython's text stream loses the rest of a write larger than its buffer when a signal cuts the
+        # pipe write short and the handler returns (a window of record lines, 582 KB, reached the pipe
+        # as its first 128 KiB): written a buffer's worth at a time, every byte goes out
+        write = self._stream.write
+        for start in range(0, len(text), _WRITE_CHUNK):
+            write(text[start:start + _WRITE_CHUNK])
+        return len(text)
 
     def flush(self) -> None:
         return self._guarded(self._stream.flush)
