@@ -87,3 +87,22 @@ def on_screen(args: list[str], cols: int, rows: int = 50, timeout: float = 120) 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 __all__ = ["Screen", "on_screen", "run_in_terminal", "ANSI"]
+
+
+def finding_messages(docs: list[dict]) -> list[str]:
+    """Every finding's message in ``--json`` documents, wherever it is nested (what a screen must show whole)."""
+    out: list[str] = []
+
+    def walk(o: object) -> None:
+        if isinstance(o, dict):
+            if "code" in o and "message" in o and "severity" in o:
+                out.append(o["message"])
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    for d in docs:
+        walk(d)
+    return out

@@ -24,7 +24,7 @@ from forensics_builders import make_offsets_logdir, make_txn_logdir
 from logdir_helpers import index_bytes, name, write
 from metadata_builders import MetaLog, broker, change, partition, topic
 from schemas_topic_builder import write_schemas_partition
-from terminal_screen import ANSI, Screen, run_in_terminal
+from terminal_screen import ANSI, Screen, finding_messages, run_in_terminal
 
 WIDTHS = (80, 120, 200)
 SEGMENT = name(0, ".log")
@@ -138,23 +138,6 @@ def _json_of(args: list[str]) -> list[dict]:
     out = piped(command, "--json", *[a for a in args[1:] if a not in ("--format", "blocks", "--all")]).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
-
-def finding_messages(docs: list[dict]) -> list[str]:
-    out: list[str] = []
-
-    def walk(o: object) -> None:
-        if isinstance(o, dict):
-            if "code" in o and "message" in o and "severity" in o:
-                out.append(o["message"])
-            for v in o.values():
-                walk(v)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v)
-
-    for d in docs:
-        walk(d)
-    return out
 
 
 # commands whose lines word a finding in their own way (carve: a damaged range's line names its codes;

@@ -21,7 +21,7 @@ from builders import Rec, simple_batch, v2_batch
 from conftest import FIXTURES
 from forensics_builders import make_offsets_logdir, make_txn_logdir
 from logdir_helpers import name, write
-from terminal_screen import on_screen
+from terminal_screen import finding_messages, on_screen
 
 WIDTHS = (80, 120, 200)
 CLEAN = str(FIXTURES / "segment-v2" / "00000000000000000000.log")
@@ -61,23 +61,6 @@ def dirs(tmp_path_factory) -> dict[str, str]:
     return {"txn": str(root / "txn"), "off": str(root / "off"), "names": str(root / "names"),
             "long": str(long_value), "pcap": str(pcap), "index_file": str(root / "ix" / "t-0" / name(0, ".index"))}
 
-
-def finding_messages(docs: list[dict]) -> list[str]:
-    out = []
-
-    def walk(o: object) -> None:
-        if isinstance(o, dict):
-            if "code" in o and "message" in o and "severity" in o:
-                out.append(o["message"])
-            for v in o.values():
-                walk(v)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v)
-
-    for d in docs:
-        walk(d)
-    return out
 
 
 @pytest.mark.parametrize("cols", WIDTHS)
